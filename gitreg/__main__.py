@@ -1,0 +1,5 @@
+"""`python -m gitreg`."""
+
+from gitreg.cli import main
+
+raise SystemExit(main())

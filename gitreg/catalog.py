@@ -1,0 +1,420 @@
+"""registry.yaml → a validated, frozen Catalog. Every problem is reported with its key path."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from gitreg import yamldoc
+from gitreg.address import ModuleAddress
+from gitreg.errors import ConfigError, ConfigProblem
+from gitreg.repo_location import RepoLocation
+from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate
+
+DownloadMode = Literal["archive", "git"]
+ArchiveScope = Literal["repository", "folder"]
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h)?")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_HOSTNAME = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::\d{1,5})?")
+
+
+@dataclass(frozen=True)
+class Listen:
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    certfile: Path
+    keyfile: Path
+
+
+@dataclass(frozen=True)
+class Credential:
+    """How to authenticate to every repository whose URL starts with `url`."""
+
+    url: str
+    username: str = "oauth2"
+    token_env: str | None = None
+    token_file: Path | None = None
+    ssh_key: Path | None = None
+    known_hosts: Path | None = None
+
+    def token(self) -> str | None:
+        """Read at fetch time, so a rotated token file is picked up without a restart."""
+        if self.token_env:
+            return os.environ.get(self.token_env)
+        if self.token_file:
+            return self.token_file.read_text().strip()
+        return None
+
+
+@dataclass(frozen=True)
+class ModuleSpec:
+    address: ModuleAddress
+    repo: RepoLocation
+    path: str = ""
+    tags: tuple[TagTemplate, ...] = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
+    download: DownloadMode = "archive"
+    git_url: str | None = None
+    archive: ArchiveScope = "repository"
+
+
+@dataclass(frozen=True)
+class Catalog:
+    source: Path
+    hostname: str
+    listen: Listen
+    tls: TlsFiles | None
+    cache_dir: Path
+    refresh_interval: float
+    fetch_timeout: float
+    credentials: tuple[Credential, ...]
+    modules: tuple[ModuleSpec, ...] = field(default_factory=tuple)
+
+    def credential_for(self, url: str) -> Credential | None:
+        """The credential with the longest matching URL prefix."""
+        matching = [c for c in self.credentials if url.startswith(c.url)]
+        return max(matching, key=lambda c: len(c.url), default=None)
+
+
+def load_catalog(path: Path) -> Catalog:
+    """Read and validate registry.yaml; raise ConfigError listing every problem."""
+    source = str(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(
+            source, [ConfigProblem("(file)", None, exc.strerror or str(exc))]
+        ) from exc
+    try:
+        document = yamldoc.load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else None
+        reason = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(
+            source, [ConfigProblem("(document)", line, f"not valid YAML: {reason}")]
+        ) from exc
+    reader = _Reader(path.resolve().parent)
+    catalog = reader.catalog(document, path.resolve())
+    if reader.problems or catalog is None:
+        raise ConfigError(source, reader.problems)
+    return catalog
+
+
+class _Reader:
+    """Walks the YAML tree once, collecting problems instead of stopping at the first."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.problems: list[ConfigProblem] = []
+
+    def problem(self, path: str, line: int | None, reason: str) -> None:
+        self.problems.append(ConfigProblem(path, line, reason))
+
+    def mapping(
+        self,
+        value: Any,
+        path: str,
+        line: int | None,
+        allowed: Collection[str],
+        required: Collection[str] = (),
+    ) -> yamldoc.Mapping | None:
+        if not isinstance(value, yamldoc.Mapping):
+            self.problem(path, line, f"must be a mapping, not {_kind(value)}")
+            return None
+        for key in value:
+            if key not in allowed:
+                known = ", ".join(sorted(allowed))
+                self.problem(
+                    _join(path, key), value.key_lines[key], f"unknown key (known keys: {known})"
+                )
+        for key in sorted(set(required) - value.keys()):
+            self.problem(_join(path, key), value.line, "is required")
+        return value
+
+    def string(
+        self, m: yamldoc.Mapping, key: str, path: str, default: str | None = None
+    ) -> str | None:
+        if key not in m or m[key] is None:
+            return default
+        value = m[key]
+        if not isinstance(value, str) or not value.strip():
+            self.problem(
+                _join(path, key),
+                m.key_lines[key],
+                f"must be a non-empty string, not {_kind(value)}",
+            )
+            return None
+        return value.strip()
+
+    def choice(self, m: yamldoc.Mapping, key: str, path: str, options: tuple[str, ...]) -> str:
+        value = self.string(m, key, path, options[0])
+        if value not in options:
+            self.problem(
+                _join(path, key),
+                m.key_lines.get(key),
+                f"must be one of {', '.join(options)}, not {value!r}",
+            )
+            return options[0]
+        return value
+
+    def parsed(self, m: yamldoc.Mapping, key: str, path: str, parse: Callable[[str], Any]) -> Any:
+        text = self.string(m, key, path)
+        if text is None:
+            return None
+        try:
+            return parse(text)
+        except ValueError as exc:
+            self.problem(_join(path, key), m.key_lines[key], str(exc))
+            return None
+
+    def duration(self, m: yamldoc.Mapping, key: str, path: str, default: float) -> float:
+        value = m.get(key, default)
+        if isinstance(value, bool):
+            value = None
+        if isinstance(value, (int, float)) and value > 0:
+            return float(value)
+        match = _DURATION.fullmatch(value.strip()) if isinstance(value, str) else None
+        seconds = float(match[1]) * _UNITS[match[2]] if match else 0.0
+        if seconds <= 0:
+            self.problem(
+                _join(path, key),
+                m.key_lines.get(key),
+                f"must be a positive duration like 30s, 5m or 1h, not {value!r}",
+            )
+            return default
+        return seconds
+
+    def file(self, m: yamldoc.Mapping, key: str, path: str) -> Path | None:
+        text = self.string(m, key, path)
+        if text is None:
+            return None
+        resolved = (self.base / os.path.expanduser(text)).resolve()
+        if not resolved.is_file():
+            self.problem(
+                _join(path, key), m.key_lines[key], f"{text!r} is not a readable file ({resolved})"
+            )
+        return resolved
+
+    def catalog(self, document: Any, source: Path) -> Catalog | None:
+        top = self.mapping(
+            document,
+            "(document)",
+            1,
+            {
+                "hostname",
+                "listen",
+                "tls",
+                "cache_dir",
+                "refresh_interval",
+                "fetch_timeout",
+                "credentials",
+                "modules",
+            },
+            {"modules"},
+        )
+        if top is None:
+            return None
+        listen = self.parsed(top, "listen", "listen", _parse_listen) or Listen("127.0.0.1", 8443)
+        hostname = self.parsed(top, "hostname", "hostname", _parse_hostname) or str(listen)
+        cache_dir = (
+            self.base
+            / os.path.expanduser(self.string(top, "cache_dir", "", ".gitreg") or ".gitreg")
+        ).resolve()
+        credentials = tuple(self.credentials(top))
+        modules = tuple(self.modules(top))
+        return Catalog(
+            source=source,
+            hostname=hostname,
+            listen=listen,
+            tls=self.tls(top),
+            cache_dir=cache_dir,
+            refresh_interval=self.duration(top, "refresh_interval", "", 60.0),
+            fetch_timeout=self.duration(top, "fetch_timeout", "", 120.0),
+            credentials=credentials,
+            modules=modules,
+        )
+
+    def tls(self, top: yamldoc.Mapping) -> TlsFiles | None:
+        if top.get("tls") is None:
+            return None
+        m = self.mapping(
+            top["tls"],
+            "tls",
+            top.key_lines["tls"],
+            {"certfile", "keyfile"},
+            {"certfile", "keyfile"},
+        )
+        if m is None:
+            return None
+        certfile, keyfile = self.file(m, "certfile", "tls"), self.file(m, "keyfile", "tls")
+        return TlsFiles(certfile, keyfile) if certfile and keyfile else None
+
+    def items(self, top: yamldoc.Mapping, key: str) -> list[tuple[str, int, Any]]:
+        value = top.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, yamldoc.Sequence):
+            self.problem(key, top.key_lines[key], f"must be a list, not {_kind(value)}")
+            return []
+        return [(f"{key}[{i}]", value.item_lines[i], item) for i, item in enumerate(value)]
+
+    def credentials(self, top: yamldoc.Mapping) -> list[Credential]:
+        result = []
+        keys = {"url", "username", "token_env", "token_file", "ssh_key", "known_hosts"}
+        for path, line, item in self.items(top, "credentials"):
+            m = self.mapping(item, path, line, keys, {"url"})
+            if m is None:
+                continue
+            url = self.string(m, "url", path) or ""
+            token_env = self.string(m, "token_env", path)
+            if token_env and token_env not in os.environ:
+                self.problem(
+                    _join(path, "token_env"),
+                    m.key_lines["token_env"],
+                    f"the environment variable {token_env} is not set",
+                )
+            credential = Credential(
+                url=url,
+                username=self.string(m, "username", path, "oauth2") or "oauth2",
+                token_env=token_env,
+                token_file=self.file(m, "token_file", path),
+                ssh_key=self.file(m, "ssh_key", path),
+                known_hosts=self.file(m, "known_hosts", path),
+            )
+            if credential.token_env and credential.token_file:
+                self.problem(path, line, "give token_env or token_file, not both")
+            if not (credential.token_env or credential.token_file or credential.ssh_key):
+                self.problem(path, line, "needs token_env, token_file or ssh_key")
+            result.append(credential)
+        return result
+
+    def modules(self, top: yamldoc.Mapping) -> list[ModuleSpec]:
+        result: list[ModuleSpec] = []
+        seen: dict[tuple[str, str, str], str] = {}
+        keys = {
+            "namespace",
+            "name",
+            "system",
+            "repo",
+            "path",
+            "tags",
+            "download",
+            "git_url",
+            "archive",
+        }
+        for path, line, item in self.items(top, "modules"):
+            m = self.mapping(item, path, line, keys, {"namespace", "name", "system", "repo"})
+            if m is None:
+                continue
+            parts = [self.string(m, k, path) for k in ("namespace", "name", "system")]
+            address = None
+            if all(parts):
+                try:
+                    address = ModuleAddress.parse(*parts)  # type: ignore[arg-type]
+                except ValueError as exc:
+                    self.problem(path, line, str(exc))
+            if address is not None:
+                if address.key in seen:
+                    self.problem(
+                        path, line, f"module {address} is already listed at {seen[address.key]}"
+                    )
+                seen.setdefault(address.key, path)
+            repo = self.parsed(m, "repo", path, lambda text: RepoLocation.parse(text, self.base))
+            folder = self.parsed(m, "path", path, _parse_folder) or ""
+            templates = self.templates(m, path)
+            download = self.choice(m, "download", path, ("archive", "git"))
+            archive = self.choice(m, "archive", path, ("repository", "folder"))
+            if archive == "folder" and not folder:
+                self.problem(
+                    _join(path, "archive"),
+                    m.key_lines["archive"],
+                    "'folder' needs a path: the module's folder",
+                )
+            git_url = self.string(m, "git_url", path)
+            if address and repo:
+                spec = ModuleSpec(address, repo, folder, templates, download, git_url, archive)  # type: ignore[arg-type]
+                result.append(spec)
+        return result
+
+    def templates(self, m: yamldoc.Mapping, path: str) -> tuple[TagTemplate, ...]:
+        value = m.get("tags")
+        default = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
+        if value is None:
+            return default
+        texts = [value] if isinstance(value, str) else value
+        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+            self.problem(
+                _join(path, "tags"),
+                m.key_lines["tags"],
+                "must be a template string or a list of them",
+            )
+            return default
+        result = []
+        for text in texts:
+            try:
+                result.append(TagTemplate.parse(text))
+            except ValueError as exc:
+                self.problem(_join(path, "tags"), m.key_lines["tags"], str(exc))
+        return tuple(result) or default
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _kind(value: Any) -> str:
+    kinds = (
+        (bool, "a boolean"),
+        (dict, "a mapping"),
+        (list, "a list"),
+        (str, "a string"),
+        (int, "a number"),
+        (float, "a number"),
+    )
+    if value is None:
+        return "nothing"
+    return next((word for kind, word in kinds if isinstance(value, kind)), type(value).__name__)
+
+
+def _parse_listen(text: str) -> Listen:
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{text!r} must be HOST:PORT, like 127.0.0.1:8443")
+    return Listen(host, int(port))
+
+
+def _parse_hostname(text: str) -> str:
+    lowered = text.lower()
+    if not _HOSTNAME.fullmatch(lowered):
+        raise ValueError(
+            f"{text!r} must be a host name with an optional :port, like registry.example.com"
+        )
+    return lowered
+
+
+def _parse_folder(text: str) -> str:
+    cleaned = posixpath.normpath(text.strip("/")) if text.strip("/") else ""
+    parts = cleaned.split("/") if cleaned and cleaned != "." else []
+    if (
+        text.startswith("/")
+        or any(p in ("..", "") for p in parts)
+        or any(p.lower() == ".git" for p in parts)
+    ):
+        raise ValueError(f"{text!r} must be a folder inside the repository, like modules/vpc")
+    return "/".join(parts)

@@ -1,0 +1,174 @@
+"""The `gitreg` command: serve, check, list, demo."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import logging
+import sys
+from pathlib import Path
+
+from gitreg import __version__
+from gitreg.archive_cache import ArchiveCache
+from gitreg.catalog import Catalog, Listen, TlsFiles, load_catalog
+from gitreg.errors import ConfigError, SourceError
+from gitreg.registry import Registry
+from gitreg.server import hypercorn_config, serve_until_signalled
+from gitreg.web.app import create_app
+
+log = logging.getLogger("gitreg")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        catalog = load_catalog(Path(args.config))
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    result: int = args.command(catalog, args)
+    return result
+
+
+def serve(catalog: Catalog, args: argparse.Namespace) -> int:
+    listen = _listen(args.listen) if args.listen else catalog.listen
+    tls = catalog.tls
+    if bool(args.certfile) != bool(args.keyfile):
+        print("--certfile and --keyfile go together", file=sys.stderr)
+        return 2
+    if args.certfile:
+        tls = TlsFiles(Path(args.certfile).resolve(), Path(args.keyfile).resolve())
+    return run_server(catalog, listen, tls, args.access_log)
+
+
+def run_server(
+    catalog: Catalog, listen: Listen, tls: TlsFiles | None, access_log: bool = False
+) -> int:
+    registry = Registry(catalog)
+    log.info("reading %d repositories for %d modules", len(registry.mirrors), len(catalog.modules))
+    registry.refresh()
+    log.info(
+        "%d modules, %d versions",
+        len(registry.index),
+        sum(len(e.versions.releases) for e in registry.index.entries()),
+    )
+    app = create_app(registry, ArchiveCache(catalog.cache_dir))
+    try:
+        asyncio.run(serve_until_signalled(app, hypercorn_config(listen, tls, access_log)))
+    except OSError as exc:
+        print(f"cannot serve on {listen}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def check(catalog: Catalog, args: argparse.Namespace) -> int:
+    """Validate, reach every repository, and report each problem with its key path."""
+    problems: list[str] = []
+    registry = Registry(catalog)
+    paths = {spec.address.key: f"modules[{i}]" for i, spec in enumerate(catalog.modules)}
+    for location, mirror in registry.mirrors.items():
+        try:
+            mirror.remote_tags()
+        except SourceError as exc:
+            for spec in registry.specs[location]:
+                problems.append(f"{paths[spec.address.key]}.repo: {exc}")
+    registry.refresh()
+    for entry in registry.index.entries():
+        if not entry.versions.releases and registry.status[entry.spec.repo].last_error is None:
+            templates = ", ".join(str(t) for t in entry.spec.tags)
+            problems.append(
+                f"{paths[entry.spec.address.key]}: {entry.spec.address} has no version"
+                f" (no tag fits {templates})"
+            )
+    for problem in problems:
+        print(problem)
+    print(f"{catalog.source}: {len(catalog.modules)} modules, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
+    registry = Registry(catalog)
+    registry.refresh(fetch=not args.offline)
+    for spec in catalog.modules:
+        entry = registry.index.get(*spec.address.key)
+        print(f"{catalog.hostname}/{spec.address}")
+        details = [f"repo {spec.repo}", f"download {spec.download}"]
+        if spec.path:
+            details.insert(1, f"path {spec.path}")
+        print(f"  {', '.join(details)}")
+        error = registry.status[spec.repo].last_error
+        if error:
+            print(f"  ! {error}")
+        if entry is None:
+            continue
+        for release in entry.versions.releases:
+            print(f"  {release.version:<24} tag {release.tag:<28} commit {release.commit[:12]}")
+        for ignored in entry.versions.ignored:
+            print(f"  ignored tag {ignored.tag}: {ignored.reason}")
+        if entry.versions.unmatched:
+            print(
+                f"  ({entry.versions.unmatched} other tags fit none of:"
+                f" {', '.join(str(t) for t in spec.tags)})"
+            )
+    return 0
+
+
+def demo(catalog: Catalog, args: argparse.Namespace) -> int:
+    from gitreg.demo import prepare_demo
+
+    listen = _listen(args.listen) if args.listen else catalog.listen
+    tls = prepare_demo(catalog, listen)
+    return run_server(dataclasses.replace(catalog, tls=tls), listen, tls)
+
+
+def _listen(text: str) -> Listen:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise SystemExit(f"--listen {text!r}: expected HOST:PORT")
+    return Listen(host.strip("[]"), int(port))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gitreg", description="Git tags become a Terraform/OpenTofu registry."
+    )
+    parser.add_argument("--version", action="version", version=f"gitreg {__version__}")
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    def command(name: str, func: object, help: str, log_level: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help, description=help)
+        sub.set_defaults(command=func)
+        sub.add_argument(
+            "--config", default="registry.yaml", help="the catalog (default: registry.yaml)"
+        )
+        sub.add_argument(
+            "--log-level", default=log_level, choices=["debug", "info", "warning", "error"]
+        )
+        return sub
+
+    sub = command("serve", serve, "serve the registry", "info")
+    sub.add_argument("--listen", help="HOST:PORT (default: listen in registry.yaml)")
+    sub.add_argument("--certfile", help="TLS certificate (PEM); with --keyfile, serve HTTPS")
+    sub.add_argument("--keyfile", help="TLS private key (PEM)")
+    sub.add_argument("--access-log", action="store_true", help="log every request")
+    command("check", check, "validate the catalog and reach every repository", "warning")
+    sub = command(
+        "list", list_modules, "show every module, its versions and ignored tags", "warning"
+    )
+    sub.add_argument(
+        "--offline", action="store_true", help="read the mirrors in cache_dir without fetching"
+    )
+    sub = command(
+        "demo",
+        demo,
+        "build the example repositories and serve them over HTTPS with a throwaway certificate",
+        "info",
+    )
+    sub.add_argument("--listen", help="HOST:PORT (default: listen in registry.yaml)")
+    return parser

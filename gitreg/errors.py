@@ -1,0 +1,56 @@
+"""The exceptions gitreg raises, as one tree.
+
+GitregError
+├── ConfigError          registry.yaml is invalid (carries every problem found)
+├── ClientError          the client asked for something malformed (HTTP 400)
+│   └── NotFound         well-formed, but we do not have it (HTTP 404)
+├── SourceError          a Git repository could not be fetched or read
+└── ArchiveError         an archive could not be built from a commit
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class GitregError(Exception):
+    """Base of every error gitreg raises on purpose."""
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    """One thing wrong with registry.yaml, located by key path and line."""
+
+    path: str
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.path} (line {self.line})" if self.line else self.path
+        return f"{where}: {self.reason}"
+
+
+class ConfigError(GitregError):
+    def __init__(self, source: str, problems: list[ConfigProblem]) -> None:
+        self.source = source
+        self.problems = problems
+        lines = "\n".join(f"  {p}" for p in problems)
+        super().__init__(f"{source} is invalid:\n{lines}")
+
+
+class ClientError(GitregError):
+    """A request that can never succeed as written."""
+
+    status = 400
+
+
+class NotFound(ClientError):
+    status = 404
+
+
+class SourceError(GitregError):
+    """A repository could not be fetched or read; the message never holds secrets."""
+
+
+class ArchiveError(GitregError):
+    pass

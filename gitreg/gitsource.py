@@ -1,0 +1,196 @@
+"""Bare mirrors of the catalog's repositories: the only code that talks to Git.
+
+GitPython drives the `git` command for everything that crosses the network (fetch,
+ls-remote), so every transport and credential git supports works; dulwich reads the
+objects (tags, trees, blobs) in-process, without a subprocess per question.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import re
+import shlex
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+from dulwich.errors import NotTreeError
+from dulwich.object_store import peel_sha
+from dulwich.objects import Commit, Tree
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from gitreg.catalog import Credential
+from gitreg.errors import SourceError
+from gitreg.repo_location import RepoLocation, redact
+
+log = logging.getLogger(__name__)
+
+TAG_REFSPEC = "+refs/tags/*:refs/tags/*"
+
+
+@dataclass(frozen=True)
+class TagRef:
+    """A tag, peeled: `commit` is None when the tag does not point at a commit."""
+
+    name: str
+    commit: str | None
+
+
+class GitMirror:
+    """One bare mirror in the cache, shared by every module that lives in the repository."""
+
+    def __init__(
+        self, location: RepoLocation, cache_dir: Path, credential: Credential | None, timeout: float
+    ) -> None:
+        self.location = location
+        self.credential = credential
+        self.timeout = timeout
+        slug = re.sub(r"[^A-Za-z0-9._-]", "-", location.url.rstrip("/").rsplit("/", 1)[-1])[:40]
+        digest = hashlib.sha256(location.url.encode()).hexdigest()[:12]
+        self.path = cache_dir / "mirrors" / f"{slug.removesuffix('.git')}-{digest}.git"
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"GitMirror({self.location})"
+
+    def exists(self) -> bool:
+        return (self.path / "objects").is_dir()
+
+    def fetch(self) -> None:
+        """Bring every tag of the remote into the mirror; raise SourceError on any failure."""
+        with self._lock:
+            try:
+                repo = self._init()
+                repo.git.fetch(
+                    "--force",
+                    "--prune",
+                    "--no-write-fetch-head",
+                    "--quiet",
+                    self.location.url,
+                    TAG_REFSPEC,
+                    env=self._environment(),
+                    kill_after_timeout=self.timeout,
+                )
+            except git.GitCommandError as exc:
+                raise SourceError(f"fetch from {self.location} failed: {_stderr(exc)}") from exc
+            except OSError as exc:
+                raise SourceError(f"fetch from {self.location} failed: {exc}") from exc
+
+    def remote_tags(self) -> dict[str, str]:
+        """The remote's tags and what they point at, without fetching (`git ls-remote`)."""
+        try:
+            out = git.cmd.Git().ls_remote(
+                "--tags",
+                self.location.url,
+                env=self._environment(),
+                kill_after_timeout=self.timeout,
+            )
+        except git.GitCommandError as exc:
+            raise SourceError(f"cannot reach {self.location}: {_stderr(exc)}") from exc
+        refs = {}
+        for line in str(out).splitlines():
+            sha, _, ref = line.partition("\t")
+            refs[ref] = sha
+        return refs
+
+    def tags(self) -> list[TagRef]:
+        """Every tag in the mirror, peeled to what it finally points at."""
+        with self.open() as repo:
+            result = []
+            for name, sha in sorted(repo.refs.as_dict(Ref(b"refs/tags")).items()):
+                try:
+                    target = peel_sha(repo.object_store, sha)[1]
+                except KeyError:
+                    result.append(TagRef(name.decode("utf-8", "replace"), None))
+                    continue
+                commit = target.id.decode() if isinstance(target, Commit) else None
+                result.append(TagRef(name.decode("utf-8", "replace"), commit))
+            return result
+
+    def has_folder(self, repo: Repo, commit: str, *, folder: str) -> bool:
+        return folder_tree(repo, commit, folder) is not None
+
+    def open(self) -> AbstractContextManager[Repo]:
+        if not self.exists():
+            raise SourceError(f"no mirror of {self.location} yet")
+        return open_repo(self.path)
+
+    def _init(self) -> git.Repo:
+        if self.exists():
+            return git.Repo(self.path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        repo = git.Repo.init(self.path, bare=True)
+        with repo.config_writer() as config:
+            # Objects must never disappear under a published version, so no automatic gc.
+            config.set_value("gc", "auto", "0")
+            config.set_value("core", "logAllRefUpdates", "false")
+        return repo
+
+    def _environment(self) -> dict[str, str]:
+        env = {
+            "GIT_TERMINAL_PROMPT": "0",
+            "GCM_INTERACTIVE": "never",
+            "GIT_ASKPASS": "",
+            "SSH_ASKPASS": "",
+        }
+        ssh = ["ssh", "-o", "BatchMode=yes"]
+        credential = self.credential
+        if credential and credential.ssh_key:
+            ssh += ["-i", str(credential.ssh_key), "-o", "IdentitiesOnly=yes"]
+        if credential and credential.known_hosts:
+            ssh += [
+                "-o",
+                f"UserKnownHostsFile={credential.known_hosts}",
+                "-o",
+                "StrictHostKeyChecking=yes",
+            ]
+        env["GIT_SSH_COMMAND"] = shlex.join(ssh)
+        token = credential.token() if credential else None
+        if credential and token:
+            # Through the environment, not argv: other users can read argv in `ps`.
+            basic = base64.b64encode(f"{credential.username}:{token}".encode()).decode()
+            env.update(
+                {
+                    "GIT_CONFIG_COUNT": "1",
+                    "GIT_CONFIG_KEY_0": f"http.{credential.url}.extraHeader",
+                    "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
+                }
+            )
+        return env
+
+
+def folder_tree(repo: Repo, commit_id: str, folder: str) -> Tree | None:
+    """The tree of `folder` ("" for the root) in a commit; None when there is no such folder."""
+    try:
+        commit = repo[commit_id.encode()]
+        if not isinstance(commit, Commit):
+            return None
+        tree = repo[commit.tree]
+        if folder and isinstance(tree, Tree):
+            _, sha = tree.lookup_path(repo.object_store.__getitem__, folder.encode())
+            tree = repo[sha]
+    except (KeyError, ValueError, NotTreeError):
+        return None
+    return tree if isinstance(tree, Tree) else None
+
+
+@contextmanager
+def open_repo(path: Path) -> Iterator[Repo]:
+    """A dulwich view of a mirror, opened per use so that it sees the newest refs and packs."""
+    repo = Repo(str(path))
+    try:
+        yield repo
+    finally:
+        repo.close()
+
+
+def _stderr(exc: git.GitCommandError) -> str:
+    text = str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    return redact(" / ".join(lines[-3:]) or f"git exited with {exc.status}")

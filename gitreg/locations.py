@@ -1,0 +1,33 @@
+"""Where a client downloads a release from: a `git::` source or gitreg's own archive URL."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from gitreg.archive_cache import ArchiveKey
+from gitreg.index import ModuleEntry
+from gitreg.versions import Release
+
+ARCHIVES_PREFIX = "/v1/archives"
+
+
+def archive_key(entry: ModuleEntry, commit: str) -> ArchiveKey:
+    spec = entry.spec
+    return ArchiveKey(commit, spec.path if spec.archive == "folder" else "")
+
+
+def download_location(entry: ModuleEntry, release: Release) -> str:
+    spec = entry.spec
+    if spec.download == "git":
+        base = spec.git_url or spec.repo.clone_url
+        subdir = f"//{spec.path}" if spec.path else ""
+        separator = "&" if "?" in base else "?"
+        # `+` in build metadata would read as a space in a query string: encode it.
+        return f"git::{base}{subdir}{separator}ref={quote(release.tag, safe='/')}"
+    key = archive_key(entry, release.commit)
+    address = "/".join(
+        quote(part, safe="")
+        for part in (spec.address.namespace, spec.address.name, spec.address.system)
+    )
+    subdir = f"//{spec.path}" if spec.path and not key.folder else ""
+    return f"{ARCHIVES_PREFIX}/{address}/{key.name}.tar.gz{subdir}"

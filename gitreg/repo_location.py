@@ -1,0 +1,58 @@
+"""Where a repository lives: a URL (https, ssh, git, file) or a local path."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from urllib.parse import unquote, urlsplit
+
+Transport = Literal["https", "http", "ssh", "git", "local"]
+
+_SCP_LIKE = re.compile(r"(?P<user>[^@/:]+@)?(?P<host>[^/:]+):(?P<path>[^/].*)")
+_USERINFO = re.compile(r"(://)[^/@]*@")
+
+
+def redact(text: str) -> str:
+    """Remove any userinfo from URLs in `text`, so that logs never carry a secret."""
+    return _USERINFO.sub(r"\1***@", text)
+
+
+@dataclass(frozen=True)
+class RepoLocation:
+    """A repository's address, normalised so that two spellings of one repository compare equal."""
+
+    url: str
+    transport: Transport
+
+    @classmethod
+    def parse(cls, text: str, base: Path) -> RepoLocation:
+        if "://" in text:
+            parts = urlsplit(text)
+            scheme = parts.scheme.lower()
+            if scheme == "file":
+                return cls(str(Path(unquote(parts.path)).resolve()), "local")
+            if scheme not in ("https", "http", "ssh", "git"):
+                raise ValueError(
+                    f"{text!r}: scheme {scheme!r} is not one of https, http, ssh, git, file"
+                )
+            if not parts.hostname:
+                raise ValueError(f"{text!r} has no host")
+            if parts.password:
+                raise ValueError(
+                    "a URL must not carry a password or token: "
+                    "use credentials (token_env or token_file)"
+                )
+            return cls(text.rstrip("/"), scheme)  # type: ignore[arg-type]
+        if _SCP_LIKE.fullmatch(text) and not Path(text).exists():
+            return cls(text.rstrip("/"), "ssh")
+        return cls(str((base / text).expanduser().resolve()), "local")
+
+    @property
+    def clone_url(self) -> str:
+        """What a client clones in git mode when no git_url is given."""
+        return Path(self.url).as_uri() if self.transport == "local" else self.url
+
+    def __str__(self) -> str:
+        return redact(self.url)

@@ -1,0 +1,65 @@
+"""Tag templates: which tags are releases of a module, and the version each one carries."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import semver
+
+PLACEHOLDER = "{version}"
+DEFAULT_TEMPLATES = ("v{version}", "{version}")
+
+# What `git check-ref-format` refuses, minus the parts that need the whole name.
+_BAD_REF_CHARS = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
+
+
+def parse_version(text: str) -> semver.Version:
+    """A strict Semantic Version 2.0; raise ValueError with the reason otherwise."""
+    try:
+        return semver.Version.parse(text)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(
+            f"{text!r} is not a Semantic Version 2.0 (like 1.2.0 or 1.2.0-rc.1)"
+        ) from exc
+
+
+def version_sort_key(version: semver.Version) -> tuple[semver.Version, str]:
+    """Precedence first; build metadata (ignored by precedence) breaks ties, so order is stable."""
+    return (version, version.build or "")
+
+
+@dataclass(frozen=True)
+class TagTemplate:
+    """A tag pattern such as `vpc/v{version}`: fixed text around one version placeholder."""
+
+    prefix: str
+    suffix: str
+
+    @classmethod
+    def parse(cls, text: str) -> TagTemplate:
+        if text.count(PLACEHOLDER) != 1:
+            raise ValueError(f"template {text!r} must contain {PLACEHOLDER} exactly once")
+        prefix, suffix = text.split(PLACEHOLDER)
+        fixed = prefix + suffix
+        if "{" in fixed or "}" in fixed:
+            raise ValueError(f"template {text!r} has braces other than {PLACEHOLDER}")
+        if _BAD_REF_CHARS.search(fixed) or ".." in fixed or "@{" in fixed:
+            raise ValueError(f"template {text!r} has characters a Git tag cannot contain")
+        if prefix.startswith("/") or suffix.endswith((".lock", "/", ".")) or "//" in fixed:
+            raise ValueError(f"template {text!r} cannot form a valid Git tag name")
+        return cls(prefix, suffix)
+
+    def version_text(self, tag: str) -> str | None:
+        """The part of `tag` where the version stands, or None when the tag does not fit."""
+        if len(tag) <= len(self.prefix) + len(self.suffix):
+            return None
+        if not (tag.startswith(self.prefix) and tag.endswith(self.suffix)):
+            return None
+        return tag[len(self.prefix) : len(tag) - len(self.suffix)]
+
+    def tag_for(self, version: str) -> str:
+        return f"{self.prefix}{version}{self.suffix}"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}{PLACEHOLDER}{self.suffix}"

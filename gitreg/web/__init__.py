@@ -1,0 +1,1 @@
+"""The HTTP side: thin Starlette handlers per protocol over the domain objects."""

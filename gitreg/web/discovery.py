@@ -1,0 +1,13 @@
+"""Remote service discovery: `/.well-known/terraform.json`."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+MODULES_V1 = "/v1/modules/"
+
+
+async def terraform_json(request: Request) -> JSONResponse:
+    # Service URLs must end with "/": Terraform joins paths onto them.
+    return JSONResponse({"modules.v1": MODULES_V1})

@@ -1,0 +1,51 @@
+"""The one place where errors become HTTP responses: JSON `{"errors": [...]}`, never a traceback."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from gitreg.errors import ArchiveError, ClientError, SourceError
+
+log = logging.getLogger(__name__)
+
+
+def error_response(
+    status: int, message: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse({"errors": [message]}, status_code=status, headers=headers)
+
+
+async def client_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ClientError)
+    return error_response(exc.status, str(exc))
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    message = exc.detail if exc.status_code != 404 else f"no such endpoint: {request.url.path}"
+    return error_response(exc.status_code, message, exc.headers)
+
+
+async def upstream_error(request: Request, exc: Exception) -> Response:
+    # The client asked for something real that we cannot produce right now: not its fault.
+    log.error("%s %s: %s", request.method, request.url.path, exc)
+    return error_response(503, f"temporarily unavailable: {exc}", {"Retry-After": "10"})
+
+
+async def internal_error(request: Request, exc: Exception) -> Response:
+    log.exception("%s %s failed", request.method, request.url.path)
+    return error_response(500, "internal error; the server log has the details")
+
+
+HANDLERS = {
+    ClientError: client_error,
+    HTTPException: http_error,
+    SourceError: upstream_error,
+    ArchiveError: upstream_error,
+    Exception: internal_error,
+}
