@@ -123,7 +123,7 @@ class _Reader:
         self.problems: list[ConfigProblem] = []
 
     def problem(self, path: str, line: int | None, reason: str) -> None:
-        self.problems.append(ConfigProblem(path, line, reason))
+        self.problems.append(ConfigProblem(path or "(document)", line, reason))
 
     def mapping(
         self,
@@ -213,8 +213,8 @@ class _Reader:
     def catalog(self, document: Any, source: Path) -> Catalog | None:
         top = self.mapping(
             document,
-            "(document)",
-            1,
+            "",
+            getattr(document, "line", 1),
             {
                 "hostname",
                 "listen",
@@ -229,8 +229,8 @@ class _Reader:
         )
         if top is None:
             return None
-        listen = self.parsed(top, "listen", "listen", _parse_listen) or Listen("127.0.0.1", 8443)
-        hostname = self.parsed(top, "hostname", "hostname", _parse_hostname) or str(listen)
+        listen = self.parsed(top, "listen", "", _parse_listen) or Listen("127.0.0.1", 8443)
+        hostname = self.parsed(top, "hostname", "", _parse_hostname) or str(listen)
         cache_dir = (
             self.base
             / os.path.expanduser(self.string(top, "cache_dir", "", ".gitreg") or ".gitreg")

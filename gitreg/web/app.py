@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -15,6 +16,7 @@ from gitreg.archive_cache import ArchiveCache
 from gitreg.locations import ARCHIVES_PREFIX
 from gitreg.registry import Registry, refresh_forever
 from gitreg.web import discovery, modules
+from gitreg.web.bodies import BufferedBodies
 from gitreg.web.errors import HANDLERS
 
 _MODULE = "/v1/modules/{namespace}/{name}/{system}"
@@ -48,7 +50,12 @@ def create_app(registry: Registry, archives: ArchiveCache, refresh: bool = True)
         ),
         Route("/healthz", healthz),
     ]
-    app = Starlette(routes=routes, exception_handlers=HANDLERS, lifespan=lifespan)
+    app = Starlette(
+        routes=routes,
+        exception_handlers=HANDLERS,
+        lifespan=lifespan,
+        middleware=[Middleware(BufferedBodies)],
+    )
     app.state.registry = registry
     app.state.archives = archives
     return app

@@ -1,0 +1,56 @@
+"""Request bodies are read whole, and bounded, before the app answers.
+
+Two reasons: a body over the limit is refused with 413, and Hypercorn 0.18's HTTP/2 code
+drops the whole connection (every stream on it) when DATA arrives for a stream that was
+already answered, which happens whenever a handler answers before reading the body.
+"""
+
+from __future__ import annotations
+
+import json
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+MAX_BODY_BYTES = 1 << 20
+
+
+class BufferedBodies:
+    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            size += len(message.get("body", b""))
+            if size <= self.max_bytes:
+                chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        if size > self.max_bytes:
+            await _too_large(send, self.max_bytes)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+async def _too_large(send: Send, limit: int) -> None:
+    body = json.dumps({"errors": [f"request body over {limit} bytes"]}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 413, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

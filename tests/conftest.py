@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import shutil
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from gitreg.catalog import Catalog, load_catalog
+from gitreg.tlscert import TlsMaterial, ensure_local_tls
+
+WriteCatalog = Callable[[str], Catalog]
+
+
+@pytest.fixture
+def write_catalog(tmp_path: Path) -> WriteCatalog:
+    """Write registry.yaml into tmp_path (cache_dir defaults to tmp_path/cache) and load it."""
+
+    def write(text: str) -> Catalog:
+        body = textwrap.dedent(text)
+        if "cache_dir:" not in body:
+            body = f"cache_dir: cache\n{body}"
+        path = tmp_path / "registry.yaml"
+        path.write_text(body)
+        return load_catalog(path)
+
+    return write
+
+
+@pytest.fixture(scope="session")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> TlsMaterial:
+    return ensure_local_tls(tmp_path_factory.mktemp("tls"))
+
+
+def require(binary: str) -> str:
+    path = shutil.which(binary)
+    if path is None:
+        pytest.skip(f"{binary} is not on PATH")
+    return path

@@ -1,0 +1,196 @@
+"""Real servers on 127.0.0.1 for tests: gitreg under Hypercorn, git daemon, git http-backend."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from hypercorn.asyncio import serve
+
+from gitreg.archive_cache import ArchiveCache
+from gitreg.catalog import Catalog, Listen, TlsFiles
+from gitreg.registry import Registry
+from gitreg.server import hypercorn_config
+from gitreg.web.app import create_app
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(port: int, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
+
+
+class RegistryServer:
+    """gitreg's app under Hypercorn in a thread of its own, on a free port."""
+
+    def __init__(
+        self, catalog: Catalog, tls: TlsFiles | None = None, refresh: bool = False
+    ) -> None:
+        self.registry = Registry(catalog)
+        self.registry.refresh()
+        self.app = create_app(self.registry, ArchiveCache(catalog.cache_dir), refresh=refresh)
+        self.port = free_port()
+        self.scheme = "https" if tls else "http"
+        self.config = hypercorn_config(Listen("127.0.0.1", self.port), tls)
+        self._loop = asyncio.new_event_loop()
+        self._stop = asyncio.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://127.0.0.1:{self.port}"
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(
+            serve(self.app, self.config, shutdown_trigger=self._stop.wait)
+        )  # type: ignore[arg-type]
+
+    def __enter__(self) -> RegistryServer:
+        self._thread.start()
+        wait_for_port(self.port)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(timeout=10)
+
+
+@contextlib.contextmanager
+def git_daemon(root: Path) -> Iterator[str]:
+    """`git daemon` exporting every repository under `root`; yields the git:// base URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            "git",
+            "daemon",
+            "--reuseaddr",
+            "--export-all",
+            f"--base-path={root}",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            str(root),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port)
+        yield f"git://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _http_backend() -> str:
+    path = Path(
+        subprocess.run(
+            ["git", "--exec-path"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
+    return str(path / "git-http-backend")
+
+
+@contextlib.contextmanager
+def git_http_server(root: Path, token: str | None = None) -> Iterator[str]:
+    """Smart HTTP through `git http-backend` (as CGI); with `token`, Basic auth is required.
+
+    Yields the http:// base URL; every request's Authorization header is kept in `.seen`.
+    """
+    backend = _http_backend()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self._cgi()
+
+        def do_POST(self) -> None:
+            self._cgi()
+
+        def _cgi(self) -> None:
+            auth = self.headers.get("Authorization", "")
+            if token is not None:
+                user_token = (
+                    base64.b64decode(auth.removeprefix("Basic ")).decode().partition(":")[2]
+                    if auth.startswith("Basic ")
+                    else ""
+                )
+                if user_token != token:
+                    self.send_response(401)
+                    self.send_header("WWW-Authenticate", 'Basic realm="git"')
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+            path, _, query = self.path.partition("?")
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            env = {
+                **os.environ,
+                "GIT_PROJECT_ROOT": str(root),
+                "GIT_HTTP_EXPORT_ALL": "1",
+                "REQUEST_METHOD": self.command,
+                "PATH_INFO": path,
+                "QUERY_STRING": query,
+                "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+                "CONTENT_LENGTH": str(len(body)),
+                "REMOTE_ADDR": "127.0.0.1",
+                "GIT_CONFIG_NOSYSTEM": "1",
+            }
+            if self.headers.get("Content-Encoding"):
+                env["HTTP_CONTENT_ENCODING"] = self.headers["Content-Encoding"]
+            if self.headers.get("Git-Protocol"):
+                env["GIT_PROTOCOL"] = self.headers["Git-Protocol"]
+            done = subprocess.run([backend], input=body, env=env, capture_output=True, check=False)
+            head, _, payload = done.stdout.partition(b"\r\n\r\n")
+            status = 200
+            headers = []
+            for line in head.decode("latin-1").split("\r\n"):
+                name, _, value = line.partition(":")
+                if name.lower() == "status":
+                    status = int(value.split()[0])
+                elif name:
+                    headers.append((name, value.strip()))
+            self.send_response(status)
+            for name, value in headers:
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def bare_clone(source: Path, target: Path) -> Path:
+    """A bare copy of a work tree's repository, as a Git server would hold it."""
+    if target.exists():
+        shutil.rmtree(target)
+    subprocess.run(["git", "clone", "-q", "--bare", str(source), str(target)], check=True)
+    return target

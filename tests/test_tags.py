@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import pytest
+
+from gitreg.tags import TagTemplate, parse_version
+
+
+@pytest.mark.parametrize(
+    ("template", "tag", "version_text"),
+    [
+        ("v{version}", "v1.2.0", "1.2.0"),
+        ("v{version}", "1.2.0", None),
+        ("{version}", "1.2.0", "1.2.0"),
+        ("{version}", "v1.2.0", "v1.2.0"),
+        ("vpc/v{version}", "vpc/v1.2.0", "1.2.0"),
+        ("vpc/v{version}", "vpc/1.2.0", None),
+        ("vpc/v{version}", "vpc2/v1.2.0", None),
+        ("vpc/v{version}", "vpc/v", None),
+        ("release-{version}-final", "release-1.0.0-final", "1.0.0"),
+        ("release-{version}-final", "release-1.0.0", None),
+        ("v{version}", "v1.3.0+build.5", "1.3.0+build.5"),
+    ],
+)
+def test_template_matching(template: str, tag: str, version_text: str | None) -> None:
+    assert TagTemplate.parse(template).version_text(tag) == version_text
+
+
+@pytest.mark.parametrize(
+    ("template", "reason"),
+    [
+        ("v1.0", "exactly once"),
+        ("{version}-{version}", "exactly once"),
+        ("v{version}{x}", "braces"),
+        ("my tag/{version}", "cannot contain"),
+        ("a..b/{version}", "cannot contain"),
+        ("x~{version}", "cannot contain"),
+        ("/v{version}", "cannot form"),
+        ("{version}.lock", "cannot form"),
+    ],
+)
+def test_bad_templates_are_refused(template: str, reason: str) -> None:
+    with pytest.raises(ValueError, match=reason):
+        TagTemplate.parse(template)
+
+
+def test_template_round_trip() -> None:
+    template = TagTemplate.parse("vpc/v{version}")
+    assert str(template) == "vpc/v{version}"
+    assert template.tag_for("1.2.0") == "vpc/v1.2.0"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1.2.0",
+        "0.0.1",
+        "1.2.0-rc.1",
+        "1.2.0-alpha.beta.1",
+        "1.3.0+build.5",
+        "2.0.0-rc.1+exp.sha.5114f85",
+    ],
+)
+def test_valid_versions(text: str) -> None:
+    assert str(parse_version(text)) == text
+
+
+@pytest.mark.parametrize(
+    "text", ["1.2", "1", "v1.2.0", "01.2.0", "1.2.0-", "1.2.0+", "1.2.0-01", "latest", ""]
+)
+def test_invalid_versions(text: str) -> None:
+    with pytest.raises(ValueError, match="not a Semantic Version"):
+        parse_version(text)

@@ -1,0 +1,144 @@
+"""Tags → versions, against real repositories read through the registry's own mirrors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitreg.registry import Registry
+from tests.conftest import WriteCatalog
+from tests.gitrepo import GitRepo, git, module_files
+
+
+def _registry(write_catalog: WriteCatalog, modules: str) -> Registry:
+    registry = Registry(write_catalog(f"modules:\n{modules}"))
+    registry.refresh()
+    return registry
+
+
+def test_single_module_versions(tmp_path: Path, write_catalog: WriteCatalog) -> None:
+    repo = GitRepo(tmp_path / "single")
+    c1 = repo.release("v1.0.0", module_files("1.0.0"))
+    c2 = repo.release("v1.1.0", module_files("1.1.0"), annotated=True)
+    repo.tag("1.1.0")  # the same version without the v: one version, and v1.1.0 wins
+    repo.tag("v1.2")  # looks like a version, is not one
+    repo.tag("v9.9.9", target="HEAD^{tree}")  # a tag of a tree, not a commit
+    repo.tag("nightly")
+    repo.release("v2.0.0-rc.1", module_files("2.0.0-rc.1"))
+    repo.release("v1.3.0+build.5", module_files("1.3.0+build.5"), annotated=True)
+    registry = _registry(
+        write_catalog, f"  - {{namespace: infra, name: single, system: aws, repo: {repo.path}}}\n"
+    )
+
+    entry = registry.index.get("infra", "single", "aws")
+    assert entry is not None
+    assert [r.version for r in entry.versions.releases] == [
+        "2.0.0-rc.1",
+        "1.3.0+build.5",
+        "1.1.0",
+        "1.0.0",
+    ]
+    by_version = entry.by_version
+    assert (by_version["1.0.0"].tag, by_version["1.0.0"].commit) == ("v1.0.0", c1)
+    assert (by_version["1.1.0"].tag, by_version["1.1.0"].commit) == (
+        "v1.1.0",
+        c2,
+    )  # annotated, peeled
+    reasons = {i.tag: i.reason for i in entry.versions.ignored}
+    assert "same version 1.1.0 as tag v1.1.0" in reasons["1.1.0"]
+    assert "not a Semantic Version" in reasons["v1.2"]
+    assert "not a commit" in reasons["v9.9.9"]
+    assert "nightly" not in reasons and entry.versions.unmatched == 1
+
+
+def test_duplicate_version_winner_is_deterministic(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    repo = GitRepo(tmp_path / "dup")
+    first = repo.release("1.0.0", module_files("plain"))
+    second = repo.release("v1.0.0", module_files("with-v"))
+    modules = f"  - {{namespace: a, name: dup, system: x, repo: {repo.path}}}\n"
+    for _ in range(2):
+        entry = _registry(write_catalog, modules).index.get("a", "dup", "x")
+        assert entry is not None
+        assert [(r.version, r.tag, r.commit) for r in entry.versions.releases] == [
+            ("1.0.0", "v1.0.0", second)
+        ]
+    # With the templates the other way round, the other tag wins.
+    swapped = modules.replace("}", ", tags: ['{version}', 'v{version}']}")
+    entry = _registry(write_catalog, swapped).index.get("a", "dup", "x")
+    assert entry is not None and entry.versions.releases[0].commit == first
+
+
+def test_monorepo_modules_share_one_mirror(tmp_path: Path, write_catalog: WriteCatalog) -> None:
+    repo = GitRepo(tmp_path / "mono")
+    repo.release("vpc/v1.0.0", {"README.md": "no module folder yet\n"})
+    vpc = repo.release("vpc/v1.1.0", module_files("vpc-1.1.0", "modules/vpc"))
+    dns = repo.release("dns/v0.1.0", module_files("dns-0.1.0", "modules/dns"))
+    registry = _registry(
+        write_catalog,
+        f"""\
+  - {{namespace: infra, name: vpc, system: aws, repo: {repo.path}, path: modules/vpc, tags: "vpc/v{{version}}"}}
+  - {{namespace: infra, name: dns, system: aws, repo: "file://{repo.path}", path: modules/dns, tags: "dns/v{{version}}"}}
+""",
+    )
+    assert len(registry.mirrors) == 1
+    vpc_entry = registry.index.get("INFRA", "Vpc", "aws")  # addresses compare case-insensitively
+    dns_entry = registry.index.get("infra", "dns", "aws")
+    assert vpc_entry and dns_entry
+    assert [(r.version, r.commit) for r in vpc_entry.versions.releases] == [("1.1.0", vpc)]
+    assert [(r.version, r.commit) for r in dns_entry.versions.releases] == [("0.1.0", dns)]
+    assert [i.tag for i in vpc_entry.versions.ignored] == ["vpc/v1.0.0"]
+    assert "has no folder modules/vpc" in vpc_entry.versions.ignored[0].reason
+
+
+def test_refresh_swaps_in_new_tags_and_deleted_ones(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    repo = GitRepo(tmp_path / "live")
+    repo.release("v1.0.0", module_files("1.0.0"))
+    registry = _registry(
+        write_catalog, f"  - {{namespace: a, name: live, system: x, repo: {repo.path}}}\n"
+    )
+    before = registry.index
+    repo.release("v1.1.0", module_files("1.1.0"))
+    git(repo.path, "tag", "-d", "v1.0.0")
+    registry.refresh()
+    entry = registry.index.get("a", "live", "x")
+    assert entry and [r.version for r in entry.versions.releases] == ["1.1.0"]
+    old = before.get("a", "live", "x")
+    assert old and [r.version for r in old.versions.releases] == [
+        "1.0.0"
+    ]  # the old index is untouched
+
+
+def test_unreachable_repository_keeps_its_versions(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    repo = GitRepo(tmp_path / "flaky")
+    repo.release("v1.0.0", module_files("1.0.0"))
+    catalog_text = f"  - {{namespace: a, name: flaky, system: x, repo: {repo.path}}}\n"
+    registry = _registry(write_catalog, catalog_text)
+    moved = repo.path.rename(tmp_path / "gone")
+    registry.refresh()
+    entry = registry.index.get("a", "flaky", "x")
+    assert entry and [r.version for r in entry.versions.releases] == ["1.0.0"]
+    assert registry.status[entry.spec.repo].last_error is not None
+    # A restart while the server is still down serves what the mirror holds.
+    restarted = _registry(write_catalog, catalog_text)
+    entry = restarted.index.get("a", "flaky", "x")
+    assert entry and [r.version for r in entry.versions.releases] == ["1.0.0"]
+    moved.rename(repo.path)
+    restarted.refresh()
+    assert restarted.status[entry.spec.repo].last_error is None
+
+
+def test_never_fetched_repository_is_known_with_no_versions(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    registry = _registry(
+        write_catalog,
+        f"  - {{namespace: a, name: none, system: x, repo: {tmp_path / 'missing'}}}\n",
+    )
+    entry = registry.index.get("a", "none", "x")
+    assert entry is not None and entry.versions.releases == ()
+    assert "fetch from" in (registry.status[entry.spec.repo].last_error or "")
