@@ -29,10 +29,15 @@ def git(cwd: Path, *args: str) -> str:
 class GitRepo:
     """A work tree with helpers to write files, commit and tag."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, init: bool = True) -> None:
         self.path = path
-        path.mkdir(parents=True, exist_ok=True)
-        git(path, "init", "-q", "-b", "main")
+        if init:
+            path.mkdir(parents=True, exist_ok=True)
+            git(path, "init", "-q", "-b", "main")
+
+    @classmethod
+    def existing(cls, path: Path) -> GitRepo:
+        return cls(path, init=False)
 
     def write(self, files: dict[str, str]) -> GitRepo:
         for name, content in files.items():

@@ -1,0 +1,248 @@
+"""End to end: `gitreg serve` over TLS, and the real `terraform init` and `apply` against it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from gitreg.tlscert import TlsMaterial
+from tests.gitrepo import GitRepo, module_files
+from tests.servers import bare_clone, free_port, git_daemon
+
+pytestmark = [
+    pytest.mark.terraform,
+    pytest.mark.skipif(
+        shutil.which("terraform") is None, reason="the terraform binary is not on PATH"
+    ),
+]
+
+
+@dataclass
+class Registry:
+    host: str  # what module sources name: 127.0.0.1:PORT
+    tls: TlsMaterial
+    root: Path
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterator[Registry]:
+    root = tmp_path_factory.mktemp("e2e")
+    single = GitRepo(root / "single")
+    for version in ("1.0.0", "1.1.0", "1.1.3", "1.2.0", "2.0.0"):
+        single.release(f"v{version}", module_files(version))
+    single.release("v1.3.0-rc.1", module_files("1.3.0-rc.1"))
+
+    mono = GitRepo(root / "mono")
+    mono.write(
+        {
+            "modules/naming/main.tf": 'variable "env" {}\noutput "name" { value = "${var.env}-vpc" }\n',
+        }
+    )
+    sibling = 'module "naming" {\n  source = "../naming"\n  env    = "prod"\n}\noutput "name" { value = module.naming.name }\n'
+    mono.release("vpc/v0.9.0", module_files("vpc-0.9.0", "modules/vpc", sibling))
+    mono.release("vpc/v1.0.0", module_files("vpc-1.0.0", "modules/vpc", sibling), annotated=True)
+    mono.release("dns/v1.0.0", module_files("dns-1.0.0", "modules/dns"))
+
+    served = root / "git-server"
+    bare_clone(mono.path, served / "infra" / "mono.git")
+    with git_daemon(served) as git_base:
+        (root / "registry.yaml").write_text(f"""
+hostname: registry.example.test
+cache_dir: cache
+refresh_interval: 1s
+modules:
+  - {{namespace: infra, name: single, system: generic, repo: {single.path}}}
+  - {{namespace: infra, name: vpc, system: generic, repo: "{git_base}/infra/mono.git",
+      path: modules/vpc, tags: "vpc/v{{version}}"}}
+  - {{namespace: infra, name: dns, system: generic, repo: {mono.path}, path: modules/dns,
+      tags: "dns/v{{version}}", download: git, git_url: "{git_base}/infra/mono.git"}}
+  - {{namespace: infra, name: vpcgit, system: generic, repo: {mono.path}, path: modules/vpc,
+      tags: "vpc/v{{version}}", download: git, git_url: "{git_base}/infra/mono.git"}}
+""")
+        port = free_port()
+        log = (root / "gitreg.log").open("w")
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gitreg",
+                "serve",
+                "--config",
+                str(root / "registry.yaml"),
+                "--listen",
+                f"127.0.0.1:{port}",
+                "--certfile",
+                str(tls.certfile),
+                "--keyfile",
+                str(tls.keyfile),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            _wait_healthy(f"https://127.0.0.1:{port}/healthz", tls, process)
+            yield Registry(f"127.0.0.1:{port}", tls, root)
+        finally:
+            process.terminate()
+            assert process.wait(timeout=15) == 0, (root / "gitreg.log").read_text()
+            log.close()
+
+
+def _wait_healthy(url: str, tls: TlsMaterial, process: subprocess.Popen[bytes]) -> None:
+    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"gitreg exited with {process.returncode}")
+        try:
+            if httpx.get(url, verify=context, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"gitreg did not answer on {url}")
+
+
+def terraform(
+    registry: Registry, workdir: Path, modules: dict[str, tuple[str, str]], cli_config: str = ""
+) -> dict[str, str]:
+    """Write one module block per entry (name → (source, version)), init, apply, return outputs."""
+    blocks = []
+    for name, (source, version) in modules.items():
+        blocks.append(f'module "{name}" {{\n  source  = "{source}"\n  version = "{version}"\n}}\n')
+        blocks.append(f'output "{name}" {{\n  value = module.{name}\n}}\n')
+    workdir.mkdir(parents=True)
+    (workdir / "main.tf").write_text("".join(blocks))
+    (workdir / "cli.tfrc").write_text(cli_config)
+    env = {
+        **os.environ,
+        "SSL_CERT_FILE": str(registry.tls.ca_cert),
+        "TF_CLI_CONFIG_FILE": str(workdir / "cli.tfrc"),
+        "CHECKPOINT_DISABLE": "1",
+        "TF_IN_AUTOMATION": "1",
+        "TF_LOG": "trace",
+        "TF_LOG_PATH": str(workdir / "terraform.log"),
+    }
+    for command in (
+        ["init", "-input=false", "-no-color"],
+        ["apply", "-auto-approve", "-input=false", "-no-color"],
+    ):
+        done = subprocess.run(
+            ["terraform", *command],
+            cwd=workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        assert done.returncode == 0, f"terraform {command[0]} failed:\n{done.stdout}\n{done.stderr}"
+    out = subprocess.run(
+        ["terraform", "output", "-json"],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return {name: value["value"] for name, value in json.loads(out.stdout).items()}
+
+
+def test_single_module_repository_through_an_archive(registry: Registry, tmp_path: Path) -> None:
+    outputs = terraform(
+        registry, tmp_path / "tf", {"m": (f"{registry.host}/infra/single/generic", "1.1.0")}
+    )
+    assert outputs["m"] == {"version": "1.1.0"}
+    log = (tmp_path / "tf" / "terraform.log").read_text()
+    assert "/v1/archives/infra/single/generic/" in log  # it came through gitreg's archive
+
+
+def test_monorepo_module_with_a_sibling_through_an_archive(
+    registry: Registry, tmp_path: Path
+) -> None:
+    outputs = terraform(
+        registry, tmp_path / "tf", {"vpc": (f"{registry.host}/infra/vpc/generic", "1.0.0")}
+    )
+    assert outputs["vpc"] == {"version": "vpc-1.0.0", "name": "prod-vpc"}
+
+
+def test_modules_in_git_mode(registry: Registry, tmp_path: Path) -> None:
+    outputs = terraform(
+        registry,
+        tmp_path / "tf",
+        {
+            "dns": (f"{registry.host}/infra/dns/generic", "1.0.0"),
+            "vpc": (
+                f"{registry.host}/infra/vpcgit/generic",
+                "0.9.0",
+            ),  # with ../naming, from a git clone
+        },
+    )
+    assert outputs["dns"] == {"version": "dns-1.0.0"}
+    assert outputs["vpc"] == {"version": "vpc-0.9.0", "name": "prod-vpc"}
+    assert "git::git://127.0.0.1" in (tmp_path / "tf" / "terraform.log").read_text()
+
+
+def test_pessimistic_constraint_picks_the_newest_match(registry: Registry, tmp_path: Path) -> None:
+    outputs = terraform(
+        registry,
+        tmp_path / "tf",
+        {
+            "minor": (f"{registry.host}/infra/single/generic", "~> 1.1"),
+            "patch": (f"{registry.host}/infra/single/generic", "~> 1.1.0"),
+        },
+    )
+    # ~> 1.1 is >= 1.1, < 2.0: 1.2.0, not 2.0.0 and not the prerelease 1.3.0-rc.1.
+    assert outputs == {"minor": {"version": "1.2.0"}, "patch": {"version": "1.1.3"}}
+
+
+def test_prerelease_chosen_by_exact_version(registry: Registry, tmp_path: Path) -> None:
+    outputs = terraform(
+        registry, tmp_path / "tf", {"rc": (f"{registry.host}/infra/single/generic", "1.3.0-rc.1")}
+    )
+    assert outputs["rc"] == {"version": "1.3.0-rc.1"}
+
+
+def test_friendly_hostname_through_cli_config(registry: Registry, tmp_path: Path) -> None:
+    cli = f'host "registry.example.test" {{\n  services = {{ "modules.v1" = "https://{registry.host}/v1/modules/" }}\n}}\n'
+    outputs = terraform(
+        registry,
+        tmp_path / "tf",
+        {"m": ("registry.example.test/infra/single/generic", "2.0.0")},
+        cli,
+    )
+    assert outputs["m"] == {"version": "2.0.0"}
+
+
+def test_pushed_tag_is_installable_after_a_refresh(registry: Registry, tmp_path: Path) -> None:
+    single = GitRepo.existing(registry.root / "single")
+    single.release("v2.1.0", module_files("2.1.0"))
+    context = ssl.create_default_context(cafile=str(registry.tls.ca_cert))
+    url = f"https://{registry.host}/v1/modules/infra/single/generic/versions"
+    deadline = time.monotonic() + 60  # refresh_interval is 1s here; wait, but never forever
+    while time.monotonic() < deadline:
+        listed = httpx.get(url, verify=context).json()["modules"][0]["versions"]
+        if {"version": "2.1.0"} in listed:
+            break
+        time.sleep(0.2)
+    outputs = terraform(
+        registry, tmp_path / "tf", {"m": (f"{registry.host}/infra/single/generic", "~> 2.0")}
+    )
+    assert outputs["m"] == {"version": "2.1.0"}
+
+
+def test_unknown_version_fails_init_cleanly(registry: Registry, tmp_path: Path) -> None:
+    with pytest.raises(AssertionError, match="There is no available version of module"):
+        terraform(
+            registry, tmp_path / "tf", {"m": (f"{registry.host}/infra/single/generic", "9.0.0")}
+        )
