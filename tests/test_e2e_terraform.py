@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import ssl
 import subprocess
 import sys
@@ -246,3 +247,53 @@ def test_unknown_version_fails_init_cleanly(registry: Registry, tmp_path: Path) 
         terraform(
             registry, tmp_path / "tf", {"m": (f"{registry.host}/infra/single/generic", "9.0.0")}
         )
+
+
+def test_the_readme_demo(tmp_path: Path) -> None:
+    """`gitreg demo` on the bundled catalog serves the examples, and terraform installs them."""
+    top = Path(__file__).resolve().parent.parent
+    shutil.copy(top / "registry.yaml", tmp_path / "registry.yaml")
+    shutil.copytree(top / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("repos"))
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gitreg",
+            "demo",
+            "--config",
+            str(tmp_path / "registry.yaml"),
+            "--listen",
+            f"127.0.0.1:{port}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        ca = tmp_path / ".gitreg" / "demo-tls" / "ca.pem"
+        deadline = time.monotonic() + 60
+        while not ca.exists():
+            assert time.monotonic() < deadline and process.poll() is None, "the demo did not start"
+            time.sleep(0.1)
+        tls = TlsMaterial(ca, ca.with_name("server.pem"), ca.with_name("server.key"))
+        _wait_healthy(f"https://127.0.0.1:{port}/healthz", tls, process)
+        outputs = terraform(
+            Registry(f"127.0.0.1:{port}", tls, tmp_path),
+            tmp_path / "tf",
+            {
+                "network": (f"127.0.0.1:{port}/examples/network/generic", "~> 1.0"),
+                "greeting": (f"127.0.0.1:{port}/examples/greeting/generic", "~> 1.0"),
+            },
+        )
+    finally:
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=30)
+    assert outputs["network"] == {
+        "version": "1.1.0",
+        "vpc_name": "dev-vpc",
+        "cidr_block": "10.0.0.0/16",
+    }
+    assert outputs["greeting"] == {"version": "1.1.0", "greeting": "Hello, world!"}
+    assert f"export SSL_CERT_FILE={ca}" in output
+    assert process.returncode == 0, output

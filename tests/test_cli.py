@@ -1,0 +1,135 @@
+"""The `gitreg` command as a user runs it: a real process, its output and exit status."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.gitrepo import GitRepo, module_files
+from tests.servers import free_port
+
+
+def gitreg(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gitreg", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    mono = GitRepo(tmp_path / "mono")
+    mono.release("vpc/v1.0.0", module_files("1.0.0", "modules/vpc"))
+    mono.release("vpc/v1.1.0", module_files("1.1.0", "modules/vpc"), annotated=True)
+    mono.tag("vpc/v1.2")
+    mono.tag("vpc/v2.0.0", target="HEAD^{tree}")
+    (tmp_path / "registry.yaml").write_text(
+        "hostname: registry.example.com\ncache_dir: cache\nmodules:\n"
+        "  - {namespace: infra, name: vpc, system: aws, repo: mono, path: modules/vpc, tags: 'vpc/v{version}'}\n"
+    )
+    return tmp_path / "registry.yaml"
+
+
+def test_version() -> None:
+    done = gitreg("--version")
+    assert done.returncode == 0 and done.stdout.startswith("gitreg ")
+
+
+def test_list(catalog: Path) -> None:
+    done = gitreg("list", "--config", str(catalog))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "registry.example.com/infra/vpc/aws"
+    assert lines[2].split()[:4] == ["1.1.0", "tag", "vpc/v1.1.0", "commit"]
+    assert lines[3].split()[:3] == ["1.0.0", "tag", "vpc/v1.0.0"]
+    assert "ignored tag vpc/v1.2: '1.2' is not a Semantic Version" in done.stdout
+    assert "ignored tag vpc/v2.0.0: points at a tree or blob" in done.stdout
+    offline = gitreg("list", "--offline", "--config", str(catalog))
+    assert offline.stdout == done.stdout
+
+
+def test_check_passes(catalog: Path) -> None:
+    done = gitreg("check", "--config", str(catalog))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 modules, 0 problems" in done.stdout
+
+
+def test_check_reports_problems_with_key_paths(catalog: Path, tmp_path: Path) -> None:
+    with catalog.open("a") as f:
+        f.write("  - {namespace: infra, name: gone, system: aws, repo: missing-repo}\n")
+        f.write(
+            "  - {namespace: infra, name: notags, system: aws, repo: mono, tags: 'release-{version}'}\n"
+        )
+    done = gitreg("check", "--config", str(catalog))
+    assert done.returncode == 1
+    assert "modules[1].repo: cannot reach" in done.stdout
+    assert (
+        "modules[2]: infra/notags/aws has no version (no tag fits release-{version})" in done.stdout
+    )
+    assert "3 modules, 2 problems" in done.stdout
+
+
+@pytest.mark.parametrize("command", ["serve", "check", "list"])
+def test_broken_catalog_is_refused_with_key_and_line(tmp_path: Path, command: str) -> None:
+    (tmp_path / "registry.yaml").write_text(
+        "modules:\n  - namespace: infra\n    name: vpc\n    system: aws\n    repo: x\n    tags: 'v1'\n    colour: red\n"
+    )
+    done = gitreg(command, "--config", str(tmp_path / "registry.yaml"))
+    assert done.returncode == 2
+    assert (
+        "modules[0].tags (line 6): template 'v1' must contain {version} exactly once" in done.stderr
+    )
+    assert "modules[0].colour (line 7): unknown key" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_serve_plain_http_and_stop_on_signal(catalog: Path, sig: signal.Signals) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gitreg",
+            "serve",
+            "--config",
+            str(catalog),
+            "--listen",
+            f"127.0.0.1:{port}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert time.monotonic() < deadline, "gitreg did not start"
+            try:
+                response = httpx.get(
+                    f"http://127.0.0.1:{port}/v1/modules/infra/vpc/aws/versions", timeout=2
+                )
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        assert response.json()["modules"][0]["versions"][0] == {"version": "1.1.0"}
+    finally:
+        process.send_signal(sig)
+        output, _ = process.communicate(timeout=30)
+    assert process.returncode == 0, output
+    assert output.count("Terraform only talks HTTPS") == 1
+    assert "Traceback" not in output
+
+
+def test_mismatched_tls_flags(catalog: Path) -> None:
+    done = gitreg("serve", "--config", str(catalog), "--certfile", "x.pem")
+    assert done.returncode == 2 and "go together" in done.stderr
