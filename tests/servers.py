@@ -12,6 +12,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -186,6 +187,57 @@ def git_http_server(root: Path, token: str | None = None) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@dataclass(frozen=True)
+class SshServer:
+    url: str  # ssh://root@127.0.0.1:PORT
+    client_key: Path
+    known_hosts: Path
+
+
+@contextlib.contextmanager
+def ssh_server(workdir: Path) -> Iterator[SshServer]:
+    """A real OpenSSH server on 127.0.0.1, accepting one generated key for the current user."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    host_key, client_key = workdir / "host_key", workdir / "client_key"
+    for key in (host_key, client_key):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    (workdir / "authorized_keys").write_text(client_key.with_suffix(".pub").read_text())
+    port = free_port()
+    (workdir / "sshd_config").write_text(
+        f"ListenAddress 127.0.0.1\nPort {port}\nHostKey {host_key}\n"
+        f"AuthorizedKeysFile {workdir / 'authorized_keys'}\nPidFile {workdir / 'sshd.pid'}\n"
+        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
+        "StrictModes no\nPermitRootLogin prohibit-password\n"
+    )
+    Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation directory
+    process = subprocess.Popen(
+        [_sshd(), "-D", "-e", "-f", str(workdir / "sshd_config")],
+        stdout=subprocess.DEVNULL,
+        stderr=(workdir / "sshd.log").open("w"),
+    )
+    try:
+        wait_for_port(port)
+        host_public = host_key.with_suffix(".pub").read_text().split()
+        known_hosts = workdir / "known_hosts"
+        known_hosts.write_text(f"[127.0.0.1]:{port} {host_public[0]} {host_public[1]}\n")
+        user = (
+            os.environ.get("USER")
+            or subprocess.run(["id", "-un"], capture_output=True, text=True).stdout.strip()
+        )
+        yield SshServer(f"ssh://{user}@127.0.0.1:{port}", client_key, known_hosts)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _sshd() -> str:
+    return shutil.which("sshd") or "/usr/sbin/sshd"
+
+
+def sshd_available() -> bool:
+    return Path(_sshd()).is_file() and os.geteuid() == 0
 
 
 def bare_clone(source: Path, target: Path) -> Path:

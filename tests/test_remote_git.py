@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
 import tarfile
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from gitreg.archive_cache import ArchiveCache, ArchiveKey
 from gitreg.registry import Registry
 from tests.conftest import WriteCatalog, require
 from tests.gitrepo import GitRepo, git, module_files
-from tests.servers import bare_clone, git_daemon, git_http_server
+from tests.servers import bare_clone, git_daemon, git_http_server, ssh_server, sshd_available
 
 
 @pytest.fixture
@@ -121,3 +122,30 @@ def test_ls_remote_reaches_the_server(
         registry = Registry(write_catalog(f"modules:\n{_module(f'{base}/infra/mono.git')}"))
         tags = next(iter(registry.mirrors.values())).remote_tags()
     assert {"refs/tags/vpc/v1.0.0", "refs/tags/vpc/v1.1.0", "refs/tags/vpc/v1.1.0^{}"} <= set(tags)
+
+
+@pytest.mark.skipif(
+    not sshd_available(), reason="needs OpenSSH's sshd (Debian: openssh-server) and root to run it"
+)
+def test_ssh_with_key_and_known_hosts(
+    served_root: tuple[GitRepo, Path], write_catalog: WriteCatalog, tmp_path: Path
+) -> None:
+    _, root = served_root
+    with ssh_server(tmp_path / "ssh") as ssh:
+        url = f"{ssh.url}{root}/infra/mono.git"
+        credentials = f'credentials:\n  - {{url: "{ssh.url}/", ssh_key: {ssh.client_key}, known_hosts: {ssh.known_hosts}}}\n'
+        registry = Registry(write_catalog(f"{credentials}modules:\n{_module(url)}"))
+        registry.refresh()
+        assert _versions(registry) == ["1.1.0", "1.0.0"]
+
+        # A host key that does not match known_hosts is refused, as it must be.
+        other = tmp_path / "other_host_key"
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True
+        )
+        kind, key = other.with_suffix(".pub").read_text().split()[:2]
+        ssh.known_hosts.write_text(f"[127.0.0.1]:{url.split(':')[2].split('/')[0]} {kind} {key}\n")
+        registry.refresh()
+        status = registry.status[next(iter(registry.mirrors))]
+        assert status.last_error and "fetch from" in status.last_error
+        assert _versions(registry) == ["1.1.0", "1.0.0"]  # still the last good versions
