@@ -2,29 +2,35 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from urllib.parse import quote
 
 from gitreg.archive_cache import ArchiveKey
+from gitreg.catalog import ModuleSpec
 from gitreg.index import ModuleEntry
 from gitreg.versions import Release
 
 ARCHIVES_PREFIX = "/v1/archives"
 
 
-def archive_key(entry: ModuleEntry, commit: str) -> ArchiveKey:
-    spec = entry.spec
+def archive_key(spec: ModuleSpec, commit: str) -> ArchiveKey:
+    """Whole-tree archives are shared by every module of a repository; folder ones are not."""
     return ArchiveKey(commit, spec.path if spec.archive == "folder" else "")
 
 
 def download_location(entry: ModuleEntry, release: Release) -> str:
-    spec = entry.spec
+    return _location(entry.spec, release)
+
+
+@lru_cache(maxsize=16384)
+def _location(spec: ModuleSpec, release: Release) -> str:
     if spec.download == "git":
         base = spec.git_url or spec.repo.clone_url
         subdir = f"//{spec.path}" if spec.path else ""
         separator = "&" if "?" in base else "?"
         # `+` in build metadata would read as a space in a query string: encode it.
         return f"git::{base}{subdir}{separator}ref={quote(release.tag, safe='/')}"
-    key = archive_key(entry, release.commit)
+    key = archive_key(spec, release.commit)
     address = "/".join(
         quote(part, safe="")
         for part in (spec.address.namespace, spec.address.name, spec.address.system)

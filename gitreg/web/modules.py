@@ -39,7 +39,7 @@ async def archive(request: Request) -> Response:
     match = _ARCHIVE_FILE.fullmatch(file)
     if not match:
         raise ClientError(f"{file!r} is not an archive name (<commit>.tar.gz)")
-    key = archive_key(entry, match["commit"])
+    key = archive_key(entry.spec, match["commit"])
     if f"{key.name}.tar.gz" != file or key.commit not in entry.commits:
         raise NotFound(f"{entry.spec.address} has no archive {file}")
     etag = f'"{key.name}"'
@@ -65,6 +65,9 @@ def _entry(request: Request) -> ModuleEntry:
 
 
 def _release(entry: ModuleEntry, text: str) -> Release:
+    release = entry.by_version.get(text)  # the common case: exactly as listed
+    if release is not None:
+        return release
     try:
         version = parse_version(text.removeprefix("v"))
     except ValueError as exc:

@@ -1,0 +1,116 @@
+"""Shared by the benchmarks: servers in their own processes, a bounded load loop, repos."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def server(command: list[str], port: int, ready_path: str) -> Iterator[str]:
+    """Run `command` (which listens on 127.0.0.1:port) until the block ends."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{command} did not start")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(base + ready_path, timeout=1).status_code < 500:
+                    break
+            time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def hypercorn_app(app: str, port: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "hypercorn",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--log-level",
+        "warning",
+        app,
+    ]
+
+
+async def _load(url: str, requests: int, concurrency: int) -> float:
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(limits=limits, timeout=30) as client:
+        remaining = requests
+
+        async def worker() -> None:
+            nonlocal remaining
+            while remaining > 0:
+                remaining -= 1
+                response = await client.get(url)
+                response.raise_for_status()
+
+        start = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return requests / (time.perf_counter() - start)
+
+
+def requests_per_second(
+    url: str, requests: int = 2000, concurrency: int = 16, rounds: int = 3
+) -> float:
+    """The median of `rounds` bounded runs: wrk for 3 s each when it is installed (Debian: wrk),
+    else `requests` GETs from an httpx client (which then is likely the bottleneck)."""
+    if shutil.which("wrk"):
+        return statistics.median(_wrk(url, concurrency) for _ in range(rounds))
+    asyncio.run(_load(url, 200, concurrency))  # warm-up
+    return statistics.median(asyncio.run(_load(url, requests, concurrency)) for _ in range(rounds))
+
+
+def _wrk(url: str, concurrency: int) -> float:
+    out = subprocess.run(
+        ["wrk", "-t2", f"-c{concurrency}", "-d3s", url],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    if "Non-2xx" in out:
+        raise RuntimeError(f"errors under load:\n{out}")
+    return float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])  # type: ignore[index]
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@b",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@b",
+    }
+    done = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        env={**os.environ, **env},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip()
