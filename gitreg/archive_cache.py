@@ -66,17 +66,22 @@ class ArchiveCache:
             log.warning("archive %s failed: %s", key.name, task.exception())
 
     def _build(self, mirror_path: Path, key: ArchiveKey, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".build-", dir=path.parent)
+        tmp: str | None = None
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".build-", dir=path.parent)
             with os.fdopen(fd, "wb") as out, open_repo(mirror_path) as repo:
                 write_archive(repo, key.commit, key.folder, out)
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(tmp, path)  # readers see the whole archive or none of it
-        except OSError as exc:
-            raise ArchiveError(f"cannot write archive {path.name}: {exc}") from exc
+            tmp = None
+        except ArchiveError:
+            raise
+        except Exception as exc:
+            # Disk full, a mirror deleted under us, a corrupt object: a 503, never a partial file.
+            raise ArchiveError(f"cannot build archive {path.name}: {exc!r}") from exc
         finally:
-            if os.path.exists(tmp):
+            if tmp is not None and os.path.exists(tmp):
                 os.unlink(tmp)
         log.info("built archive %s (%d bytes)", path.name, path.stat().st_size)

@@ -15,7 +15,7 @@ import yaml
 from gitreg import yamldoc
 from gitreg.address import ModuleAddress
 from gitreg.errors import ConfigError, ConfigProblem
-from gitreg.repo_location import RepoLocation
+from gitreg.repo_location import RepoLocation, is_scp_like
 from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate
 
 DownloadMode = Literal["archive", "git"]
@@ -51,6 +51,7 @@ class Credential:
     token_file: Path | None = None
     ssh_key: Path | None = None
     known_hosts: Path | None = None
+    ca_file: Path | None = None  # the CA bundle that signs the Git server's HTTPS certificate
 
     def token(self) -> str | None:
         """Read at fetch time, so a rotated token file is picked up without a restart."""
@@ -275,7 +276,7 @@ class _Reader:
 
     def credentials(self, top: yamldoc.Mapping) -> list[Credential]:
         result = []
-        keys = {"url", "username", "token_env", "token_file", "ssh_key", "known_hosts"}
+        keys = {"url", "username", "token_env", "token_file", "ssh_key", "known_hosts", "ca_file"}
         for path, line, item in self.items(top, "credentials"):
             m = self.mapping(item, path, line, keys, {"url"})
             if m is None:
@@ -295,11 +296,17 @@ class _Reader:
                 token_file=self.file(m, "token_file", path),
                 ssh_key=self.file(m, "ssh_key", path),
                 known_hosts=self.file(m, "known_hosts", path),
+                ca_file=self.file(m, "ca_file", path),
             )
             if credential.token_env and credential.token_file:
                 self.problem(path, line, "give token_env or token_file, not both")
-            if not (credential.token_env or credential.token_file or credential.ssh_key):
-                self.problem(path, line, "needs token_env, token_file or ssh_key")
+            if not (
+                credential.token_env
+                or credential.token_file
+                or credential.ssh_key
+                or credential.ca_file
+            ):
+                self.problem(path, line, "needs token_env, token_file, ssh_key or ca_file")
             result.append(credential)
         return result
 
@@ -345,7 +352,7 @@ class _Reader:
                     m.key_lines["archive"],
                     "'folder' needs a path: the module's folder",
                 )
-            git_url = self.string(m, "git_url", path)
+            git_url = self.parsed(m, "git_url", path, _parse_git_url)
             if address and repo:
                 spec = ModuleSpec(address, repo, folder, templates, download, git_url, archive)  # type: ignore[arg-type]
                 result.append(spec)
@@ -406,6 +413,16 @@ def _parse_hostname(text: str) -> str:
             f"{text!r} must be a host name with an optional :port, like registry.example.com"
         )
     return lowered
+
+
+def _parse_git_url(text: str) -> str:
+    if any(c.isspace() for c in text) or "?ref=" in text:
+        raise ValueError(f"{text!r} must be a plain clone URL, without spaces or a ref")
+    if "://" not in text and not is_scp_like(text):
+        raise ValueError(f"{text!r} must be a URL clients can clone (https, ssh, git or file)")
+    if not text.startswith("file://"):  # a file URL names the client's disk, not ours
+        RepoLocation.parse(text, Path("/"))  # the same checks as repo: scheme, host, no password
+    return text
 
 
 def _parse_folder(text: str) -> str:

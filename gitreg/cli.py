@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import logging
 import sys
+import tempfile
 from pathlib import Path
 
 from gitreg import __version__
@@ -27,10 +28,20 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    if args.command is demo:
+        from gitreg.demo import build_examples
+
+        # Before the catalog is read: it names the example repositories this builds.
+        for path in build_examples(Path(args.config).resolve().parent / "examples"):
+            print(f"example repository: {path}")
     try:
         catalog = load_catalog(Path(args.config))
     except ConfigError as exc:
         print(exc, file=sys.stderr)
+        return 2
+    problem = _cache_dir_problem(catalog.cache_dir)
+    if problem:
+        print(f"{catalog.source} is invalid:\n  cache_dir: {problem}", file=sys.stderr)
         return 2
     result: int = args.command(catalog, args)
     return result
@@ -125,6 +136,16 @@ def demo(catalog: Catalog, args: argparse.Namespace) -> int:
     listen = _listen(args.listen) if args.listen else catalog.listen
     tls = prepare_demo(catalog, listen)
     return run_server(dataclasses.replace(catalog, tls=tls), listen, tls)
+
+
+def _cache_dir_problem(path: Path) -> str | None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        return f"{path} is not a writable folder: {exc.strerror or exc}"
+    return None
 
 
 def _listen(text: str) -> Listen:

@@ -7,7 +7,6 @@ registry itself never does.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -75,9 +74,6 @@ def _dated(n: int) -> dict[str, str]:
 
 
 def prepare_demo(catalog: Catalog, listen: Listen) -> TlsFiles:
-    examples = catalog.source.parent / "examples"
-    for path in build_examples(examples):
-        print(f"example repository: {path}")
     material = ensure_local_tls(catalog.cache_dir / "demo-tls")
     host = "127.0.0.1" if listen.host in ("0.0.0.0", "::") else listen.host
     base = f"https://{host}:{listen.port}"
@@ -110,7 +106,3 @@ Stop with Ctrl-C.
         flush=True,
     )
     return TlsFiles(material.certfile, material.keyfile)
-
-
-def remove_examples(examples: Path) -> None:
-    shutil.rmtree(examples / "repos", ignore_errors=True)

@@ -79,7 +79,7 @@ class GitMirror:
                 )
             except git.GitCommandError as exc:
                 raise SourceError(f"fetch from {self.location} failed: {_stderr(exc)}") from exc
-            except OSError as exc:
+            except (git.GitError, OSError) as exc:
                 raise SourceError(f"fetch from {self.location} failed: {exc}") from exc
 
     def remote_tags(self) -> dict[str, str]:
@@ -151,17 +151,20 @@ class GitMirror:
                 "StrictHostKeyChecking=yes",
             ]
         env["GIT_SSH_COMMAND"] = shlex.join(ssh)
+        # Through the environment, not argv: other users can read argv in `ps`. Scoped to the
+        # credential's URL, so a redirect elsewhere never carries the token.
+        config: list[tuple[str, str]] = []
         token = credential.token() if credential else None
         if credential and token:
-            # Through the environment, not argv: other users can read argv in `ps`.
             basic = base64.b64encode(f"{credential.username}:{token}".encode()).decode()
-            env.update(
-                {
-                    "GIT_CONFIG_COUNT": "1",
-                    "GIT_CONFIG_KEY_0": f"http.{credential.url}.extraHeader",
-                    "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
-                }
-            )
+            config.append((f"http.{credential.url}.extraHeader", f"Authorization: Basic {basic}"))
+        if credential and credential.ca_file:
+            # The variable, not http.sslCAInfo: an inherited GIT_SSL_CAINFO would override config.
+            env["GIT_SSL_CAINFO"] = str(credential.ca_file)
+        env["GIT_CONFIG_COUNT"] = str(len(config))
+        for n, (key, value) in enumerate(config):
+            env[f"GIT_CONFIG_KEY_{n}"] = key
+            env[f"GIT_CONFIG_VALUE_{n}"] = value
         return env
 
 

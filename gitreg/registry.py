@@ -106,8 +106,11 @@ class Registry:
                     )
                     for spec in self.specs[mirror.location]
                 ]
-        except (OSError, KeyError, ValueError) as exc:
-            raise SourceError(f"cannot read the mirror of {mirror.location}: {exc}") from exc
+        except SourceError:
+            raise
+        except Exception as exc:
+            # A corrupt mirror is one repository's fault: it must not stop the others.
+            raise SourceError(f"cannot read the mirror of {mirror.location}: {exc!r}") from exc
 
     @staticmethod
     def _entry(mirror: GitMirror, spec: ModuleSpec, versions: ModuleVersions) -> ModuleEntry:

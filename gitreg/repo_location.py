@@ -14,6 +14,11 @@ _SCP_LIKE = re.compile(r"(?P<user>[^@/:]+@)?(?P<host>[^/:]+):(?P<path>[^/].*)")
 _USERINFO = re.compile(r"(://)[^/@]*@")
 
 
+def is_scp_like(text: str) -> bool:
+    """`user@host:path`, git's short form of an ssh URL."""
+    return _SCP_LIKE.fullmatch(text) is not None
+
+
 def redact(text: str) -> str:
     """Remove any userinfo from URLs in `text`, so that logs never carry a secret."""
     return _USERINFO.sub(r"\1***@", text)
@@ -32,7 +37,7 @@ class RepoLocation:
             parts = urlsplit(text)
             scheme = parts.scheme.lower()
             if scheme == "file":
-                return cls(str(Path(unquote(parts.path)).resolve()), "local")
+                return cls._local(Path(unquote(parts.path)), text)
             if scheme not in ("https", "http", "ssh", "git"):
                 raise ValueError(
                     f"{text!r}: scheme {scheme!r} is not one of https, http, ssh, git, file"
@@ -45,9 +50,16 @@ class RepoLocation:
                     "use credentials (token_env or token_file)"
                 )
             return cls(text.rstrip("/"), scheme)  # type: ignore[arg-type]
-        if _SCP_LIKE.fullmatch(text) and not Path(text).exists():
+        if is_scp_like(text) and not (base / text).exists():
             return cls(text.rstrip("/"), "ssh")
-        return cls(str((base / text).expanduser().resolve()), "local")
+        return cls._local(base / Path(text).expanduser(), text)
+
+    @classmethod
+    def _local(cls, path: Path, text: str) -> RepoLocation:
+        resolved = path.resolve()
+        if not resolved.is_dir():
+            raise ValueError(f"{text!r}: no such directory ({resolved})")
+        return cls(str(resolved), "local")
 
     @property
     def clone_url(self) -> str:

@@ -8,6 +8,7 @@ import contextlib
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -22,6 +23,7 @@ from gitreg.archive_cache import ArchiveCache
 from gitreg.catalog import Catalog, Listen, TlsFiles
 from gitreg.registry import Registry
 from gitreg.server import hypercorn_config
+from gitreg.tlscert import TlsMaterial
 from gitreg.web.app import create_app
 
 
@@ -112,11 +114,11 @@ def _http_backend() -> str:
 
 
 @contextlib.contextmanager
-def git_http_server(root: Path, token: str | None = None) -> Iterator[str]:
-    """Smart HTTP through `git http-backend` (as CGI); with `token`, Basic auth is required.
-
-    Yields the http:// base URL; every request's Authorization header is kept in `.seen`.
-    """
+def git_http_server(
+    root: Path, token: str | None = None, tls: TlsMaterial | None = None
+) -> Iterator[str]:
+    """Smart HTTP through `git http-backend` (as CGI); with `token`, Basic auth is required;
+    with `tls`, over HTTPS. Yields the base URL."""
     backend = _http_backend()
 
     class Handler(BaseHTTPRequestHandler):
@@ -180,10 +182,14 @@ def git_http_server(root: Path, token: str | None = None) -> Iterator[str]:
             self.wfile.write(payload)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(tls.certfile, tls.keyfile)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()

@@ -18,6 +18,7 @@ GOOD_MODULE = """\
 
 
 def test_full_catalog(write_catalog: WriteCatalog, tmp_path: Path) -> None:
+    (tmp_path / "repos" / "thing").mkdir(parents=True)
     (tmp_path / "tls.crt").write_text("x")
     (tmp_path / "tls.key").write_text("x")
     catalog = write_catalog(
@@ -148,6 +149,32 @@ def test_full_catalog(write_catalog: WriteCatalog, tmp_path: Path) -> None:
         ("modules: []\nlisten: 8443\n", "listen", 3, "must be a non-empty string"),
         ("modules: []\nlisten: localhost\n", "listen", 3, "HOST:PORT"),
         ("modules: []\nrefresh_interval: soon\n", "refresh_interval", 3, "positive duration"),
+        (
+            "modules:\n"
+            + GOOD_MODULE.replace("https://git.example.com/infra/vpc.git", "no/such/dir"),
+            "modules[0].repo",
+            6,
+            "no such directory",
+        ),
+        (
+            "modules:\n"
+            + GOOD_MODULE.replace("https://git.example.com/infra/vpc.git", "file:///no/such/dir"),
+            "modules[0].repo",
+            6,
+            "no such directory",
+        ),
+        (
+            "modules:\n" + GOOD_MODULE + "    git_url: ../relative/path\n",
+            "modules[0].git_url",
+            7,
+            "must be a URL clients can clone",
+        ),
+        (
+            "modules:\n" + GOOD_MODULE + "    git_url: 'https://x/y.git?ref=v1'\n",
+            "modules[0].git_url",
+            7,
+            "without spaces or a ref",
+        ),
         ("modules: []\nhostname: 'bad host'\n", "hostname", 3, "host name"),
         ("modules: {}\n", "modules", 2, "must be a list"),
         ("listen: 127.0.0.1:1\n", "modules", 1, "is required"),
@@ -161,7 +188,7 @@ def test_full_catalog(write_catalog: WriteCatalog, tmp_path: Path) -> None:
             "modules: []\ncredentials:\n  - url: https://x/\n",
             "credentials[0]",
             4,
-            "needs token_env",
+            "needs token_env, token_file, ssh_key or ca_file",
         ),
         (
             "modules: []\ncredentials:\n  - url: https://x/\n    token_env: GITREG_TEST_UNSET\n",

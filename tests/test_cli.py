@@ -65,7 +65,9 @@ def test_check_passes(catalog: Path) -> None:
 
 def test_check_reports_problems_with_key_paths(catalog: Path, tmp_path: Path) -> None:
     with catalog.open("a") as f:
-        f.write("  - {namespace: infra, name: gone, system: aws, repo: missing-repo}\n")
+        f.write(
+            f"  - {{namespace: infra, name: gone, system: aws, repo: 'http://127.0.0.1:{free_port()}/gone.git'}}\n"
+        )
         f.write(
             "  - {namespace: infra, name: notags, system: aws, repo: mono, tags: 'release-{version}'}\n"
         )
@@ -133,3 +135,11 @@ def test_serve_plain_http_and_stop_on_signal(catalog: Path, sig: signal.Signals)
 def test_mismatched_tls_flags(catalog: Path) -> None:
     done = gitreg("serve", "--config", str(catalog), "--certfile", "x.pem")
     assert done.returncode == 2 and "go together" in done.stderr
+
+
+def test_unwritable_cache_dir_is_refused(catalog: Path, tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("not a folder")
+    catalog.write_text(catalog.read_text().replace("cache_dir: cache", "cache_dir: afile/cache"))
+    done = gitreg("serve", "--config", str(catalog))
+    assert done.returncode == 2
+    assert "cache_dir: " in done.stderr and "is not a writable folder" in done.stderr

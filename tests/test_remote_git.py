@@ -12,6 +12,7 @@ import pytest
 
 from gitreg.archive_cache import ArchiveCache, ArchiveKey
 from gitreg.registry import Registry
+from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog, require
 from tests.gitrepo import GitRepo, git, module_files
 from tests.servers import bare_clone, git_daemon, git_http_server, ssh_server, sshd_available
@@ -149,3 +150,30 @@ def test_ssh_with_key_and_known_hosts(
         status = registry.status[next(iter(registry.mirrors))]
         assert status.last_error and "fetch from" in status.last_error
         assert _versions(registry) == ["1.1.0", "1.0.0"]  # still the last good versions
+
+
+def test_https_with_token_and_ca_file(
+    served_root: tuple[GitRepo, Path],
+    write_catalog: WriteCatalog,
+    monkeypatch: pytest.MonkeyPatch,
+    tls: TlsMaterial,
+) -> None:
+    _, root = served_root
+    monkeypatch.setenv("GITREG_TEST_GIT_TOKEN", "https-token")
+    with git_http_server(root, token="https-token", tls=tls) as base:
+        assert base.startswith("https://")
+        module = _module(f"{base}/infra/mono.git")
+        trusted = f'credentials:\n  - {{url: "{base}/", token_env: GITREG_TEST_GIT_TOKEN, ca_file: {tls.ca_cert}}}\n'
+        registry = Registry(write_catalog(f"{trusted}modules:\n{module}"))
+        registry.refresh()
+        assert _versions(registry) == ["1.1.0", "1.0.0"]
+        # Without the CA, the server's certificate is not trusted and nothing is fetched.
+        untrusted = Registry(
+            write_catalog(
+                f"cache_dir: other\n{trusted.replace(f', ca_file: {tls.ca_cert}', '')}modules:\n{module}"
+            )
+        )
+        untrusted.refresh()
+        assert _versions(untrusted) == []
+        error = untrusted.status[next(iter(untrusted.mirrors))].last_error or ""
+        assert "certificate" in error.lower() or "ssl" in error.lower(), error

@@ -7,6 +7,7 @@ from pathlib import Path
 from gitreg.registry import Registry
 from tests.conftest import WriteCatalog
 from tests.gitrepo import GitRepo, git, module_files
+from tests.servers import free_port
 
 
 def _registry(write_catalog: WriteCatalog, modules: str) -> Registry:
@@ -111,34 +112,57 @@ def test_refresh_swaps_in_new_tags_and_deleted_ones(
     ]  # the old index is untouched
 
 
-def test_unreachable_repository_keeps_its_versions(
+def test_vanished_repository_keeps_its_versions(
     tmp_path: Path, write_catalog: WriteCatalog
 ) -> None:
     repo = GitRepo(tmp_path / "flaky")
     repo.release("v1.0.0", module_files("1.0.0"))
-    catalog_text = f"  - {{namespace: a, name: flaky, system: x, repo: {repo.path}}}\n"
-    registry = _registry(write_catalog, catalog_text)
+    registry = _registry(
+        write_catalog, f"  - {{namespace: a, name: flaky, system: x, repo: {repo.path}}}\n"
+    )
     moved = repo.path.rename(tmp_path / "gone")
     registry.refresh()
     entry = registry.index.get("a", "flaky", "x")
     assert entry and [r.version for r in entry.versions.releases] == ["1.0.0"]
     assert registry.status[entry.spec.repo].last_error is not None
-    # A restart while the server is still down serves what the mirror holds.
-    restarted = _registry(write_catalog, catalog_text)
-    entry = restarted.index.get("a", "flaky", "x")
-    assert entry and [r.version for r in entry.versions.releases] == ["1.0.0"]
     moved.rename(repo.path)
-    restarted.refresh()
-    assert restarted.status[entry.spec.repo].last_error is None
+    registry.refresh()
+    assert registry.status[entry.spec.repo].last_error is None
 
 
-def test_never_fetched_repository_is_known_with_no_versions(
-    tmp_path: Path, write_catalog: WriteCatalog
-) -> None:
+def test_never_fetched_repository_is_known_with_no_versions(write_catalog: WriteCatalog) -> None:
+    nobody = f"http://127.0.0.1:{free_port()}/repo.git"  # nothing listens there
     registry = _registry(
-        write_catalog,
-        f"  - {{namespace: a, name: none, system: x, repo: {tmp_path / 'missing'}}}\n",
+        write_catalog, f"  - {{namespace: a, name: none, system: x, repo: '{nobody}'}}\n"
     )
     entry = registry.index.get("a", "none", "x")
     assert entry is not None and entry.versions.releases == ()
     assert "fetch from" in (registry.status[entry.spec.repo].last_error or "")
+
+
+def test_corrupt_mirror_affects_only_its_repository(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    good, bad = GitRepo(tmp_path / "good"), GitRepo(tmp_path / "bad")
+    good.release("v1.0.0", module_files("1.0.0"))
+    bad.release("v1.0.0", module_files("1.0.0"))
+    registry = _registry(
+        write_catalog,
+        f"  - {{namespace: a, name: good, system: x, repo: {good.path}}}\n"
+        f"  - {{namespace: a, name: bad, system: x, repo: {bad.path}}}\n",
+    )
+    mirror = next(m for m in registry.mirrors.values() if m.location.url == str(bad.path))
+    for pack in (mirror.path / "objects" / "pack").glob("*.pack"):
+        pack.write_bytes(b"garbage")
+    for loose in (mirror.path / "objects").glob("??/*"):
+        loose.write_bytes(b"garbage")
+    good.release("v1.1.0", module_files("1.1.0"))
+    registry.refresh()
+    good_entry, bad_entry = (
+        registry.index.get("a", "good", "x"),
+        registry.index.get("a", "bad", "x"),
+    )
+    assert good_entry and [r.version for r in good_entry.versions.releases] == ["1.1.0", "1.0.0"]
+    assert bad_entry and [r.version for r in bad_entry.versions.releases] == [
+        "1.0.0"
+    ]  # kept, not lost
