@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -21,8 +20,6 @@ from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate
 DownloadMode = Literal["archive", "git"]
 ArchiveScope = Literal["repository", "folder"]
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h)?")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 _HOSTNAME = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::\d{1,5})?")
 
 
@@ -116,100 +113,8 @@ def load_catalog(path: Path) -> Catalog:
     return catalog
 
 
-class _Reader:
-    """Walks the YAML tree once, collecting problems instead of stopping at the first."""
-
-    def __init__(self, base: Path) -> None:
-        self.base = base
-        self.problems: list[ConfigProblem] = []
-
-    def problem(self, path: str, line: int | None, reason: str) -> None:
-        self.problems.append(ConfigProblem(path or "(document)", line, reason))
-
-    def mapping(
-        self,
-        value: Any,
-        path: str,
-        line: int | None,
-        allowed: Collection[str],
-        required: Collection[str] = (),
-    ) -> yamldoc.Mapping | None:
-        if not isinstance(value, yamldoc.Mapping):
-            self.problem(path, line, f"must be a mapping, not {_kind(value)}")
-            return None
-        for key in value:
-            if key not in allowed:
-                known = ", ".join(sorted(allowed))
-                self.problem(
-                    _join(path, key), value.key_lines[key], f"unknown key (known keys: {known})"
-                )
-        for key in sorted(set(required) - value.keys()):
-            self.problem(_join(path, key), value.line, "is required")
-        return value
-
-    def string(
-        self, m: yamldoc.Mapping, key: str, path: str, default: str | None = None
-    ) -> str | None:
-        if key not in m or m[key] is None:
-            return default
-        value = m[key]
-        if not isinstance(value, str) or not value.strip():
-            self.problem(
-                _join(path, key),
-                m.key_lines[key],
-                f"must be a non-empty string, not {_kind(value)}",
-            )
-            return None
-        return value.strip()
-
-    def choice(self, m: yamldoc.Mapping, key: str, path: str, options: tuple[str, ...]) -> str:
-        value = self.string(m, key, path, options[0])
-        if value not in options:
-            self.problem(
-                _join(path, key),
-                m.key_lines.get(key),
-                f"must be one of {', '.join(options)}, not {value!r}",
-            )
-            return options[0]
-        return value
-
-    def parsed(self, m: yamldoc.Mapping, key: str, path: str, parse: Callable[[str], Any]) -> Any:
-        text = self.string(m, key, path)
-        if text is None:
-            return None
-        try:
-            return parse(text)
-        except ValueError as exc:
-            self.problem(_join(path, key), m.key_lines[key], str(exc))
-            return None
-
-    def duration(self, m: yamldoc.Mapping, key: str, path: str, default: float) -> float:
-        value = m.get(key, default)
-        if isinstance(value, bool):
-            value = None
-        if isinstance(value, (int, float)) and value > 0:
-            return float(value)
-        match = _DURATION.fullmatch(value.strip()) if isinstance(value, str) else None
-        seconds = float(match[1]) * _UNITS[match[2]] if match else 0.0
-        if seconds <= 0:
-            self.problem(
-                _join(path, key),
-                m.key_lines.get(key),
-                f"must be a positive duration like 30s, 5m or 1h, not {value!r}",
-            )
-            return default
-        return seconds
-
-    def file(self, m: yamldoc.Mapping, key: str, path: str) -> Path | None:
-        text = self.string(m, key, path)
-        if text is None:
-            return None
-        resolved = (self.base / os.path.expanduser(text)).resolve()
-        if not resolved.is_file():
-            self.problem(
-                _join(path, key), m.key_lines[key], f"{text!r} is not a readable file ({resolved})"
-            )
-        return resolved
+class _Reader(yamldoc.Reader):
+    """Reads the catalog's own keys, collecting problems instead of stopping at the first."""
 
     def catalog(self, document: Any, source: Path) -> Catalog | None:
         top = self.mapping(
@@ -265,15 +170,6 @@ class _Reader:
         certfile, keyfile = self.file(m, "certfile", "tls"), self.file(m, "keyfile", "tls")
         return TlsFiles(certfile, keyfile) if certfile and keyfile else None
 
-    def items(self, top: yamldoc.Mapping, key: str) -> list[tuple[str, int, Any]]:
-        value = top.get(key)
-        if value is None:
-            return []
-        if not isinstance(value, yamldoc.Sequence):
-            self.problem(key, top.key_lines[key], f"must be a list, not {_kind(value)}")
-            return []
-        return [(f"{key}[{i}]", value.item_lines[i], item) for i, item in enumerate(value)]
-
     def credentials(self, top: yamldoc.Mapping) -> list[Credential]:
         result = []
         keys = {"url", "username", "token_env", "token_file", "ssh_key", "known_hosts", "ca_file"}
@@ -285,7 +181,7 @@ class _Reader:
             token_env = self.string(m, "token_env", path)
             if token_env and token_env not in os.environ:
                 self.problem(
-                    _join(path, "token_env"),
+                    yamldoc.join(path, "token_env"),
                     m.key_lines["token_env"],
                     f"the environment variable {token_env} is not set",
                 )
@@ -348,7 +244,7 @@ class _Reader:
             archive = self.choice(m, "archive", path, ("repository", "folder"))
             if archive == "folder" and not folder:
                 self.problem(
-                    _join(path, "archive"),
+                    yamldoc.join(path, "archive"),
                     m.key_lines["archive"],
                     "'folder' needs a path: the module's folder",
                 )
@@ -366,7 +262,7 @@ class _Reader:
         texts = [value] if isinstance(value, str) else value
         if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
             self.problem(
-                _join(path, "tags"),
+                yamldoc.join(path, "tags"),
                 m.key_lines["tags"],
                 "must be a template string or a list of them",
             )
@@ -376,26 +272,8 @@ class _Reader:
             try:
                 result.append(TagTemplate.parse(text))
             except ValueError as exc:
-                self.problem(_join(path, "tags"), m.key_lines["tags"], str(exc))
+                self.problem(yamldoc.join(path, "tags"), m.key_lines["tags"], str(exc))
         return tuple(result) or default
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-def _kind(value: Any) -> str:
-    kinds = (
-        (bool, "a boolean"),
-        (dict, "a mapping"),
-        (list, "a list"),
-        (str, "a string"),
-        (int, "a number"),
-        (float, "a number"),
-    )
-    if value is None:
-        return "nothing"
-    return next((word for kind, word in kinds if isinstance(value, kind)), type(value).__name__)
 
 
 def _parse_listen(text: str) -> Listen:

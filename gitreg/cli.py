@@ -8,12 +8,14 @@ import dataclasses
 import logging
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from gitreg import __version__
 from gitreg.archive_cache import ArchiveCache
 from gitreg.catalog import Catalog, Listen, TlsFiles, load_catalog
 from gitreg.errors import ConfigError, SourceError
+from gitreg.gitsource import GitMirror
 from gitreg.registry import Registry
 from gitreg.server import hypercorn_config, serve_until_signalled
 from gitreg.web.app import create_app
@@ -83,12 +85,18 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
     problems: list[str] = []
     registry = Registry(catalog)
     paths = {spec.address.key: f"modules[{i}]" for i, spec in enumerate(catalog.modules)}
-    for location, mirror in registry.mirrors.items():
+
+    def reach(mirror: GitMirror) -> str | None:
         try:
             mirror.remote_tags()
         except SourceError as exc:
-            for spec in registry.specs[location]:
-                problems.append(f"{paths[spec.address.key]}.repo: {exc}")
+            return str(exc)
+        return None
+
+    with ThreadPoolExecutor(8) as pool:
+        for location, error in zip(registry.mirrors, pool.map(reach, registry.mirrors.values())):
+            for spec in registry.specs[location] if error else ():
+                problems.append(f"{paths[spec.address.key]}.repo: {error}")
     registry.refresh()
     for entry in registry.index.entries():
         if not entry.versions.releases and registry.status[entry.spec.repo].last_error is None:

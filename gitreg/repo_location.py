@@ -11,7 +11,7 @@ from urllib.parse import unquote, urlsplit
 Transport = Literal["https", "http", "ssh", "git", "local"]
 
 _SCP_LIKE = re.compile(r"(?P<user>[^@/:]+@)?(?P<host>[^/:]+):(?P<path>[^/].*)")
-_USERINFO = re.compile(r"(://)[^/@]*@")
+_PASSWORD = re.compile(r"(://[^/@:\s]*):[^/@\s]*@")
 
 
 def is_scp_like(text: str) -> bool:
@@ -20,8 +20,8 @@ def is_scp_like(text: str) -> bool:
 
 
 def redact(text: str) -> str:
-    """Remove any userinfo from URLs in `text`, so that logs never carry a secret."""
-    return _USERINFO.sub(r"\1***@", text)
+    """Hide any password in URLs in `text` (`https://user:***@host`), so logs never carry one."""
+    return _PASSWORD.sub(r"\1:***@", text)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,19 @@
-"""YAML loading that remembers where each key stood, so config errors can name the line."""
+"""YAML that remembers where each key stood, and a reader that reports problems by key path."""
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Callable, Collection
+from pathlib import Path
 from typing import Any
 
 import yaml
+
+from gitreg.errors import ConfigProblem
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h)?")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
 
 class Mapping(dict[str, Any]):
@@ -64,3 +73,124 @@ _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequen
 def load(text: str) -> Any:
     """Parse one YAML document; raise yaml.YAMLError (with a line) when it is not YAML."""
     return yaml.load(text, Loader=_Loader)
+
+
+class Reader:
+    """Walks a YAML tree once, collecting every problem with its key path and line."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.problems: list[ConfigProblem] = []
+
+    def problem(self, path: str, line: int | None, reason: str) -> None:
+        self.problems.append(ConfigProblem(path or "(document)", line, reason))
+
+    def mapping(
+        self,
+        value: Any,
+        path: str,
+        line: int | None,
+        allowed: Collection[str],
+        required: Collection[str] = (),
+    ) -> Mapping | None:
+        if not isinstance(value, Mapping):
+            self.problem(path, line, f"must be a mapping, not {_kind(value)}")
+            return None
+        for key in value:
+            if key not in allowed:
+                known = ", ".join(sorted(allowed))
+                self.problem(
+                    join(path, key), value.key_lines[key], f"unknown key (known keys: {known})"
+                )
+        for key in sorted(set(required) - value.keys()):
+            self.problem(join(path, key), value.line, "is required")
+        return value
+
+    def string(self, m: Mapping, key: str, path: str, default: str | None = None) -> str | None:
+        if key not in m or m[key] is None:
+            return default
+        value = m[key]
+        if not isinstance(value, str) or not value.strip():
+            self.problem(
+                join(path, key),
+                m.key_lines[key],
+                f"must be a non-empty string, not {_kind(value)}",
+            )
+            return None
+        return value.strip()
+
+    def choice(self, m: Mapping, key: str, path: str, options: tuple[str, ...]) -> str:
+        value = self.string(m, key, path, options[0])
+        if value not in options:
+            self.problem(
+                join(path, key),
+                m.key_lines.get(key),
+                f"must be one of {', '.join(options)}, not {value!r}",
+            )
+            return options[0]
+        return value
+
+    def parsed(self, m: Mapping, key: str, path: str, parse: Callable[[str], Any]) -> Any:
+        text = self.string(m, key, path)
+        if text is None:
+            return None
+        try:
+            return parse(text)
+        except ValueError as exc:
+            self.problem(join(path, key), m.key_lines[key], str(exc))
+            return None
+
+    def duration(self, m: Mapping, key: str, path: str, default: float) -> float:
+        value = m.get(key, default)
+        if isinstance(value, bool):
+            value = None
+        if isinstance(value, (int, float)) and value > 0:
+            return float(value)
+        match = _DURATION.fullmatch(value.strip()) if isinstance(value, str) else None
+        seconds = float(match[1]) * _UNITS[match[2]] if match else 0.0
+        if seconds <= 0:
+            self.problem(
+                join(path, key),
+                m.key_lines.get(key),
+                f"must be a positive duration like 30s, 5m or 1h, not {value!r}",
+            )
+            return default
+        return seconds
+
+    def file(self, m: Mapping, key: str, path: str) -> Path | None:
+        text = self.string(m, key, path)
+        if text is None:
+            return None
+        resolved = (self.base / os.path.expanduser(text)).resolve()
+        if not resolved.is_file():
+            self.problem(
+                join(path, key), m.key_lines[key], f"{text!r} is not a readable file ({resolved})"
+            )
+        return resolved
+
+    def items(self, top: Mapping, key: str) -> list[tuple[str, int, Any]]:
+        value = top.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, Sequence):
+            self.problem(key, top.key_lines[key], f"must be a list, not {_kind(value)}")
+            return []
+        return [(f"{key}[{i}]", value.item_lines[i], item) for i, item in enumerate(value)]
+
+
+def join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _kind(value: Any) -> str:
+    kinds = (
+        (bool, "a boolean"),
+        (dict, "a mapping"),
+        (list, "a list"),
+        (str, "a string"),
+        (int, "a number"),
+        (float, "a number"),
+    )
+    if value is None:
+        return "nothing"
+    return next((word for kind, word in kinds if isinstance(value, kind)), type(value).__name__)

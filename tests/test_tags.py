@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from gitreg.repo_location import redact
 from gitreg.tags import TagTemplate, parse_version
 
 
@@ -70,3 +71,18 @@ def test_valid_versions(text: str) -> None:
 def test_invalid_versions(text: str) -> None:
     with pytest.raises(ValueError, match="not a Semantic Version"):
         parse_version(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "fatal: https://user:tok3n@git.example.com/x.git",
+            "fatal: https://user:***@git.example.com/x.git",
+        ),
+        ("ssh://git@git.example.com/x.git", "ssh://git@git.example.com/x.git"),
+        ("https://:tok3n@h/x and https://a:b@h/y", "https://:***@h/x and https://a:***@h/y"),
+    ],
+)
+def test_redact_hides_passwords_only(text: str, shown: str) -> None:
+    assert redact(text) == shown
