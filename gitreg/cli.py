@@ -94,9 +94,12 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
         return None
 
     with ThreadPoolExecutor(8) as pool:
-        for location, error in zip(registry.mirrors, pool.map(reach, registry.mirrors.values())):
-            for spec in registry.specs[location] if error else ():
-                problems.append(f"{paths[spec.address.key]}.repo: {error}")
+        errors = dict(
+            zip(registry.mirrors, pool.map(reach, registry.mirrors.values()), strict=True)
+        )
+    for location, error in errors.items():
+        for spec in registry.specs[location] if error else ():
+            problems.append(f"{paths[spec.address.key]}.repo: {error}")
     registry.refresh()
     for entry in registry.index.entries():
         if not entry.versions.releases and registry.status[entry.spec.repo].last_error is None:
