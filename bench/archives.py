@@ -10,14 +10,13 @@ import argparse
 import random
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
 
-from bench.harness import free_port, git, server
+from bench.harness import free_port, git, gitreg_serve, server
 
 
 def _timed(action: object) -> float:
@@ -55,18 +54,7 @@ def main() -> None:
             "cache_dir: cache\nmodules:\n  - {namespace: bench, name: big, system: generic, repo: big}\n"
         )
         port = free_port()
-        command = [
-            sys.executable,
-            "-m",
-            "gitreg",
-            "serve",
-            "--log-level",
-            "warning",
-            "--config",
-            str(root / "registry.yaml"),
-            "--listen",
-            f"127.0.0.1:{port}",
-        ]
+        command = gitreg_serve(root / "registry.yaml", port)
         cold, warm, baseline = [], [], []
         size = 0
         with (

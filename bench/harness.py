@@ -44,6 +44,21 @@ def server(command: list[str], port: int, ready_path: str) -> Iterator[str]:
         process.wait(timeout=15)
 
 
+def gitreg_serve(config: Path, port: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "gitreg",
+        "serve",
+        "--log-level",
+        "warning",
+        "--config",
+        str(config),
+        "--listen",
+        f"127.0.0.1:{port}",
+    ]
+
+
 def hypercorn_app(app: str, port: int) -> list[str]:
     return [
         sys.executable,

@@ -9,11 +9,10 @@ the same bounded client in the same run. The figure that matters is the ratio.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
-from bench.harness import free_port, git, hypercorn_app, requests_per_second, server
+from bench.harness import free_port, git, gitreg_serve, hypercorn_app, requests_per_second, server
 
 
 def main() -> None:
@@ -46,18 +45,7 @@ def main() -> None:
                 for name, p in paths.items()
             }
         port = free_port()
-        command = [
-            sys.executable,
-            "-m",
-            "gitreg",
-            "serve",
-            "--log-level",
-            "warning",
-            "--config",
-            str(root / "registry.yaml"),
-            "--listen",
-            f"127.0.0.1:{port}",
-        ]
+        command = gitreg_serve(root / "registry.yaml", port)
         with server(command, port, paths["versions"]) as base:
             results["gitreg"] = {
                 name: requests_per_second(base + p, args.requests, args.concurrency)

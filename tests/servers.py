@@ -10,12 +10,14 @@ import shutil
 import socket
 import ssl
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import IO
 
 from hypercorn.asyncio import serve
 
@@ -25,6 +27,16 @@ from gitreg.registry import Registry
 from gitreg.server import hypercorn_config
 from gitreg.tlscert import TlsMaterial
 from gitreg.web.app import create_app
+
+
+def start_gitreg(*args: str, output: IO[str] | None = None) -> subprocess.Popen[str]:
+    """`python -m gitreg ARGS` as a user runs it; its output goes to `output`, or to a pipe."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "gitreg", *args],
+        stdout=output or subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def free_port() -> int:

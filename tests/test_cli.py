@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.gitrepo import GitRepo, module_files
-from tests.servers import free_port
+from tests.servers import free_port, start_gitreg
 
 
 def gitreg(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -97,21 +97,7 @@ def test_broken_catalog_is_refused_with_key_and_line(tmp_path: Path, command: st
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_serve_plain_http_and_stop_on_signal(catalog: Path, sig: signal.Signals) -> None:
     port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gitreg",
-            "serve",
-            "--config",
-            str(catalog),
-            "--listen",
-            f"127.0.0.1:{port}",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    process = start_gitreg("serve", "--config", str(catalog), "--listen", f"127.0.0.1:{port}")
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -8,7 +8,6 @@ import shutil
 import signal
 import ssl
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ import pytest
 
 from gitreg.tlscert import TlsMaterial
 from tests.gitrepo import GitRepo, module_files
-from tests.servers import bare_clone, free_port, git_daemon
+from tests.servers import bare_clone, free_port, git_daemon, start_gitreg
 
 pytestmark = [
     pytest.mark.terraform,
@@ -73,23 +72,17 @@ modules:
 """)
         port = free_port()
         log = (root / "gitreg.log").open("w")
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gitreg",
-                "serve",
-                "--config",
-                str(root / "registry.yaml"),
-                "--listen",
-                f"127.0.0.1:{port}",
-                "--certfile",
-                str(tls.certfile),
-                "--keyfile",
-                str(tls.keyfile),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
+        process = start_gitreg(
+            "serve",
+            "--config",
+            str(root / "registry.yaml"),
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--certfile",
+            str(tls.certfile),
+            "--keyfile",
+            str(tls.keyfile),
+            output=log,
         )
         try:
             _wait_healthy(f"https://127.0.0.1:{port}/healthz", tls, process)
@@ -100,7 +93,7 @@ modules:
             log.close()
 
 
-def _wait_healthy(url: str, tls: TlsMaterial, process: subprocess.Popen[bytes]) -> None:
+def _wait_healthy(url: str, tls: TlsMaterial, process: subprocess.Popen[str]) -> None:
     context = ssl.create_default_context(cafile=str(tls.ca_cert))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -255,20 +248,8 @@ def test_the_readme_demo(tmp_path: Path) -> None:
     shutil.copy(top / "registry.yaml", tmp_path / "registry.yaml")
     shutil.copytree(top / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("repos"))
     port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gitreg",
-            "demo",
-            "--config",
-            str(tmp_path / "registry.yaml"),
-            "--listen",
-            f"127.0.0.1:{port}",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    process = start_gitreg(
+        "demo", "--config", str(tmp_path / "registry.yaml"), "--listen", f"127.0.0.1:{port}"
     )
     try:
         ca = tmp_path / ".gitreg" / "demo-tls" / "ca.pem"
