@@ -93,6 +93,8 @@ class GitMirror:
             )
         except git.GitCommandError as exc:
             raise SourceError(f"cannot reach {self.location}: {_stderr(exc)}") from exc
+        except (git.GitError, OSError) as exc:
+            raise SourceError(f"cannot reach {self.location}: {exc}") from exc
         refs = {}
         for line in str(out).splitlines():
             sha, _, ref = line.partition("\t")

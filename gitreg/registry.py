@@ -118,20 +118,24 @@ class Registry:
 
 
 def _log_changes(previous: list[ModuleEntry], current: list[ModuleEntry]) -> None:
+    """New versions and newly ignored tags (so every dropped tag is explained once)."""
     before = {e.spec.address.key: e for e in previous}
     for entry in current:
         old = before.get(entry.spec.address.key)
-        old_releases = set(old.versions.releases) if old else set()
-        old_ignored = set(old.versions.ignored) if old else set()
-        for release in entry.versions.releases:
-            if release not in old_releases:
+        releases = entry.versions.releases
+        if old is None:  # the first read: one line per module, not one per version
+            newest = f", newest {releases[0].version}" if releases else ""
+            log.info("%s: %d versions%s", entry.spec.address, len(releases), newest)
+        else:
+            for release in set(releases) - set(old.versions.releases):
                 log.info(
-                    "%s %s: tag %s, commit %s",
+                    "%s: new version %s (tag %s, commit %s)",
                     entry.spec.address,
                     release.version,
                     release.tag,
                     release.commit[:12],
                 )
+        old_ignored = set(old.versions.ignored) if old else set()
         for ignored in entry.versions.ignored:
             if ignored not in old_ignored:
                 log.info("%s: ignoring tag %s: %s", entry.spec.address, ignored.tag, ignored.reason)

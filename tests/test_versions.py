@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+import pytest
 
 from gitreg.registry import Registry
 from tests.conftest import WriteCatalog
@@ -166,3 +169,26 @@ def test_corrupt_mirror_affects_only_its_repository(
     assert bad_entry and [r.version for r in bad_entry.versions.releases] == [
         "1.0.0"
     ]  # kept, not lost
+
+
+def test_changes_are_logged_once(
+    tmp_path: Path, write_catalog: WriteCatalog, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="gitreg.registry")
+    repo = GitRepo(tmp_path / "logged")
+    repo.release("v1.0.0", module_files("1.0.0"))
+    repo.tag("1.0.0")
+    registry = _registry(
+        write_catalog, f"  - {{namespace: a, name: logged, system: x, repo: {repo.path}}}\n"
+    )
+    assert "a/logged/x: 1 versions, newest 1.0.0" in caplog.text
+    assert (
+        "a/logged/x: ignoring tag 1.0.0: same version 1.0.0 as tag v1.0.0, which wins"
+        in caplog.text
+    )
+    caplog.clear()
+    repo.release("v1.1.0", module_files("1.1.0"))
+    registry.refresh()
+    assert caplog.messages == [
+        f"a/logged/x: new version 1.1.0 (tag v1.1.0, commit {git(repo.path, 'rev-parse', 'HEAD')[:12]})"
+    ]
