@@ -135,7 +135,7 @@ class _Reader(yamldoc.Reader):
         )
         if top is None:
             return None
-        listen = self.parsed(top, "listen", "", _parse_listen) or Listen("127.0.0.1", 8443)
+        listen = self.parsed(top, "listen", "", parse_listen) or Listen("127.0.0.1", 8443)
         hostname = self.parsed(top, "hostname", "", _parse_hostname) or str(listen)
         cache_dir = (
             self.base
@@ -276,7 +276,7 @@ class _Reader(yamldoc.Reader):
         return tuple(result) or default
 
 
-def _parse_listen(text: str) -> Listen:
+def parse_listen(text: str) -> Listen:
     host, sep, port = text.rpartition(":")
     host = host.strip("[]")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from gitreg import __version__
 from gitreg.archive_cache import ArchiveCache
-from gitreg.catalog import Catalog, Listen, TlsFiles, load_catalog
+from gitreg.catalog import Catalog, Listen, TlsFiles, load_catalog, parse_listen
 from gitreg.errors import ConfigError, SourceError
 from gitreg.gitsource import GitMirror
 from gitreg.registry import Registry
@@ -57,6 +57,10 @@ def serve(catalog: Catalog, args: argparse.Namespace) -> int:
         return 2
     if args.certfile:
         tls = TlsFiles(Path(args.certfile).resolve(), Path(args.keyfile).resolve())
+        missing = [str(p) for p in (tls.certfile, tls.keyfile) if not p.is_file()]
+        if missing:
+            print(f"no such file: {', '.join(missing)}", file=sys.stderr)
+            return 2
     return run_server(catalog, listen, tls, args.access_log)
 
 
@@ -160,10 +164,11 @@ def _cache_dir_problem(path: Path) -> str | None:
 
 
 def _listen(text: str) -> Listen:
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit():
-        raise SystemExit(f"--listen {text!r}: expected HOST:PORT")
-    return Listen(host.strip("[]"), int(port))
+    try:
+        return parse_listen(text)
+    except ValueError as exc:
+        print(f"--listen: {exc}", file=sys.stderr)
+        raise SystemExit(2) from exc
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -129,3 +129,15 @@ def test_unwritable_cache_dir_is_refused(catalog: Path, tmp_path: Path) -> None:
     done = gitreg("serve", "--config", str(catalog))
     assert done.returncode == 2
     assert "cache_dir: " in done.stderr and "is not a writable folder" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--listen", "nonsense"], "--listen: 'nonsense' must be HOST:PORT"),
+        (["--certfile", "absent.pem", "--keyfile", "absent.key"], "no such file"),
+    ],
+)
+def test_bad_serve_flags(catalog: Path, args: list[str], message: str) -> None:
+    done = gitreg("serve", "--config", str(catalog), *args)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
