@@ -30,12 +30,6 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    if args.command is demo:
-        from gitreg.demo import build_examples
-
-        # Before the catalog is read: it names the example repositories this builds.
-        for path in build_examples(Path(args.config).resolve().parent / "examples"):
-            print(f"example repository: {path}")
     try:
         catalog = load_catalog(Path(args.config))
     except ConfigError as exc:
@@ -201,11 +195,6 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--offline", action="store_true", help="read the mirrors in cache_dir without fetching"
     )
-    sub = command(
-        "demo",
-        demo,
-        "build the example repositories and serve them over HTTPS with a throwaway certificate",
-        "info",
-    )
+    sub = command("demo", demo, "serve the catalog over HTTPS with a throwaway certificate", "info")
     sub.add_argument("--listen", help="HOST:PORT (default: listen in registry.yaml)")
     return parser

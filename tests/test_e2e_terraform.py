@@ -246,7 +246,7 @@ def test_the_readme_demo(tmp_path: Path) -> None:
     """`gitreg demo` on the bundled catalog serves the examples, and terraform installs them."""
     top = Path(__file__).resolve().parent.parent
     shutil.copy(top / "registry.yaml", tmp_path / "registry.yaml")
-    shutil.copytree(top / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("repos"))
+    shutil.copytree(top / "examples", tmp_path / "examples")
     port = free_port()
     process = start_gitreg(
         "demo", "--config", str(tmp_path / "registry.yaml"), "--listen", f"127.0.0.1:{port}"
