@@ -20,6 +20,9 @@ Terraform trusts it through the environment:
 
     export SSL_CERT_FILE={material.ca_cert}
 
+(It replaces the system's CA list for that shell: fine for these modules; to reach public
+registries from the same shell, point it at a bundle holding both.)
+
 Module sources name the registry by a host with a dot, so use {host}:{listen.port}:
 
     module "example" {{
