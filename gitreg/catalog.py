@@ -7,7 +7,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import yaml
 
@@ -19,6 +19,8 @@ from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate
 
 DownloadMode = Literal["archive", "git"]
 ArchiveScope = Literal["repository", "folder"]
+MovedPolicy = Literal["pin", "follow", "quarantine"]
+DeletedPolicy = Literal["keep", "remove"]
 
 _HOSTNAME = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::\d{1,5})?")
 
@@ -60,6 +62,24 @@ class Credential:
 
 
 @dataclass(frozen=True)
+class SecretRef:
+    """Where a secret is kept: an environment variable or a file. Read at use, never shown."""
+
+    env: str | None = None
+    file: Path | None = None
+
+    def value(self) -> str | None:
+        if self.env:
+            return os.environ.get(self.env) or None
+        if self.file:
+            try:
+                return self.file.read_text().strip() or None
+            except OSError:
+                return None
+        return None
+
+
+@dataclass(frozen=True)
 class ModuleSpec:
     address: ModuleAddress
     repo: RepoLocation
@@ -68,6 +88,9 @@ class ModuleSpec:
     download: DownloadMode = "archive"
     git_url: str | None = None
     archive: ArchiveScope = "repository"
+    moved_tags: MovedPolicy = "pin"
+    deleted_tags: DeletedPolicy = "keep"
+    webhook_secret: SecretRef | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +104,16 @@ class Catalog:
     fetch_timeout: float
     credentials: tuple[Credential, ...]
     modules: tuple[ModuleSpec, ...] = field(default_factory=tuple)
+    webhook_secret: SecretRef | None = None
+    poll_concurrency: int = 16
+    max_backoff: float = 900.0
+
+    def webhook_secret_for(self, repo: RepoLocation) -> SecretRef | None:
+        """The repository's own webhook secret, else the global one."""
+        own = next(
+            (m.webhook_secret for m in self.modules if m.repo == repo and m.webhook_secret), None
+        )
+        return own or self.webhook_secret
 
     def credential_for(self, url: str) -> Credential | None:
         """The credential with the longest matching URL prefix."""
@@ -130,6 +163,9 @@ class _Reader(yamldoc.Reader):
                 "fetch_timeout",
                 "credentials",
                 "modules",
+                "webhooks",
+                "poll_concurrency",
+                "max_backoff",
             },
             {"modules"},
         )
@@ -153,6 +189,9 @@ class _Reader(yamldoc.Reader):
             fetch_timeout=self.duration(top, "fetch_timeout", "", 120.0),
             credentials=credentials,
             modules=modules,
+            webhook_secret=self.secret(top, "webhooks", ""),
+            poll_concurrency=self.count(top, "poll_concurrency", "", 16),
+            max_backoff=self.duration(top, "max_backoff", "", 900.0),
         )
 
     def tls(self, top: yamldoc.Mapping) -> TlsFiles | None:
@@ -219,6 +258,9 @@ class _Reader(yamldoc.Reader):
             "download",
             "git_url",
             "archive",
+            "moved_tags",
+            "deleted_tags",
+            "webhook",
         }
         for path, line, item in self.items(top, "modules"):
             m = self.mapping(item, path, line, keys, {"namespace", "name", "system", "repo"})
@@ -249,10 +291,52 @@ class _Reader(yamldoc.Reader):
                     "'folder' needs a path: the module's folder",
                 )
             git_url = self.parsed(m, "git_url", path, _parse_git_url)
+            moved = self.choice(m, "moved_tags", path, ("pin", "follow", "quarantine"))
+            deleted = self.choice(m, "deleted_tags", path, ("keep", "remove"))
+            secret = self.secret(m, "webhook", path)
             if address and repo:
-                spec = ModuleSpec(address, repo, folder, templates, download, git_url, archive)  # type: ignore[arg-type]
+                spec = ModuleSpec(
+                    address=address,
+                    repo=repo,
+                    path=folder,
+                    tags=templates,
+                    download=cast(DownloadMode, download),
+                    git_url=git_url,
+                    archive=cast(ArchiveScope, archive),
+                    moved_tags=cast(MovedPolicy, moved),
+                    deleted_tags=cast(DeletedPolicy, deleted),
+                    webhook_secret=secret,
+                )
+                rival = next((r for r in result if r.repo == repo and r.webhook_secret), None)
+                if secret and rival and rival.webhook_secret != secret:
+                    self.problem(
+                        yamldoc.join(path, "webhook"),
+                        m.key_lines["webhook"],
+                        f"{rival.address} uses the same repository with another webhook secret",
+                    )
                 result.append(spec)
         return result
+
+    def secret(self, parent: yamldoc.Mapping, key: str, path: str) -> SecretRef | None:
+        if parent.get(key) is None:
+            return None
+        where = yamldoc.join(path, key)
+        m = self.mapping(parent[key], where, parent.key_lines[key], {"secret_env", "secret_file"})
+        if m is None:
+            return None
+        env, file = self.string(m, "secret_env", where), self.file(m, "secret_file", where)
+        if bool(env) == bool(file):
+            self.problem(
+                where, parent.key_lines[key], "give secret_env or secret_file (one of them)"
+            )
+            return None
+        if env and not os.environ.get(env):
+            self.problem(
+                yamldoc.join(where, "secret_env"),
+                m.key_lines["secret_env"],
+                f"the environment variable {env} is not set",
+            )
+        return SecretRef(env, file)
 
     def templates(self, m: yamldoc.Mapping, path: str) -> tuple[TagTemplate, ...]:
         value = m.get("tags")

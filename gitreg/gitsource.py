@@ -13,7 +13,7 @@ import logging
 import re
 import shlex
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +21,7 @@ from pathlib import Path
 import git
 from dulwich.errors import NotTreeError
 from dulwich.object_store import peel_sha
-from dulwich.objects import Commit, Tree
+from dulwich.objects import Commit, ObjectID, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
@@ -32,6 +32,7 @@ from gitreg.repo_location import RepoLocation, redact
 log = logging.getLogger(__name__)
 
 TAG_REFSPEC = "+refs/tags/*:refs/tags/*"
+PUBLISHED_REFS = "refs/gitreg/published/"
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,8 @@ class GitMirror:
         self.timeout = timeout
         slug = re.sub(r"[^A-Za-z0-9._-]", "-", location.url.rstrip("/").rsplit("/", 1)[-1])[:40]
         digest = hashlib.sha256(location.url.encode()).hexdigest()[:12]
-        self.path = cache_dir / "mirrors" / f"{slug.removesuffix('.git')}-{digest}.git"
+        self.name = f"{slug.removesuffix('.git')}-{digest}"
+        self.path = cache_dir / "mirrors" / f"{self.name}.git"
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -115,8 +117,31 @@ class GitMirror:
                 result.append(TagRef(name.decode("utf-8", "replace"), commit))
             return result
 
+    def local_tags(self) -> dict[str, str]:
+        """The mirror's tag refs as ls-remote names them (refs/tags/NAME → object id)."""
+        with self.open() as repo:
+            tags = repo.refs.as_dict(Ref(b"refs/tags"))
+            return {
+                f"refs/tags/{name.decode('utf-8', 'replace')}": sha.decode()
+                for name, sha in tags.items()
+            }
+
     def has_folder(self, repo: Repo, commit: str, *, folder: str) -> bool:
         return folder_tree(repo, commit, folder) is not None
+
+    @staticmethod
+    def has_commit(repo: Repo, commit: str) -> bool:
+        try:
+            return isinstance(repo[commit.encode()], Commit)
+        except (KeyError, ValueError):
+            return False
+
+    def keep(self, published: Mapping[str, str]) -> None:
+        """Hold each published commit with a ref of gitreg's own (refs/gitreg/published/TAG),
+        so that it stays in the mirror after its tag is moved or deleted upstream."""
+        with self._lock, self.open() as repo:
+            for tag, commit in published.items():
+                repo.refs[Ref(f"{PUBLISHED_REFS}{tag}".encode())] = ObjectID(commit.encode())
 
     def open(self) -> AbstractContextManager[Repo]:
         if not self.exists():

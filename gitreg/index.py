@@ -8,6 +8,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from gitreg.catalog import ModuleSpec
+from gitreg.tag_policy import TagChange
 from gitreg.versions import ModuleVersions, Release
 
 
@@ -16,6 +17,7 @@ class ModuleEntry:
     spec: ModuleSpec
     mirror_path: Path
     versions: ModuleVersions
+    changes: tuple[TagChange, ...] = ()  # published tags that moved or were deleted
     by_version: Mapping[str, Release] = field(init=False)
     commits: frozenset[str] = field(init=False)
 
@@ -36,6 +38,9 @@ class VersionIndex:
 
     def entries(self) -> list[ModuleEntry]:
         return list(self._entries.values())
+
+    def items(self) -> list[tuple[tuple[str, str, str], ModuleEntry]]:
+        return list(self._entries.items())
 
     def __len__(self) -> int:
         return len(self._entries)

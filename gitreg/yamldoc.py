@@ -157,6 +157,17 @@ class Reader:
             return default
         return seconds
 
+    def count(self, m: Mapping, key: str, path: str, default: int) -> int:
+        value = m.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 1024:
+            self.problem(
+                join(path, key),
+                m.key_lines.get(key),
+                f"must be a whole number from 1 to 1024, not {value!r}",
+            )
+            return default
+        return value
+
     def file(self, m: Mapping, key: str, path: str) -> Path | None:
         text = self.string(m, key, path)
         if text is None:

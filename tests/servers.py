@@ -62,7 +62,7 @@ class RegistryServer:
     ) -> None:
         self.registry = Registry(catalog)
         self.registry.refresh()
-        self.app = create_app(self.registry, ArchiveCache(catalog.cache_dir), refresh=refresh)
+        self.app = create_app(self.registry, ArchiveCache(catalog.cache_dir), background=refresh)
         self.port = free_port()
         self.scheme = "https" if tls else "http"
         self.config = hypercorn_config(Listen("127.0.0.1", self.port), tls)

@@ -51,7 +51,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> httpx.AsyncClient:
     )
     registry = Registry(load_catalog(root / "registry.yaml"))
     registry.refresh()
-    app = create_app(registry, ArchiveCache(root / "cache"), refresh=False)
+    app = create_app(registry, ArchiveCache(root / "cache"), background=False)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gitreg.test")
 
 

@@ -101,7 +101,7 @@ def test_refresh_swaps_in_new_tags_and_deleted_ones(
     repo = GitRepo(tmp_path / "live")
     repo.release("v1.0.0", module_files("1.0.0"))
     registry = _registry(
-        write_catalog, f"  - {{namespace: a, name: live, system: x, repo: {repo.path}}}\n"
+        write_catalog, f"  - {{namespace: a, name: live, system: x, repo: {repo.path}, deleted_tags: remove}}\n"
     )
     before = registry.index
     repo.release("v1.1.0", module_files("1.1.0"))
@@ -190,5 +190,5 @@ def test_changes_are_logged_once(
     repo.release("v1.1.0", module_files("1.1.0"))
     registry.refresh()
     assert caplog.messages == [
-        f"a/logged/x: new version 1.1.0 (tag v1.1.0, commit {git(repo.path, 'rev-parse', 'HEAD')[:12]})"
+        f"a/logged/x: new version 1.1.0 (tag v1.1.0, commit {git(repo.path, 'rev-parse', 'HEAD')[:12]}; startup)"
     ]

@@ -14,7 +14,9 @@ from starlette.routing import Route
 
 from gitreg.archive_cache import ArchiveCache
 from gitreg.locations import ARCHIVES_PREFIX
-from gitreg.registry import Registry, refresh_forever
+from gitreg.poller import Poller
+from gitreg.registry import Registry
+from gitreg.watching import watch_catalog, watch_repositories
 from gitreg.web import discovery, modules
 from gitreg.web.bodies import BufferedBodies
 from gitreg.web.errors import HANDLERS
@@ -27,17 +29,23 @@ async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok", "modules": len(registry.index)})
 
 
-def create_app(registry: Registry, archives: ArchiveCache, refresh: bool = True) -> Starlette:
-    """The registry app; with `refresh`, the lifespan re-fetches every refresh_interval."""
+def create_app(registry: Registry, archives: ArchiveCache, background: bool = True) -> Starlette:
+    """The registry app; with `background`, its lifespan polls the repositories, watches the
+    local ones, and reloads registry.yaml when it changes."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        task = asyncio.create_task(refresh_forever(registry)) if refresh else None
+        tasks = []
+        if background:
+            tasks = [
+                asyncio.create_task(Poller(registry).run()),
+                asyncio.create_task(watch_repositories(registry)),
+                asyncio.create_task(watch_catalog(registry, registry.catalog.source)),
+            ]
         yield
-        if task:
+        for task in tasks:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     routes = [
         Route("/.well-known/terraform.json", discovery.terraform_json),

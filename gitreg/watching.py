@@ -1,0 +1,101 @@
+"""Watching with watchfiles: local repositories' tags (a new tag is served within about a
+second) and registry.yaml (a valid edit is applied live, an invalid one refused)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+from watchfiles import awatch
+
+from gitreg.catalog import Catalog, load_catalog
+from gitreg.errors import ConfigError
+from gitreg.registry import Registry
+from gitreg.repo_location import RepoLocation
+
+log = logging.getLogger(__name__)
+
+_CHECK_MS = 1000  # how often a watch wakes up to notice a catalog change
+
+
+def git_dir(location: RepoLocation) -> Path:
+    """A work tree's .git folder, or the bare repository itself."""
+    path = Path(location.url)
+    return path / ".git" if (path / ".git").is_dir() else path
+
+
+def _tag_change(git_dirs: dict[Path, RepoLocation]) -> dict[str, RepoLocation]:
+    """tag files (refs/tags/..., packed-refs) → the repository they belong to."""
+    return {str(d / "refs" / "tags"): loc for d, loc in git_dirs.items()} | {
+        str(d / "packed-refs"): loc for d, loc in git_dirs.items()
+    }
+
+
+def _is_tag_file(owner: Callable[[str], RepoLocation | None], _: object, path: str) -> bool:
+    return owner(path) is not None
+
+
+def _owner(watched: dict[str, RepoLocation], path: str) -> RepoLocation | None:
+    return next((loc for prefix, loc in watched.items() if path.startswith(prefix)), None)
+
+
+async def watch_repositories(registry: Registry) -> None:
+    """Sync a local repository as soon as its tags change; runs until cancelled."""
+    while True:
+        catalog = registry.catalog
+        dirs = {git_dir(loc): loc for loc in registry.mirrors if loc.transport == "local"}
+        dirs = {d: loc for d, loc in dirs.items() if d.is_dir()}
+        if not dirs:
+            while registry.catalog is catalog:
+                await asyncio.sleep(_CHECK_MS / 1000)
+            continue
+        owner = partial(_owner, _tag_change(dirs))
+        async for changes in awatch(
+            *dirs,
+            watch_filter=partial(_is_tag_file, owner),
+            step=50,
+            debounce=400,
+            rust_timeout=_CHECK_MS,
+            yield_on_timeout=True,
+        ):
+            for location in {loc for _, p in changes if (loc := owner(p)) is not None}:
+                await asyncio.to_thread(registry.sync_repo, location, "watch")
+            if registry.catalog is not catalog:
+                break  # the set of local repositories may have changed: watch anew
+
+
+async def reload_catalog(registry: Registry, path: Path) -> bool:
+    """Read registry.yaml again and serve it; an invalid one is refused and the old one serves."""
+    try:
+        catalog = await asyncio.to_thread(load_catalog, path)
+    except ConfigError as exc:
+        log.error("%s\nstill serving the previous catalog", exc)
+        return False
+    catalog = _keep_what_needs_a_restart(registry.catalog, catalog)
+    await asyncio.to_thread(registry.apply_catalog, catalog)
+    log.info(
+        "catalog reloaded: %d modules in %d repositories",
+        len(catalog.modules),
+        len(registry.mirrors),
+    )
+    return True
+
+
+def _keep_what_needs_a_restart(old: Catalog, new: Catalog) -> Catalog:
+    for key in ("listen", "tls", "cache_dir"):
+        if getattr(old, key) != getattr(new, key):
+            log.warning("catalog reload: a change of %s takes effect at the next restart", key)
+    return dataclasses.replace(new, listen=old.listen, tls=old.tls, cache_dir=old.cache_dir)
+
+
+async def watch_catalog(registry: Registry, path: Path) -> None:
+    """Reload registry.yaml whenever it is written (editors often replace it: watch its folder)."""
+    target = str(path.resolve())
+    async for _ in awatch(
+        path.resolve().parent, watch_filter=lambda _c, p: p == target, recursive=False, step=100
+    ):
+        await reload_catalog(registry, path)
