@@ -16,7 +16,9 @@ from gitreg.archive_cache import ArchiveCache
 from gitreg.catalog import Catalog, Listen, TlsFiles, load_catalog, parse_listen
 from gitreg.errors import ConfigError, SourceError
 from gitreg.gitsource import GitMirror
+from gitreg.listing import print_listing
 from gitreg.registry import Registry
+from gitreg.repo_location import RepoLocation
 from gitreg.server import hypercorn_config, serve_until_signalled
 from gitreg.web.app import create_app
 
@@ -113,29 +115,15 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
 
 
 def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
+    """What a server on this cache_dir serves: mirrors are read as they are, and fetched only
+    when they do not exist yet (or with --fetch), so the repositories' state is the server's."""
     registry = Registry(catalog)
-    registry.refresh(fetch=not args.offline)
-    for spec in catalog.modules:
-        entry = registry.index.get(*spec.address.key)
-        print(f"{catalog.hostname}/{spec.address}")
-        details = [f"repo {spec.repo}", f"download {spec.download}"]
-        if spec.path:
-            details.insert(1, f"path {spec.path}")
-        print(f"  {', '.join(details)}")
-        error = registry.status[spec.repo].last_error
-        if error:
-            print(f"  ! {error}")
-        if entry is None:
-            continue
-        for release in entry.versions.releases:
-            print(f"  {release.version:<24} tag {release.tag:<28} commit {release.commit[:12]}")
-        for ignored in entry.versions.ignored:
-            print(f"  ignored tag {ignored.tag}: {ignored.reason}")
-        if entry.versions.unmatched:
-            print(
-                f"  ({entry.versions.unmatched} other tags fit none of:"
-                f" {', '.join(str(t) for t in spec.tags)})"
-            )
+
+    def fetch(location: RepoLocation) -> bool:
+        return not args.offline and (args.fetch or not registry.mirrors[location].exists())
+
+    registry.refresh(fetch=fetch, mechanism="cli")
+    print_listing(registry)
     return 0
 
 
@@ -192,9 +180,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = command(
         "list", list_modules, "show every module, its versions and ignored tags", "warning"
     )
-    sub.add_argument(
-        "--offline", action="store_true", help="read the mirrors in cache_dir without fetching"
-    )
+    sub.add_argument("--offline", action="store_true", help="never fetch, not even new mirrors")
+    sub.add_argument("--fetch", action="store_true", help="fetch every repository first")
     sub = command("demo", demo, "serve the catalog over HTTPS with a throwaway certificate", "info")
     sub.add_argument("--listen", help="HOST:PORT (default: listen in registry.yaml)")
     return parser

@@ -7,6 +7,7 @@ reads its tags through the module policies, and swaps in a new VersionIndex whol
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -109,11 +110,12 @@ class Registry:
                 if not previous:
                     self._replace(location, self._scan_or_empty(location, mirror))
                 return False
-            changed = _summary(previous) != _summary(entries)
-            self._set_status(
-                location, self.status[location].succeeded(time.time(), changed, mechanism)
-            )
-            if changed:
+            if fetch:  # a read of the mirror alone is no sync: the status stays as it was
+                status = self.status[location].succeeded(
+                    time.time(), _fingerprint(entries), mechanism
+                )
+                self._set_status(location, status)
+            if _summary(previous) != _summary(entries):
                 _log_changes(previous, entries, mechanism)
                 self._replace(location, entries)
             return True
@@ -135,8 +137,9 @@ class Registry:
             unchanged = mirror.exists() and mirror.local_tags() == remote
         except SourceError:
             unchanged = False
-        if unchanged and self.status[location].last_error is None:
-            self._set_status(location, self.status[location].succeeded(time.time(), False, "poll"))
+        status = self.status[location]
+        if unchanged and status.last_error is None and status.fingerprint is not None:
+            self._set_status(location, status.succeeded(time.time(), status.fingerprint, "poll"))
             return False
         if not self.sync_repo(location, "poll"):
             raise SourceError(self.status[location].last_error or f"fetch from {location} failed")
@@ -244,6 +247,11 @@ class Registry:
     def _sync_lock(self, location: RepoLocation) -> threading.Lock:
         with self._locks_lock:
             return self._sync_locks.setdefault(location, threading.Lock())
+
+
+def _fingerprint(entries: list[ModuleEntry]) -> str:
+    served = sorted((e.spec.address.key, e.versions.releases, e.changes) for e in entries)
+    return hashlib.sha256(repr(served).encode()).hexdigest()[:16]
 
 
 def _summary(entries: list[ModuleEntry]) -> dict[tuple[str, str, str], object]:

@@ -20,10 +20,11 @@ class RepoStatus:
     last_error: str | None = None  # None after a success
     last_update: float | None = None  # when its versions last changed
     mechanism: Mechanism | None = None  # what made that change
+    fingerprint: str | None = None  # of the versions served, to tell a change across restarts
 
-    def succeeded(self, when: float, changed: bool, mechanism: Mechanism) -> RepoStatus:
-        if changed:
-            return RepoStatus(when, None, when, mechanism)
+    def succeeded(self, when: float, fingerprint: str, mechanism: Mechanism) -> RepoStatus:
+        if fingerprint != self.fingerprint:
+            return RepoStatus(when, None, when, mechanism, fingerprint)
         return replace(self, last_success=when, last_error=None)
 
     def failed(self, error: str) -> RepoStatus:

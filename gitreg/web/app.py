@@ -17,7 +17,7 @@ from gitreg.locations import ARCHIVES_PREFIX
 from gitreg.poller import Poller
 from gitreg.registry import Registry
 from gitreg.watching import watch_catalog, watch_repositories
-from gitreg.web import discovery, modules
+from gitreg.web import discovery, modules, status
 from gitreg.web.bodies import BufferedBodies
 from gitreg.web.errors import HANDLERS
 
@@ -57,6 +57,7 @@ def create_app(registry: Registry, archives: ArchiveCache, background: bool = Tr
             methods=["GET", "HEAD"],
         ),
         Route("/healthz", healthz),
+        Route("/v1/status", status.status),
     ]
     app = Starlette(
         routes=routes,
