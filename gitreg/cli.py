@@ -9,6 +9,7 @@ import logging
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 from gitreg import __version__
@@ -20,6 +21,7 @@ from gitreg.listing import print_listing
 from gitreg.registry import Registry
 from gitreg.repo_location import RepoLocation
 from gitreg.server import hypercorn_config, serve_until_signalled
+from gitreg.watching import reload_catalog
 from gitreg.web.app import create_app
 
 log = logging.getLogger("gitreg")
@@ -72,8 +74,11 @@ def run_server(
         sum(len(e.versions.releases) for e in registry.index.entries()),
     )
     app = create_app(registry, ArchiveCache(catalog.cache_dir))
+    config = hypercorn_config(listen, tls, access_log)
     try:
-        asyncio.run(serve_until_signalled(app, hypercorn_config(listen, tls, access_log)))
+        asyncio.run(
+            serve_until_signalled(app, config, partial(reload_catalog, registry, catalog.source))
+        )
     except OSError as exc:
         print(f"cannot serve on {listen}: {exc}", file=sys.stderr)
         return 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from collections.abc import Awaitable, Callable
 
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
@@ -28,12 +29,23 @@ def hypercorn_config(listen: Listen, tls: TlsFiles | None, access_log: bool = Fa
     return config
 
 
-async def serve_until_signalled(app: Starlette, config: Config) -> None:
-    """Serve until SIGINT or SIGTERM, then let requests in flight finish."""
+async def serve_until_signalled(
+    app: Starlette, config: Config, on_hangup: Callable[[], Awaitable[object]] | None = None
+) -> None:
+    """Serve until SIGINT or SIGTERM, then let requests in flight finish; SIGHUP calls on_hangup."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    hangups: set[asyncio.Task[object]] = set()
+    if on_hangup is not None:
+
+        def hangup() -> None:
+            task = asyncio.ensure_future(on_hangup())
+            hangups.add(task)
+            task.add_done_callback(hangups.discard)
+
+        loop.add_signal_handler(signal.SIGHUP, hangup)
     scheme = "https" if config.ssl_enabled else "http"
     log.info("serving on %s://%s", scheme, config.bind[0])
     if not config.ssl_enabled:

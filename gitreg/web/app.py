@@ -17,7 +17,7 @@ from gitreg.locations import ARCHIVES_PREFIX
 from gitreg.poller import Poller
 from gitreg.registry import Registry
 from gitreg.watching import watch_catalog, watch_repositories
-from gitreg.web import discovery, modules, status
+from gitreg.web import discovery, modules, status, webhooks
 from gitreg.web.bodies import BufferedBodies
 from gitreg.web.errors import HANDLERS
 
@@ -58,6 +58,7 @@ def create_app(registry: Registry, archives: ArchiveCache, background: bool = Tr
         ),
         Route("/healthz", healthz),
         Route("/v1/status", status.status),
+        Route("/v1/webhooks/{forge}", webhooks.receive, methods=["POST"]),
     ]
     app = Starlette(
         routes=routes,
@@ -67,4 +68,5 @@ def create_app(registry: Registry, archives: ArchiveCache, background: bool = Tr
     )
     app.state.registry = registry
     app.state.archives = archives
+    app.state.webhook_tasks = set()
     return app

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from starlette.requests import Request
@@ -18,6 +19,7 @@ from gitreg.versions import Release
 
 _ARCHIVE_FILE = re.compile(r"(?P<commit>[0-9a-f]{40}|[0-9a-f]{64})(?:-[0-9a-f]{16})?\.tar\.gz")
 _IMMUTABLE = "public, max-age=31536000, immutable"
+ON_MISS_WAIT = 5.0  # seconds; Terraform gives up on a registry after 10
 
 
 async def versions(request: Request) -> Response:
@@ -28,7 +30,17 @@ async def versions(request: Request) -> Response:
 
 async def download(request: Request) -> Response:
     entry = _entry(request)
-    location = download_location(entry, _release(entry, request.path_params["version"]))
+    text = request.path_params["version"]
+    release = _release(entry, text)
+    if release is None and await _refreshed_on_miss(request, entry):
+        entry = _entry(request)
+        release = _release(entry, text)
+    if release is None:
+        newest = ", ".join(r.version for r in entry.versions.releases[:5]) or "none"
+        raise NotFound(
+            f"{entry.spec.address} has no version {_normalised(text)} (newest: {newest})"
+        )
+    location = download_location(entry, release)
     # Terraform reads the header, OpenTofu the JSON body: send both, with the same value.
     return JSONResponse({"location": location}, headers={"X-Terraform-Get": location})
 
@@ -64,16 +76,24 @@ def _entry(request: Request) -> ModuleEntry:
     return entry
 
 
-def _release(entry: ModuleEntry, text: str) -> Release:
+def _release(entry: ModuleEntry, text: str) -> Release | None:
     release = entry.by_version.get(text)  # the common case: exactly as listed
-    if release is not None:
-        return release
+    return release or entry.by_version.get(_normalised(text))
+
+
+def _normalised(text: str) -> str:
     try:
-        version = parse_version(text.removeprefix("v"))
+        return str(parse_version(text.removeprefix("v")))
     except ValueError as exc:
         raise ClientError(str(exc)) from exc
-    release = entry.by_version.get(str(version))
-    if release is None:
-        newest = ", ".join(r.version for r in entry.versions.releases[:5]) or "none"
-        raise NotFound(f"{entry.spec.address} has no version {version} (newest: {newest})")
-    return release
+
+
+async def _refreshed_on_miss(request: Request, entry: ModuleEntry) -> bool:
+    """Replicas behind a load balancer can disagree for a moment: a version we lack may have
+    just been tagged. Refresh its repository (rate-limited), waiting a bounded time."""
+    registry: Registry = request.app.state.registry
+    sync = asyncio.ensure_future(asyncio.to_thread(registry.refresh_on_miss, entry.spec.repo))
+    try:
+        return await asyncio.wait_for(asyncio.shield(sync), ON_MISS_WAIT)
+    except TimeoutError:
+        return False  # it goes on in the background; this client gets its 404 in time
