@@ -45,9 +45,11 @@ def remote(tmp_path: Path) -> Iterator[Remote]:
 
 
 def _registry(write_catalog: WriteCatalog, remote: Remote, policy: str) -> Registry:
-    registry = Registry(write_catalog(
-        f"modules:\n  - {{namespace: a, name: m, system: x, repo: '{remote.url}', {policy}}}\n"
-    ))
+    registry = Registry(
+        write_catalog(
+            f"modules:\n  - {{namespace: a, name: m, system: x, repo: '{remote.url}', {policy}}}\n"
+        )
+    )
     registry.refresh()
     return registry
 
@@ -67,10 +69,14 @@ def _actions(registry: Registry) -> list[tuple[str, str, str]]:
 def _archive(registry: Registry, commit: str) -> bytes:
     entry = registry.index.get("a", "m", "x")
     assert entry is not None
-    return asyncio.run(ArchiveCache(registry.catalog.cache_dir).get(entry.mirror_path, ArchiveKey(commit))).read_bytes()
+    return asyncio.run(
+        ArchiveCache(registry.catalog.cache_dir).get(entry.mirror_path, ArchiveKey(commit))
+    ).read_bytes()
 
 
-def test_pin_keeps_the_published_commit(write_catalog: WriteCatalog, remote: Remote, caplog: pytest.LogCaptureFixture) -> None:
+def test_pin_keeps_the_published_commit(
+    write_catalog: WriteCatalog, remote: Remote, caplog: pytest.LogCaptureFixture
+) -> None:
     registry = _registry(write_catalog, remote, "moved_tags: pin")
     before = _archive(registry, remote.first)
     remote.move_tag("v1.0.0")
@@ -110,7 +116,10 @@ def test_deleted_tag_is_kept(write_catalog: WriteCatalog, remote: Remote) -> Non
     registry.refresh(mechanism="poll")
     assert _served(registry)["1.0.0"] == remote.first
     assert _actions(registry) == [("v1.0.0", "deleted", "kept")]
-    assert git(registry.mirrors[next(iter(registry.mirrors))].path, "cat-file", "-t", remote.first) == "commit"
+    assert (
+        git(registry.mirrors[next(iter(registry.mirrors))].path, "cat-file", "-t", remote.first)
+        == "commit"
+    )
     assert _archive(registry, remote.first)
 
 

@@ -101,7 +101,8 @@ def test_refresh_swaps_in_new_tags_and_deleted_ones(
     repo = GitRepo(tmp_path / "live")
     repo.release("v1.0.0", module_files("1.0.0"))
     registry = _registry(
-        write_catalog, f"  - {{namespace: a, name: live, system: x, repo: {repo.path}, deleted_tags: remove}}\n"
+        write_catalog,
+        f"  - {{namespace: a, name: live, system: x, repo: {repo.path}, deleted_tags: remove}}\n",
     )
     before = registry.index
     repo.release("v1.1.0", module_files("1.1.0"))
