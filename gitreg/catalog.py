@@ -107,6 +107,7 @@ class Catalog:
     webhook_secret: SecretRef | None = None
     poll_concurrency: int = 16
     max_backoff: float = 900.0
+    watch_catalog: bool = True  # reload registry.yaml when it changes (SIGHUP always does)
 
     def webhook_secret_for(self, repo: RepoLocation) -> SecretRef | None:
         """The repository's own webhook secret, else the global one."""
@@ -166,6 +167,7 @@ class _Reader(yamldoc.Reader):
                 "webhooks",
                 "poll_concurrency",
                 "max_backoff",
+                "watch_catalog",
             },
             {"modules"},
         )
@@ -192,6 +194,7 @@ class _Reader(yamldoc.Reader):
             webhook_secret=self.secret(top, "webhooks", ""),
             poll_concurrency=self.count(top, "poll_concurrency", "", 16),
             max_backoff=self.duration(top, "max_backoff", "", 900.0),
+            watch_catalog=self.flag(top, "watch_catalog", "", True),
         )
 
     def tls(self, top: yamldoc.Mapping) -> TlsFiles | None:

@@ -157,6 +157,15 @@ class Reader:
             return default
         return seconds
 
+    def flag(self, m: Mapping, key: str, path: str, default: bool) -> bool:
+        value = m.get(key, default)
+        if not isinstance(value, bool):
+            self.problem(
+                join(path, key), m.key_lines.get(key), f"must be true or false, not {value!r}"
+            )
+            return default
+        return value
+
     def count(self, m: Mapping, key: str, path: str, default: int) -> int:
         value = m.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 1024:

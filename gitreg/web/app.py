@@ -40,8 +40,9 @@ def create_app(registry: Registry, archives: ArchiveCache, background: bool = Tr
             tasks = [
                 asyncio.create_task(Poller(registry).run()),
                 asyncio.create_task(watch_repositories(registry)),
-                asyncio.create_task(watch_catalog(registry, registry.catalog.source)),
             ]
+            if registry.catalog.watch_catalog:
+                tasks.append(asyncio.create_task(watch_catalog(registry, registry.catalog.source)))
         yield
         for task in tasks:
             task.cancel()
