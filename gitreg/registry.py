@@ -11,6 +11,7 @@ import hashlib
 import logging
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
@@ -38,6 +39,7 @@ class Registry:
         self._locks_lock = threading.Lock()
         self._sync_locks: dict[RepoLocation, threading.Lock] = {}
         self._on_demand: dict[RepoLocation, float] = {}
+        self.sync_counts: Counter[tuple[str, str]] = Counter()  # (mechanism, ok|failed|unchanged)
         self.mirrors: dict[RepoLocation, GitMirror] = {}
         self.status: dict[RepoLocation, RepoStatus] = {}
         self.store = StatusStore(catalog.cache_dir / "state")
@@ -105,12 +107,14 @@ class Registry:
                     mirror.fetch()
                 entries = self._scan(location, mirror)
             except SourceError as exc:
+                self.sync_counts[(mechanism, "failed")] += 1
                 log.warning("%s; serving the versions known before", exc)
                 self._set_status(location, self.status[location].failed(str(exc)))
                 if not previous:
                     self._replace(location, self._scan_or_empty(location, mirror))
                 return False
             if fetch:  # a read of the mirror alone is no sync: the status stays as it was
+                self.sync_counts[(mechanism, "ok")] += 1
                 status = self.status[location].succeeded(
                     time.time(), _fingerprint(entries), mechanism
                 )
@@ -131,6 +135,7 @@ class Registry:
                 ref: sha for ref, sha in mirror.remote_tags().items() if not ref.endswith("^{}")
             }
         except SourceError as exc:
+            self.sync_counts[("poll", "failed")] += 1
             self._set_status(location, self.status[location].failed(str(exc)))
             raise
         try:
@@ -139,6 +144,7 @@ class Registry:
             unchanged = False
         status = self.status[location]
         if unchanged and status.last_error is None and status.fingerprint is not None:
+            self.sync_counts[("poll", "unchanged")] += 1
             self._set_status(location, status.succeeded(time.time(), status.fingerprint, "poll"))
             return False
         if not self.sync_repo(location, "poll"):

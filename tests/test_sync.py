@@ -110,6 +110,12 @@ def test_webhook_refreshes_the_named_repository(
         assert response.json()["refreshing"] == [setup.url]
         wait_until(lambda: "1.1.0" in versions(server))
         assert mechanism(server) == "webhook"
+        metrics = httpx.get(f"{server.url}/metrics").text
+        assert (
+            f'gitreg_webhooks_total{{forge="{FORGES[forge].name}",result="accepted"}} 1.0'
+            in metrics
+        )
+        assert 'gitreg_syncs_total{mechanism="webhook",result="ok"} 1.0' in metrics
 
 
 @pytest.mark.parametrize("forge", sorted(FORGES))

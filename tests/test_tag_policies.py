@@ -4,6 +4,7 @@ server (git daemon) on 127.0.0.1, through the registry's own mirrors and ledger.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.archive_cache import ArchiveCache, ArchiveKey
+from gitreg.metrics import exposition
 from gitreg.registry import Registry
 from tests.conftest import WriteCatalog
 from tests.gitrepo import GitRepo, git, module_files
@@ -84,6 +86,8 @@ def test_pin_keeps_the_published_commit(
     assert _served(registry)["1.0.0"] == remote.first
     assert _actions(registry) == [("v1.0.0", "moved", "pinned")]
     assert "tag v1.0.0 moved from" in caplog.text and "pinned" in caplog.text
+    metrics = exposition(registry, Counter()).decode()
+    assert 'gitreg_tag_changes{action="pinned",kind="moved",module="a/m/x"} 1.0' in metrics
     # The published commit stays in the mirror, and its archive is the same bytes.
     (registry.catalog.cache_dir / "archives").rename(registry.catalog.cache_dir / "old-archives")
     assert _archive(registry, remote.first) == before

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import Counter
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
@@ -59,6 +60,7 @@ def create_app(registry: Registry, archives: ArchiveCache, background: bool = Tr
         ),
         Route("/healthz", healthz),
         Route("/v1/status", status.status),
+        Route("/metrics", status.metrics),
         Route("/v1/webhooks/{forge}", webhooks.receive, methods=["POST"]),
     ]
     app = Starlette(
@@ -70,4 +72,5 @@ def create_app(registry: Registry, archives: ArchiveCache, background: bool = Tr
     app.state.registry = registry
     app.state.archives = archives
     app.state.webhook_tasks = set()
+    app.state.webhook_counts = Counter()
     return app

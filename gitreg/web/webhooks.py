@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -34,6 +35,8 @@ async def receive(request: Request) -> Response:
     registry: Registry = request.app.state.registry
     candidates = matching_repositories(registry.catalog, push.urls)
     verified, known = authorised(registry.catalog, candidates, verifier(forge, headers, body))
+    counts: Counter[tuple[str, str]] = request.app.state.webhook_counts
+    counts[(forge, "accepted" if known else "unauthorized")] += 1
     if not known:
         raise Unauthorized(f"the {forge} webhook's signature does not match a configured secret")
     if not push.triggers:
