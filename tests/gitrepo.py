@@ -51,11 +51,11 @@ class GitRepo:
         git(self.path, "commit", "-q", "--allow-empty", "-m", message)
         return git(self.path, "rev-parse", "HEAD")
 
-    def tag(self, name: str, annotated: bool = False, target: str = "HEAD") -> None:
+    def tag(self, name: str, annotated: bool = False, target: str = "HEAD", force: bool = False) -> None:
+        flags = ["-f"] if force else []
         if annotated:
-            git(self.path, "tag", "-a", "-m", f"release {name}", name, target)
-        else:
-            git(self.path, "tag", name, target)
+            flags += ["-a", "-m", f"release {name}"]
+        git(self.path, "tag", *flags, name, target)
 
     def release(self, tag: str, files: dict[str, str], annotated: bool = False) -> str:
         """Write files, commit, tag: one release in one call. Returns the commit."""
