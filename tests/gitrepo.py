@@ -51,7 +51,9 @@ class GitRepo:
         git(self.path, "commit", "-q", "--allow-empty", "-m", message)
         return git(self.path, "rev-parse", "HEAD")
 
-    def tag(self, name: str, annotated: bool = False, target: str = "HEAD", force: bool = False) -> None:
+    def tag(
+        self, name: str, annotated: bool = False, target: str = "HEAD", force: bool = False
+    ) -> None:
         flags = ["-f"] if force else []
         if annotated:
             flags += ["-a", "-m", f"release {name}"]

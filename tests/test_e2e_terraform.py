@@ -280,11 +280,17 @@ def test_the_readme_demo(tmp_path: Path) -> None:
     assert process.returncode == 0, output
 
 
-def test_pinned_version_installs_the_same_code_after_its_tag_moves(registry: Registry, tmp_path: Path) -> None:
-    before = terraform(registry, tmp_path / "before", {"m": (f"{registry.host}/infra/single/generic", "1.0.0")})
+def test_pinned_version_installs_the_same_code_after_its_tag_moves(
+    registry: Registry, tmp_path: Path
+) -> None:
+    before = terraform(
+        registry, tmp_path / "before", {"m": (f"{registry.host}/infra/single/generic", "1.0.0")}
+    )
     assert before["m"] == {"version": "1.0.0"}
     context = ssl.create_default_context(cafile=str(registry.tls.ca_cert))
-    location = httpx.get(f"https://{registry.host}/v1/modules/infra/single/generic/1.0.0/download", verify=context).json()["location"]
+    location = httpx.get(
+        f"https://{registry.host}/v1/modules/infra/single/generic/1.0.0/download", verify=context
+    ).json()["location"]
     archive = httpx.get(f"https://{registry.host}{location}", verify=context).content
 
     single = GitRepo.existing(registry.root / "single")
@@ -293,15 +299,25 @@ def test_pinned_version_installs_the_same_code_after_its_tag_moves(registry: Reg
     single.tag("v1.0.0", force=True)
 
     def pinned() -> bool:
-        report = httpx.get(f"https://{registry.host}/v1/status", verify=context).json()["repositories"]
-        return any(c["tag"] == "v1.0.0" and c["action"] == "pinned" for r in report for c in r["tag_changes"])
+        report = httpx.get(f"https://{registry.host}/v1/status", verify=context).json()[
+            "repositories"
+        ]
+        return any(
+            c["tag"] == "v1.0.0" and c["action"] == "pinned"
+            for r in report
+            for c in r["tag_changes"]
+        )
 
     deadline = time.monotonic() + 60
     while not pinned():
         assert time.monotonic() < deadline, "the moved tag was not noticed"
         time.sleep(0.2)
-    after = terraform(registry, tmp_path / "after", {"m": (f"{registry.host}/infra/single/generic", "1.0.0")})
+    after = terraform(
+        registry, tmp_path / "after", {"m": (f"{registry.host}/infra/single/generic", "1.0.0")}
+    )
     assert after["m"] == {"version": "1.0.0"}  # the published code, not the moved tag's
-    again = httpx.get(f"https://{registry.host}/v1/modules/infra/single/generic/1.0.0/download", verify=context).json()["location"]
+    again = httpx.get(
+        f"https://{registry.host}/v1/modules/infra/single/generic/1.0.0/download", verify=context
+    ).json()["location"]
     assert again == location
     assert httpx.get(f"https://{registry.host}{again}", verify=context).content == archive
