@@ -1,4 +1,4 @@
-"""The `gitreg` command: serve, check, list, demo."""
+"""The `gitreg` command: serve, check, list, accept, demo."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from gitreg import __version__
 from gitreg.archive_cache import ArchiveCache
 from gitreg.catalog import Catalog, Listen, TlsFiles, load_catalog, parse_listen
-from gitreg.errors import ConfigError, SourceError
+from gitreg.errors import ClientError, ConfigError, SourceError
 from gitreg.gitsource import GitMirror
 from gitreg.listing import print_listing
 from gitreg.registry import Registry
@@ -132,6 +132,23 @@ def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
     return 0
 
 
+def accept(catalog: Catalog, args: argparse.Namespace) -> int:
+    """An operator's decision on a moved tag: publish the commit it points at now."""
+    if args.module.count("/") != 2:
+        print(f"{args.module!r}: give the module as NAMESPACE/NAME/SYSTEM", file=sys.stderr)
+        return 2
+    namespace, name, system = args.module.split("/")
+    registry = Registry(catalog)
+    registry.refresh(fetch=False, mechanism="cli")
+    try:
+        print(registry.accept(namespace, name, system, args.version))
+    except (ClientError, ValueError) as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print("a running server serves it from its next poll of the repository (or now, on SIGHUP)")
+    return 0
+
+
 def demo(catalog: Catalog, args: argparse.Namespace) -> int:
     from gitreg.demo import prepare_demo
 
@@ -187,6 +204,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("--offline", action="store_true", help="never fetch, not even new mirrors")
     sub.add_argument("--fetch", action="store_true", help="fetch every repository first")
+    sub = command(
+        "accept", accept, "publish a moved tag's new commit (pinned or quarantined)", "warning"
+    )
+    sub.add_argument("module", help="NAMESPACE/NAME/SYSTEM")
+    sub.add_argument("version", help="the version whose tag moved")
     sub = command("demo", demo, "serve the catalog over HTTPS with a throwaway certificate", "info")
     sub.add_argument("--listen", help="HOST:PORT (default: listen in registry.yaml)")
     return parser

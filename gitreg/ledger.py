@@ -30,6 +30,13 @@ class Ledger:
     def __init__(self, path: Path) -> None:
         self.path = path
 
+    def version(self) -> int | None:
+        """Changes whenever the file does (an operator's `gitreg accept`, say)."""
+        try:
+            return self.path.stat().st_mtime_ns
+        except OSError:
+            return None
+
     def read(self) -> dict[str, Published]:
         try:
             data = json.loads(self.path.read_text())

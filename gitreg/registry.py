@@ -39,6 +39,7 @@ class Registry:
         self._locks_lock = threading.Lock()
         self._sync_locks: dict[RepoLocation, threading.Lock] = {}
         self._on_demand: dict[RepoLocation, float] = {}
+        self._ledger_seen: dict[RepoLocation, int | None] = {}
         self.sync_counts: Counter[tuple[str, str]] = Counter()  # (mechanism, ok|failed|unchanged)
         self.mirrors: dict[RepoLocation, GitMirror] = {}
         self.status: dict[RepoLocation, RepoStatus] = {}
@@ -144,6 +145,8 @@ class Registry:
             unchanged = False
         status = self.status[location]
         if unchanged and status.last_error is None and status.fingerprint is not None:
+            if self.ledgers[location].version() != self._ledger_seen.get(location):
+                self.sync_repo(location, "poll", fetch=False)  # an operator accepted a moved tag
             self.sync_counts[("poll", "unchanged")] += 1
             self._set_status(location, status.succeeded(time.time(), status.fingerprint, "poll"))
             return False
@@ -209,6 +212,7 @@ class Registry:
             if new:
                 ledger.record(new)
                 mirror.keep(new)
+            self._ledger_seen[location] = ledger.version()
             return entries
         except SourceError:
             raise

@@ -4,6 +4,8 @@ server (git daemon) on 127.0.0.1, through the registry's own mirrors and ledger.
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -12,11 +14,13 @@ from pathlib import Path
 import pytest
 
 from gitreg.archive_cache import ArchiveCache, ArchiveKey
+from gitreg.catalog import load_catalog
 from gitreg.metrics import exposition
 from gitreg.registry import Registry
 from tests.conftest import WriteCatalog
 from tests.gitrepo import GitRepo, git, module_files
-from tests.servers import bare_clone, git_daemon
+from tests.servers import RegistryServer, bare_clone, git_daemon
+from tests.test_sync import wait_until
 
 
 @dataclass
@@ -140,3 +144,50 @@ def test_pin_survives_a_restart(write_catalog: WriteCatalog, remote: Remote) -> 
     remote.move_tag("v1.0.0")
     restarted = _registry(write_catalog, remote, "moved_tags: pin")  # the ledger is in cache_dir
     assert _served(restarted)["1.0.0"] == remote.first
+
+
+def test_gitreg_accept_reaches_a_running_server(tmp_path: Path, remote: Remote) -> None:
+    path = tmp_path / "registry.yaml"
+    path.write_text(
+        f"cache_dir: cache\nrefresh_interval: 300ms\nmodules:\n"
+        f"  - {{namespace: a, name: m, system: x, repo: '{remote.url}', moved_tags: quarantine}}\n"
+    )
+    with RegistryServer(load_catalog(path), refresh=True) as server:
+        moved = remote.move_tag("v1.0.0")
+
+        def served() -> dict[str, str]:
+            entry = server.registry.index.get("a", "m", "x")
+            return {r.version: r.commit for r in entry.versions.releases} if entry else {}
+
+        wait_until(lambda: "1.0.0" not in served())  # quarantined by a poll
+        done = subprocess.run(
+            [sys.executable, "-m", "gitreg", "accept", "--config", str(path), "a/m/x", "1.0.0"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "tag v1.0.0 now publishes" in done.stdout
+        wait_until(
+            lambda: served().get("1.0.0") == moved
+        )  # the server's next poll reads the ledger
+
+
+def test_gitreg_accept_refuses_what_did_not_move(tmp_path: Path, remote: Remote) -> None:
+    path = tmp_path / "registry.yaml"
+    path.write_text(
+        f"cache_dir: cache\nmodules:\n  - {{namespace: a, name: m, system: x, repo: '{remote.url}'}}\n"
+    )
+    for args, code, message in (
+        (["a/m/x", "1.0.0"], 1, "no moved tag to accept"),
+        (["a/m", "1.0.0"], 2, "NAMESPACE/NAME/SYSTEM"),
+        (["a/zz/x", "1.0.0"], 1, "no module a/zz/x"),
+        (["a/m/x", "one"], 1, "not a Semantic Version"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "gitreg", "accept", "--config", str(path), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == code and message in done.stderr, done.stderr
