@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench.harness import free_port, git
-from gitreg.catalog import load_catalog
+from gitreg.catalog_loader import load_catalog
 from gitreg.registry import Registry
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from gitreg import __version__
 from gitreg.archive_cache import ArchiveCache
-from gitreg.catalog import Catalog, Listen, TlsFiles, load_catalog, parse_listen
+from gitreg.catalog import Catalog, Listen, TlsFiles
+from gitreg.catalog_loader import load_catalog, parse_listen
 from gitreg.errors import ClientError, ConfigError, SourceError
 from gitreg.gitsource import GitMirror
 from gitreg.listing import print_listing

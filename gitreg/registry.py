@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
@@ -81,11 +82,13 @@ class Registry:
         self._forget_removed()
         self.refresh(fetch=lambda loc: loc not in before, mechanism="reload")
 
-    def refresh(self, fetch: bool | object = True, mechanism: Mechanism = "startup") -> None:
+    def refresh(
+        self, fetch: bool | Callable[[RepoLocation], bool] = True, mechanism: Mechanism = "startup"
+    ) -> None:
         """Sync every repository, several at a time. `fetch` may be a predicate on locations."""
 
         def one(location: RepoLocation) -> None:
-            wanted = fetch(location) if callable(fetch) else bool(fetch)
+            wanted = fetch(location) if callable(fetch) else fetch
             self.sync_repo(location, mechanism, fetch=wanted)
 
         workers = max(1, min(_FETCH_CONCURRENCY, len(self.mirrors)))

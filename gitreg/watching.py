@@ -12,7 +12,8 @@ from pathlib import Path
 
 from watchfiles import awatch
 
-from gitreg.catalog import Catalog, load_catalog
+from gitreg.catalog import Catalog
+from gitreg.catalog_loader import load_catalog
 from gitreg.errors import ConfigError
 from gitreg.registry import Registry
 from gitreg.repo_location import RepoLocation

@@ -46,7 +46,7 @@ class Push:
 def parse_body(body: bytes) -> dict[str, Any]:
     try:
         payload = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ClientError("the body is not JSON") from exc
     if not isinstance(payload, dict):
         raise ClientError("the body is not a JSON object")

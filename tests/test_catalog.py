@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog import load_catalog
+from gitreg.catalog_loader import load_catalog
 from gitreg.errors import ConfigError
 from gitreg.tags import TagTemplate
 from tests.conftest import WriteCatalog

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from urllib.parse import quote
 
 import httpx
@@ -11,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitreg.archive_cache import ArchiveCache
-from gitreg.catalog import load_catalog
+from gitreg.catalog_loader import load_catalog
 from gitreg.registry import Registry
 from gitreg.web.app import create_app
 from tests.gitrepo import GitRepo, module_files
@@ -72,3 +73,57 @@ def test_no_client_request_gets_a_server_error(
     if response.status_code >= 400 and method != "HEAD":
         assert response.headers["content-type"] == "application/json"
         assert response.json()["errors"]
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    forge=st.sampled_from(["github", "gitlab", "gitea", "bitbucket", "generic", "nope"]),
+    payload=st.one_of(
+        _json.map(lambda v: json.dumps(v).encode()),
+        st.binary(max_size=200),
+        st.fixed_dictionaries({"repository": _json, "ref": _json}).map(
+            lambda v: json.dumps(v).encode()
+        ),
+    ),
+    headers=st.dictionaries(
+        st.sampled_from(
+            [
+                "X-GitHub-Event",
+                "X-Gitlab-Event",
+                "X-Gitea-Event",
+                "X-Event-Key",
+                "X-Hub-Signature-256",
+                "X-Gitlab-Token",
+                "X-Gitea-Signature",
+                "X-Hub-Signature",
+                "Authorization",
+            ]
+        ),
+        st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=40),
+        max_size=3,
+    ),
+)
+def test_no_webhook_body_gets_a_server_error(
+    client: httpx.AsyncClient, forge: str, payload: bytes, headers: dict[str, str]
+) -> None:
+    response = asyncio.run(client.post(f"/v1/webhooks/{forge}", content=payload, headers=headers))
+    assert response.status_code in (400, 401, 404), (payload, response.text)
+    assert response.json()["errors"]
+
+
+def test_deeply_nested_json_is_a_client_error(client: httpx.AsyncClient) -> None:
+    response = asyncio.run(
+        client.post("/v1/webhooks/generic", content=b"[" * 100_000 + b"]" * 100_000)
+    )
+    assert response.status_code == 400 and "not JSON" in response.json()["errors"][0]

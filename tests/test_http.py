@@ -12,7 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.catalog import TlsFiles, load_catalog
+from gitreg.catalog import TlsFiles
+from gitreg.catalog_loader import load_catalog
 from gitreg.tlscert import TlsMaterial
 from tests.gitrepo import GitRepo, module_files
 from tests.servers import RegistryServer

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.catalog import load_catalog
+from gitreg.catalog_loader import load_catalog
 from tests.gitrepo import GitRepo, module_files
 from tests.servers import RegistryServer, free_port, start_gitreg
 from tests.test_sync import wait_until

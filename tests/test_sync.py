@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.catalog import load_catalog
+from gitreg.catalog_loader import load_catalog
 from tests.gitrepo import GitRepo, git, module_files
 from tests.servers import RegistryServer, bare_clone, git_daemon
 from tests.webhook_payloads import FORGES

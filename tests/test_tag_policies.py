@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.archive_cache import ArchiveCache, ArchiveKey
-from gitreg.catalog import load_catalog
+from gitreg.catalog_loader import load_catalog
 from gitreg.metrics import exposition
 from gitreg.registry import Registry
 from tests.conftest import WriteCatalog
