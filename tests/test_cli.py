@@ -141,3 +141,21 @@ def test_unwritable_cache_dir_is_refused(catalog: Path, tmp_path: Path) -> None:
 def test_bad_serve_flags(catalog: Path, args: list[str], message: str) -> None:
     done = gitreg("serve", "--config", str(catalog), *args)
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_list_shows_repository_state_and_moved_tags(catalog: Path, tmp_path: Path) -> None:
+    first = gitreg("list", "--config", str(catalog))  # no mirror yet: list fetches it
+    assert "repositories" in first.stdout and "by cli" in first.stdout
+    mono = GitRepo.existing(tmp_path / "mono")
+    mono.write(module_files("moved", "modules/vpc"))
+    mono.commit("moved")
+    mono.tag("vpc/v1.0.0", force=True)
+    stale = gitreg("list", "--config", str(catalog))  # reads the mirror as it is: no change yet
+    assert "! tag vpc/v1.0.0 moved" not in stale.stdout
+    done = gitreg("list", "--fetch", "--config", str(catalog))
+    assert done.returncode == 0, done.stderr
+    assert "! tag vpc/v1.0.0 moved from" in done.stdout and "pinned" in done.stdout
+    section = done.stdout.split("\nrepositories\n", 1)[1]
+    assert f"  {tmp_path / 'mono'}" in section
+    assert "last successful sync: 20" in section
+    assert "infra/vpc/aws: moved tag vpc/v1.0.0, pinned" in section
