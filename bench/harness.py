@@ -129,3 +129,41 @@ def git(cwd: Path, *args: str) -> str:
         text=True,
     )
     return done.stdout.strip()
+
+
+def module_repo(path: Path, tags: list[str]) -> Path:
+    """A repository with one provider-less module and the given tags on its one commit."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q")
+    (path / "main.tf").write_text('output "x" { value = 1 }\n')
+    git(path, "add", "main.tf")
+    git(path, "commit", "-qm", "x")
+    for tag in tags:
+        git(path, "tag", tag)
+    return path
+
+
+@contextlib.contextmanager
+def git_daemon(served: Path, port: int) -> Iterator[str]:
+    """`git daemon` exporting every repository under `served`; yields its git:// base URL."""
+    process = subprocess.Popen(
+        [
+            "git",
+            "daemon",
+            "--reuseaddr",
+            "--export-all",
+            f"--base-path={served}",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            "--max-connections=64",
+            str(served),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        time.sleep(0.5)
+        yield f"git://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

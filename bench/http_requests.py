@@ -12,7 +12,14 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from bench.harness import free_port, git, gitreg_serve, hypercorn_app, requests_per_second, server
+from bench.harness import (
+    free_port,
+    gitreg_serve,
+    hypercorn_app,
+    module_repo,
+    requests_per_second,
+    server,
+)
 
 
 def main() -> None:
@@ -22,14 +29,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        repo = root / "mod"
-        repo.mkdir()
-        git(repo, "init", "-q")
-        (repo / "main.tf").write_text('output "x" { value = 1 }\n')
-        git(repo, "add", "main.tf")
-        git(repo, "commit", "-qm", "x")
-        for i in range(1, 21):
-            git(repo, "tag", f"v1.{i}.0")
+        module_repo(root / "mod", [f"v1.{i}.0" for i in range(1, 21)])
         (root / "registry.yaml").write_text(
             "cache_dir: cache\nmodules:\n  - {namespace: bench, name: mod, system: generic, repo: mod}\n"
         )

@@ -16,7 +16,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from bench.harness import free_port, git
+from bench.harness import free_port, git, git_daemon, module_repo
 from gitreg.catalog_loader import load_catalog
 from gitreg.registry import Registry
 
@@ -33,37 +33,13 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        work = root / "work"
-        work.mkdir()
-        git(work, "init", "-q")
-        (work / "main.tf").write_text('output "x" { value = 1 }\n')
-        git(work, "add", "main.tf")
-        git(work, "commit", "-qm", "x")
-        for n in range(10):
-            git(work, "tag", f"v1.{n}.0")
+        work = module_repo(root / "work", [f"v1.{n}.0" for n in range(10)])
         served = root / "served"
         git(root, "clone", "-q", "--bare", str(work), str(served / "r0.git"))
         for n in range(1, args.repos):
             shutil.copytree(served / "r0.git", served / f"r{n}.git")
-        port = free_port()
-        daemon = subprocess.Popen(
-            [
-                "git",
-                "daemon",
-                "--reuseaddr",
-                "--export-all",
-                f"--base-path={served}",
-                "--listen=127.0.0.1",
-                f"--port={port}",
-                "--max-connections=64",
-                str(served),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            time.sleep(0.5)
-            urls = [f"git://127.0.0.1:{port}/r{n}.git" for n in range(args.repos)]
+        with git_daemon(served, free_port()) as base:
+            urls = [f"{base}/r{n}.git" for n in range(args.repos)]
             modules = "".join(
                 f"  - {{namespace: b, name: m{n}, system: x, repo: '{u}'}}\n"
                 for n, u in enumerate(urls)
@@ -102,9 +78,6 @@ def main() -> None:
                 check=True,
             )
             baseline = (time.perf_counter() - start, _cpu() - cpu)
-        finally:
-            daemon.terminate()
-            daemon.wait(timeout=10)
     print(f"{'':<28} {'wall s':>8} {'cpu s':>8}   (cpu: this process and its git children)")
     print(f"{'gitreg polling round':<28} {ours[0]:>8.2f} {ours[1]:>8.2f}")
     print(f"{'xargs git ls-remote':<28} {baseline[0]:>8.2f} {baseline[1]:>8.2f}")

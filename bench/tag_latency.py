@@ -13,7 +13,6 @@ import hmac
 import json
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.harness import free_port, git, server
+from bench.harness import free_port, git, git_daemon, module_repo, server
 
 SECRET = "bench-secret"
 
@@ -67,33 +66,13 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        works = {}
-        for name in ("hooked", "watched", "polled"):
-            works[name] = root / name
-            works[name].mkdir()
-            git(works[name], "init", "-q")
-            (works[name] / "main.tf").write_text('output "x" { value = 1 }\n')
-            git(works[name], "add", "main.tf")
-            git(works[name], "commit", "-qm", "x")
-            git(works[name], "tag", "v1.0.0")
+        works = {
+            name: module_repo(root / name, ["v1.0.0"]) for name in ("hooked", "watched", "polled")
+        }
         served = root / "served"
         for name in ("hooked", "polled"):
             git(root, "clone", "-q", "--bare", str(works[name]), str(served / f"{name}.git"))
         daemon_port = free_port()
-        daemon = subprocess.Popen(
-            [
-                "git",
-                "daemon",
-                "--reuseaddr",
-                "--export-all",
-                f"--base-path={served}",
-                "--listen=127.0.0.1",
-                f"--port={daemon_port}",
-                str(served),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
         pushes: list[float] = []
 
         def push(name: str) -> Callable[[str], None]:
@@ -116,7 +95,7 @@ def main() -> None:
             f"  - {{namespace: bench, name: polled, system: x, repo: 'git://127.0.0.1:{daemon_port}/polled.git'}}\n"
         )
         results = {}
-        try:
+        with git_daemon(served, daemon_port):
             port_a, port_b = free_port(), free_port()
             serve = [sys.executable, "-m", "gitreg", "serve", "--log-level", "warning", "--config"]
             with (
@@ -160,9 +139,6 @@ def main() -> None:
                 results["poll"] = _measure(
                     args.tags, push("polled"), b, "polled", args.poll_interval
                 )
-        finally:
-            daemon.terminate()
-            daemon.wait(timeout=10)
     baseline = statistics.median(pushes)
     print(f"{args.tags} tags each; baseline: git push of one tag, median {baseline * 1000:.0f} ms")
     print(

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from gitreg.catalog import ModuleSpec
+from gitreg.locations import download_location
 from gitreg.tag_policy import TagChange
 from gitreg.versions import ModuleVersions, Release
 
@@ -20,11 +21,15 @@ class ModuleEntry:
     changes: tuple[TagChange, ...] = ()  # published tags that moved or were deleted
     by_version: Mapping[str, Release] = field(init=False)
     commits: frozenset[str] = field(init=False)
+    locations: Mapping[str, str] = field(init=False)  # version → where clients download it
 
     def __post_init__(self) -> None:
+        # Worked out once per refresh, in the background, so a request only looks them up.
         releases = self.versions.releases
         object.__setattr__(self, "by_version", MappingProxyType({r.version: r for r in releases}))
         object.__setattr__(self, "commits", frozenset(r.commit for r in releases))
+        locations = {r.version: download_location(self.spec, r) for r in releases}
+        object.__setattr__(self, "locations", MappingProxyType(locations))
 
 
 class VersionIndex:

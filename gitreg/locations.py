@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from urllib.parse import quote
 
 from gitreg.archive_cache import ArchiveKey
 from gitreg.catalog import ModuleSpec
-from gitreg.index import ModuleEntry
 from gitreg.versions import Release
 
 ARCHIVES_PREFIX = "/v1/archives"
@@ -18,12 +16,7 @@ def archive_key(spec: ModuleSpec, commit: str) -> ArchiveKey:
     return ArchiveKey(commit, spec.path if spec.archive == "folder" else "")
 
 
-def download_location(entry: ModuleEntry, release: Release) -> str:
-    return _location(entry.spec, release)
-
-
-@lru_cache(maxsize=16384)
-def _location(spec: ModuleSpec, release: Release) -> str:
+def download_location(spec: ModuleSpec, release: Release) -> str:
     if spec.download == "git":
         base = spec.git_url or spec.repo.clone_url
         subdir = f"//{spec.path}" if spec.path else ""

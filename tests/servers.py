@@ -13,12 +13,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO
 
+import httpx
 from hypercorn.asyncio import serve
 
 from gitreg.archive_cache import ArchiveCache
@@ -45,13 +46,38 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for_port(port: int, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+def wait_until(
+    condition: Callable[[], object],
+    timeout: float = 30.0,
+    what: str = "the condition",
+    step: float = 0.05,
+) -> None:
+    """Check `condition` until it holds, a bounded number of times: a deadline, not a measurement."""
+    for _ in range(max(1, round(timeout / step))):
+        if condition():
             return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
+        time.sleep(step)
+    raise AssertionError(f"{what} did not happen within about {timeout:g} s")
+
+
+def answers(url: str, verify: ssl.SSLContext | bool = True) -> bool:
+    """True when `url` answers 200."""
+    try:
+        return httpx.get(url, verify=verify, timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _listens(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), 0.5):
+            return True
+    except OSError:
+        return False
+
+
+def wait_for_port(port: int, timeout: float = 15.0) -> None:
+    wait_until(lambda: _listens(port), timeout, f"a listener on 127.0.0.1:{port}")
 
 
 class RegistryServer:

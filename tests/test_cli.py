@@ -5,14 +5,13 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.gitrepo import GitRepo, module_files
-from tests.servers import free_port, start_gitreg
+from tests.servers import answers, free_port, start_gitreg, wait_until
 
 
 def gitreg(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -99,16 +98,9 @@ def test_serve_plain_http_and_stop_on_signal(catalog: Path, sig: signal.Signals)
     port = free_port()
     process = start_gitreg("serve", "--config", str(catalog), "--listen", f"127.0.0.1:{port}")
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert time.monotonic() < deadline, "gitreg did not start"
-            try:
-                response = httpx.get(
-                    f"http://127.0.0.1:{port}/v1/modules/infra/vpc/aws/versions", timeout=2
-                )
-                break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+        url = f"http://127.0.0.1:{port}/v1/modules/infra/vpc/aws/versions"
+        wait_until(lambda: answers(url), 60, "gitreg serving")
+        response = httpx.get(url)
         assert response.json()["modules"][0]["versions"][0] == {"version": "1.1.0"}
     finally:
         process.send_signal(sig)

@@ -8,7 +8,6 @@ import shutil
 import signal
 import ssl
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 
 from gitreg.tlscert import TlsMaterial
 from tests.gitrepo import GitRepo, module_files
-from tests.servers import bare_clone, free_port, git_daemon, start_gitreg
+from tests.servers import answers, bare_clone, free_port, git_daemon, start_gitreg, wait_until
 
 pytestmark = [
     pytest.mark.terraform,
@@ -95,17 +94,11 @@ modules:
 
 def _wait_healthy(url: str, tls: TlsMaterial, process: subprocess.Popen[str]) -> None:
     context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"gitreg exited with {process.returncode}")
-        try:
-            if httpx.get(url, verify=context, timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise TimeoutError(f"gitreg did not answer on {url}")
+    wait_until(
+        lambda: process.poll() is not None or answers(url, context), 60, f"an answer on {url}"
+    )
+    if process.poll() is not None:
+        raise RuntimeError(f"gitreg exited with {process.returncode}")
 
 
 def terraform(
@@ -223,12 +216,13 @@ def test_pushed_tag_is_installable_after_a_refresh(registry: Registry, tmp_path:
     single.release("v2.1.0", module_files("2.1.0"))
     context = ssl.create_default_context(cafile=str(registry.tls.ca_cert))
     url = f"https://{registry.host}/v1/modules/infra/single/generic/versions"
-    deadline = time.monotonic() + 60  # refresh_interval is 1s here; wait, but never forever
-    while time.monotonic() < deadline:
-        listed = httpx.get(url, verify=context).json()["modules"][0]["versions"]
-        if {"version": "2.1.0"} in listed:
-            break
-        time.sleep(0.2)
+    wait_until(  # refresh_interval is 1s here
+        lambda: (
+            {"version": "2.1.0"} in httpx.get(url, verify=context).json()["modules"][0]["versions"]
+        ),
+        60,
+        "version 2.1.0 to be listed",
+    )
     outputs = terraform(
         registry, tmp_path / "tf", {"m": (f"{registry.host}/infra/single/generic", "~> 2.0")}
     )
@@ -253,10 +247,7 @@ def test_the_readme_demo(tmp_path: Path) -> None:
     )
     try:
         ca = tmp_path / ".gitreg" / "demo-tls" / "ca.pem"
-        deadline = time.monotonic() + 60
-        while not ca.exists():
-            assert time.monotonic() < deadline and process.poll() is None, "the demo did not start"
-            time.sleep(0.1)
+        wait_until(lambda: ca.exists() or process.poll() is not None, 60, "the demo's certificate")
         tls = TlsMaterial(ca, ca.with_name("server.pem"), ca.with_name("server.key"))
         _wait_healthy(f"https://127.0.0.1:{port}/healthz", tls, process)
         outputs = terraform(
@@ -308,10 +299,7 @@ def test_pinned_version_installs_the_same_code_after_its_tag_moves(
             for c in r["tag_changes"]
         )
 
-    deadline = time.monotonic() + 60
-    while not pinned():
-        assert time.monotonic() < deadline, "the moved tag was not noticed"
-        time.sleep(0.2)
+    wait_until(pinned, 60, "the moved tag to be noticed", step=0.2)
     after = terraform(
         registry, tmp_path / "after", {"m": (f"{registry.host}/infra/single/generic", "1.0.0")}
     )

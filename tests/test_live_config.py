@@ -13,8 +13,7 @@ import pytest
 
 from gitreg.catalog_loader import load_catalog
 from tests.gitrepo import GitRepo, module_files
-from tests.servers import RegistryServer, free_port, start_gitreg
-from tests.test_sync import wait_until
+from tests.servers import RegistryServer, free_port, start_gitreg, wait_until
 
 
 def _catalog(root: Path, modules: list[str], extra: str = "") -> str:

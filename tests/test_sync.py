@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,17 +14,10 @@ import pytest
 
 from gitreg.catalog_loader import load_catalog
 from tests.gitrepo import GitRepo, git, module_files
-from tests.servers import RegistryServer, bare_clone, git_daemon
+from tests.servers import RegistryServer, bare_clone, git_daemon, wait_until
 from tests.webhook_payloads import FORGES
 
 SECRET = "webhook-secret-for-tests"
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the condition did not hold in time"
-        time.sleep(0.05)
 
 
 @dataclass

@@ -19,8 +19,7 @@ from gitreg.metrics import exposition
 from gitreg.registry import Registry
 from tests.conftest import WriteCatalog
 from tests.gitrepo import GitRepo, git, module_files
-from tests.servers import RegistryServer, bare_clone, git_daemon
-from tests.test_sync import wait_until
+from tests.servers import RegistryServer, bare_clone, git_daemon, wait_until
 
 
 @dataclass

@@ -12,7 +12,7 @@ from gitreg.address import ModuleAddress
 from gitreg.archive_cache import ArchiveCache
 from gitreg.errors import ClientError, NotFound
 from gitreg.index import ModuleEntry
-from gitreg.locations import archive_key, download_location
+from gitreg.locations import archive_key
 from gitreg.registry import Registry
 from gitreg.tags import parse_version
 from gitreg.versions import Release
@@ -40,7 +40,7 @@ async def download(request: Request) -> Response:
         raise NotFound(
             f"{entry.spec.address} has no version {_normalised(text)} (newest: {newest})"
         )
-    location = download_location(entry, release)
+    location = entry.locations[release.version]
     # Terraform reads the header, OpenTofu the JSON body: send both, with the same value.
     return JSONResponse({"location": location}, headers={"X-Terraform-Get": location})
 
