@@ -20,6 +20,20 @@ def name_problem(value: str, what: str) -> str | None:
     )
 
 
+_PROVIDER_PART = re.compile(r"[0-9A-Za-z](?:[0-9A-Za-z-]{0,62}[0-9A-Za-z])?")
+
+
+def provider_problem(value: str, what: str) -> str | None:
+    """Why `value` is not a valid provider namespace or type, or None when it is."""
+    if _PROVIDER_PART.fullmatch(value) and (what != "type" or value == value.lower()):
+        return None
+    case = "lowercase " if what == "type" else ""
+    return (
+        f"provider {what} {value!r} must be 1 to 64 {case}ASCII letters, digits or '-', "
+        "starting and ending with a letter or digit"
+    )
+
+
 def system_problem(value: str) -> str | None:
     """Why `value` is not a valid target system, or None when it is."""
     if _SYSTEM.fullmatch(value):

@@ -86,6 +86,24 @@ class ModuleSpec:
 
 
 @dataclass(frozen=True)
+class ProviderSpec:
+    """An in-house provider whose release files gitreg serves (providers.v1)."""
+
+    namespace: str
+    type: str
+    artifacts: Path
+    repo: RepoLocation | None = None  # when set, a version is served only while its tag exists
+    tags: tuple[TagTemplate, ...] = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.namespace.lower(), self.type)
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.type}"
+
+
+@dataclass(frozen=True)
 class Catalog:
     source: Path
     hostname: str
@@ -100,6 +118,15 @@ class Catalog:
     poll_concurrency: int = 16
     max_backoff: float = 900.0
     watch_catalog: bool = True  # reload registry.yaml when it changes (SIGHUP always does)
+    providers: tuple[ProviderSpec, ...] = ()
+    signing_keys: tuple[Path, ...] = ()  # private keys: the first signs, all are published
+    verify_keys: tuple[Path, ...] = ()  # public keys that may have signed a release themselves
+
+    @property
+    def repositories(self) -> list[RepoLocation]:
+        """Every repository to mirror: the modules', and the providers' that gate versions."""
+        found = [m.repo for m in self.modules] + [p.repo for p in self.providers if p.repo]
+        return list(dict.fromkeys(found))
 
     def webhook_secret_for(self, repo: RepoLocation) -> SecretRef | None:
         """The repository's own webhook secret, else the global one."""

@@ -11,7 +11,7 @@ from typing import Any, cast
 import yaml
 
 from gitreg import yamldoc
-from gitreg.address import ModuleAddress
+from gitreg.address import ModuleAddress, provider_problem
 from gitreg.catalog import (
     ArchiveScope,
     Catalog,
@@ -21,11 +21,13 @@ from gitreg.catalog import (
     Listen,
     ModuleSpec,
     MovedPolicy,
+    ProviderSpec,
     SecretRef,
     TlsFiles,
 )
 from gitreg.errors import ConfigError, ConfigProblem
 from gitreg.repo_location import RepoLocation, is_scp_like
+from gitreg.signing import Keyring
 from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate
 
 _HOSTNAME = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::\d{1,5})?")
@@ -77,8 +79,9 @@ class _Reader(yamldoc.Reader):
                 "poll_concurrency",
                 "max_backoff",
                 "watch_catalog",
+                "providers",
+                "signing",
             },
-            {"modules"},
         )
         if top is None:
             return None
@@ -90,6 +93,12 @@ class _Reader(yamldoc.Reader):
         ).resolve()
         credentials = tuple(self.credentials(top))
         modules = tuple(self.modules(top))
+        providers = tuple(self.providers(top))
+        signing_keys, verify_keys = self.signing(top)
+        if "modules" not in top and "providers" not in top:
+            self.problem(
+                "modules", top.line, "is required (or providers): there is nothing to serve"
+            )
         return Catalog(
             source=source,
             hostname=hostname,
@@ -104,6 +113,9 @@ class _Reader(yamldoc.Reader):
             poll_concurrency=self.count(top, "poll_concurrency", "", 16),
             max_backoff=self.duration(top, "max_backoff", "", 900.0),
             watch_catalog=self.flag(top, "watch_catalog", "", True),
+            providers=providers,
+            signing_keys=signing_keys,
+            verify_keys=verify_keys,
         )
 
     def tls(self, top: yamldoc.Mapping) -> TlsFiles | None:
@@ -249,6 +261,70 @@ class _Reader(yamldoc.Reader):
                 f"the environment variable {env} is not set",
             )
         return SecretRef(env, file)
+
+    def providers(self, top: yamldoc.Mapping) -> list[ProviderSpec]:
+        result: list[ProviderSpec] = []
+        seen: dict[tuple[str, str], str] = {}
+        for path, line, item in self.items(top, "providers"):
+            m = self.mapping(
+                item,
+                path,
+                line,
+                {"namespace", "type", "artifacts", "repo", "tags"},
+                {"namespace", "type", "artifacts"},
+            )
+            if m is None:
+                continue
+            namespace, kind = self.string(m, "namespace", path), self.string(m, "type", path)
+            for value, what in ((namespace, "namespace"), (kind, "type")):
+                problem = provider_problem(value, what) if value else None
+                if problem:
+                    self.problem(yamldoc.join(path, what), m.key_lines[what], problem)
+            folder = self.string(m, "artifacts", path)
+            artifacts = (self.base / os.path.expanduser(folder)).resolve() if folder else None
+            if artifacts and not artifacts.is_dir():
+                self.problem(
+                    yamldoc.join(path, "artifacts"),
+                    m.key_lines["artifacts"],
+                    f"{folder!r} is not a folder ({artifacts})",
+                )
+            repo = self.parsed(m, "repo", path, lambda text: RepoLocation.parse(text, self.base))
+            templates = self.templates(m, path)
+            if not (namespace and kind and artifacts) or self.problems_at(path):
+                continue
+            spec = ProviderSpec(namespace, kind, artifacts, repo, templates)
+            if spec.key in seen:
+                self.problem(path, line, f"provider {spec} is already listed at {seen[spec.key]}")
+            seen.setdefault(spec.key, path)
+            result.append(spec)
+        return result
+
+    def signing(self, top: yamldoc.Mapping) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+        if top.get("signing") is None:
+            return (), ()
+        m = self.mapping(
+            top["signing"], "signing", top.key_lines["signing"], {"keys", "verify_keys"}
+        )
+        if m is None:
+            return (), ()
+        private = self.key_files(m, "keys", need_private=True)
+        public = self.key_files(m, "verify_keys", need_private=False)
+        return private, public
+
+    def key_files(self, m: yamldoc.Mapping, key: str, need_private: bool) -> tuple[Path, ...]:
+        paths = []
+        for path, line, item in self.items(m, key, parent="signing"):
+            if not isinstance(item, str):
+                self.problem(path, line, "must be the path of a key file")
+                continue
+            file = (self.base / os.path.expanduser(item)).resolve()
+            try:
+                Keyring.load([file] if need_private else [], [] if need_private else [file])
+            except ValueError as exc:
+                self.problem(path, line, str(exc))
+                continue
+            paths.append(file)
+        return tuple(paths)
 
     def templates(self, m: yamldoc.Mapping, path: str) -> tuple[TagTemplate, ...]:
         value = m.get("tags")

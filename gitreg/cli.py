@@ -19,6 +19,7 @@ from gitreg.catalog_loader import load_catalog, parse_listen
 from gitreg.errors import ClientError, ConfigError, SourceError
 from gitreg.gitsource import GitMirror
 from gitreg.listing import print_listing
+from gitreg.providers import Providers
 from gitreg.registry import Registry
 from gitreg.repo_location import RepoLocation
 from gitreg.server import hypercorn_config, serve_until_signalled
@@ -74,7 +75,9 @@ def run_server(
         len(registry.index),
         sum(len(e.versions.releases) for e in registry.index.entries()),
     )
-    app = create_app(registry, ArchiveCache(catalog.cache_dir))
+    providers = Providers(catalog, registry)
+    providers.refresh()
+    app = create_app(registry, ArchiveCache(catalog.cache_dir), providers)
     config = hypercorn_config(listen, tls, access_log)
     try:
         asyncio.run(

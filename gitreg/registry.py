@@ -18,7 +18,7 @@ from functools import partial
 
 from gitreg.catalog import Catalog, ModuleSpec
 from gitreg.errors import NotFound, SourceError
-from gitreg.gitsource import GitMirror
+from gitreg.gitsource import GitMirror, TagRef
 from gitreg.index import ModuleEntry, VersionIndex
 from gitreg.ledger import Ledger
 from gitreg.repo_location import RepoLocation
@@ -41,6 +41,7 @@ class Registry:
         self._sync_locks: dict[RepoLocation, threading.Lock] = {}
         self._on_demand: dict[RepoLocation, float] = {}
         self._ledger_seen: dict[RepoLocation, int | None] = {}
+        self.repo_tags: dict[RepoLocation, tuple[TagRef, ...]] = {}  # as last read, for providers
         self.sync_counts: Counter[tuple[str, str]] = Counter()  # (mechanism, ok|failed|unchanged)
         self.mirrors: dict[RepoLocation, GitMirror] = {}
         self.status: dict[RepoLocation, RepoStatus] = {}
@@ -53,19 +54,18 @@ class Registry:
 
     def _configure(self, catalog: Catalog) -> None:
         mirrors: dict[RepoLocation, GitMirror] = {}
+        for location in catalog.repositories:
+            credential = catalog.credential_for(location.url)
+            old = self.mirrors.get(location)
+            same = old and old.credential == credential and old.timeout == catalog.fetch_timeout
+            mirrors[location] = (
+                old
+                if old and same
+                else GitMirror(location, catalog.cache_dir, credential, catalog.fetch_timeout)
+            )
         specs: dict[RepoLocation, list[ModuleSpec]] = {}
         for spec in catalog.modules:
-            location = spec.repo
-            if location not in mirrors:
-                credential = catalog.credential_for(location.url)
-                old = self.mirrors.get(location)
-                same = old and old.credential == credential and old.timeout == catalog.fetch_timeout
-                mirrors[location] = (
-                    old
-                    if old and same
-                    else GitMirror(location, catalog.cache_dir, credential, catalog.fetch_timeout)
-                )
-            specs.setdefault(location, []).append(spec)
+            specs.setdefault(spec.repo, []).append(spec)
         self.catalog, self.mirrors, self.specs = catalog, mirrors, specs
         self.ledgers = {
             loc: Ledger(catalog.cache_dir / "ledgers" / f"{m.name}.json")
@@ -189,6 +189,7 @@ class Registry:
     def _scan(self, location: RepoLocation, mirror: GitMirror) -> list[ModuleEntry]:
         try:
             tags = mirror.tags()
+            self.repo_tags[location] = tuple(tags)
             ledger = self.ledgers[location]
             published = {tag: p.commit for tag, p in ledger.read().items()}
             entries = []

@@ -188,14 +188,21 @@ class Reader:
             )
         return resolved
 
-    def items(self, top: Mapping, key: str) -> list[tuple[str, int, Any]]:
+    def items(self, top: Mapping, key: str, parent: str = "") -> list[tuple[str, int, Any]]:
         value = top.get(key)
+        where = join(parent, key)
         if value is None:
             return []
         if not isinstance(value, Sequence):
-            self.problem(key, top.key_lines[key], f"must be a list, not {_kind(value)}")
+            self.problem(where, top.key_lines[key], f"must be a list, not {_kind(value)}")
             return []
-        return [(f"{key}[{i}]", value.item_lines[i], item) for i, item in enumerate(value)]
+        return [(f"{where}[{i}]", value.item_lines[i], item) for i, item in enumerate(value)]
+
+    def problems_at(self, path: str) -> bool:
+        """Whether any problem was reported at `path` or below it."""
+        return any(
+            p.path == path or p.path.startswith((f"{path}.", f"{path}[")) for p in self.problems
+        )
 
 
 def join(path: str, key: str) -> str:

@@ -24,6 +24,7 @@ from hypercorn.asyncio import serve
 
 from gitreg.archive_cache import ArchiveCache
 from gitreg.catalog import Catalog, Listen, TlsFiles
+from gitreg.providers import Providers
 from gitreg.registry import Registry
 from gitreg.server import hypercorn_config
 from gitreg.tlscert import TlsMaterial
@@ -88,7 +89,11 @@ class RegistryServer:
     ) -> None:
         self.registry = Registry(catalog)
         self.registry.refresh()
-        self.app = create_app(self.registry, ArchiveCache(catalog.cache_dir), background=refresh)
+        self.providers = Providers(catalog, self.registry)
+        self.providers.refresh()
+        self.app = create_app(
+            self.registry, ArchiveCache(catalog.cache_dir), self.providers, background=refresh
+        )
         self.port = free_port()
         self.scheme = "https" if tls else "http"
         self.config = hypercorn_config(Listen("127.0.0.1", self.port), tls)

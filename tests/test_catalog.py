@@ -177,7 +177,7 @@ def test_full_catalog(write_catalog: WriteCatalog, tmp_path: Path) -> None:
         ),
         ("modules: []\nhostname: 'bad host'\n", "hostname", 3, "host name"),
         ("modules: {}\n", "modules", 2, "must be a list"),
-        ("listen: 127.0.0.1:1\n", "modules", 1, "is required"),
+        ("listen: 127.0.0.1:1\n", "modules", 1, "is required (or providers)"),
         (
             "modules: []\ntls: {certfile: nope.crt, keyfile: nope.key}\n",
             "tls.certfile",

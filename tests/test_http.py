@@ -65,7 +65,7 @@ def test_discovery(served: Served) -> None:
     response = served.client.get("/.well-known/terraform.json")
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
-    assert response.json() == {"modules.v1": "/v1/modules/"}
+    assert response.json() == {"modules.v1": "/v1/modules/", "providers.v1": "/v1/providers/"}
 
 
 def test_http2_over_tls(served: Served) -> None:

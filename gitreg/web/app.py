@@ -16,13 +16,17 @@ from starlette.routing import Route
 from gitreg.archive_cache import ArchiveCache
 from gitreg.locations import ARCHIVES_PREFIX
 from gitreg.poller import Poller
+from gitreg.providers import Providers
 from gitreg.registry import Registry
 from gitreg.watching import watch_catalog, watch_repositories
 from gitreg.web import discovery, modules, status, webhooks
+from gitreg.web import providers as provider_routes
 from gitreg.web.bodies import BufferedBodies
 from gitreg.web.errors import HANDLERS
+from gitreg.web.providers import FILES_PREFIX
 
 _MODULE = "/v1/modules/{namespace}/{name}/{system}"
+_PROVIDER = "/v1/providers/{namespace}/{type}"
 
 
 async def healthz(request: Request) -> JSONResponse:
@@ -30,9 +34,15 @@ async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok", "modules": len(registry.index)})
 
 
-def create_app(registry: Registry, archives: ArchiveCache, background: bool = True) -> Starlette:
+def create_app(
+    registry: Registry,
+    archives: ArchiveCache,
+    providers: Providers | None = None,
+    background: bool = True,
+) -> Starlette:
     """The registry app; with `background`, its lifespan polls the repositories, watches the
-    local ones, and reloads registry.yaml when it changes."""
+    local ones and the provider folders, and reloads registry.yaml when it changes."""
+    providers = providers or Providers(registry.catalog, registry)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -42,6 +52,7 @@ def create_app(registry: Registry, archives: ArchiveCache, background: bool = Tr
                 asyncio.create_task(Poller(registry).run()),
                 asyncio.create_task(watch_repositories(registry)),
             ]
+            tasks.append(asyncio.create_task(providers.watch()))
             if registry.catalog.watch_catalog:
                 tasks.append(asyncio.create_task(watch_catalog(registry, registry.catalog.source)))
         yield
@@ -58,6 +69,13 @@ def create_app(registry: Registry, archives: ArchiveCache, background: bool = Tr
             modules.archive,
             methods=["GET", "HEAD"],
         ),
+        Route(f"{_PROVIDER}/versions", provider_routes.versions),
+        Route(f"{_PROVIDER}/{{version}}/download/{{os}}/{{arch}}", provider_routes.download),
+        Route(
+            f"{FILES_PREFIX}/{{namespace}}/{{type}}/{{version}}/{{file}}",
+            provider_routes.files,
+            methods=["GET", "HEAD"],
+        ),
         Route("/healthz", healthz),
         Route("/v1/status", status.status),
         Route("/metrics", status.metrics),
@@ -71,6 +89,7 @@ def create_app(registry: Registry, archives: ArchiveCache, background: bool = Tr
     )
     app.state.registry = registry
     app.state.archives = archives
+    app.state.providers = providers
     app.state.webhook_tasks = set()
     app.state.webhook_counts = Counter()
     return app

@@ -1,0 +1,94 @@
+"""OpenPGP keys for provider releases: the only code that imports PGPy.
+
+Terraform wants a *binary* detached signature of SHA256SUMS and lists the public keys that may
+have made it; any listed key that verifies the signature is accepted.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pgpy
+
+
+@dataclass(frozen=True)
+class PublicKey:
+    key_id: str  # 16 upper-case hex digits, as Terraform shows them
+    ascii_armor: str
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    # PGPy warns about checks it does not implement (self-signatures, revocations) on every use.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+class Keyring:
+    """The keys that sign releases (the first one signs) and those that may only verify."""
+
+    def __init__(
+        self, signing: Sequence[pgpy.PGPKey], verifying: Sequence[pgpy.PGPKey] = ()
+    ) -> None:
+        self._signing = list(signing)
+        self._all = [*signing, *verifying]
+
+    @classmethod
+    def load(
+        cls, private: Sequence[Path], public: Sequence[Path] = (), passphrase: str | None = None
+    ) -> Keyring:
+        """Read armored or binary key files; raise ValueError naming the file and what is wrong."""
+        signing = [cls._read(path, passphrase, need_private=True) for path in private]
+        verifying = [cls._read(path, passphrase, need_private=False) for path in public]
+        return cls(signing, verifying)
+
+    @staticmethod
+    def _read(path: Path, passphrase: str | None, need_private: bool) -> pgpy.PGPKey:
+        try:
+            with _quiet():
+                key, _ = pgpy.PGPKey.from_file(str(path))
+        except (OSError, ValueError, pgpy.errors.PGPError) as exc:
+            raise ValueError(f"{path} is not an OpenPGP key: {exc}") from exc
+        if need_private and key.is_public:
+            raise ValueError(f"{path} holds a public key; signing needs the private key")
+        if need_private and key.is_protected:
+            raise ValueError(
+                f"{path} is protected by a passphrase, which gitreg does not handle: export it "
+                "without one (gpg --export-secret-keys) and protect the file instead"
+            )
+        return key
+
+    @property
+    def can_sign(self) -> bool:
+        return bool(self._signing)
+
+    def public_keys(self) -> list[PublicKey]:
+        return [PublicKey(key.fingerprint.keyid.upper(), str(key.pubkey)) for key in self._all]
+
+    def sign(self, data: bytes) -> bytes:
+        """A binary detached signature by the first signing key."""
+        if not self._signing:
+            raise ValueError("no signing key is configured")
+        with _quiet():
+            return bytes(self._signing[0].sign(data))
+
+    def verifier_of(self, data: bytes, signature: bytes) -> PublicKey | None:
+        """The configured key that verifies `signature` of `data`, or None."""
+        try:
+            with _quiet():
+                parsed = pgpy.PGPSignature.from_blob(signature)
+        except (ValueError, pgpy.errors.PGPError):
+            return None
+        for key in self._all:
+            with _quiet():
+                try:
+                    if key.pubkey.verify(data, parsed):
+                        return PublicKey(key.fingerprint.keyid.upper(), str(key.pubkey))
+                except pgpy.errors.PGPError:
+                    continue
+        return None

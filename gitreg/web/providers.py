@@ -1,0 +1,131 @@
+"""The provider registry protocol (providers.v1), and the release files it points at."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from urllib.parse import quote
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+
+from gitreg.address import provider_problem
+from gitreg.errors import ClientError, NotFound
+from gitreg.provider_artifacts import ProviderRelease
+from gitreg.providers import ProviderEntry, Providers
+from gitreg.tags import parse_version
+
+FILES_PREFIX = "/v1/provider-files"
+_PLATFORM = re.compile(r"[a-z0-9]{1,32}")
+_IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+async def versions(request: Request) -> Response:
+    entry = _entry(request)
+    listed = [
+        {
+            "version": r.version,
+            "protocols": list(r.protocols),
+            "platforms": [{"os": p.os, "arch": p.arch} for p in r.packages],
+        }
+        for r in entry.releases
+    ]
+    return JSONResponse({"versions": listed})
+
+
+async def download(request: Request) -> Response:
+    entry = _entry(request)
+    release = _release(entry, request.path_params["version"])
+    os_name, arch = request.path_params["os"], request.path_params["arch"]
+    if not (_PLATFORM.fullmatch(os_name) and _PLATFORM.fullmatch(arch)):
+        raise ClientError(f"{os_name}/{arch} is not a platform like linux/amd64")
+    package = release.package(os_name, arch)
+    if package is None:
+        platforms = ", ".join(f"{p.os}_{p.arch}" for p in release.packages)
+        raise NotFound(
+            f"{entry.spec} {release.version} has no package for {os_name}_{arch} (has {platforms})"
+        )
+    base = _files_url(entry, release)
+    providers: Providers = request.app.state.providers
+    keys = [
+        {
+            "key_id": k.key_id,
+            "ascii_armor": k.ascii_armor,
+            "trust_signature": "",
+            "source": "gitreg",
+            "source_url": None,
+        }
+        for k in providers.public_keys()
+    ]
+    return JSONResponse(
+        {
+            "protocols": list(release.protocols),
+            "os": package.os,
+            "arch": package.arch,
+            "filename": package.filename,
+            "download_url": f"{base}/{package.filename}",
+            "shasums_url": f"{base}/{release.shasums_name}",
+            "shasums_signature_url": f"{base}/{release.shasums_name}.sig",
+            "shasum": package.shasum,
+            "signing_keys": {"gpg_public_keys": keys},
+        }
+    )
+
+
+async def files(request: Request) -> Response:
+    """A release's zip, SHA256SUMS or SHA256SUMS.sig, with Content-Length, ETag and HEAD."""
+    entry = _entry(request)
+    release = _release(entry, request.path_params["version"])
+    name = request.path_params["file"]
+    if name == release.shasums_name:
+        return _bytes(request, release.shasums, "text/plain; charset=utf-8")
+    if name == f"{release.shasums_name}.sig":
+        return _bytes(request, release.signature, "application/octet-stream")
+    package = next((p for p in release.packages if p.filename == name), None)
+    if package is None:
+        raise NotFound(f"{entry.spec} {release.version} has no file {name}")
+    etag = f'"{package.shasum}"'
+    if etag in request.headers.get("if-none-match", ""):
+        return Response(status_code=304, headers={"ETag": etag})
+    headers = {"ETag": etag, "Cache-Control": _IMMUTABLE}
+    return FileResponse(package.path, media_type="application/zip", headers=headers)
+
+
+def _bytes(request: Request, body: bytes, media_type: str) -> Response:
+    etag = f'"{hashlib.sha256(body).hexdigest()}"'
+    if etag in request.headers.get("if-none-match", ""):
+        return Response(status_code=304, headers={"ETag": etag})
+    response = Response(body, media_type=media_type, headers={"ETag": etag})
+    if request.method == "HEAD":
+        response.body = b""  # Content-Length stays that of the body
+    return response
+
+
+def _files_url(entry: ProviderEntry, release: ProviderRelease) -> str:
+    parts = (entry.spec.namespace, entry.spec.type, release.version)
+    return f"{FILES_PREFIX}/" + "/".join(quote(p, safe="") for p in parts)
+
+
+def _entry(request: Request) -> ProviderEntry:
+    namespace, kind = request.path_params["namespace"], request.path_params["type"].lower()
+    for value, what in ((namespace, "namespace"), (kind, "type")):
+        problem = provider_problem(value, what)
+        if problem:
+            raise ClientError(problem)
+    providers: Providers = request.app.state.providers
+    entry = providers.get(namespace, kind)
+    if entry is None:
+        raise NotFound(f"no provider {namespace}/{kind} on this registry")
+    return entry
+
+
+def _release(entry: ProviderEntry, text: str) -> ProviderRelease:
+    try:
+        version = str(parse_version(text))
+    except ValueError as exc:
+        raise ClientError(str(exc)) from exc
+    release = entry.release(version)
+    if release is None:
+        newest = ", ".join(r.version for r in entry.releases[:5]) or "none"
+        raise NotFound(f"provider {entry.spec} has no version {version} (newest: {newest})")
+    return release
