@@ -79,16 +79,19 @@ class Keyring:
 
     def verifier_of(self, data: bytes, signature: bytes) -> PublicKey | None:
         """The configured key that verifies `signature` of `data`, or None."""
+        # PGPy raises all sorts of errors on malformed input; a file from a release folder is
+        # untrusted, so any failure to parse or verify is simply "not verified".
         try:
             with _quiet():
                 parsed = pgpy.PGPSignature.from_blob(signature)
-        except (ValueError, pgpy.errors.PGPError):
+                parsed.signer  # noqa: B018 - fails on a blob that is no signature
+        except Exception:
             return None
         for key in self._all:
-            with _quiet():
-                try:
+            try:
+                with _quiet():
                     if key.pubkey.verify(data, parsed):
                         return PublicKey(key.fingerprint.keyid.upper(), str(key.pubkey))
-                except pgpy.errors.PGPError:
-                    continue
+            except Exception:
+                continue
         return None

@@ -1,0 +1,228 @@
+"""Hosted providers over HTTPS: the providers.v1 protocol with the real app, and end to end with
+the real terraform binary (install, lock file, second init, and what Terraform refuses)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import ssl
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pgpy
+import pytest
+
+from gitreg.tlscert import TlsMaterial
+from tests.provider_releases import new_key, write_key, write_release
+from tests.servers import answers, free_port, start_gitreg, wait_until
+
+
+@dataclass
+class Served:
+    host: str
+    base: str
+    tls: TlsMaterial
+    root: Path
+    client: httpx.Client
+    keys: dict[str, pgpy.PGPKey]
+    log: Path
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterator[Served]:
+    root = tmp_path_factory.mktemp("providers")
+    keys = {name: new_key(name) for name in ("gitreg", "ci", "stranger")}
+    artifacts = root / "releases"
+    write_release(artifacts / "1.0.0", "widget", "1.0.0", ("linux_amd64", "darwin_arm64"))
+    write_release(
+        artifacts / "1.1.0",
+        "widget",
+        "1.1.0",
+        ("linux_amd64",),
+        signer=keys["ci"],
+        manifest_in_sums=True,
+    )
+    write_release(artifacts / "1.2.0", "widget", "1.2.0", ("linux_amd64",), signer=keys["gitreg"])
+    write_release(artifacts / "1.3.0", "widget", "1.3.0", ("linux_amd64",), signer=keys["stranger"])
+    write_key(keys["gitreg"], root / "gitreg.asc")
+    write_key(keys["ci"], root / "ci.asc", public=True)
+    (root / "registry.yaml").write_text(
+        "cache_dir: cache\nsigning: {keys: [gitreg.asc], verify_keys: [ci.asc]}\n"
+        "providers:\n  - {namespace: acme, type: widget, artifacts: releases}\n"
+    )
+    port = free_port()
+    log = root / "gitreg.log"
+    with log.open("w") as out:
+        process = start_gitreg(
+            "serve",
+            "--config",
+            str(root / "registry.yaml"),
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--certfile",
+            str(tls.certfile),
+            "--keyfile",
+            str(tls.keyfile),
+            output=out,
+        )
+        context = ssl.create_default_context(cafile=str(tls.ca_cert))
+        base = f"https://127.0.0.1:{port}"
+        try:
+            wait_until(
+                lambda: process.poll() is not None or answers(f"{base}/healthz", context),
+                60,
+                "gitreg",
+            )
+            with httpx.Client(base_url=base, verify=context) as client:
+                yield Served(f"127.0.0.1:{port}", base, tls, root, client, keys, log)
+        finally:
+            process.terminate()
+            process.wait(timeout=15)
+
+
+def test_discovery_names_providers_v1(served: Served) -> None:
+    assert (
+        served.client.get("/.well-known/terraform.json").json()["providers.v1"] == "/v1/providers/"
+    )
+
+
+def test_versions(served: Served) -> None:
+    listed = served.client.get("/v1/providers/acme/widget/versions").json()["versions"]
+    assert [v["version"] for v in listed] == ["1.2.0", "1.1.0", "1.0.0"]  # 1.3.0 is refused
+    assert listed[2] == {
+        "version": "1.0.0",
+        "protocols": ["6.0"],
+        "platforms": [{"os": "darwin", "arch": "arm64"}, {"os": "linux", "arch": "amd64"}],
+    }
+    assert "SHA256SUMS.sig is not a valid signature" in served.log.read_text()
+
+
+def test_download_and_files(served: Served) -> None:
+    body = served.client.get("/v1/providers/acme/widget/1.1.0/download/linux/amd64").json()
+    assert body["filename"] == "terraform-provider-widget_1.1.0_linux_amd64.zip"
+    assert body["protocols"] == ["6.0"] and (body["os"], body["arch"]) == ("linux", "amd64")
+    assert [k["key_id"] for k in body["signing_keys"]["gpg_public_keys"]] == [
+        served.keys["gitreg"].fingerprint.keyid.upper(),
+        served.keys["ci"].fingerprint.keyid.upper(),
+    ]
+    assert all(
+        k["ascii_armor"].startswith("-----BEGIN PGP PUBLIC KEY BLOCK-----")
+        for k in body["signing_keys"]["gpg_public_keys"]
+    )
+    zip_response = served.client.get(body["download_url"])
+    assert zip_response.headers["content-type"] == "application/zip"
+    assert hashlib.sha256(zip_response.content).hexdigest() == body["shasum"]
+    sums = served.client.get(body["shasums_url"]).content
+    assert sums.decode().split() == [body["shasum"], body["filename"]]  # the zips only
+    signature = served.client.get(body["shasums_signature_url"])
+    assert signature.status_code == 200 and int(signature.headers["content-length"]) == len(
+        signature.content
+    )
+    head = served.client.head(body["shasums_url"])
+    assert (
+        head.status_code == 200
+        and head.content == b""
+        and int(head.headers["content-length"]) == len(sums)
+    )
+    assert served.client.head(body["download_url"]).headers["etag"] == f'"{body["shasum"]}"'
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "message"),
+    [
+        ("/v1/providers/acme/gadget/versions", 404, "no provider acme/gadget"),
+        ("/v1/providers/acme/widget/9.9.9/download/linux/amd64", 404, "has no version 9.9.9"),
+        (
+            "/v1/providers/acme/widget/1.1.0/download/windows/amd64",
+            404,
+            "no package for windows_amd64",
+        ),
+        ("/v1/providers/acme/widget/1.x/download/linux/amd64", 400, "not a Semantic Version"),
+        ("/v1/providers/acme/widget/1.0.0/download/Linux/AMD64!", 400, "is not a platform"),
+        ("/v1/providers/ac_me/widget/versions", 400, "provider namespace 'ac_me'"),
+        (
+            "/v1/provider-files/acme/widget/1.0.0/terraform-provider-widget_1.0.0_plan9_386.zip",
+            404,
+            "has no file",
+        ),
+    ],
+)
+def test_client_mistakes(served: Served, path: str, status: int, message: str) -> None:
+    response = served.client.get(path)
+    assert response.status_code == status and message in response.json()["errors"][0], response.text
+
+
+needs_terraform = pytest.mark.skipif(
+    shutil.which("terraform") is None, reason="the terraform binary is not on PATH"
+)
+
+
+def terraform_init(
+    served: Served, workdir: Path, version: str, fresh: bool = True
+) -> subprocess.CompletedProcess[str]:
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "main.tf").write_text(
+        "terraform {\n  required_providers {\n"
+        f'    widget = {{ source = "{served.host}/acme/widget", version = "{version}" }}\n  }}\n}}\n'
+    )
+    (workdir / "cli.tfrc").write_text("")
+    if fresh:
+        shutil.rmtree(workdir / ".terraform", ignore_errors=True)
+    env = {
+        **os.environ,
+        "SSL_CERT_FILE": str(served.tls.ca_cert),
+        "TF_CLI_CONFIG_FILE": str(workdir / "cli.tfrc"),
+        "CHECKPOINT_DISABLE": "1",
+        "TF_IN_AUTOMATION": "1",
+        "TF_LOG": "trace",
+        "TF_LOG_PATH": str(workdir / "tf.log"),
+    }
+    return subprocess.run(
+        ["terraform", "init", "-input=false", "-no-color"],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+@needs_terraform
+@pytest.mark.parametrize(
+    "version", ["1.0.0", "1.1.0"]
+)  # signed by gitreg; by a trusted CI key, narrowed
+def test_terraform_installs_and_locks(served: Served, tmp_path: Path, version: str) -> None:
+    first = terraform_init(served, tmp_path, version)
+    assert first.returncode == 0, first.stdout + first.stderr
+    lock = (tmp_path / ".terraform.lock.hcl").read_text()
+    assert f'version     = "{version}"' in lock
+    assert lock.count('"h1:') == 1 and lock.count('"zh:') == (2 if version == "1.0.0" else 1)
+    again = terraform_init(served, tmp_path, version)  # .terraform gone, lock file kept
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+@needs_terraform
+def test_terraform_refuses_a_tampered_zip(served: Served, tmp_path: Path) -> None:
+    # Same size, same mtime: gitreg's hash cache is fooled, and serves the old checksum;
+    # Terraform's own check is the last line of defence, and holds.
+    zip_path = next((served.root / "releases" / "1.2.0").glob("*linux_amd64.zip"))
+    data, times = bytearray(zip_path.read_bytes()), zip_path.stat()
+    data[data.index(b"exit 1")] ^= 0x01
+    zip_path.write_bytes(bytes(data))
+    os.utime(zip_path, ns=(times.st_atime_ns, times.st_mtime_ns))
+    done = terraform_init(served, tmp_path, "1.2.0")
+    assert done.returncode != 0
+    assert "checksum" in (done.stdout + done.stderr).lower()
+
+
+@needs_terraform
+def test_terraform_cannot_install_a_release_signed_by_an_unknown_key(
+    served: Served, tmp_path: Path
+) -> None:
+    done = terraform_init(served, tmp_path, "1.3.0")
+    assert done.returncode != 0
+    assert "no available releases match" in (done.stdout + done.stderr).replace("\n", " ")
