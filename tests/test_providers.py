@@ -16,6 +16,7 @@ import httpx
 import pgpy
 import pytest
 
+from gitreg.provider_hashes import zip_hashes
 from gitreg.tlscert import TlsMaterial
 from tests.provider_releases import new_key, write_key, write_release
 from tests.servers import answers, free_port, start_gitreg, wait_until
@@ -201,6 +202,12 @@ def test_terraform_installs_and_locks(served: Served, tmp_path: Path, version: s
     lock = (tmp_path / ".terraform.lock.hcl").read_text()
     assert f'version     = "{version}"' in lock
     assert lock.count('"h1:') == 1 and lock.count('"zh:') == (2 if version == "1.0.0" else 1)
+    # Our hashes are the ones Terraform itself wrote: h1 of the installed platform, zh of each zip.
+    zips = sorted((served.root / "releases" / version).glob("*.zip"))
+    linux = next(z for z in zips if "linux_amd64" in z.name)
+    assert f'"{zip_hashes(linux).h1}"' in lock
+    for z in zips:
+        assert f'"{zip_hashes(z).zh}"' in lock
     again = terraform_init(served, tmp_path, version)  # .terraform gone, lock file kept
     assert again.returncode == 0, again.stdout + again.stderr
 

@@ -1,0 +1,62 @@
+"""The hashes Terraform records for provider packages.
+
+- `zh:` is the hex SHA-256 of the zip file itself (what SHA256SUMS lists).
+- `h1:` is Go's dirhash "Hash1" over the zip's entries: for each entry, sorted by name
+  (bytewise), the line `<hex sha256 of its content>  <name>\\n`; the SHA-256 of all those
+  lines, base64, prefixed `h1:`. Terraform checks a download over *all* entries, directory
+  entries included, but records in the lock file the hash of the unpacked files: a zip with
+  directory entries installs once and then fails the next `init`, so such zips are reported.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import threading
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class PackageHashes:
+    h1: str
+    zh: str
+    has_directory_entries: bool
+
+
+def zip_hashes(path: Path) -> PackageHashes:
+    with path.open("rb") as f:
+        zh = hashlib.file_digest(f, "sha256").hexdigest()
+    try:
+        with zipfile.ZipFile(path) as z:
+            entries = sorted(z.infolist(), key=lambda i: i.filename.encode())
+            lines = hashlib.sha256()
+            for info in entries:
+                if "\n" in info.filename:
+                    raise ValueError(f"{path.name}: an entry name holds a newline")
+                content = hashlib.sha256(z.read(info)).hexdigest()
+                lines.update(f"{content}  {info.filename}\n".encode())
+            has_dirs = any(info.is_dir() for info in entries)
+    except zipfile.BadZipFile as exc:
+        raise ValueError(f"{path.name} is not a zip file: {exc}") from exc
+    return PackageHashes("h1:" + base64.b64encode(lines.digest()).decode(), "zh:" + zh, has_dirs)
+
+
+class HashCache:
+    """Each zip hashed once while it does not change (keyed by path, size and mtime)."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[Path, int, int], PackageHashes] = {}
+        self._lock = threading.Lock()
+
+    def get(self, path: Path) -> PackageHashes:
+        stat = path.stat()
+        key = (path, stat.st_size, stat.st_mtime_ns)
+        with self._lock:
+            known = self._known.get(key)
+        if known is None:
+            known = zip_hashes(path)
+            with self._lock:
+                self._known[key] = known
+        return known
