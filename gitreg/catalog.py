@@ -104,6 +104,19 @@ class ProviderSpec:
 
 
 @dataclass(frozen=True)
+class MirrorSettings:
+    """The provider network mirror's sources besides the hosted providers."""
+
+    folders: tuple[Path, ...] = ()  # written by `terraform providers mirror`
+    read_through: bool = True  # fetch from origin registries on a miss
+    origins: tuple[tuple[str, str], ...] = ()  # hostname → base URL, when not https://hostname/
+    ca_file: Path | None = None  # the CA bundle that signs the origins' certificates
+
+    def origin_url(self, hostname: str) -> str:
+        return dict(self.origins).get(hostname, f"https://{hostname}/")
+
+
+@dataclass(frozen=True)
 class Catalog:
     source: Path
     hostname: str
@@ -121,6 +134,7 @@ class Catalog:
     providers: tuple[ProviderSpec, ...] = ()
     signing_keys: tuple[Path, ...] = ()  # private keys: the first signs, all are published
     verify_keys: tuple[Path, ...] = ()  # public keys that may have signed a release themselves
+    mirror: MirrorSettings = MirrorSettings()
 
     @property
     def repositories(self) -> list[RepoLocation]:

@@ -19,6 +19,7 @@ from gitreg.catalog import (
     DeletedPolicy,
     DownloadMode,
     Listen,
+    MirrorSettings,
     ModuleSpec,
     MovedPolicy,
     ProviderSpec,
@@ -81,6 +82,7 @@ class _Reader(yamldoc.Reader):
                 "watch_catalog",
                 "providers",
                 "signing",
+                "mirror",
             },
         )
         if top is None:
@@ -116,6 +118,7 @@ class _Reader(yamldoc.Reader):
             providers=providers,
             signing_keys=signing_keys,
             verify_keys=verify_keys,
+            mirror=self.mirror(top),
         )
 
     def tls(self, top: yamldoc.Mapping) -> TlsFiles | None:
@@ -297,6 +300,48 @@ class _Reader(yamldoc.Reader):
                 self.problem(path, line, f"provider {spec} is already listed at {seen[spec.key]}")
             seen.setdefault(spec.key, path)
             result.append(spec)
+        return result
+
+    def mirror(self, top: yamldoc.Mapping) -> MirrorSettings:
+        if top.get("mirror") is None:
+            return MirrorSettings()
+        keys = {"folders", "read_through", "origins", "ca_file"}
+        m = self.mapping(top["mirror"], "mirror", top.key_lines["mirror"], keys)
+        if m is None:
+            return MirrorSettings()
+        folders = []
+        for path, line, item in self.items(m, "folders", parent="mirror"):
+            folder = (
+                (self.base / os.path.expanduser(item)).resolve() if isinstance(item, str) else None
+            )
+            if folder is None or not folder.is_dir():
+                self.problem(path, line, f"{item!r} is not a folder")
+            else:
+                folders.append(folder)
+        origins = []
+        value = m.get("origins")
+        if value is not None and not isinstance(value, yamldoc.Mapping):
+            self.problem(
+                "mirror.origins", m.key_lines["origins"], "must map hostnames to base URLs"
+            )
+        origins = self.origins(value) if isinstance(value, yamldoc.Mapping) else []
+        return MirrorSettings(
+            folders=tuple(folders),
+            read_through=self.flag(m, "read_through", "mirror", True),
+            origins=tuple(origins),
+            ca_file=self.file(m, "ca_file", "mirror"),
+        )
+
+    def origins(self, given: yamldoc.Mapping) -> list[tuple[str, str]]:
+        result = []
+        for hostname, url in given.items():
+            where, line = f"mirror.origins.{hostname}", given.key_lines[hostname]
+            if not isinstance(url, str) or not url.startswith("https://") or not url.endswith("/"):
+                self.problem(where, line, "must be an https:// base URL ending in /")
+            elif ":" in hostname or not _HOSTNAME.fullmatch(hostname.lower()):
+                self.problem(where, line, "must be a host name without a port")
+            else:
+                result.append((hostname.lower(), url))
         return result
 
     def signing(self, top: yamldoc.Mapping) -> tuple[tuple[Path, ...], tuple[Path, ...]]:

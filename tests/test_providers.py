@@ -18,7 +18,7 @@ import pytest
 
 from gitreg.provider_hashes import zip_hashes
 from gitreg.tlscert import TlsMaterial
-from tests.provider_releases import new_key, write_key, write_release
+from tests.provider_releases import new_key, provider_zip, write_key, write_release
 from tests.servers import answers, free_port, start_gitreg, wait_until
 
 
@@ -51,9 +51,19 @@ def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterat
     write_release(artifacts / "1.3.0", "widget", "1.3.0", ("linux_amd64",), signer=keys["stranger"])
     write_key(keys["gitreg"], root / "gitreg.asc")
     write_key(keys["ci"], root / "ci.asc", public=True)
+    thing = (
+        root / "mirror" / "example.com" / "test" / "thing"
+    )  # as `terraform providers mirror` writes
+    thing.mkdir(parents=True)
+    for platform in ("linux_amd64", "windows_amd64"):
+        (thing / f"terraform-provider-thing_0.1.0_{platform}.zip").write_bytes(
+            provider_zip("thing", "0.1.0", platform)
+        )
     (root / "registry.yaml").write_text(
-        "cache_dir: cache\nsigning: {keys: [gitreg.asc], verify_keys: [ci.asc]}\n"
+        "hostname: registry.example.test\ncache_dir: cache\n"
+        "signing: {keys: [gitreg.asc], verify_keys: [ci.asc]}\n"
         "providers:\n  - {namespace: acme, type: widget, artifacts: releases}\n"
+        "mirror: {folders: [mirror], read_through: false}\n"
     )
     port = free_port()
     log = root / "gitreg.log"
@@ -163,14 +173,22 @@ needs_terraform = pytest.mark.skipif(
 
 
 def terraform_init(
-    served: Served, workdir: Path, version: str, fresh: bool = True
+    served: Served,
+    workdir: Path,
+    version: str,
+    fresh: bool = True,
+    providers: str = "",
+    cli: str = "",
 ) -> subprocess.CompletedProcess[str]:
     workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "main.tf").write_text(
-        "terraform {\n  required_providers {\n"
-        f'    widget = {{ source = "{served.host}/acme/widget", version = "{version}" }}\n  }}\n}}\n'
+    providers = (
+        providers
+        or f'    widget = {{ source = "{served.host}/acme/widget", version = "{version}" }}\n'
     )
-    (workdir / "cli.tfrc").write_text("")
+    (workdir / "main.tf").write_text(
+        f"terraform {{\n  required_providers {{\n{providers}  }}\n}}\n"
+    )
+    (workdir / "cli.tfrc").write_text(cli)
     if fresh:
         shutil.rmtree(workdir / ".terraform", ignore_errors=True)
     env = {
@@ -233,3 +251,49 @@ def test_terraform_cannot_install_a_release_signed_by_an_unknown_key(
     done = terraform_init(served, tmp_path, "1.3.0")
     assert done.returncode != 0
     assert "no available releases match" in (done.stdout + done.stderr).replace("\n", " ")
+
+
+def test_mirror_protocol(served: Served) -> None:
+    index = served.client.get("/v1/mirror/registry.example.test/acme/widget/index.json")
+    assert index.headers["content-type"] == "application/json"
+    assert index.json() == {"versions": {"1.2.0": {}, "1.1.0": {}, "1.0.0": {}}}
+    body = served.client.get("/v1/mirror/registry.example.test/acme/widget/1.0.0.json").json()
+    assert set(body["archives"]) == {"linux_amd64", "darwin_arm64"}
+    archive = body["archives"]["linux_amd64"]
+    assert archive["url"] == "terraform-provider-widget_1.0.0_linux_amd64.zip"
+    path = served.root / "releases" / "1.0.0" / archive["url"]
+    assert archive["hashes"] == [zip_hashes(path).h1, zip_hashes(path).zh]
+    got = served.client.get(f"/v1/mirror/registry.example.test/acme/widget/{archive['url']}")
+    assert got.content == path.read_bytes()
+    folder = served.client.get("/v1/mirror/example.com/test/thing/index.json").json()
+    assert folder == {"versions": {"0.1.0": {}}}
+    for path_, status in (
+        ("/v1/mirror/example.com/test/nothing/index.json", 404),
+        ("/v1/mirror/registry.example.test/acme/widget/9.0.0.json", 404),
+        ("/v1/mirror/registry.example.test/acme/widget/latest.json", 400),
+        ("/v1/mirror/Bad_Host/acme/widget/index.json", 400),
+        ("/v1/mirror/registry.example.test/acme/widget/notes.txt", 404),
+    ):
+        response = served.client.get(path_)
+        assert response.status_code == status and response.json()["errors"], (path_, response.text)
+
+
+@needs_terraform
+def test_terraform_installs_through_the_network_mirror(served: Served, tmp_path: Path) -> None:
+    cli = f'provider_installation {{\n  network_mirror {{ url = "{served.base}/v1/mirror/" }}\n}}\n'
+    providers = (
+        '    widget = { source = "registry.example.test/acme/widget", version = "1.1.0" }\n'
+        '    thing = { source = "example.com/test/thing", version = "0.1.0" }\n'
+    )
+    for _ in range(2):  # and again with the lock file
+        done = terraform_init(served, tmp_path, "", providers=providers, cli=cli)
+        assert done.returncode == 0, done.stdout + done.stderr
+    lock = (tmp_path / ".terraform.lock.hcl").read_text()
+    # Through a mirror, Terraform checks and records the h1 of what it installed.
+    installed = [
+        *(served.root / "mirror").rglob("*linux_amd64.zip"),
+        *(served.root / "releases" / "1.1.0").glob("*linux_amd64.zip"),
+    ]
+    assert len(installed) == 2
+    for path in installed:
+        assert f'"{zip_hashes(path).h1}"' in lock, path.name

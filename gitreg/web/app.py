@@ -14,15 +14,20 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from gitreg.archive_cache import ArchiveCache
+from gitreg.catalog import Catalog
 from gitreg.locations import ARCHIVES_PREFIX
+from gitreg.mirror import FolderSource, HostedSource, MirrorSource, NetworkMirror
 from gitreg.poller import Poller
+from gitreg.provider_hashes import HashCache
 from gitreg.providers import Providers
 from gitreg.registry import Registry
 from gitreg.watching import watch_catalog, watch_repositories
 from gitreg.web import discovery, modules, status, webhooks
+from gitreg.web import mirror as mirror_routes
 from gitreg.web import providers as provider_routes
 from gitreg.web.bodies import BufferedBodies
 from gitreg.web.errors import HANDLERS
+from gitreg.web.mirror import MIRROR_PREFIX
 from gitreg.web.providers import FILES_PREFIX
 
 _MODULE = "/v1/modules/{namespace}/{name}/{system}"
@@ -34,6 +39,13 @@ async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok", "modules": len(registry.index)})
 
 
+def network_mirror(catalog: Catalog, providers: Providers) -> NetworkMirror:
+    hashes = HashCache()
+    sources: list[MirrorSource] = [HostedSource(catalog.hostname, providers, hashes)]
+    sources += [FolderSource(folder, hashes) for folder in catalog.mirror.folders]
+    return NetworkMirror(sources)
+
+
 def create_app(
     registry: Registry,
     archives: ArchiveCache,
@@ -43,6 +55,7 @@ def create_app(
     """The registry app; with `background`, its lifespan polls the repositories, watches the
     local ones and the provider folders, and reloads registry.yaml when it changes."""
     providers = providers or Providers(registry.catalog, registry)
+    mirror = network_mirror(registry.catalog, providers)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -76,6 +89,11 @@ def create_app(
             provider_routes.files,
             methods=["GET", "HEAD"],
         ),
+        Route(
+            f"{MIRROR_PREFIX}/{{hostname}}/{{namespace}}/{{type}}/{{file}}",
+            mirror_routes.serve,
+            methods=["GET", "HEAD"],
+        ),
         Route("/healthz", healthz),
         Route("/v1/status", status.status),
         Route("/metrics", status.metrics),
@@ -90,6 +108,7 @@ def create_app(
     app.state.registry = registry
     app.state.archives = archives
     app.state.providers = providers
+    app.state.mirror = mirror
     app.state.webhook_tasks = set()
     app.state.webhook_counts = Counter()
     return app

@@ -1,0 +1,143 @@
+"""The provider network mirror: one answer from several sources, first one that knows wins.
+
+Sources: gitreg's hosted providers (under the catalog's hostname), folders written by
+`terraform providers mirror` (the packed layout: HOST/NAMESPACE/TYPE/terraform-provider-TYPE_
+VERSION_OS_ARCH.zip), and read-through from origin registries (`readthrough.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from gitreg.provider_hashes import HashCache
+from gitreg.providers import Providers
+from gitreg.tags import parse_version, version_sort_key
+
+
+@dataclass(frozen=True)
+class MirrorPackage:
+    os: str
+    arch: str
+    filename: str
+    path: Path | None  # None while only the origin has it (read-through)
+    hashes: tuple[str, ...]  # h1: and zh:, as many as are known
+
+
+Address = tuple[str, str, str]  # hostname, namespace, type (lower case)
+
+
+class MirrorSource(Protocol):
+    def versions(self, address: Address) -> list[str] | None: ...
+
+    def packages(self, address: Address, version: str) -> list[MirrorPackage] | None: ...
+
+    def archive(self, address: Address, filename: str) -> Path | None: ...
+
+
+def newest_first(versions: set[str]) -> list[str]:
+    return sorted(versions, key=lambda v: version_sort_key(parse_version(v)), reverse=True)
+
+
+class HostedSource:
+    def __init__(self, hostname: str, providers: Providers, hashes: HashCache) -> None:
+        self.hostname = hostname.lower()
+        self.providers = providers
+        self.hashes = hashes
+
+    def versions(self, address: Address) -> list[str] | None:
+        entry = self.providers.get(address[1], address[2]) if address[0] == self.hostname else None
+        return [r.version for r in entry.releases] if entry else None
+
+    def packages(self, address: Address, version: str) -> list[MirrorPackage] | None:
+        entry = self.providers.get(address[1], address[2]) if address[0] == self.hostname else None
+        release = entry.release(version) if entry else None
+        if release is None:
+            return None
+        return [
+            MirrorPackage(p.os, p.arch, p.filename, p.path, _hashes(self.hashes, p.path))
+            for p in release.packages
+        ]
+
+    def archive(self, address: Address, filename: str) -> Path | None:
+        entry = self.providers.get(address[1], address[2]) if address[0] == self.hostname else None
+        for release in entry.releases if entry else ():
+            for package in release.packages:
+                if package.filename == filename:
+                    return package.path
+        return None
+
+
+class FolderSource:
+    """A folder as `terraform providers mirror` writes it, for air-gapped sites."""
+
+    def __init__(self, root: Path, hashes: HashCache) -> None:
+        self.root = root
+        self.hashes = hashes
+
+    def _zips(self, address: Address) -> list[tuple[str, str, str, Path]]:
+        host, namespace, kind = address
+        folder = self.root / host / namespace / kind
+        if not folder.is_dir():
+            return []
+        pattern = re.compile(
+            re.escape(f"terraform-provider-{kind}_") + r"([^_]+)_([a-z0-9]+)_([a-z0-9]+)\.zip"
+        )
+        found = []
+        for path in sorted(folder.glob("*.zip")):
+            if (match := pattern.fullmatch(path.name)) is None:
+                continue
+            try:
+                parse_version(match[1])
+            except ValueError:
+                continue
+            found.append((match[1], match[2], match[3], path))
+        return found
+
+    def versions(self, address: Address) -> list[str] | None:
+        zips = self._zips(address)
+        return newest_first({z[0] for z in zips}) if zips else None
+
+    def packages(self, address: Address, version: str) -> list[MirrorPackage] | None:
+        found = [
+            MirrorPackage(os_name, arch, path.name, path, _hashes(self.hashes, path))
+            for v, os_name, arch, path in self._zips(address)
+            if v == version
+        ]
+        return found or None
+
+    def archive(self, address: Address, filename: str) -> Path | None:
+        return next((path for *_, path in self._zips(address) if path.name == filename), None)
+
+
+def _hashes(cache: HashCache, path: Path) -> tuple[str, ...]:
+    hashes = cache.get(path)
+    return (hashes.h1, hashes.zh)
+
+
+class NetworkMirror:
+    def __init__(self, sources: list[MirrorSource]) -> None:
+        self.sources = sources
+
+    def versions(self, address: Address) -> list[str] | None:
+        for source in self.sources:
+            found = source.versions(address)
+            if found:
+                return found
+        return None
+
+    def packages(self, address: Address, version: str) -> list[MirrorPackage] | None:
+        for source in self.sources:
+            found = source.packages(address, version)
+            if found:
+                return found
+        return None
+
+    def archive(self, address: Address, filename: str) -> Path | None:
+        for source in self.sources:
+            found = source.archive(address, filename)
+            if found:
+                return found
+        return None
