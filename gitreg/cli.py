@@ -117,9 +117,18 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
                 f"{paths[entry.spec.address.key]}: {entry.spec.address} has no version"
                 f" (no tag fits {templates})"
             )
+    providers = Providers(catalog, registry)
+    providers.refresh()
+    provider_paths = {
+        spec.key: f"providers[{i}].artifacts" for i, spec in enumerate(catalog.providers)
+    }
+    for provider in providers.entries():
+        where = provider_paths[provider.spec.key]
+        problems += [f"{where}: {provider.spec} {p}" for p in provider.problems]
     for problem in problems:
         print(problem)
-    print(f"{catalog.source}: {len(catalog.modules)} modules, {len(problems)} problems")
+    counts = f"{len(catalog.modules)} modules, {len(catalog.providers)} providers"
+    print(f"{catalog.source}: {counts}, {len(problems)} problems")
     return 1 if problems else 0
 
 

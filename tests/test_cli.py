@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from tests.gitrepo import GitRepo, module_files
+from tests.provider_releases import new_key, write_key, write_release
 from tests.servers import answers, free_port, start_gitreg, wait_until
 
 
@@ -59,7 +60,7 @@ def test_list(catalog: Path) -> None:
 def test_check_passes(catalog: Path) -> None:
     done = gitreg("check", "--config", str(catalog))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "1 modules, 0 problems" in done.stdout
+    assert "1 modules, 0 providers, 0 problems" in done.stdout
 
 
 def test_check_reports_problems_with_key_paths(catalog: Path, tmp_path: Path) -> None:
@@ -76,7 +77,7 @@ def test_check_reports_problems_with_key_paths(catalog: Path, tmp_path: Path) ->
     assert (
         "modules[2]: infra/notags/aws has no version (no tag fits release-{version})" in done.stdout
     )
-    assert "3 modules, 2 problems" in done.stdout
+    assert "3 modules, 0 providers, 2 problems" in done.stdout
 
 
 @pytest.mark.parametrize("command", ["serve", "check", "list"])
@@ -151,3 +152,22 @@ def test_list_shows_repository_state_and_moved_tags(catalog: Path, tmp_path: Pat
     assert f"  {tmp_path / 'mono'}" in section
     assert "last successful sync: 20" in section
     assert "infra/vpc/aws: moved tag vpc/v1.0.0, pinned" in section
+
+
+def test_check_reports_broken_provider_releases(tmp_path: Path) -> None:
+    key = new_key("gitreg")
+    write_key(key, tmp_path / "gitreg.asc")
+    write_release(tmp_path / "releases" / "1.0.0", "widget", "1.0.0", signer=key)
+    broken = write_release(tmp_path / "releases" / "1.1.0", "widget", "1.1.0", signer=key)
+    broken.unlink()
+    (tmp_path / "registry.yaml").write_text(
+        "cache_dir: cache\nsigning: {keys: [gitreg.asc]}\n"
+        "providers:\n  - {namespace: acme, type: widget, artifacts: releases}\n"
+    )
+    done = gitreg("check", "--config", str(tmp_path / "registry.yaml"))
+    assert done.returncode == 1
+    assert (
+        "providers[0].artifacts: acme/widget 1.1.0: terraform-provider-widget_1.1.0_SHA256SUMS is missing"
+        in done.stdout
+    )
+    assert "0 modules, 1 providers, 1 problems" in done.stdout

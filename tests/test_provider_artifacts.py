@@ -8,8 +8,12 @@ from pathlib import Path
 import pgpy
 import pytest
 
+from gitreg.catalog_loader import load_catalog
 from gitreg.provider_artifacts import ArtifactFolder
+from gitreg.providers import Providers
+from gitreg.registry import Registry
 from gitreg.signing import Keyring
+from tests.gitrepo import GitRepo
 from tests.provider_releases import new_key, write_key, write_release
 
 
@@ -127,3 +131,29 @@ def test_keyring_refuses_what_cannot_sign(tmp_path: Path, keys: dict[str, pgpy.P
         keys["gitreg"].fingerprint.keyid.upper(),
         keys["ci"].fingerprint.keyid.upper(),
     ]
+
+
+def test_a_repository_gates_which_versions_are_published(
+    tmp_path: Path, keys: dict[str, pgpy.PGPKey]
+) -> None:
+    for version in ("1.0.0", "1.1.0"):
+        write_release(tmp_path / "releases" / version, "widget", version, signer=keys["gitreg"])
+    write_key(keys["gitreg"], tmp_path / "gitreg.asc")
+    repo = GitRepo(tmp_path / "provider-src")
+    repo.release("v1.0.0", {"main.go": "package main\n"})
+    (tmp_path / "registry.yaml").write_text(
+        f"cache_dir: cache\nsigning: {{keys: [gitreg.asc]}}\n"
+        f"providers:\n  - {{namespace: acme, type: widget, artifacts: releases, repo: {repo.path}}}\n"
+    )
+    catalog = load_catalog(tmp_path / "registry.yaml")
+    registry = Registry(catalog)
+    registry.refresh()
+    providers = Providers(catalog, registry)
+    providers.refresh()
+    entry = providers.get("acme", "widget")
+    assert entry and [r.version for r in entry.releases] == ["1.0.0"]  # 1.1.0 has files, no tag yet
+    repo.release("v1.1.0", {"main.go": "package main // 1.1\n"})
+    registry.refresh(mechanism="poll")
+    providers.refresh()
+    entry = providers.get("acme", "widget")
+    assert entry and [r.version for r in entry.releases] == ["1.1.0", "1.0.0"]
