@@ -39,16 +39,27 @@ class Keyring:
         self._all = [*signing, *verifying]
 
     @classmethod
-    def load(
-        cls, private: Sequence[Path], public: Sequence[Path] = (), passphrase: str | None = None
-    ) -> Keyring:
+    def load(cls, private: Sequence[Path], public: Sequence[Path] = ()) -> Keyring:
         """Read armored or binary key files; raise ValueError naming the file and what is wrong."""
-        signing = [cls._read(path, passphrase, need_private=True) for path in private]
-        verifying = [cls._read(path, passphrase, need_private=False) for path in public]
+        signing = [cls._read(path, need_private=True) for path in private]
+        verifying = [cls._read(path, need_private=False) for path in public]
         return cls(signing, verifying)
 
+    @classmethod
+    def from_armored(cls, texts: Sequence[str]) -> Keyring:
+        """Public keys as a registry publishes them (`ascii_armor`); unreadable ones are skipped."""
+        keys = []
+        for text in texts:
+            try:
+                with _quiet():
+                    key, _ = pgpy.PGPKey.from_blob(text)
+            except Exception:  # untrusted input: a key we cannot read verifies nothing
+                continue
+            keys.append(key)
+        return cls([], keys)
+
     @staticmethod
-    def _read(path: Path, passphrase: str | None, need_private: bool) -> pgpy.PGPKey:
+    def _read(path: Path, need_private: bool) -> pgpy.PGPKey:
         try:
             with _quiet():
                 key, _ = pgpy.PGPKey.from_file(str(path))

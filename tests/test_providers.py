@@ -297,3 +297,61 @@ def test_terraform_installs_through_the_network_mirror(served: Served, tmp_path:
     assert len(installed) == 2
     for path in installed:
         assert f'"{zip_hashes(path).h1}"' in lock, path.name
+
+
+@needs_terraform
+def test_read_through_from_an_origin_then_with_the_origin_down(
+    served: Served, tmp_path: Path, tls: TlsMaterial
+) -> None:
+    """A second gitreg is the origin registry; the mirror verifies, caches, and keeps serving."""
+    origin_root = tmp_path / "origin"
+    shutil.copytree(served.root / "releases", origin_root / "releases")
+    shutil.copy(served.root / "gitreg.asc", origin_root / "gitreg.asc")
+    shutil.copy(served.root / "ci.asc", origin_root / "ci.asc")
+    (origin_root / "registry.yaml").write_text(
+        "cache_dir: cache\nsigning: {keys: [gitreg.asc], verify_keys: [ci.asc]}\n"
+        "providers:\n  - {namespace: acme, type: widget, artifacts: releases}\n"
+    )
+    origin_port, mirror_port = free_port(), free_port()
+    (tmp_path / "mirror.yaml").write_text(
+        "hostname: mirror.example.test\ncache_dir: mirror-cache\nmodules: []\n"
+        f"mirror: {{origins: {{origin.example.test: 'https://127.0.0.1:{origin_port}/'}}, ca_file: {tls.ca_cert}}}\n"
+    )
+    tls_args = ["--certfile", str(tls.certfile), "--keyfile", str(tls.keyfile)]
+    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    origin = start_gitreg(
+        "serve",
+        "--config",
+        str(origin_root / "registry.yaml"),
+        "--listen",
+        f"127.0.0.1:{origin_port}",
+        *tls_args,
+    )
+    mirror = start_gitreg(
+        "serve",
+        "--config",
+        str(tmp_path / "mirror.yaml"),
+        "--listen",
+        f"127.0.0.1:{mirror_port}",
+        *tls_args,
+    )
+    cli = f'provider_installation {{\n  network_mirror {{ url = "https://127.0.0.1:{mirror_port}/v1/mirror/" }}\n}}\n'
+    providers = '    widget = { source = "origin.example.test/acme/widget", version = "1.1.0" }\n'
+    try:
+        for port in (origin_port, mirror_port):
+            wait_until(
+                lambda p=port: answers(f"https://127.0.0.1:{p}/healthz", context), 60, "gitreg"
+            )
+        first = terraform_init(served, tmp_path / "first", "", providers=providers, cli=cli)
+        assert first.returncode == 0, first.stdout + first.stderr
+        origin.kill()  # an outage: the origin is gone at once
+        origin.communicate(timeout=15)
+        second = terraform_init(served, tmp_path / "second", "", providers=providers, cli=cli)
+        assert second.returncode == 0, second.stdout + second.stderr
+    finally:
+        for process in (origin, mirror):
+            process.terminate()
+        output, _ = mirror.communicate(timeout=15)
+    cached = list((tmp_path / "mirror-cache" / "mirror" / "origin.example.test").rglob("*.zip"))
+    assert [p.name for p in cached] == ["terraform-provider-widget_1.1.0_linux_amd64.zip"]
+    assert "serving what is cached" in output

@@ -20,6 +20,7 @@ from gitreg.mirror import FolderSource, HostedSource, MirrorSource, NetworkMirro
 from gitreg.poller import Poller
 from gitreg.provider_hashes import HashCache
 from gitreg.providers import Providers
+from gitreg.readthrough import ReadThrough
 from gitreg.registry import Registry
 from gitreg.watching import watch_catalog, watch_repositories
 from gitreg.web import discovery, modules, status, webhooks
@@ -43,6 +44,8 @@ def network_mirror(catalog: Catalog, providers: Providers) -> NetworkMirror:
     hashes = HashCache()
     sources: list[MirrorSource] = [HostedSource(catalog.hostname, providers, hashes)]
     sources += [FolderSource(folder, hashes) for folder in catalog.mirror.folders]
+    if catalog.mirror.read_through:
+        sources.append(ReadThrough(catalog.mirror, catalog.cache_dir, hashes, own=catalog.hostname))
     return NetworkMirror(sources)
 
 
