@@ -47,6 +47,9 @@ class ReadThrough:
         self._locks: dict[Path, threading.Lock] = {}
         self._locks_lock = threading.Lock()
 
+    def close(self) -> None:
+        self.client.close()
+
     # The three questions the mirror asks of a source.
 
     def versions(self, address: Address) -> list[str] | None:
