@@ -1,4 +1,4 @@
-"""The `gitreg` command: serve, check, list, accept, demo."""
+"""The `gitreg` command: serve, check, list, accept, mirror sync, demo."""
 
 from __future__ import annotations
 
@@ -19,7 +19,10 @@ from gitreg.catalog_loader import load_catalog, parse_listen
 from gitreg.errors import ClientError, ConfigError, SourceError
 from gitreg.gitsource import GitMirror
 from gitreg.listing import print_listing
+from gitreg.mirror_sync import sync
+from gitreg.provider_hashes import HashCache
 from gitreg.providers import Providers
+from gitreg.readthrough import ReadThrough
 from gitreg.registry import Registry
 from gitreg.repo_location import RepoLocation
 from gitreg.server import hypercorn_config, serve_until_signalled
@@ -162,6 +165,17 @@ def accept(catalog: Catalog, args: argparse.Namespace) -> int:
     return 0
 
 
+def mirror(catalog: Catalog, args: argparse.Namespace) -> int:
+    """`gitreg mirror sync PROVIDER...`: fill the network mirror's cache ahead of time."""
+    read_through = ReadThrough(catalog.mirror, catalog.cache_dir, HashCache(), own=catalog.hostname)
+    try:
+        failures = sync(read_through, args.providers, set(args.platform or ()))
+    finally:
+        read_through.close()
+    print(f"{len(args.providers)} providers, {failures} failures")
+    return 1 if failures else 0
+
+
 def demo(catalog: Catalog, args: argparse.Namespace) -> int:
     from gitreg.demo import prepare_demo
 
@@ -222,6 +236,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("module", help="NAMESPACE/NAME/SYSTEM")
     sub.add_argument("version", help="the version whose tag moved")
+    sub = command(
+        "mirror", mirror, "fetch providers into the mirror's cache ahead of time", "warning"
+    )
+    sub.add_argument("action", choices=["sync"], help="sync: fetch, verify and cache")
+    sub.add_argument("providers", nargs="+", help="HOST/NAMESPACE/TYPE[@VERSION,...]")
+    sub.add_argument(
+        "--platform", action="append", help="OS_ARCH to fetch (default: all); repeatable"
+    )
     sub = command("demo", demo, "serve the catalog over HTTPS with a throwaway certificate", "info")
     sub.add_argument("--listen", help="HOST:PORT (default: listen in registry.yaml)")
     return parser

@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -127,3 +129,42 @@ def test_nothing_cached_and_origin_down_is_a_miss(tmp_path: Path, tls: TlsMateri
     assert mirror.versions(ADDRESS) is None
     assert mirror.packages(ADDRESS, "1.0.0") is None
     shutil.rmtree(tmp_path / "mirror", ignore_errors=True)
+
+
+def test_gitreg_mirror_sync(origin: Origin, tmp_path: Path, tls: TlsMaterial) -> None:
+    (tmp_path / "mirror.yaml").write_text(
+        "cache_dir: mirror-cache\nmodules: []\n"
+        f"mirror: {{origins: {{origin.example.test: '{origin.server.url}/'}}, ca_file: {tls.ca_cert}}}\n"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gitreg",
+            "mirror",
+            "sync",
+            "--config",
+            str(tmp_path / "mirror.yaml"),
+            "--platform",
+            "linux_amd64",
+            "origin.example.test/acme/widget@1.0.0",
+            "origin.example.test/acme/widget",
+            "origin.example.test/acme/gadget@2.0.0",
+            "not a provider",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert "origin.example.test/acme/widget 1.0.0 linux_amd64: 0.0 MB, verified" in lines
+    assert "origin.example.test/acme/widget: no version named, taking the newest, 1.0.0" in lines
+    assert (
+        "! origin.example.test/acme/gadget 2.0.0: not found, or its signature or checksums did not verify"
+        in lines
+    )
+    assert any(line.startswith("! 'not a provider'") for line in lines)
+    assert lines[-1] == "4 providers, 2 failures"
+    cached = sorted(p.name for p in (tmp_path / "mirror-cache" / "mirror").rglob("*.zip"))
+    assert cached == ["terraform-provider-widget_1.0.0_linux_amd64.zip"]
