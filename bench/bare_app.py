@@ -25,3 +25,24 @@ app = Starlette(
         Route("/v1/modules/{namespace}/{name}/{system}/{version}/download", download),
     ]
 )
+
+
+async def mirror_index(request: Request) -> JSONResponse:
+    return JSONResponse({"versions": {f"1.{i}.0": {} for i in range(5, 0, -1)}})
+
+
+async def mirror_version(request: Request) -> JSONResponse:
+    archives = {
+        platform: {
+            "url": f"terraform-provider-widget_1.5.0_{platform}.zip",
+            "hashes": ["h1:" + "A" * 43 + "=", "zh:" + "0" * 64],
+        }
+        for platform in ("linux_amd64", "darwin_arm64")
+    }
+    return JSONResponse({"archives": archives})
+
+
+app.router.routes += [
+    Route("/v1/mirror/{host}/{namespace}/{type}/index.json", mirror_index),
+    Route("/v1/mirror/{host}/{namespace}/{type}/{version}.json", mirror_version),
+]

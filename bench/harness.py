@@ -25,17 +25,19 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def server(command: list[str], port: int, ready_path: str) -> Iterator[str]:
+def server(
+    command: list[str], port: int, ready_path: str, scheme: str = "http", verify: str | bool = True
+) -> Iterator[str]:
     """Run `command` (which listens on 127.0.0.1:port) until the block ends."""
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
+    base = f"{scheme}://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
         while True:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"{command} did not start")
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(base + ready_path, timeout=1).status_code < 500:
+                if httpx.get(base + ready_path, timeout=1, verify=verify).status_code < 500:
                     break
             time.sleep(0.1)
         yield base

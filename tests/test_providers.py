@@ -327,14 +327,15 @@ def test_read_through_from_an_origin_then_with_the_origin_down(
         f"127.0.0.1:{origin_port}",
         *tls_args,
     )
-    mirror = start_gitreg(
+    mirror_args = [
         "serve",
         "--config",
         str(tmp_path / "mirror.yaml"),
         "--listen",
         f"127.0.0.1:{mirror_port}",
         *tls_args,
-    )
+    ]
+    mirror = start_gitreg(*mirror_args)
     cli = f'provider_installation {{\n  network_mirror {{ url = "https://127.0.0.1:{mirror_port}/v1/mirror/" }}\n}}\n'
     providers = '    widget = { source = "origin.example.test/acme/widget", version = "1.1.0" }\n'
     try:
@@ -346,6 +347,14 @@ def test_read_through_from_an_origin_then_with_the_origin_down(
         assert first.returncode == 0, first.stdout + first.stderr
         origin.kill()  # an outage: the origin is gone at once
         origin.communicate(timeout=15)
+        mirror.terminate()  # and the mirror restarts: nothing in memory, only its cache on disk
+        mirror.communicate(timeout=15)
+        mirror = start_gitreg(*mirror_args)
+        wait_until(
+            lambda: answers(f"https://127.0.0.1:{mirror_port}/healthz", context),
+            60,
+            "the mirror again",
+        )
         second = terraform_init(served, tmp_path / "second", "", providers=providers, cli=cli)
         assert second.returncode == 0, second.stdout + second.stderr
     finally:

@@ -112,6 +112,7 @@ def create_app(
     app.state.archives = archives
     app.state.providers = providers
     app.state.mirror = mirror
+    app.state.mirror_answers = mirror_routes.Answers()
     app.state.webhook_tasks = set()
     app.state.webhook_counts = Counter()
     return app

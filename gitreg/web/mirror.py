@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
+from collections.abc import Callable
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
@@ -18,10 +20,42 @@ MIRROR_PREFIX = "/v1/mirror"
 _HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?")
 
 
+ANSWER_TTL = 5.0  # seconds an index.json or VERSION.json answer is reused
+
+
+class Answers:
+    """Rendered JSON answers, reused for a few seconds: the sources behind them read disks and
+    origins, and a busy mirror gets the same question many times a second."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._known: dict[str, tuple[float, bytes]] = {}
+
+    def get(self, key: str) -> bytes | None:
+        known = self._known.get(key)
+        return known[1] if known and known[0] > self.clock() else None
+
+    def put(self, key: str, body: bytes) -> None:
+        if len(self._known) > 10_000:
+            self._known.clear()
+        self._known[key] = (self.clock() + ANSWER_TTL, body)
+
+
 async def serve(request: Request) -> Response:
     address = _address(request)
-    mirror: NetworkMirror = request.app.state.mirror
     file = request.path_params["file"]
+    answers: Answers = request.app.state.mirror_answers
+    key = "/".join((*address, file))
+    if file.endswith(".json") and (body := answers.get(key)) is not None:
+        return Response(body, media_type="application/json")
+    response = await _answer(request, address, file)
+    if file.endswith(".json"):
+        answers.put(key, bytes(response.body))
+    return response
+
+
+async def _answer(request: Request, address: Address, file: str) -> Response:
+    mirror: NetworkMirror = request.app.state.mirror
     name = "/".join(address)
     if file == "index.json":
         versions = await asyncio.to_thread(mirror.versions, address)
