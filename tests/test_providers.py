@@ -16,10 +16,12 @@ import httpx
 import pgpy
 import pytest
 
+from gitreg.catalog import TlsFiles
+from gitreg.catalog_loader import load_catalog
 from gitreg.provider_hashes import zip_hashes
 from gitreg.tlscert import TlsMaterial
 from tests.provider_releases import new_key, provider_zip, write_key, write_release
-from tests.servers import answers, free_port, start_gitreg, wait_until
+from tests.servers import RegistryServer, answers, free_port, start_gitreg, wait_until
 
 
 @dataclass
@@ -364,3 +366,62 @@ def test_read_through_from_an_origin_then_with_the_origin_down(
     cached = list((tmp_path / "mirror-cache" / "mirror" / "origin.example.test").rglob("*.zip"))
     assert [p.name for p in cached] == ["terraform-provider-widget_1.1.0_linux_amd64.zip"]
     assert "serving what is cached" in output
+
+
+def _in_thread_registry(
+    tmp_path: Path, tls: TlsMaterial, refresh: bool = False
+) -> tuple[RegistryServer, pgpy.PGPKey]:
+    key = new_key("gitreg")
+    write_key(key, tmp_path / "gitreg.asc")
+    write_release(tmp_path / "releases" / "1.0.0", "widget", "1.0.0", ("linux_amd64",), signer=key)
+    (tmp_path / "registry.yaml").write_text(
+        "cache_dir: cache\nsigning: {keys: [gitreg.asc]}\nproviders:\n  - {namespace: acme, type: widget, artifacts: releases}\n"
+    )
+    return RegistryServer(
+        load_catalog(tmp_path / "registry.yaml"),
+        TlsFiles(tls.certfile, tls.keyfile),
+        refresh=refresh,
+    ), key
+
+
+def test_a_release_dropped_in_the_folder_appears_without_a_restart(
+    tmp_path: Path, tls: TlsMaterial
+) -> None:
+    server, key = _in_thread_registry(tmp_path, tls, refresh=True)
+    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    with server, httpx.Client(base_url=server.url, verify=context) as client:
+        write_release(
+            tmp_path / "releases" / "1.1.0", "widget", "1.1.0", ("linux_amd64",), signer=key
+        )
+
+        def listed() -> list[str]:
+            return [
+                v["version"]
+                for v in client.get("/v1/providers/acme/widget/versions").json()["versions"]
+            ]
+
+        wait_until(lambda: listed() == ["1.1.0", "1.0.0"], 30, "the new release to be listed")
+
+
+@needs_terraform
+def test_terraform_refuses_a_signature_by_a_key_the_registry_does_not_list(
+    served: Served, tmp_path: Path, tls: TlsMaterial
+) -> None:
+    # gitreg never serves such a signature (it refuses the release at load); to see Terraform's
+    # own check hold, the served release's signature is replaced in memory.
+    server, _ = _in_thread_registry(tmp_path, tls)
+    with server:
+        release = server.providers.get("acme", "widget").release("1.0.0")  # type: ignore[union-attr]
+        object.__setattr__(release, "signature", bytes(new_key("stranger").sign(release.shasums)))
+        local = Served(
+            server.url.removeprefix("https://"),
+            server.url,
+            tls,
+            tmp_path,
+            served.client,
+            served.keys,
+            served.log,
+        )
+        done = terraform_init(local, tmp_path / "tf", "1.0.0")
+    assert done.returncode != 0
+    assert "signature" in (done.stdout + done.stderr).lower(), done.stdout + done.stderr
