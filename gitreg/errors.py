@@ -5,7 +5,9 @@ GitregError
 ├── ClientError          the client asked for something malformed (HTTP 400)
 │   └── NotFound         well-formed, but we do not have it (HTTP 404)
 ├── SourceError          a Git repository could not be fetched or read
-└── ArchiveError         an archive could not be built from a commit
+├── ArchiveError         an archive could not be built from a commit, or kept on disk
+└── OriginError          an origin registry's answer is missing, malformed or fails verification
+    └── OriginUnavailable    the origin could not be reached (or answered 5xx): try later
 """
 
 from __future__ import annotations
@@ -54,3 +56,11 @@ class SourceError(GitregError):
 
 class ArchiveError(GitregError):
     pass
+
+
+class OriginError(GitregError):
+    """What an origin registry answered cannot be used (read-through of the network mirror)."""
+
+
+class OriginUnavailable(OriginError):
+    """The origin could not be reached, timed out, or failed on its side."""

@@ -121,6 +121,13 @@ class NetworkMirror:
     def __init__(self, sources: list[MirrorSource]) -> None:
         self.sources = sources
 
+    def close(self) -> None:
+        """Close the sources that hold connections (read-through's client)."""
+        for source in self.sources:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()
+
     def versions(self, address: Address) -> list[str] | None:
         for source in self.sources:
             found = source.versions(address)

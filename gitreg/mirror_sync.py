@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from gitreg.readthrough import OriginError, ReadThrough
+from gitreg.errors import ArchiveError, OriginError
+from gitreg.readthrough import ReadThrough
 from gitreg.tags import parse_version
 
 _REQUEST = re.compile(
@@ -63,7 +64,7 @@ def sync(
                     continue
                 try:
                     path = mirror.archive(address, package.filename)
-                except OriginError as exc:
+                except (OriginError, ArchiveError) as exc:
                     path = None
                     out(f"! {name} {version} {platform}: {exc}")
                 if path is None:

@@ -1,212 +1,152 @@
-"""Read-through: a provider the mirror lacks is fetched from its origin registry (discovery,
-then providers.v1), verified as Terraform would (the origin's signature over SHA256SUMS, then
-each zip's checksum) before anything is kept, and cached in cache_dir/mirror/. What is cached
-keeps serving when the origin is down. A zip is downloaded once, however many ask at once."""
+"""Read-through: a provider the mirror lacks is fetched from its origin registry (`origin.py`
+verifies it first) and kept in cache_dir/mirror/HOST/NAMESPACE/TYPE/VERSION/: the verified
+release (`release.json`) and each package downloaded so far. While the origin is down, the
+mirror lists the versions and packages it holds, and nothing else."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import logging
 import os
-import ssl
+import re
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
-from urllib.parse import urljoin
-
-import httpx
 
 from gitreg.catalog import MirrorSettings
-from gitreg.mirror import Address, MirrorPackage
+from gitreg.errors import ArchiveError, OriginError
+from gitreg.mirror import Address, MirrorPackage, newest_first
+from gitreg.origin import OriginPackage, OriginRegistry, OriginRelease
 from gitreg.provider_hashes import HashCache
-from gitreg.signing import Keyring
 from gitreg.tags import parse_version
 
 log = logging.getLogger(__name__)
 
-
-class OriginError(Exception):
-    pass
+_RELEASE = "release.json"
 
 
 class ReadThrough:
     def __init__(
-        self, settings: MirrorSettings, cache_dir: Path, hashes: HashCache, own: str = ""
+        self,
+        settings: MirrorSettings,
+        cache_dir: Path,
+        hashes: HashCache,
+        own: str = "",
+        origin: OriginRegistry | None = None,
     ) -> None:
-        self.settings = settings
+        self.origin = origin or OriginRegistry(settings)
         self.own = own.lower()  # our own hostname: never an origin to ourselves
         self.root = cache_dir / "mirror"
         self.hashes = hashes
-        verify: ssl.SSLContext | bool = True
-        if settings.ca_file:
-            verify = ssl.create_default_context(cafile=str(settings.ca_file))
-        self.client = httpx.Client(verify=verify, timeout=30, follow_redirects=True)
         self._locks: dict[Path, threading.Lock] = {}
         self._locks_lock = threading.Lock()
 
     def close(self) -> None:
-        self.client.close()
+        self.origin.close()
 
     # The three questions the mirror asks of a source.
 
     def versions(self, address: Address) -> list[str] | None:
         if address[0] == self.own:
             return None
-        cache = self._folder(address) / "versions.json"
-        try:
-            listed = self._get_json(self._provider_url(address) + "versions")["versions"]
-            versions = [str(parse_version(v["version"])) for v in listed]
-            _write_atomically(cache, json.dumps(versions).encode())
-            return versions
-        except (OriginError, KeyError, TypeError, ValueError) as exc:
-            log.warning("read-through %s: %s; serving what is cached", "/".join(address), exc)
-            cached = _read_json(cache)
-            return [str(v) for v in cached] if isinstance(cached, list) else None
+        if not self.origin.is_down(address[0]):
+            try:
+                listed = self.origin.versions(address)
+                if listed:
+                    return listed
+            except OriginError as exc:
+                log.warning("read-through %s: %s", "/".join(address), exc)
+        return self._cached_versions(address) or None
 
     def packages(self, address: Address, version: str) -> list[MirrorPackage] | None:
-        meta = self._metadata(address, version) if address[0] != self.own else None
-        if meta is None:
+        release = self._release(address, version)
+        if release is None:
             return None
-        folder = self._folder(address) / version
+        online = not self.origin.is_down(address[0])
         result = []
-        for platform, item in sorted(meta["platforms"].items()):
-            os_name, arch = platform.split("_", 1)
-            path = folder / item["filename"]
-            hashes = (self.hashes.get(path).h1, item["zh"]) if path.is_file() else (item["zh"],)
-            result.append(
-                MirrorPackage(
-                    os_name, arch, item["filename"], path if path.is_file() else None, hashes
-                )
-            )
-        return result
+        for package in release.packages:
+            path = self._cached_package(address, version, package)
+            if path is None and not online:
+                continue  # only what we hold can be served now
+            hashes = (self.hashes.get(path).h1, package.zh) if path else (package.zh,)
+            result.append(MirrorPackage(package.os, package.arch, package.filename, path, hashes))
+        return result or None
 
     def archive(self, address: Address, filename: str) -> Path | None:
-        version = filename.split("_")[1] if filename.count("_") >= 3 else ""
+        """The package's verified file, downloaded first if needed (once, however many ask);
+        raise OriginError when the origin cannot give it now."""
+        prefix = re.escape(f"terraform-provider-{address[2]}_")
+        match = re.fullmatch(prefix + r"([^_/]+)_[a-z0-9]+_[a-z0-9]+\.zip", filename)
+        if match is None:
+            return None
         try:
-            version = str(parse_version(version))
+            version = str(parse_version(match[1]))
         except ValueError:
             return None
-        meta = self._metadata(address, version) if address[0] != self.own else None
-        item = next(
-            (i for i in (meta or {}).get("platforms", {}).values() if i["filename"] == filename),
-            None,
-        )
-        if item is None:
+        release = self._release(address, version)
+        package = release.package(filename) if release else None
+        if package is None:
             return None
-        path = self._folder(address) / version / filename
-        with self._lock(path):  # one download, however many ask
-            if not path.is_file():
-                self._download(item, path)
+        path = self._folder(address) / version / package.filename
+        with self._lock(path):
+            if self._cached_package(address, version, package) is None:
+                try:
+                    self.origin.download(package, path)
+                except OSError as exc:  # our disk, not the origin: full, or not writable
+                    raise ArchiveError(f"cannot keep {filename}: {exc}") from exc
         return path
 
-    # Fetching and verifying.
+    # The cache.
 
-    def _metadata(self, address: Address, version: str) -> dict[str, Any] | None:
-        """The version's platforms, file names and checksums, verified once and kept."""
-        cache = self._folder(address) / version / "metadata.json"
-        known = _read_json(cache)
+    def _release(self, address: Address, version: str) -> OriginRelease | None:
+        """The version's verified packages: from the cache, else from the origin (then kept)."""
+        if address[0] == self.own:
+            return None
+        cache = self._folder(address) / version / _RELEASE
+        known = _read_release(cache)
         if known is not None:
-            return known  # type: ignore[no-any-return]
+            return known
         with self._lock(cache):
-            known = _read_json(cache)
+            known = _read_release(cache)
             if known is not None:
-                return known  # type: ignore[no-any-return]
+                return known
             try:
-                meta = self._fetch_metadata(address, version)
-            except (OriginError, KeyError, TypeError, ValueError) as exc:
+                release = self.origin.release(address, version)
+            except OriginError as exc:
                 log.warning("read-through %s %s: %s", "/".join(address), version, exc)
                 return None
-            _write_atomically(cache, json.dumps(meta).encode())
-            return meta
+            try:
+                _write_atomically(cache, release.to_json())
+            except OSError as exc:  # served all the same; fetched again next time
+                log.error("cannot keep %s: %s", cache, exc)
+            return release
 
-    def _fetch_metadata(self, address: Address, version: str) -> dict[str, Any]:
-        base = self._provider_url(address)
-        listed = self._get_json(base + "versions")["versions"]
-        entry = next((v for v in listed if str(parse_version(v["version"])) == version), None)
-        if entry is None:
-            raise OriginError(f"the origin has no version {version}")
-        platforms: dict[str, Any] = {}
-        sums: dict[str, str] | None = None
-        for platform in entry.get("platforms") or []:
-            url = f"{base}{version}/download/{platform['os']}/{platform['arch']}"
-            download = self._get_json(url)
-            if sums is None:
-                sums = self._verified_sums(url, download)
-            filename = download["filename"]
-            if sums.get(filename) != download["shasum"]:
-                raise OriginError(f"{filename}: its shasum is not the one in the signed SHA256SUMS")
-            platforms[f"{platform['os']}_{platform['arch']}"] = {
-                "filename": filename,
-                "url": urljoin(url, download["download_url"]),
-                "zh": "zh:" + download["shasum"],
-            }
-        if not platforms:
-            raise OriginError(f"the origin lists no platform for {version}")
-        return {"version": version, "platforms": platforms}
-
-    def _verified_sums(self, url: str, download: dict[str, Any]) -> dict[str, str]:
-        sums = self._get(urljoin(url, download["shasums_url"]))
-        signature = self._get(urljoin(url, download["shasums_signature_url"]))
-        keys = [k["ascii_armor"] for k in download["signing_keys"]["gpg_public_keys"]]
-        if Keyring.from_armored(keys).verifier_of(sums, signature) is None:
-            raise OriginError("SHA256SUMS is not signed by any key the origin lists")
-        result = {}
-        for line in sums.decode("utf-8", "replace").splitlines():
-            parts = line.split()
-            if len(parts) == 2:
-                result[parts[1]] = parts[0].lower()
-        return result
-
-    def _download(self, item: dict[str, Any], path: Path) -> None:
-        """Stream to a temporary file, check the checksum, then rename: never a partial file."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".download-", dir=path.parent)
+    def _cached_package(
+        self, address: Address, version: str, package: OriginPackage
+    ) -> Path | None:
+        """The package's file if we hold it and it still matches its signed checksum."""
+        path = self._folder(address) / version / package.filename
+        if not path.is_file():
+            return None
         try:
-            digest = hashlib.sha256()
-            with os.fdopen(fd, "wb") as out, self.client.stream("GET", item["url"]) as response:
-                if response.status_code != 200:
-                    raise OriginError(f"{item['url']}: HTTP {response.status_code}")
-                for chunk in response.iter_bytes():
-                    digest.update(chunk)
-                    out.write(chunk)
-            if "zh:" + digest.hexdigest() != item["zh"]:
-                raise OriginError(f"{item['filename']} does not match its signed checksum")
-            os.replace(tmp, path)
-        except httpx.HTTPError as exc:
-            raise OriginError(f"{item['url']}: {exc}") from exc
-        finally:
+            intact = self.hashes.get(path).zh == package.zh
+        except (OSError, ValueError):
+            intact = False
+        if not intact:  # the disk changed it under us: never serve it, fetch it again
+            log.error("%s no longer matches its signed checksum: removed", path)
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
+                path.unlink()
+            return None
+        return path
 
-    def _provider_url(self, address: Address) -> str:
-        host, namespace, kind = address
-        origin = self.settings.origin_url(host)
-        services = self._get_json(urljoin(origin, ".well-known/terraform.json"))
-        base = services.get("providers.v1")
-        if not isinstance(base, str):
-            raise OriginError(f"{host} offers no providers.v1")
-        return urljoin(urljoin(origin, ".well-known/terraform.json"), base) + f"{namespace}/{kind}/"
-
-    def _get_json(self, url: str) -> dict[str, Any]:
-        try:
-            body = json.loads(self._get(url))
-        except ValueError as exc:
-            raise OriginError(f"{url}: not JSON") from exc
-        if not isinstance(body, dict):
-            raise OriginError(f"{url}: not a JSON object")
-        return body
-
-    def _get(self, url: str) -> bytes:
-        try:
-            response = self.client.get(url)
-        except httpx.HTTPError as exc:
-            raise OriginError(f"{url}: {exc}") from exc
-        if response.status_code != 200:
-            raise OriginError(f"{url}: HTTP {response.status_code}")
-        return response.content
+    def _cached_versions(self, address: Address) -> list[str]:
+        folder = self._folder(address)
+        held = set()
+        for cache in folder.glob(f"*/{_RELEASE}") if folder.is_dir() else ():
+            release = _read_release(cache)
+            if release and any((cache.parent / p.filename).is_file() for p in release.packages):
+                held.add(release.version)
+        return newest_first(held)
 
     def _folder(self, address: Address) -> Path:
         return self.root.joinpath(*address)
@@ -216,16 +156,23 @@ class ReadThrough:
             return self._locks.setdefault(path, threading.Lock())
 
 
-def _read_json(path: Path) -> Any:
+def _read_release(path: Path) -> OriginRelease | None:
     try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
+        return OriginRelease.from_json(path.read_bytes())
+    except OSError:
         return None
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".write-", dir=path.parent)
-    with os.fdopen(fd, "wb") as out:
-        out.write(data)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

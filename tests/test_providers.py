@@ -365,7 +365,7 @@ def test_read_through_from_an_origin_then_with_the_origin_down(
         output, _ = mirror.communicate(timeout=15)
     cached = list((tmp_path / "mirror-cache" / "mirror" / "origin.example.test").rglob("*.zip"))
     assert [p.name for p in cached] == ["terraform-provider-widget_1.1.0_linux_amd64.zip"]
-    assert "serving what is cached" in output
+    assert "the cache serves" in output
 
 
 def _in_thread_registry(

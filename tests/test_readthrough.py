@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
+import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,17 +13,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 
 from gitreg.catalog import MirrorSettings, TlsFiles
 from gitreg.catalog_loader import load_catalog
+from gitreg.errors import OriginError
 from gitreg.provider_hashes import HashCache
 from gitreg.readthrough import ReadThrough
 from gitreg.tlscert import TlsMaterial
+from tests.origin_server import ScriptedOrigin
 from tests.provider_releases import new_key, write_key, write_release
 from tests.servers import RegistryServer
 
 ADDRESS = ("origin.example.test", "acme", "widget")
+KEY = new_key("origin")
 
 
 @dataclass
@@ -102,7 +106,7 @@ def test_a_zip_that_fails_its_checksum_is_never_kept(
     data[data.index(b"exit 1")] ^= 0x01
     zip_path.write_bytes(bytes(data))
     os.utime(zip_path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # the origin's cache is fooled too
-    with pytest.raises(Exception, match="does not match its signed checksum"):
+    with pytest.raises(OriginError, match="does not match its signed checksum"):
         mirror.archive(ADDRESS, filename)
     assert not list((tmp_path / "mirror").rglob("*.zip"))
     assert not list((tmp_path / "mirror").rglob(".download-*"))
@@ -119,16 +123,6 @@ def test_a_signature_the_origin_keys_do_not_verify_is_refused(
     assert mirror.packages(ADDRESS, "1.0.0") is None
     assert mirror.archive(ADDRESS, "terraform-provider-widget_1.0.0_linux_amd64.zip") is None
     assert not list((tmp_path / "mirror").rglob("metadata.json"))
-
-
-def test_nothing_cached_and_origin_down_is_a_miss(tmp_path: Path, tls: TlsMaterial) -> None:
-    settings = MirrorSettings(
-        origins=(("origin.example.test", "https://127.0.0.1:9/"),), ca_file=tls.ca_cert
-    )
-    mirror = ReadThrough(settings, tmp_path / "mirror", HashCache())
-    assert mirror.versions(ADDRESS) is None
-    assert mirror.packages(ADDRESS, "1.0.0") is None
-    shutil.rmtree(tmp_path / "mirror", ignore_errors=True)
 
 
 def test_gitreg_mirror_sync(origin: Origin, tmp_path: Path, tls: TlsMaterial) -> None:
@@ -168,3 +162,86 @@ def test_gitreg_mirror_sync(origin: Origin, tmp_path: Path, tls: TlsMaterial) ->
     assert lines[-1] == "4 providers, 2 failures"
     cached = sorted(p.name for p in (tmp_path / "mirror-cache" / "mirror").rglob("*.zip"))
     assert cached == ["terraform-provider-widget_1.0.0_linux_amd64.zip"]
+
+
+def scripted_mirror(origin: ScriptedOrigin, tls: TlsMaterial, cache: Path) -> ReadThrough:
+    settings = MirrorSettings(origins=((ADDRESS[0], origin.url),), ca_file=tls.ca_cert)
+    return ReadThrough(settings, cache, HashCache())
+
+
+def test_while_the_origin_is_down_only_what_is_held_is_listed(
+    tls: TlsMaterial, tmp_path: Path
+) -> None:
+    with ScriptedOrigin(tls) as origin:
+        origin.publish(KEY, "widget", {"1.0.0": ("linux_amd64", "darwin_arm64"), "1.1.0": ("linux_amd64",)})
+        mirror = scripted_mirror(origin, tls, tmp_path)
+        assert mirror.versions(ADDRESS) == ["1.1.0", "1.0.0"]
+        assert mirror.archive(ADDRESS, "terraform-provider-widget_1.0.0_linux_amd64.zip")
+        assert mirror.packages(ADDRESS, "1.1.0")  # its release is known, no zip held
+        origin.down = True
+        assert mirror.versions(ADDRESS) == ["1.0.0"]  # 1.1.0 would only fail to download
+        held = mirror.packages(ADDRESS, "1.0.0") or []
+        assert [(p.os, p.arch) for p in held] == [("linux", "amd64")]
+        assert held[0].hashes[0].startswith("h1:") and held[0].hashes[1].startswith("zh:")
+        assert mirror.packages(ADDRESS, "1.1.0") is None
+        with pytest.raises(OriginError):
+            mirror.archive(ADDRESS, "terraform-provider-widget_1.0.0_darwin_arm64.zip")
+        mirror.close()
+
+
+def test_a_cached_zip_the_disk_changed_is_dropped_and_fetched_again(
+    tls: TlsMaterial, tmp_path: Path
+) -> None:
+    with ScriptedOrigin(tls) as origin:
+        zips = origin.publish(KEY, "widget", {"1.0.0": ("linux_amd64",)})
+        (name, original), = zips.items()
+        mirror = scripted_mirror(origin, tls, tmp_path)
+        path = mirror.archive(ADDRESS, name)
+        assert path is not None and path.read_bytes() == original
+        path.write_bytes(original[:-7] + b"garbage")  # a bad disk, or a hand that slipped
+        packages = mirror.packages(ADDRESS, "1.0.0") or []
+        assert packages[0].path is None and not path.exists()  # never served as it was
+        assert mirror.archive(ADDRESS, name) == path and path.read_bytes() == original
+        assert origin.asked["/files/1.0.0/linux_amd64.zip"] == 2
+        mirror.close()
+
+
+@pytest.fixture
+def mirror_server(tls: TlsMaterial, tmp_path: Path) -> Iterator[tuple[ScriptedOrigin, httpx.Client]]:
+    with ScriptedOrigin(tls) as origin:
+        (tmp_path / "registry.yaml").write_text(
+            "hostname: mirror.example.test\ncache_dir: cache\nmodules: []\n"
+            f"mirror: {{origins: {{{ADDRESS[0]}: '{origin.url}'}}, ca_file: {tls.ca_cert}}}\n"
+        )
+        server = RegistryServer(load_catalog(tmp_path / "registry.yaml"), TlsFiles(tls.certfile, tls.keyfile))
+        context = ssl.create_default_context(cafile=str(tls.ca_cert))
+        with server, httpx.Client(base_url=f"{server.url}/v1/mirror/", verify=context) as client:
+            yield origin, client
+            server.app.state.mirror.close()
+
+
+def test_a_zip_the_origin_cannot_give_is_a_502_not_a_500(
+    mirror_server: tuple[ScriptedOrigin, httpx.Client],
+) -> None:
+    origin, client = mirror_server
+    origin.publish(KEY, "widget", {"1.0.0": ("linux_amd64",)})
+    body = client.get("origin.example.test/acme/widget/1.0.0.json").json()
+    url = body["archives"]["linux_amd64"]["url"]
+    origin.answers["/files/1.0.0/linux_amd64.zip"].status = 500
+    response = client.get(f"origin.example.test/acme/widget/{url}")
+    assert response.status_code == 502, response.text
+    assert "HTTP 500" in response.json()["errors"][0] and response.headers["retry-after"]
+
+
+def test_many_clients_asking_for_a_cold_zip_cause_one_download(
+    mirror_server: tuple[ScriptedOrigin, httpx.Client],
+) -> None:
+    origin, client = mirror_server
+    (name, original), = origin.publish(KEY, "widget", {"1.0.0": ("linux_amd64",)}).items()
+    origin.answers["/files/1.0.0/linux_amd64.zip"].delay = 0.5  # all ask while it downloads
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda _: client.get(f"origin.example.test/acme/widget/{name}"), range(8)))
+    assert [r.status_code for r in got] == [200] * 8
+    assert all(r.content == original for r in got)
+    assert origin.asked["/files/1.0.0/linux_amd64.zip"] == 1
+    assert origin.asked["/v1/providers/acme/widget/versions"] == 1  # the release, verified once

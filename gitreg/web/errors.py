@@ -9,7 +9,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from gitreg.errors import ArchiveError, ClientError, SourceError
+from gitreg.errors import ArchiveError, ClientError, OriginError, SourceError
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,12 @@ async def upstream_error(request: Request, exc: Exception) -> Response:
     return error_response(503, f"temporarily unavailable: {exc}", {"Retry-After": "10"})
 
 
+async def origin_error(request: Request, exc: Exception) -> Response:
+    # A read-through miss that the provider's origin registry could not fill: a bad gateway.
+    log.warning("%s %s: %s", request.method, request.url.path, exc)
+    return error_response(502, f"the origin registry failed: {exc}", {"Retry-After": "30"})
+
+
 async def internal_error(request: Request, exc: Exception) -> Response:
     log.exception("%s %s failed", request.method, request.url.path)
     return error_response(500, "internal error; the server log has the details")
@@ -47,5 +53,6 @@ HANDLERS = {
     HTTPException: http_error,
     SourceError: upstream_error,
     ArchiveError: upstream_error,
+    OriginError: origin_error,
     Exception: internal_error,
 }

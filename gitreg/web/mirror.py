@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any, TypeVar
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, Response
 
 from gitreg.address import provider_problem
 from gitreg.errors import ClientError, NotFound
@@ -18,18 +21,22 @@ from gitreg.tags import parse_version
 
 MIRROR_PREFIX = "/v1/mirror"
 _HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?")
+T = TypeVar("T")
 
 
 ANSWER_TTL = 5.0  # seconds an index.json or VERSION.json answer is reused
 
 
 class Answers:
-    """Rendered JSON answers, reused for a few seconds: the sources behind them read disks and
-    origins, and a busy mirror gets the same question many times a second."""
+    """Rendered JSON answers, reused for a few seconds; and any work done once however many ask
+    for it at the same moment. The sources behind the mirror read disks and origins, a busy
+    mirror gets the same question many times a second, and a cold read-through download must
+    hold one worker thread, not one per waiting client."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self._known: dict[str, tuple[float, bytes]] = {}
+        self._pending: dict[str, asyncio.Future[Any]] = {}
 
     def get(self, key: str) -> bytes | None:
         known = self._known.get(key)
@@ -40,43 +47,66 @@ class Answers:
             self._known.clear()
         self._known[key] = (self.clock() + ANSWER_TTL, body)
 
+    async def shared(self, key: str, work: Callable[[], Awaitable[T]]) -> T:
+        """`work()`'s result, or its error; callers that ask while it runs share it, and one that
+        hangs up does not cancel it for the others."""
+        future = self._pending.get(key)
+        if future is None:
+            future = asyncio.ensure_future(work())
+            self._pending[key] = future
+            future.add_done_callback(partial(self._done, key))
+        result: T = await asyncio.shield(future)
+        return result
+
+    def _done(self, key: str, future: asyncio.Future[Any]) -> None:
+        if self._pending.get(key) is future:
+            del self._pending[key]
+        if not future.cancelled():
+            future.exception()  # retrieved: no "never retrieved" warning when all waiters left
+
 
 async def serve(request: Request) -> Response:
     address = _address(request)
     file = request.path_params["file"]
     answers: Answers = request.app.state.mirror_answers
-    key = "/".join((*address, file))
-    if file.endswith(".json") and (body := answers.get(key)) is not None:
-        return Response(body, media_type="application/json")
-    response = await _answer(request, address, file)
-    if file.endswith(".json"):
-        answers.put(key, bytes(response.body))
-    return response
-
-
-async def _answer(request: Request, address: Address, file: str) -> Response:
     mirror: NetworkMirror = request.app.state.mirror
+    key = "/".join((*address, file))
     name = "/".join(address)
-    if file == "index.json":
-        versions = await asyncio.to_thread(mirror.versions, address)
-        if not versions:
-            raise NotFound(f"the mirror has no provider {name}")
-        return JSONResponse({"versions": {v: {} for v in versions}})
-    if file.endswith(".json"):
-        version = _version(file.removesuffix(".json"))
-        packages = await asyncio.to_thread(mirror.packages, address, version)
-        if not packages:
-            raise NotFound(f"the mirror has no version {version} of {name}")
-        archives = {
-            f"{p.os}_{p.arch}": {"url": p.filename, "hashes": list(p.hashes)} for p in packages
-        }
-        return JSONResponse({"archives": archives})
     if file.endswith(".zip"):
-        path = await asyncio.to_thread(mirror.archive, address, file)
+        path = await answers.shared(key, partial(asyncio.to_thread, mirror.archive, address, file))
         if path is None:
             raise NotFound(f"the mirror has no archive {file} of {name}")
         return FileResponse(path, media_type="application/zip")
-    raise NotFound(f"{file!r} is not index.json, VERSION.json or a provider zip")
+    if file == "index.json":
+        render = partial(asyncio.to_thread, _index, mirror, address)
+    elif file.endswith(".json"):
+        render = partial(asyncio.to_thread, _version_json, mirror, address, _version(file[:-5]))
+    else:
+        raise NotFound(f"{file!r} is not index.json, VERSION.json or a provider zip")
+    body = answers.get(key)
+    if body is None:
+        body = await answers.shared(key, render)
+        answers.put(key, body)
+    return Response(body, media_type="application/json")
+
+
+def _index(mirror: NetworkMirror, address: Address) -> bytes:
+    versions = mirror.versions(address)
+    if not versions:
+        raise NotFound(f"the mirror has no provider {'/'.join(address)}")
+    return _json({"versions": {v: {} for v in versions}})
+
+
+def _version_json(mirror: NetworkMirror, address: Address, version: str) -> bytes:
+    packages = mirror.packages(address, version)
+    if not packages:
+        raise NotFound(f"the mirror has no version {version} of {'/'.join(address)}")
+    archives = {f"{p.os}_{p.arch}": {"url": p.filename, "hashes": list(p.hashes)} for p in packages}
+    return _json({"archives": archives})
+
+
+def _json(body: object) -> bytes:
+    return json.dumps(body, separators=(",", ":")).encode()
 
 
 def _address(request: Request) -> Address:
