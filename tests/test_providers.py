@@ -4,6 +4,7 @@ the real terraform binary (install, lock file, second init, and what Terraform r
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import ssl
@@ -425,3 +426,49 @@ def test_terraform_refuses_a_signature_by_a_key_the_registry_does_not_list(
         done = terraform_init(local, tmp_path / "tf", "1.0.0")
     assert done.returncode != 0
     assert "signature" in (done.stdout + done.stderr).lower(), done.stdout + done.stderr
+
+
+@needs_terraform
+def test_a_folder_written_by_terraform_providers_mirror_is_served(
+    served: Served, tmp_path: Path
+) -> None:
+    """The real tool writes the folder (from this registry's providers.v1, under another name);
+    the network mirror serves it, and Terraform installs from it and locks the same hashes."""
+    host = "tools.example.test"
+    origin = (
+        f'host "{host}" {{\n  services = {{ "providers.v1" = "{served.base}/v1/providers/" }}\n}}\n'
+    )
+    providers = f'    widget = {{ source = "{host}/acme/widget", version = "1.1.0" }}\n'
+    writer = tmp_path / "writer"
+    fetched = terraform_init(served, writer, "", providers=providers, cli=origin)
+    assert fetched.returncode == 0, fetched.stdout + fetched.stderr
+    env = {
+        **os.environ,
+        "SSL_CERT_FILE": str(served.tls.ca_cert),
+        "TF_CLI_CONFIG_FILE": str(writer / "cli.tfrc"),
+        "CHECKPOINT_DISABLE": "1",
+    }
+    written = subprocess.run(
+        ["terraform", "providers", "mirror", "-platform=linux_amd64", str(served.root / "mirror")],
+        cwd=writer,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert written.returncode == 0, written.stdout + written.stderr
+    folder = served.root / "mirror" / host / "acme" / "widget"
+    assert (folder / "index.json").is_file()  # the tool's own layout, JSON files and all
+    listed = served.client.get(f"/v1/mirror/{host}/acme/widget/index.json").json()
+    assert listed == {"versions": {"1.1.0": {}}}
+    cli = f'provider_installation {{\n  network_mirror {{ url = "{served.base}/v1/mirror/" }}\n}}\n'
+    for _ in range(2):  # and again with the lock file
+        done = terraform_init(served, tmp_path / "user", "", providers=providers, cli=cli)
+        assert done.returncode == 0, done.stdout + done.stderr
+    lock = (tmp_path / "user" / ".terraform.lock.hcl").read_text()
+    (zip_path,) = folder.glob("*.zip")
+    assert f'"{zip_hashes(zip_path).h1}"' in lock
+    # The tool recorded its own h1 in the folder's VERSION.json: it is the one gitreg serves.
+    tools_hashes = json.loads((folder / "1.1.0.json").read_text())["archives"]["linux_amd64"]["hashes"]
+    served_hashes = served.client.get(f"/v1/mirror/{host}/acme/widget/1.1.0.json").json()
+    assert set(tools_hashes) <= set(served_hashes["archives"]["linux_amd64"]["hashes"])
