@@ -26,8 +26,8 @@ from gitreg.readthrough import ReadThrough
 from gitreg.registry import Registry
 from gitreg.repo_location import RepoLocation
 from gitreg.server import hypercorn_config, serve_until_signalled
-from gitreg.watching import reload_catalog
 from gitreg.web.app import create_app
+from gitreg.web.live import reload
 
 log = logging.getLogger("gitreg")
 
@@ -83,9 +83,7 @@ def run_server(
     app = create_app(registry, ArchiveCache(catalog.cache_dir), providers)
     config = hypercorn_config(listen, tls, access_log)
     try:
-        asyncio.run(
-            serve_until_signalled(app, config, partial(reload_catalog, registry, catalog.source))
-        )
+        asyncio.run(serve_until_signalled(app, config, partial(reload, app)))
     except OSError as exc:
         print(f"cannot serve on {listen}: {exc}", file=sys.stderr)
         return 1

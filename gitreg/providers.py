@@ -1,13 +1,15 @@
 """Hosted providers: their releases, read from artifact folders (and gated by tags when a
-provider names a repository), in an immutable index swapped whole on each rescan."""
+provider names a repository), in an immutable index swapped whole on each rescan. A catalog
+reload builds new Providers from the old ones, and the watch follows whichever is served."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 
 from watchfiles import awatch
@@ -34,16 +36,30 @@ class ProviderEntry:
 
 
 class Providers:
-    def __init__(self, catalog: Catalog, registry: Registry) -> None:
+    def __init__(
+        self, catalog: Catalog, registry: Registry, previous: Providers | None = None
+    ) -> None:
+        """With `previous` (the providers of the catalog served before), what did not change is
+        kept: the keyring, and each release folder reader with its zip hashes."""
         self.registry = registry
-        self.keyring = Keyring.load(catalog.signing_keys, catalog.verify_keys)
+        keyring = Keyring.load(catalog.signing_keys, catalog.verify_keys)
+        if previous is not None and _same_keys(previous.keyring, keyring):
+            keyring = previous.keyring
+        self.keyring: Keyring = keyring
+        kept = previous.folders if previous is not None and previous.keyring is keyring else {}
         signatures = catalog.cache_dir / "signatures"
-        self.folders = {
-            spec.key: (spec, ArtifactFolder(spec.artifacts, spec.type, self.keyring, signatures))
-            for spec in catalog.providers
-        }
-        self._index: Mapping[tuple[str, str], ProviderEntry] = MappingProxyType({})
-        self._lock = threading.Lock()
+        self.folders: dict[tuple[str, str], tuple[ProviderSpec, ArtifactFolder]] = {}
+        for spec in catalog.providers:
+            folder = _kept_folder(kept.get(spec.key), spec) or ArtifactFolder(
+                spec.artifacts, spec.type, keyring, signatures
+            )
+            self.folders[spec.key] = (spec, folder)
+        # The index served before: the first rescan logs what changed, not everything again.
+        self._index: Mapping[tuple[str, str], ProviderEntry] = (
+            previous._index if previous is not None else MappingProxyType({})
+        )
+        # Shared with `previous`: the two never scan the same folders at once.
+        self._lock: threading.Lock = previous._lock if previous is not None else threading.Lock()
 
     def get(self, namespace: str, provider_type: str) -> ProviderEntry | None:
         return self._index.get((namespace.lower(), provider_type.lower()))
@@ -53,6 +69,10 @@ class Providers:
 
     def public_keys(self) -> list[PublicKey]:
         return self.keyring.public_keys()
+
+    def watched_folders(self) -> list[Path]:
+        """The release folders that exist now (watchfiles cannot watch a missing one)."""
+        return [folder.folder for _, folder in self.folders.values() if folder.folder.is_dir()]
 
     def refresh(self) -> None:
         """Rescan every artifact folder (zip hashes are kept while files do not change)."""
@@ -93,10 +113,34 @@ class Providers:
                         continue
         return [r for r in releases if r.version in tagged], problems
 
-    async def watch(self) -> None:
-        """Rescan when a release lands in a folder, and every couple of seconds; until cancelled."""
-        folders = [folder.folder for _, folder in self.folders.values() if folder.folder.is_dir()]
+
+def _same_keys(old: Keyring, new: Keyring) -> bool:
+    """Whether two keyrings sign and verify alike: the same keys in the same order."""
+    return old.can_sign == new.can_sign and old.public_keys() == new.public_keys()
+
+
+def _kept_folder(
+    old: tuple[ProviderSpec, ArtifactFolder] | None, spec: ProviderSpec
+) -> ArtifactFolder | None:
+    if old is None or (old[0].artifacts, old[0].type) != (spec.artifacts, spec.type):
+        return None
+    return old[1]
+
+
+async def watch_providers(served: Callable[[], Providers]) -> None:
+    """Rescan the served providers when a release lands in a folder, and every couple of
+    seconds; when a reload serves other providers, or a folder appears or goes, watch anew.
+    Runs until cancelled."""
+    while True:
+        providers = served()
+        folders = providers.watched_folders()
         if not folders:
-            return
+            while served() is providers and not providers.watched_folders():
+                await asyncio.sleep(_RESCAN_MS / 1000)
+            continue
         async for _ in awatch(*folders, rust_timeout=_RESCAN_MS, yield_on_timeout=True, step=200):
-            await asyncio.to_thread(self.refresh)
+            if served() is not providers:
+                break
+            await asyncio.to_thread(providers.refresh)
+            if providers.watched_folders() != folders:
+                break

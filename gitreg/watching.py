@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 
@@ -69,8 +69,13 @@ async def watch_repositories(registry: Registry) -> None:
                 break  # the set of local repositories may have changed: watch anew
 
 
-async def reload_catalog(registry: Registry, path: Path) -> bool:
-    """Read registry.yaml again and serve it; an invalid one is refused and the old one serves."""
+async def reload_catalog(
+    registry: Registry,
+    path: Path,
+    follow: Callable[[Catalog], Awaitable[bool]] | None = None,
+) -> bool:
+    """Read registry.yaml again and serve it: the modules, then what `follow` serves from it
+    (the providers); an invalid catalog is refused and the old one serves."""
     try:
         catalog = await asyncio.to_thread(load_catalog, path)
     except ConfigError as exc:
@@ -78,10 +83,13 @@ async def reload_catalog(registry: Registry, path: Path) -> bool:
         return False
     catalog = _keep_what_needs_a_restart(registry.catalog, catalog)
     await asyncio.to_thread(registry.apply_catalog, catalog)
+    if follow is not None and not await follow(catalog):
+        return False
     log.info(
-        "catalog reloaded: %d modules in %d repositories",
+        "catalog reloaded: %d modules in %d repositories, %d providers",
         len(catalog.modules),
         len(registry.mirrors),
+        len(catalog.providers),
     )
     return True
 
@@ -93,10 +101,11 @@ def _keep_what_needs_a_restart(old: Catalog, new: Catalog) -> Catalog:
     return dataclasses.replace(new, listen=old.listen, tls=old.tls, cache_dir=old.cache_dir)
 
 
-async def watch_catalog(registry: Registry, path: Path) -> None:
-    """Reload registry.yaml whenever it is written (editors often replace it: watch its folder)."""
+async def watch_catalog(path: Path, reload: Callable[[], Awaitable[object]]) -> None:
+    """Call `reload` whenever registry.yaml is written (editors often replace it: watch its
+    folder); runs until cancelled."""
     target = str(path.resolve())
     async for _ in awatch(
         path.resolve().parent, watch_filter=lambda _c, p: p == target, recursive=False, step=100
     ):
-        await reload_catalog(registry, path)
+        await reload()

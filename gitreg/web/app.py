@@ -1,9 +1,11 @@
-"""The ASGI app: a route table over the registry, and a lifespan that keeps the index fresh."""
+"""The ASGI app: a route table over the registry, and a lifespan that keeps the index fresh and
+applies registry.yaml live (`live.py`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections import Counter
 from collections.abc import AsyncIterator
 
@@ -14,13 +16,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from gitreg.archive_cache import ArchiveCache
-from gitreg.catalog import Catalog
 from gitreg.locations import ARCHIVES_PREFIX
-from gitreg.mirror import FolderSource, HostedSource, MirrorSource, NetworkMirror
 from gitreg.poller import Poller
-from gitreg.provider_hashes import HashCache
-from gitreg.providers import Providers
-from gitreg.readthrough import ReadThrough
+from gitreg.providers import Providers, watch_providers
 from gitreg.registry import Registry
 from gitreg.watching import watch_catalog, watch_repositories
 from gitreg.web import discovery, modules, status, webhooks
@@ -28,8 +26,11 @@ from gitreg.web import mirror as mirror_routes
 from gitreg.web import providers as provider_routes
 from gitreg.web.bodies import BufferedBodies
 from gitreg.web.errors import HANDLERS
+from gitreg.web.live import LiveCatalog, ProviderSide
 from gitreg.web.mirror import MIRROR_PREFIX
 from gitreg.web.providers import FILES_PREFIX
+
+log = logging.getLogger(__name__)
 
 _MODULE = "/v1/modules/{namespace}/{name}/{system}"
 _PROVIDER = "/v1/providers/{namespace}/{type}"
@@ -38,15 +39,6 @@ _PROVIDER = "/v1/providers/{namespace}/{type}"
 async def healthz(request: Request) -> JSONResponse:
     registry: Registry = request.app.state.registry
     return JSONResponse({"status": "ok", "modules": len(registry.index)})
-
-
-def network_mirror(catalog: Catalog, providers: Providers) -> NetworkMirror:
-    hashes = HashCache()
-    sources: list[MirrorSource] = [HostedSource(catalog.hostname, providers, hashes)]
-    sources += [FolderSource(folder, hashes) for folder in catalog.mirror.folders]
-    if catalog.mirror.read_through:
-        sources.append(ReadThrough(catalog.mirror, catalog.cache_dir, hashes, own=catalog.hostname))
-    return NetworkMirror(sources)
 
 
 def create_app(
@@ -58,7 +50,6 @@ def create_app(
     """The registry app; with `background`, its lifespan polls the repositories, watches the
     local ones and the provider folders, and reloads registry.yaml when it changes."""
     providers = providers or Providers(registry.catalog, registry)
-    mirror = network_mirror(registry.catalog, providers)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -67,14 +58,16 @@ def create_app(
             tasks = [
                 asyncio.create_task(Poller(registry).run()),
                 asyncio.create_task(watch_repositories(registry)),
+                asyncio.create_task(watch_providers(live.providers)),
             ]
-            tasks.append(asyncio.create_task(providers.watch()))
             if registry.catalog.watch_catalog:
-                tasks.append(asyncio.create_task(watch_catalog(registry, registry.catalog.source)))
+                source = registry.catalog.source
+                tasks.append(asyncio.create_task(watch_catalog(source, live.reload)))
         yield
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await live.close()
 
     routes = [
         Route("/.well-known/terraform.json", discovery.terraform_json),
@@ -110,9 +103,8 @@ def create_app(
     )
     app.state.registry = registry
     app.state.archives = archives
-    app.state.providers = providers
-    app.state.mirror = mirror
-    app.state.mirror_answers = mirror_routes.Answers()
+    live = LiveCatalog(app, ProviderSide.build(registry.catalog, providers))
+    app.state.live = live  # and, through it, providers, mirror and mirror_answers
     app.state.webhook_tasks = set()
     app.state.webhook_counts = Counter()
     return app
