@@ -8,6 +8,7 @@ folder per version:
 gitreg serves a SHA256SUMS that lists the zips only (Terraform records a hash for every line),
 signed: the release's own signature when it covers exactly that file and a configured key
 verifies it, else gitreg's signing key. A release that fails a check is reported, not served.
+A release is checked again only when one of its files changes name, size or mtime.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,8 +58,20 @@ class ReleaseProblem:
         return f"{self.version}: {self.reason}"
 
 
+_Stamp = tuple[tuple[str, int, int], ...]  # each file's path, size and mtime_ns
+
+
+@dataclass(frozen=True)
+class _Checked:
+    files: _Stamp  # as they were before they were read
+    keyring: Keyring
+    outcome: ProviderRelease | ReleaseProblem
+
+
 class ArtifactFolder:
-    """Reads one provider's release files; remembers zip hashes while the files do not change."""
+    """Reads one provider's release files; remembers each release's outcome, and each zip's hash,
+    while its files do not change (by name, size and mtime: a file rewritten with the same size
+    and mtime goes unnoticed)."""
 
     def __init__(
         self, folder: Path, provider_type: str, keyring: Keyring, signatures: Path
@@ -67,6 +81,7 @@ class ArtifactFolder:
         self.keyring = keyring
         self.signatures = signatures  # cache_dir folder: gitreg's own signatures, kept stable
         self._hashes: dict[tuple[Path, int, int], str] = {}
+        self._checked: dict[str, _Checked] = {}  # by version, from the last scan
         prefix = re.escape(f"terraform-provider-{provider_type}_")
         self._zip = re.compile(
             prefix + r"(?P<version>[^_/]+)_(?P<os>[a-z0-9]+)_(?P<arch>[a-z0-9]+)\.zip"
@@ -81,23 +96,44 @@ class ArtifactFolder:
         zips: dict[str, list[tuple[str, str, Path]]] = {}
         if not self.folder.is_dir():
             return [], [ReleaseProblem("*", f"{self.folder} is not a folder")]
+        stamps: dict[Path, tuple[str, int, int]] = {}
         for path in sorted([*self.folder.glob("*"), *self.folder.glob("*/*")]):
-            if not path.is_file():
+            try:
+                status = path.stat()  # one stat per file: the floor of a rescan
+            except OSError:
+                continue  # gone since it was listed (Path.is_file() says False too)
+            if not stat.S_ISREG(status.st_mode):
                 continue
+            stamps[path] = (str(path), status.st_size, status.st_mtime_ns)
             if match := self._zip.fullmatch(path.name):
                 zips.setdefault(match["version"], []).append((match["os"], match["arch"], path))
             elif match := self._file.fullmatch(path.name):
                 files.setdefault(match["version"], {})[match["kind"]] = path
-        releases, problems = [], []
+        checked = {}
         for version in sorted(set(zips) | set(files)):
-            try:
-                releases.append(
-                    self._release(version, zips.get(version, []), files.get(version, {}))
-                )
-            except ValueError as exc:
-                problems.append(ReleaseProblem(version, str(exc)))
+            paths = [p for *_, p in zips.get(version, [])] + list(files.get(version, {}).values())
+            stamp = tuple(sorted(stamps[p] for p in paths))
+            known = self._checked.get(version)
+            if known is None or known.files != stamp or known.keyring is not self.keyring:
+                outcome = self._check(version, zips.get(version, []), files.get(version, {}))
+                known = _Checked(stamp, self.keyring, outcome)
+            checked[version] = known
+        self._checked = checked
+        outcomes = [c.outcome for c in checked.values()]
+        releases = [o for o in outcomes if isinstance(o, ProviderRelease)]
+        problems = [o for o in outcomes if isinstance(o, ReleaseProblem)]
         releases.sort(key=lambda r: version_sort_key(parse_version(r.version)), reverse=True)
         return releases, problems
+
+    def _check(
+        self, version: str, zips: list[tuple[str, str, Path]], files: dict[str, Path]
+    ) -> ProviderRelease | ReleaseProblem:
+        try:
+            return self._release(version, zips, files)
+        except ValueError as exc:
+            return ReleaseProblem(version, str(exc))
+        except OSError as exc:  # a file went or changed while being read: seen again next scan
+            return ReleaseProblem(version, f"could not be read: {exc}")
 
     def _release(
         self, version: str, zips: list[tuple[str, str, Path]], files: dict[str, Path]
@@ -176,8 +212,8 @@ class ArtifactFolder:
         return tuple(versions) or _DEFAULT_PROTOCOLS
 
     def _sha256(self, path: Path) -> str:
-        stat = path.stat()
-        key = (path, stat.st_size, stat.st_mtime_ns)
+        status = path.stat()
+        key = (path, status.st_size, status.st_mtime_ns)
         if key not in self._hashes:
             digest = hashlib.sha256()
             with path.open("rb") as f:

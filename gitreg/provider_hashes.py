@@ -14,6 +14,7 @@ import base64
 import hashlib
 import threading
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,17 +31,30 @@ def zip_hashes(path: Path) -> PackageHashes:
         zh = hashlib.file_digest(f, "sha256").hexdigest()
     try:
         with zipfile.ZipFile(path) as z:
-            entries = sorted(z.infolist(), key=lambda i: i.filename.encode())
+            entries = sorted(((_stored_name(i), i) for i in z.infolist()), key=lambda e: e[0])
             lines = hashlib.sha256()
-            for info in entries:
-                if "\n" in info.filename:
+            for name, info in entries:
+                if b"\n" in name:
                     raise ValueError(f"{path.name}: an entry name holds a newline")
                 content = hashlib.sha256(z.read(info)).hexdigest()
-                lines.update(f"{content}  {info.filename}\n".encode())
-            has_dirs = any(info.is_dir() for info in entries)
-    except zipfile.BadZipFile as exc:
-        raise ValueError(f"{path.name} is not a zip file: {exc}") from exc
+                lines.update(content.encode() + b"  " + name + b"\n")
+            has_dirs = any(info.is_dir() for _, info in entries)
+    # What zipfile raises on a damaged zip, an unknown compression method or an encrypted entry.
+    except (
+        zipfile.BadZipFile,
+        zlib.error,
+        UnicodeDecodeError,
+        NotImplementedError,
+        RuntimeError,
+    ) as exc:
+        raise ValueError(f"{path.name} is not a readable zip file: {exc}") from exc
     return PackageHashes("h1:" + base64.b64encode(lines.digest()).decode(), "zh:" + zh, has_dirs)
+
+
+def _stored_name(info: zipfile.ZipInfo) -> bytes:
+    # Go, and so Terraform, hashes a name's bytes as stored. Python decodes a name without the
+    # UTF-8 flag as cp437 (zips by Info-ZIP hold UTF-8 that way), which encoding undoes.
+    return info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437")
 
 
 class HashCache:

@@ -141,6 +141,9 @@ async def watch_providers(served: Callable[[], Providers]) -> None:
         async for _ in awatch(*folders, rust_timeout=_RESCAN_MS, yield_on_timeout=True, step=200):
             if served() is not providers:
                 break
-            await asyncio.to_thread(providers.refresh)
+            try:
+                await asyncio.to_thread(providers.refresh)
+            except Exception:  # a background loop: one bad scan must not end the watch
+                log.exception("rescanning the provider folders failed; trying again")
             if providers.watched_folders() != folders:
                 break

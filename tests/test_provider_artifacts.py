@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pgpy
@@ -108,6 +109,39 @@ def test_broken_releases_are_refused_and_the_rest_serves(
     releases, problems = folder(tmp_path, Keyring([keys["gitreg"]])).scan()
     assert [r.version for r in releases] == ["1.0.0"]
     assert len(problems) == 1 and reason in problems[0].reason, problems
+
+
+def test_a_rescan_checks_again_only_the_releases_whose_files_changed(
+    tmp_path: Path, keys: dict[str, pgpy.PGPKey]
+) -> None:
+    artifacts = tmp_path / "artifacts"
+    write_release(artifacts / "1.0.0", "widget", "1.0.0", signer=keys["ci"])
+    sums = write_release(artifacts / "1.1.0", "widget", "1.1.0", signer=keys["ci"])
+    sig = sums.with_name(sums.name + ".sig")
+    good = sig.read_bytes()
+    watched = folder(tmp_path, Keyring([keys["gitreg"]], [keys["ci"].pubkey]))
+    (newer, older), _ = watched.scan()
+
+    def replace_sig(data: bytes) -> None:
+        # The same size is likely (two Ed25519 signatures): the changed mtime is what tells.
+        before = sig.stat().st_mtime_ns
+        sig.write_bytes(data)
+        os.utime(sig, ns=(before + 1_000_000_000, before + 1_000_000_000))
+
+    replace_sig(bytes(keys["stranger"].sign(sums.read_bytes())))
+    releases, problems = watched.scan()
+    assert len(releases) == 1 and releases[0] is older  # unchanged: not read or verified again
+    assert [(p.version, p.reason) for p in problems] == [
+        ("1.1.0", "SHA256SUMS.sig is not a valid signature by any configured key")
+    ]
+    _, again = watched.scan()
+    assert again == problems
+    replace_sig(good)
+    (back, same), _ = watched.scan()
+    assert back == newer and back is not newer and same is older
+    watched.keyring = Keyring([keys["gitreg"]])  # another keyring: every release again
+    releases, problems = watched.scan()
+    assert releases == [] and len(problems) == 2
 
 
 def test_unsigned_release_without_a_signing_key_is_refused(
