@@ -7,6 +7,7 @@ VERSION_OS_ARCH.zip), and read-through from origin registries (`readthrough.py`)
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,8 @@ from typing import Protocol
 from gitreg.provider_hashes import HashCache
 from gitreg.providers import Providers
 from gitreg.tags import parse_version, version_sort_key
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -56,10 +59,12 @@ class HostedSource:
         release = entry.release(version) if entry else None
         if release is None:
             return None
-        return [
-            MirrorPackage(p.os, p.arch, p.filename, p.path, _hashes(self.hashes, p.path))
+        found = [
+            MirrorPackage(p.os, p.arch, p.filename, p.path, hashes)
             for p in release.packages
+            if (hashes := _hashes(self.hashes, p.path))
         ]
+        return found or None
 
     def archive(self, address: Address, filename: str) -> Path | None:
         entry = self.providers.get(address[1], address[2]) if address[0] == self.hostname else None
@@ -102,9 +107,9 @@ class FolderSource:
 
     def packages(self, address: Address, version: str) -> list[MirrorPackage] | None:
         found = [
-            MirrorPackage(os_name, arch, path.name, path, _hashes(self.hashes, path))
+            MirrorPackage(os_name, arch, path.name, path, hashes)
             for v, os_name, arch, path in self._zips(address)
-            if v == version
+            if v == version and (hashes := _hashes(self.hashes, path))
         ]
         return found or None
 
@@ -113,7 +118,13 @@ class FolderSource:
 
 
 def _hashes(cache: HashCache, path: Path) -> tuple[str, ...]:
-    hashes = cache.get(path)
+    """h1 and zh of a zip; none for one that cannot be read (logged: it is left out, the rest
+    of the version still serves)."""
+    try:
+        hashes = cache.get(path)
+    except (OSError, ValueError) as exc:
+        log.error("mirror: leaving out %s: %s", path, exc)
+        return ()
     return (hashes.h1, hashes.zh)
 
 

@@ -281,6 +281,27 @@ def test_mirror_protocol(served: Served) -> None:
         assert response.status_code == status and response.json()["errors"], (path_, response.text)
 
 
+def test_an_unreadable_zip_in_a_mirror_folder_is_left_out_and_the_rest_serves(
+    served: Served,
+) -> None:
+    folder = served.root / "mirror" / "example.com" / "test" / "broken"
+    folder.mkdir(parents=True)
+    good = folder / "terraform-provider-broken_1.0.0_linux_amd64.zip"
+    good.write_bytes(provider_zip("broken", "1.0.0"))
+    (folder / "terraform-provider-broken_1.0.0_darwin_arm64.zip").write_bytes(b"not a zip")
+    (folder / "terraform-provider-broken_2.0.0_linux_amd64.zip").write_bytes(b"PK\x03\x04 torn")
+    base = "/v1/mirror/example.com/test/broken"
+    body = served.client.get(f"{base}/1.0.0.json").json()
+    assert body == {
+        "archives": {
+            "linux_amd64": {"url": good.name, "hashes": [zip_hashes(good).h1, zip_hashes(good).zh]}
+        }
+    }
+    only_broken = served.client.get(f"{base}/2.0.0.json")
+    assert only_broken.status_code == 404 and only_broken.json()["errors"]
+    assert "leaving out" in served.log.read_text()
+
+
 @needs_terraform
 def test_terraform_installs_through_the_network_mirror(served: Served, tmp_path: Path) -> None:
     cli = f'provider_installation {{\n  network_mirror {{ url = "{served.base}/v1/mirror/" }}\n}}\n'
