@@ -9,6 +9,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from gitreg.origin import OriginRegistry
+from gitreg.providers import Providers
 from gitreg.registry import Registry
 
 
@@ -67,7 +69,80 @@ class RegistryCollector(Collector):
         yield hooks
 
 
-def exposition(registry: Registry, webhooks: Counter[tuple[str, str]]) -> bytes:
+class ProviderCollector(Collector):
+    """Hosted providers, and the network mirror: its requests, origins and downloads."""
+
+    def __init__(
+        self,
+        providers: Providers,
+        origin: OriginRegistry | None,
+        mirror_requests: Counter[tuple[str, str]],
+    ) -> None:
+        self.providers = providers
+        self.origin = origin
+        self.mirror_requests = mirror_requests
+
+    def collect(self) -> Iterator[Metric]:
+        versions = GaugeMetricFamily(
+            "gitreg_provider_versions", "Versions served, per hosted provider", labels=["provider"]
+        )
+        refused = GaugeMetricFamily(
+            "gitreg_provider_releases_refused",
+            "Releases in the folder that are not served (see /v1/status for why)",
+            labels=["provider"],
+        )
+        for entry in self.providers.entries():
+            versions.add_metric([str(entry.spec)], len(entry.releases))
+            refused.add_metric([str(entry.spec)], len(entry.problems))
+        yield versions
+        yield refused
+        requests = CounterMetricFamily(
+            "gitreg_mirror_requests",
+            "Network mirror requests, by what was asked and how it was answered",
+            labels=["kind", "result"],
+        )
+        for (kind, result), n in sorted(self.mirror_requests.items()):
+            requests.add_metric([kind, result], n)
+        yield requests
+        if self.origin is None:
+            return
+        up = GaugeMetricFamily(
+            "gitreg_mirror_origin_up",
+            "0 while read-through leaves a failed origin (or download host) alone",
+            labels=["host"],
+        )
+        failures = CounterMetricFamily(
+            "gitreg_mirror_origin_failures",
+            "Failed requests to an origin or download host (unreachable, timeout, 5xx, 429)",
+            labels=["host"],
+        )
+        for health in self.origin.health():
+            up.add_metric([health.host], 1 if health.up else 0)
+            failures.add_metric([health.host], health.failures)
+        yield up
+        yield failures
+        downloads = CounterMetricFamily(
+            "gitreg_mirror_downloads",
+            "Packages read through from origins into the cache, by outcome",
+            labels=["result"],
+        )
+        for result in ("ok", "failed"):
+            downloads.add_metric([result], self.origin.downloads[result])
+        yield downloads
+        yield CounterMetricFamily(
+            "gitreg_mirror_downloaded_bytes",
+            "Bytes of verified packages read through into the cache",
+            value=self.origin.downloaded_bytes,
+        )
+
+
+def exposition(
+    registry: Registry,
+    webhooks: Counter[tuple[str, str]],
+    providers: ProviderCollector | None = None,
+) -> bytes:
     collectors = CollectorRegistry(auto_describe=False)
     collectors.register(RegistryCollector(registry, webhooks))
+    if providers is not None:
+        collectors.register(providers)
     return generate_latest(collectors)

@@ -15,6 +15,7 @@ import ssl
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -57,6 +58,17 @@ class OriginPackage:
 
 
 @dataclass(frozen=True)
+class HostHealth:
+    """What an origin (or a host it sends downloads to) did last: for /v1/status and /metrics."""
+
+    host: str  # host[:port]
+    up: bool  # False while it is left alone after a failure
+    last_error: str | None  # the last failure, kept after it recovers
+    requests: int
+    failures: int
+
+
+@dataclass(frozen=True)
 class OriginRelease:
     """One version's packages, verified: safe to keep and to trust while the origin is down."""
 
@@ -96,11 +108,30 @@ class OriginRegistry:
             verify = ssl.create_default_context(cafile=str(settings.ca_file))
         self.client = httpx.Client(verify=verify, timeout=_TIMEOUT, follow_redirects=True)
         self._down_until: dict[str, float] = {}  # by host[:port] of the URL that failed
+        self._last_error: dict[str, str] = {}
+        self._requests: Counter[str] = Counter()
+        self._failures: Counter[str] = Counter()
+        self.downloads: Counter[str] = Counter()  # "ok", "failed": packages fetched for the cache
+        self.downloaded_bytes = 0
         self._services: dict[str, tuple[float, str]] = {}  # origin → (until, providers.v1 URL)
         self._lock = threading.Lock()
 
     def close(self) -> None:
         self.client.close()
+
+    def health(self) -> list[HostHealth]:
+        """Every host asked so far, by name."""
+        with self._lock:
+            return [
+                HostHealth(
+                    host,
+                    self._down_until.get(host, 0.0) <= self.clock(),
+                    self._last_error.get(host),
+                    self._requests[host],
+                    self._failures[host],
+                )
+                for host in sorted(self._requests)
+            ]
 
     def is_down(self, hostname: str) -> bool:
         """Did the origin of `hostname` fail less than RETRY_AFTER seconds ago?"""
@@ -158,6 +189,7 @@ class OriginRegistry:
         the whole verified package or nothing."""
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".download-", dir=path.parent)
+        outcome = "failed"
         try:
             with os.fdopen(fd, "wb") as out:
                 digest = hashlib.sha256()
@@ -169,7 +201,12 @@ class OriginRegistry:
             if "zh:" + digest.hexdigest() != package.zh:
                 raise OriginError(f"{package.filename} does not match its signed checksum")
             os.replace(tmp, path)
+            outcome = "ok"
+            with self._lock:
+                self.downloaded_bytes += path.stat().st_size
         finally:
+            with self._lock:
+                self.downloads[outcome] += 1
             if os.path.exists(tmp):
                 os.unlink(tmp)
 
@@ -221,6 +258,8 @@ class OriginRegistry:
         netloc = urlsplit(url).netloc
         if self._is_down(netloc):
             raise OriginUnavailable(f"{netloc} failed less than {RETRY_AFTER:.0f} s ago")
+        with self._lock:
+            self._requests[netloc] += 1
         try:
             with self.client.stream("GET", url) as response:
                 if response.status_code >= 500 or response.status_code == 429:
@@ -248,6 +287,8 @@ class OriginRegistry:
     def _mark_down(self, netloc: str, why: str) -> None:
         with self._lock:
             self._down_until[netloc] = self.clock() + RETRY_AFTER
+            self._last_error[netloc] = why
+            self._failures[netloc] += 1
         log.warning("origin %s failed (%s): the cache serves for %.0f s", netloc, why, RETRY_AFTER)
 
 

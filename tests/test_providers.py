@@ -145,6 +145,17 @@ def test_download_and_files(served: Served) -> None:
     assert served.client.head(body["download_url"]).headers["etag"] == f'"{body["shasum"]}"'
 
 
+def test_status_and_metrics_show_served_and_refused_releases(served: Served) -> None:
+    (widget,) = served.client.get("/v1/status").json()["providers"]
+    assert widget["provider"] == "acme/widget"
+    assert widget["versions"] == ["1.2.0", "1.1.0", "1.0.0"]
+    assert [r.split(":")[0] for r in widget["refused"]] == ["1.3.0"]
+    assert "not a valid signature" in widget["refused"][0]
+    metrics = served.client.get("/metrics").text.splitlines()
+    assert 'gitreg_provider_versions{provider="acme/widget"} 3.0' in metrics
+    assert 'gitreg_provider_releases_refused{provider="acme/widget"} 1.0' in metrics
+
+
 @pytest.mark.parametrize(
     ("path", "status", "message"),
     [

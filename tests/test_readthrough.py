@@ -231,6 +231,19 @@ def test_a_zip_the_origin_cannot_give_is_a_502_not_a_500(
     response = client.get(f"origin.example.test/acme/widget/{url}")
     assert response.status_code == 502, response.text
     assert "HTTP 500" in response.json()["errors"][0] and response.headers["retry-after"]
+    # What an operator sees: the failing host, the failed download, the request's outcome.
+    host = origin.url.removeprefix("https://").rstrip("/")
+    (health,) = client.get(str(client.base_url.copy_with(path="/v1/status"))).json()["mirror_origins"]
+    assert health["host"] == host and not health["up"] and health["last_error"] == "HTTP 500"
+    metrics = client.get(str(client.base_url.copy_with(path="/metrics"))).text
+    for line in (
+        f'gitreg_mirror_origin_up{{host="{host}"}} 0.0',
+        f'gitreg_mirror_origin_failures_total{{host="{host}"}} 1.0',
+        'gitreg_mirror_downloads_total{result="failed"} 1.0',
+        'gitreg_mirror_requests_total{kind="archive",result="origin_error"} 1.0',
+        'gitreg_mirror_requests_total{kind="version",result="ok"} 1.0',
+    ):
+        assert line in metrics.splitlines(), line
 
 
 def test_many_clients_asking_for_a_cold_zip_cause_one_download(

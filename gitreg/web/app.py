@@ -107,4 +107,5 @@ def create_app(
     app.state.live = live  # and, through it, providers, mirror and mirror_answers
     app.state.webhook_tasks = set()
     app.state.webhook_counts = Counter()
+    app.state.mirror_counts = Counter()  # (kind, result): kept across catalog reloads
     return app

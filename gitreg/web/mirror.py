@@ -7,6 +7,7 @@ import asyncio
 import json
 import re
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, TypeVar
@@ -15,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
 from gitreg.address import provider_problem
-from gitreg.errors import ClientError, NotFound
+from gitreg.errors import ClientError, NotFound, OriginError
 from gitreg.mirror import Address, NetworkMirror
 from gitreg.tags import parse_version
 
@@ -66,8 +67,31 @@ class Answers:
 
 
 async def serve(request: Request) -> Response:
+    """One mirror request, counted by kind and outcome for /metrics."""
+    file: str = request.path_params["file"]
+    kind = "index" if file == "index.json" else "version" if file.endswith(".json") else "archive"
+    counts: Counter[tuple[str, str]] = request.app.state.mirror_counts
+    try:
+        response = await _serve(request, file)
+    except Exception as exc:
+        counts[(kind, _outcome(exc))] += 1
+        raise
+    counts[(kind, "ok")] += 1
+    return response
+
+
+def _outcome(exc: Exception) -> str:
+    if isinstance(exc, NotFound):
+        return "not_found"
+    if isinstance(exc, ClientError):
+        return "bad_request"
+    if isinstance(exc, OriginError):
+        return "origin_error"
+    return "error"
+
+
+async def _serve(request: Request, file: str) -> Response:
     address = _address(request)
-    file = request.path_params["file"]
     answers: Answers = request.app.state.mirror_answers
     mirror: NetworkMirror = request.app.state.mirror
     key = "/".join((*address, file))
