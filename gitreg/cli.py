@@ -16,10 +16,11 @@ from gitreg import __version__
 from gitreg.archive_cache import ArchiveCache
 from gitreg.catalog import Catalog, Listen, TlsFiles
 from gitreg.catalog_loader import load_catalog, parse_listen
-from gitreg.errors import ClientError, ConfigError, SourceError
+from gitreg.errors import ClientError, ConfigError, OriginError, SourceError
 from gitreg.gitsource import GitMirror
 from gitreg.listing import print_listing
 from gitreg.mirror_sync import sync
+from gitreg.origin import OriginRegistry
 from gitreg.provider_hashes import HashCache
 from gitreg.providers import Providers
 from gitreg.readthrough import ReadThrough
@@ -126,11 +127,30 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
     for provider in providers.entries():
         where = provider_paths[provider.spec.key]
         problems += [f"{where}: {provider.spec} {p}" for p in provider.problems]
+    problems += _origin_problems(catalog)
     for problem in problems:
         print(problem)
     counts = f"{len(catalog.modules)} modules, {len(catalog.providers)} providers"
     print(f"{catalog.source}: {counts}, {len(problems)} problems")
     return 1 if problems else 0
+
+
+def _origin_problems(catalog: Catalog) -> list[str]:
+    """Each origin the catalog maps, asked for its providers.v1 service (others are public
+    registries, reached when first needed)."""
+    if not catalog.mirror.read_through or not catalog.mirror.origins:
+        return []
+    origin = OriginRegistry(catalog.mirror)
+    problems = []
+    try:
+        for hostname, _ in catalog.mirror.origins:
+            try:
+                origin.providers_url(hostname)
+            except OriginError as exc:
+                problems.append(f"mirror.origins.{hostname}: {exc}")
+    finally:
+        origin.close()
+    return problems
 
 
 def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:

@@ -137,6 +137,22 @@ class OriginRegistry:
         """Did the origin of `hostname` fail less than RETRY_AFTER seconds ago?"""
         return self._is_down(urlsplit(self.settings.origin_url(hostname)).netloc)
 
+    def providers_url(self, hostname: str) -> str:
+        """The origin's providers.v1 base URL, by discovery (kept for a while), ending in /."""
+        origin = self.settings.origin_url(hostname)
+        with self._lock:
+            until, base = self._services.get(origin, (0.0, ""))
+        if until <= self.clock():
+            discovery = urljoin(origin, ".well-known/terraform.json")
+            found = self._get_json(discovery).get("providers.v1")
+            if not isinstance(found, str):
+                raise OriginError(f"{hostname} offers no providers.v1 service")
+            base = urljoin(discovery, found)
+            base = base if base.endswith("/") else base + "/"
+            with self._lock:
+                self._services[origin] = (self.clock() + _DISCOVERY_TTL, base)
+        return base
+
     def versions(self, address: Address) -> list[str]:
         """The versions the origin lists, newest first; entries that are no version are skipped."""
         url = self._provider_url(address) + "versions"
@@ -214,18 +230,7 @@ class OriginRegistry:
 
     def _provider_url(self, address: Address) -> str:
         host, namespace, kind = address
-        origin = self.settings.origin_url(host)
-        with self._lock:
-            until, base = self._services.get(origin, (0.0, ""))
-        if until <= self.clock():
-            discovery = urljoin(origin, ".well-known/terraform.json")
-            base = self._get_json(discovery).get("providers.v1")  # type: ignore[assignment]
-            if not isinstance(base, str):
-                raise OriginError(f"{host} offers no providers.v1 service")
-            base = urljoin(discovery, base)
-            with self._lock:
-                self._services[origin] = (self.clock() + _DISCOVERY_TTL, base)
-        return urljoin(base if base.endswith("/") else base + "/", f"{namespace}/{kind}/")
+        return urljoin(self.providers_url(host), f"{namespace}/{kind}/")
 
     def _verified_sums(self, url: str, answer: dict[str, Any]) -> dict[str, str]:
         sums = self._get(urljoin(url, answer["shasums_url"]))

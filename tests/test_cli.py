@@ -10,7 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from gitreg.tlscert import TlsMaterial
 from tests.gitrepo import GitRepo, module_files
+from tests.origin_server import ScriptedOrigin
 from tests.provider_releases import new_key, write_key, write_release
 from tests.servers import answers, free_port, start_gitreg, wait_until
 
@@ -171,3 +173,20 @@ def test_check_reports_broken_provider_releases(tmp_path: Path) -> None:
         in done.stdout
     )
     assert "0 modules, 1 providers, 1 problems" in done.stdout
+
+
+def test_check_asks_each_mapped_origin_for_its_providers_service(
+    tmp_path: Path, tls: TlsMaterial
+) -> None:
+    with ScriptedOrigin(tls) as origin:
+        origin.json("/.well-known/terraform.json", {"providers.v1": "/v1/providers/"})
+        (tmp_path / "registry.yaml").write_text(
+            "cache_dir: cache\nmodules: []\n"
+            f"mirror: {{origins: {{good.example.test: '{origin.url}', gone.example.test: 'https://127.0.0.1:9/'}}, ca_file: {tls.ca_cert}}}\n"
+        )
+        done = gitreg("check", "--config", str(tmp_path / "registry.yaml"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines[:-1]] == ["mirror.origins.gone.example.test"]
+    assert "127.0.0.1:9" in lines[0]
+    assert lines[-1].endswith("0 modules, 0 providers, 1 problems")
