@@ -119,7 +119,8 @@ class FolderSource:
 
 def _hashes(cache: HashCache, path: Path) -> tuple[str, ...]:
     """h1 and zh of a zip; none for one that cannot be read (logged: it is left out, the rest
-    of the version still serves)."""
+    of the version still serves). A zip with directory entries gets the same two: no list of
+    hashes lets Terraform reinstall it with the lock file it wrote (HashCache reports it)."""
     try:
         hashes = cache.get(path)
     except (OSError, ValueError) as exc:

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 import threading
 import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,8 @@ def _stored_name(info: zipfile.ZipInfo) -> bytes:
 
 
 class HashCache:
-    """Each zip hashed once while it does not change (keyed by path, size and mtime)."""
+    """Each zip hashed once while it does not change (keyed by path, size and mtime); a zip
+    with directory entries is reported then, once."""
 
     def __init__(self) -> None:
         self._known: dict[tuple[Path, int, int], PackageHashes] = {}
@@ -72,5 +76,22 @@ class HashCache:
         if known is None:
             known = zip_hashes(path)
             with self._lock:
-                self._known[key] = known
+                first = self._known.setdefault(key, known) is known
+            if first and known.has_directory_entries:
+                log.warning(_DIRECTORY_ENTRIES, path)
         return known
+
+
+# Through a network mirror the lock file holds only the h1 of the unpacked files (the mirror's
+# hashes are not signed, so Terraform records none of them), and Terraform checks a later
+# download against it over all the zip's entries: whatever hashes the mirror lists, the second
+# `init` fails. Through providers.v1 the lock file also holds the signed zh, and it passes.
+_DIRECTORY_ENTRIES = (
+    "%s holds directory entries: through the network mirror, Terraform installs it once, then "
+    "refuses it in every `terraform init` that keeps the lock file (the lock holds only the h1 of "
+    "the unpacked files, and Terraform checks that over all of the zip's entries). No hashes the "
+    "mirror could list avoid this, so gitreg serves the zip as it is. Rebuild it without "
+    "directory entries (zip -D): a hosted release with a new SHA256SUMS and signature, a "
+    "read-through one by its publisher. Installs through providers.v1 are not affected (their "
+    "lock files also hold the zh)"
+)

@@ -69,3 +69,23 @@ def write_release(
     if signer is not None:
         (folder / f"{prefix}_SHA256SUMS.sig").write_bytes(bytes(signer.sign(sums.read_bytes())))
     return sums
+
+
+def provider_zip_with_docs(
+    provider_type: str, version: str, directory_entries: bool = True
+) -> bytes:
+    """A provider zip that also holds docs/README.md: with a `docs/` directory entry before it,
+    as `zip -r` writes one, or without (`directory_entries=False`), as `zip -r -D` does."""
+    entries = [
+        (f"terraform-provider-{provider_type}_v{version}", b"#!/bin/sh\nexit 1\n"),
+        *([("docs/", b"")] if directory_entries else []),
+        ("docs/README.md", f"# {provider_type}\n".encode()),
+    ]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for name, content in entries:
+            info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+            kind = stat.S_IFDIR if name.endswith("/") else stat.S_IFREG
+            info.external_attr = (kind | 0o755) << 16
+            z.writestr(info, content)
+    return out.getvalue()
