@@ -23,6 +23,7 @@ from gitreg.provider_hashes import zip_hashes
 from gitreg.tlscert import TlsMaterial
 from tests.provider_releases import new_key, provider_zip, write_key, write_release
 from tests.servers import RegistryServer, answers, free_port, start_gitreg, wait_until
+from tests.terraform_cli import needs_terraform, run_terraform
 
 
 @dataclass
@@ -181,11 +182,6 @@ def test_client_mistakes(served: Served, path: str, status: int, message: str) -
     assert response.status_code == status and message in response.json()["errors"][0], response.text
 
 
-needs_terraform = pytest.mark.skipif(
-    shutil.which("terraform") is None, reason="the terraform binary is not on PATH"
-)
-
-
 def terraform_init(
     served: Served,
     workdir: Path,
@@ -205,23 +201,7 @@ def terraform_init(
     (workdir / "cli.tfrc").write_text(cli)
     if fresh:
         shutil.rmtree(workdir / ".terraform", ignore_errors=True)
-    env = {
-        **os.environ,
-        "SSL_CERT_FILE": str(served.tls.ca_cert),
-        "TF_CLI_CONFIG_FILE": str(workdir / "cli.tfrc"),
-        "CHECKPOINT_DISABLE": "1",
-        "TF_IN_AUTOMATION": "1",
-        "TF_LOG": "trace",
-        "TF_LOG_PATH": str(workdir / "tf.log"),
-    }
-    return subprocess.run(
-        ["terraform", "init", "-input=false", "-no-color"],
-        cwd=workdir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    return run_terraform(workdir, served.tls.ca_cert, "init", "-input=false")
 
 
 @needs_terraform
@@ -297,20 +277,20 @@ def test_an_unreadable_zip_in_a_mirror_folder_is_left_out_and_the_rest_serves(
 ) -> None:
     folder = served.root / "mirror" / "example.com" / "test" / "broken"
     folder.mkdir(parents=True)
-    good = folder / "terraform-provider-broken_1.0.0_linux_amd64.zip"
-    good.write_bytes(provider_zip("broken", "1.0.0"))
-    (folder / "terraform-provider-broken_1.0.0_darwin_arm64.zip").write_bytes(b"not a zip")
-    (folder / "terraform-provider-broken_2.0.0_linux_amd64.zip").write_bytes(b"PK\x03\x04 torn")
-    base = "/v1/mirror/example.com/test/broken"
-    body = served.client.get(f"{base}/1.0.0.json").json()
-    assert body == {
-        "archives": {
-            "linux_amd64": {"url": good.name, "hashes": [zip_hashes(good).h1, zip_hashes(good).zh]}
-        }
-    }
-    only_broken = served.client.get(f"{base}/2.0.0.json")
-    assert only_broken.status_code == 404 and only_broken.json()["errors"]
-    assert "leaving out" in served.log.read_text()
+    try:  # the folder is the module's: leave it as it was for the tests after this one
+        good = folder / "terraform-provider-broken_1.0.0_linux_amd64.zip"
+        good.write_bytes(provider_zip("broken", "1.0.0"))
+        (folder / "terraform-provider-broken_1.0.0_darwin_arm64.zip").write_bytes(b"not a zip")
+        (folder / "terraform-provider-broken_2.0.0_linux_amd64.zip").write_bytes(b"PK\x03\x04 x")
+        base = "/v1/mirror/example.com/test/broken"
+        body = served.client.get(f"{base}/1.0.0.json").json()
+        hashes = [zip_hashes(good).h1, zip_hashes(good).zh]
+        assert body == {"archives": {"linux_amd64": {"url": good.name, "hashes": hashes}}}
+        only_broken = served.client.get(f"{base}/2.0.0.json")
+        assert only_broken.status_code == 404 and only_broken.json()["errors"]
+        assert "leaving out" in served.log.read_text()
+    finally:
+        shutil.rmtree(folder)
 
 
 @needs_terraform
@@ -326,7 +306,7 @@ def test_terraform_installs_through_the_network_mirror(served: Served, tmp_path:
     lock = (tmp_path / ".terraform.lock.hcl").read_text()
     # Through a mirror, Terraform checks and records the h1 of what it installed.
     installed = [
-        *(served.root / "mirror").rglob("*linux_amd64.zip"),
+        *(served.root / "mirror" / "example.com" / "test" / "thing").glob("*linux_amd64.zip"),
         *(served.root / "releases" / "1.1.0").glob("*linux_amd64.zip"),
     ]
     assert len(installed) == 2
@@ -474,20 +454,9 @@ def test_a_folder_written_by_terraform_providers_mirror_is_served(
     writer = tmp_path / "writer"
     fetched = terraform_init(served, writer, "", providers=providers, cli=origin)
     assert fetched.returncode == 0, fetched.stdout + fetched.stderr
-    env = {
-        **os.environ,
-        "SSL_CERT_FILE": str(served.tls.ca_cert),
-        "TF_CLI_CONFIG_FILE": str(writer / "cli.tfrc"),
-        "CHECKPOINT_DISABLE": "1",
-    }
-    written = subprocess.run(
-        ["terraform", "providers", "mirror", "-platform=linux_amd64", str(served.root / "mirror")],
-        cwd=writer,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    mirror_folder = str(served.root / "mirror")
+    platform = "-platform=linux_amd64"
+    written = run_terraform(writer, served.tls.ca_cert, "providers", "mirror", platform, mirror_folder)
     assert written.returncode == 0, written.stdout + written.stderr
     folder = served.root / "mirror" / host / "acme" / "widget"
     assert (folder / "index.json").is_file()  # the tool's own layout, JSON files and all
