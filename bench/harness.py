@@ -102,6 +102,24 @@ def requests_per_second(
     return statistics.median(asyncio.run(_load(url, requests, concurrency)) for _ in range(rounds))
 
 
+def paired_requests_per_second(
+    baseline: str, measured: str, rounds: int = 5, concurrency: int = 16
+) -> tuple[float, float, float]:
+    """Requests/s of both URLs, measured in alternation, each round in the other order (the
+    machine drifts: one measured after the other compares two moments): their medians, and the
+    median of each round's ratio measured/baseline."""
+    pairs = []
+    for n in range(rounds):
+        order = (baseline, measured) if n % 2 == 0 else (measured, baseline)
+        got = {url: requests_per_second(url, concurrency=concurrency, rounds=1) for url in order}
+        pairs.append((got[baseline], got[measured]))
+    return (
+        statistics.median(b for b, _ in pairs),
+        statistics.median(m for _, m in pairs),
+        statistics.median(m / b for b, m in pairs),
+    )
+
+
 def _wrk(url: str, concurrency: int) -> float:
     out = subprocess.run(
         ["wrk", "-t2", f"-c{concurrency}", "-d3s", url],

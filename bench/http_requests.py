@@ -3,7 +3,7 @@
 Both run under the same Hypercorn, each in its own process, plain HTTP on 127.0.0.1, loaded by
 the same bounded client in the same run. The figure that matters is the ratio.
 
-    python -m bench.http_requests [--requests 2000] [--concurrency 16]
+    python -m bench.http_requests [--rounds 5] [--concurrency 16]
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from bench.harness import (
     gitreg_serve,
     hypercorn_app,
     module_repo,
-    requests_per_second,
+    paired_requests_per_second,
     server,
 )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -37,24 +37,22 @@ def main() -> None:
             "versions": "/v1/modules/bench/mod/generic/versions",
             "download": "/v1/modules/bench/mod/generic/1.20.0/download",
         }
-        results: dict[str, dict[str, float]] = {}
-        port = free_port()
-        with server(hypercorn_app("bench.bare_app:app", port), port, paths["versions"]) as base:
-            results["bare"] = {
-                name: requests_per_second(base + p, args.requests, args.concurrency)
-                for name, p in paths.items()
-            }
-        port = free_port()
-        command = gitreg_serve(root / "registry.yaml", port)
-        with server(command, port, paths["versions"]) as base:
-            results["gitreg"] = {
-                name: requests_per_second(base + p, args.requests, args.concurrency)
-                for name, p in paths.items()
-            }
-    print(f"{'endpoint':<10} {'bare req/s':>12} {'gitreg req/s':>14} {'ratio':>7}")
-    for name in paths:
-        bare, ours = results["bare"][name], results["gitreg"][name]
-        print(f"{name:<10} {bare:>12.0f} {ours:>14.0f} {ours / bare:>7.2f}")
+        results = {}
+        bare_port, port = free_port(), free_port()
+        bare_app = hypercorn_app("bench.bare_app:app", bare_port)
+        with (
+            server(bare_app, bare_port, paths["versions"]) as bare,
+            server(gitreg_serve(root / "registry.yaml", port), port, paths["versions"]) as ours,
+        ):
+            for name, p in paths.items():
+                results[name] = paired_requests_per_second(
+                    bare + p, ours + p, args.rounds, args.concurrency
+                )
+    print(
+        f"{'endpoint (median of ' + str(args.rounds) + ' rounds)':<30} {'bare req/s':>11} {'gitreg req/s':>13} {'ratio':>6}"
+    )
+    for name, (bare_n, ours_n, ratio) in results.items():
+        print(f"{name:<30} {bare_n:>11.0f} {ours_n:>13.0f} {ratio:>6.2f}")
 
 
 if __name__ == "__main__":

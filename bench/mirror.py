@@ -21,7 +21,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.harness import free_port, hypercorn_app, requests_per_second, server
+from bench.harness import free_port, hypercorn_app, paired_requests_per_second, server
 
 
 def _release(folder: Path, version: str, payload: bytes, signer: object) -> None:
@@ -43,6 +43,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--zip-mb", type=int, default=20)
     parser.add_argument("--versions", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     import pgpy
     from pgpy.constants import EllipticCurveOID, HashAlgorithm, KeyFlags, PubKeyAlgorithm
@@ -78,11 +79,7 @@ def main() -> None:
             )
             for file in ("index.json", f"{newest}.json")
         }
-        rps: dict[str, tuple[float, float]] = {}
-        with server(
-            hypercorn_app("bench.bare_app:app", bare_port), bare_port, "/v1/mirror/h/n/t/index.json"
-        ) as bare:
-            bare_rps = {name: requests_per_second(bare + path) for name, path in paths.items()}
+        rps: dict[str, tuple[float, float, float]] = {}
         origin_cmd = [
             *serve,
             str(root / "origin.yaml"),
@@ -98,11 +95,16 @@ def main() -> None:
         with (
             server(origin_cmd, origin_port, "/healthz", scheme="https", verify=str(tls.ca_cert)),
             server(mirror_cmd, mirror_port, "/healthz") as mirror,
+            server(
+                hypercorn_app("bench.bare_app:app", bare_port),
+                bare_port,
+                "/v1/mirror/h/n/t/index.json",
+            ) as bare,
         ):
             for path in paths.values():
                 httpx.get(mirror + path, timeout=60).raise_for_status()  # the release verified once
             for name, path in paths.items():
-                rps[name] = (bare_rps[name], requests_per_second(mirror + path))
+                rps[name] = paired_requests_per_second(bare + path, mirror + path, args.rounds)
             with httpx.Client(base_url=mirror, timeout=300) as client:
                 for version in versions:
                     url = f"/v1/mirror/origin.bench.test/acme/widget/terraform-provider-widget_{version}_linux_amd64.zip"
@@ -110,9 +112,11 @@ def main() -> None:
                         start = time.perf_counter()
                         client.get(url).raise_for_status()
                         samples.append(time.perf_counter() - start)
-    print(f"{'endpoint':<32} {'bare req/s':>11} {'gitreg req/s':>13} {'ratio':>6}")
-    for name, (bare_n, gitreg_n) in rps.items():
-        print(f"{name:<32} {bare_n:>11.0f} {gitreg_n:>13.0f} {gitreg_n / bare_n:>6.2f}")
+    print(
+        f"{'endpoint (median of ' + str(args.rounds) + ' rounds)':<32} {'bare req/s':>11} {'gitreg req/s':>13} {'ratio':>6}"
+    )
+    for name, (bare_n, gitreg_n, ratio) in rps.items():
+        print(f"{name:<32} {bare_n:>11.0f} {gitreg_n:>13.0f} {ratio:>6.2f}")
     c, w = statistics.median(cold), statistics.median(warm)
     print(
         f"read-through archive of {args.zip_mb} MB, median of {len(versions)}: "

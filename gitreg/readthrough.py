@@ -94,7 +94,16 @@ class ReadThrough:
                     self.origin.download(package, path)
                 except OSError as exc:  # our disk, not the origin: full, or not writable
                     raise ArchiveError(f"cannot keep {filename}: {exc}") from exc
+                self._hash_once(path)
         return path
+
+    def _hash_once(self, path: Path) -> None:
+        """Hash a zip just verified, while it is in the page cache: the requests after this one
+        (and VERSION.json's h1) find its hashes known."""
+        try:
+            self.hashes.get(path)
+        except (OSError, ValueError) as exc:  # signed, but no zip: Terraform will say so too
+            log.error("%s matches its signed checksum but cannot be read: %s", path, exc)
 
     # The cache.
 
