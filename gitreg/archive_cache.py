@@ -70,6 +70,7 @@ class ArchiveCache:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".build-", dir=path.parent)
+            os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide it from a web server or a sync user
             with os.fdopen(fd, "wb") as out, open_repo(mirror_path) as repo:
                 write_archive(repo, key.commit, key.folder, out)
                 out.flush()

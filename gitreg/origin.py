@@ -205,6 +205,7 @@ class OriginRegistry:
         the whole verified package or nothing."""
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".download-", dir=path.parent)
+        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide it from a web server or a sync user
         outcome = "failed"
         try:
             with os.fdopen(fd, "wb") as out:

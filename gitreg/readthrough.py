@@ -175,6 +175,7 @@ def _read_release(path: Path) -> OriginRelease | None:
 def _write_atomically(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".write-", dir=path.parent)
+    os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide it from a web server or a sync user
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)

@@ -89,6 +89,7 @@ def test_metadata_and_archives(origin: Origin, tmp_path: Path, tls: TlsMaterial)
     original = next((origin.root / "releases").rglob(filename)).read_bytes()
     assert path.read_bytes() == original
     assert not list(path.parent.glob(".download-*"))
+    assert path.stat().st_mode & 0o777 == 0o644  # readable by a web server or a sync user
     linux = next(p for p in mirror.packages(ADDRESS, "1.0.0") or [] if p.os == "linux")
     assert linux.path == path and linux.hashes[0].startswith("h1:")  # h1 once the zip is here
     assert linux.hashes[1] == "zh:" + hashlib.sha256(original).hexdigest()
