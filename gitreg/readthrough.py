@@ -49,14 +49,14 @@ class ReadThrough:
     def versions(self, address: Address) -> list[str] | None:
         if address[0] == self.own:
             return None
+        held = self._cached_versions(address)
         if not self.origin.is_down(address[0]):
             try:
-                listed = self.origin.versions(address)
-                if listed:
-                    return listed
+                # What we hold stays listed when the origin withdraws it: lock files pin it.
+                return newest_first({*self.origin.versions(address), *held}) or None
             except OriginError as exc:
                 log.warning("read-through %s: %s", "/".join(address), exc)
-        return self._cached_versions(address) or None
+        return held or None
 
     def packages(self, address: Address, version: str) -> list[MirrorPackage] | None:
         release = self._release(address, version)

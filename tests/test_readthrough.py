@@ -190,6 +190,19 @@ def test_while_the_origin_is_down_only_what_is_held_is_listed(
         mirror.close()
 
 
+def test_a_version_the_origin_withdraws_stays_listed_while_it_is_held(
+    tls: TlsMaterial, tmp_path: Path
+) -> None:
+    with ScriptedOrigin(tls) as origin:
+        origin.publish(KEY, "widget", {"1.0.0": ("linux_amd64",), "1.1.0": ("linux_amd64",)})
+        mirror = scripted_mirror(origin, tls, tmp_path)
+        assert mirror.archive(ADDRESS, "terraform-provider-widget_1.0.0_linux_amd64.zip")
+        origin.publish(KEY, "widget", {"1.1.0": ("linux_amd64",)})  # 1.0.0 withdrawn
+        assert mirror.versions(ADDRESS) == ["1.1.0", "1.0.0"]
+        assert [p.path is not None for p in mirror.packages(ADDRESS, "1.0.0") or []] == [True]
+        mirror.close()
+
+
 def test_a_cached_zip_the_disk_changed_is_dropped_and_fetched_again(
     tls: TlsMaterial, tmp_path: Path
 ) -> None:
