@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 
 from gitreg.archive_cache import ArchiveCache
 from gitreg.catalog_loader import load_catalog
+from gitreg.providers import Providers
 from gitreg.registry import Registry
 from gitreg.web.app import create_app
 from tests.gitrepo import GitRepo, module_files
+from tests.provider_releases import new_key, provider_zip, write_key, write_release
 
 _segment = st.one_of(
     st.sampled_from(
@@ -34,6 +36,17 @@ _segment = st.one_of(
             "%2F",
             "+",
             "1.0.0+x",
+            "acme",
+            "widget",
+            "linux",
+            "amd64",
+            "registry.example.test",
+            "example.com",
+            "index.json",
+            "1.0.0.json",
+            "terraform-provider-widget_1.0.0_linux_amd64.zip",
+            "terraform-provider-widget_1.0.0_SHA256SUMS",
+            "terraform-provider-widget_1.0.0_SHA256SUMS.sig",
         ]
     ),
     st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=80).map(
@@ -47,20 +60,44 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> httpx.AsyncClient:
     root = tmp_path_factory.mktemp("fuzz")
     repo = GitRepo(root / "repo")
     repo.release("v1.0.0", module_files("1.0.0", "modules/vpc"))
-    (root / "registry.yaml").write_text(
-        f"cache_dir: cache\nmodules:\n  - {{namespace: infra, name: vpc, system: aws, repo: {repo.path}, path: modules/vpc}}\n"
+    write_key(key := new_key("fuzz"), root / "key.asc")
+    write_release(root / "releases" / "1.0.0", "widget", "1.0.0", ("linux_amd64",), signer=key)
+    folder = root / "mirror" / "example.com" / "acme" / "widget"
+    folder.mkdir(parents=True)
+    (folder / "terraform-provider-widget_1.0.0_linux_amd64.zip").write_bytes(
+        provider_zip("widget", "1.0.0")
     )
-    registry = Registry(load_catalog(root / "registry.yaml"))
+    # Read-through stays off: a fuzzed hostname must never become a request to the outside.
+    (root / "registry.yaml").write_text(
+        f"hostname: registry.example.test\ncache_dir: cache\nmodules:\n  - {{namespace: infra, name: vpc, system: aws, repo: {repo.path}, path: modules/vpc}}\n"
+        "signing: {keys: [key.asc]}\nproviders:\n  - {namespace: acme, type: widget, artifacts: releases}\n"
+        "mirror: {folders: [mirror], read_through: false}\n"
+    )
+    catalog = load_catalog(root / "registry.yaml")
+    registry = Registry(catalog)
     registry.refresh()
-    app = create_app(registry, ArchiveCache(root / "cache"), background=False)
+    providers = Providers(catalog, registry)
+    providers.refresh()
+    app = create_app(registry, ArchiveCache(root / "cache"), providers, background=False)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gitreg.test")
 
 
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    prefix=st.sampled_from(["/v1/modules", "/v1/archives", "/.well-known", "", "/v1"]),
+    prefix=st.sampled_from(
+        [
+            "/v1/modules",
+            "/v1/archives",
+            "/v1/providers",
+            "/v1/provider-files",
+            "/v1/mirror",
+            "/.well-known",
+            "",
+            "/v1",
+        ]
+    ),
     segments=st.lists(_segment, min_size=0, max_size=6),
     method=st.sampled_from(["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"]),
 )
@@ -127,3 +164,29 @@ def test_deeply_nested_json_is_a_client_error(client: httpx.AsyncClient) -> None
         client.post("/v1/webhooks/generic", content=b"[" * 100_000 + b"]" * 100_000)
     )
     assert response.status_code == 400 and "not JSON" in response.json()["errors"][0]
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        ("/v1/providers/acme/widget/versions", 200),
+        ("/v1/providers/acme/widget/1.0.0/download/linux/amd64", 200),
+        ("/v1/providers/acme/widget/%2e%2e/download/linux/amd64", 400),
+        ("/v1/providers/acme/widget/1.0.0/download/linux/%2e%2e", 400),
+        ("/v1/provider-files/acme/widget/1.0.0/terraform-provider-widget_1.0.0_SHA256SUMS", 200),
+        ("/v1/provider-files/acme/widget/1.0.0/..%2F..%2F..%2Fregistry.yaml", 404),
+        ("/v1/provider-files/acme/widget/1.0.0/%2E%2E", 404),
+        ("/v1/mirror/example.com/acme/widget/index.json", 200),
+        ("/v1/mirror/example.com/acme/widget/terraform-provider-widget_1.0.0_linux_amd64.zip", 200),
+        ("/v1/mirror/example.com/acme/widget/..%2F..%2F..%2F..%2Fregistry.yaml", 404),
+        ("/v1/mirror/example.com/acme/widget/..%2F..%2F..%2Fkey.zip", 404),
+        ("/v1/mirror/..%2F..%2Fcache/acme/widget/index.json", 404),  # no route once decoded
+        ("/v1/mirror/example.com/acme/widget/1.0.0+x.json", 404),
+        ("/v1/mirror/example.com/acme/widget/%00.json", 400),
+    ],
+)
+def test_provider_and_mirror_paths_near_the_real_ones(
+    client: httpx.AsyncClient, path: str, status: int
+) -> None:
+    response = asyncio.run(client.get(path))
+    assert response.status_code == status, (path, response.text)
