@@ -14,7 +14,7 @@ from gitreg.provider_artifacts import ArtifactFolder
 from gitreg.providers import Providers
 from gitreg.registry import Registry
 from gitreg.signing import Keyring
-from tests.gitrepo import GitRepo
+from tests.gitrepo import GitRepo, git
 from tests.provider_releases import new_key, write_key, write_release
 
 
@@ -191,3 +191,8 @@ def test_a_repository_gates_which_versions_are_published(
     providers.refresh()
     entry = providers.get("acme", "widget")
     assert entry and [r.version for r in entry.releases] == ["1.1.0", "1.0.0"]
+    git(repo.path, "tag", "-d", "v1.1.0")  # the tag goes: so does the version
+    registry.refresh(mechanism="poll")
+    providers.refresh()
+    entry = providers.get("acme", "widget")
+    assert entry and [r.version for r in entry.releases] == ["1.0.0"]
