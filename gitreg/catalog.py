@@ -111,9 +111,13 @@ class MirrorSettings:
     read_through: bool = True  # fetch from origin registries on a miss
     origins: tuple[tuple[str, str], ...] = ()  # hostname → base URL, when not https://hostname/
     ca_file: Path | None = None  # the CA bundle that signs the origins' certificates
+    tokens: tuple[tuple[str, SecretRef], ...] = ()  # hostname → its Bearer token's source
 
     def origin_url(self, hostname: str) -> str:
         return dict(self.origins).get(hostname, f"https://{hostname}/")
+
+    def token(self, hostname: str) -> SecretRef | None:
+        return dict(self.tokens).get(hostname)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gitreg import yamldoc
 from gitreg.address import provider_problem
-from gitreg.catalog import MirrorSettings, ProviderSpec
+from gitreg.catalog import MirrorSettings, ProviderSpec, SecretRef
 from gitreg.repo_location import RepoLocation
 from gitreg.signing import Keyring
 from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate
@@ -93,31 +93,59 @@ class ProviderSections(yamldoc.Reader):
                 self.problem(path, line, f"{item!r} is not a folder")
             else:
                 folders.append(folder)
-        origins = []
         value = m.get("origins")
         if value is not None and not isinstance(value, yamldoc.Mapping):
             self.problem(
                 "mirror.origins", m.key_lines["origins"], "must map hostnames to base URLs"
             )
-        origins = self.origins(value) if isinstance(value, yamldoc.Mapping) else []
+        origins, tokens = self.origins(value) if isinstance(value, yamldoc.Mapping) else ([], [])
         return MirrorSettings(
             folders=tuple(folders),
             read_through=self.flag(m, "read_through", "mirror", True),
             origins=tuple(origins),
             ca_file=self.file(m, "ca_file", "mirror"),
+            tokens=tuple(tokens),
         )
 
-    def origins(self, given: yamldoc.Mapping) -> list[tuple[str, str]]:
-        result = []
-        for hostname, url in given.items():
+    def origins(
+        self, given: yamldoc.Mapping
+    ) -> tuple[list[tuple[str, str]], list[tuple[str, SecretRef]]]:
+        """`HOST: URL`, or `HOST: {url: URL, token_env: NAME}` (or `token_file`): where the
+        origin of HOST's providers is, and the Bearer token read-through sends it."""
+        urls, tokens = [], []
+        for hostname, value in given.items():
             where, line = f"mirror.origins.{hostname}", given.key_lines[hostname]
-            if not isinstance(url, str) or not url.startswith("https://") or not url.endswith("/"):
-                self.problem(where, line, "must be an https:// base URL ending in /")
-            elif ":" in hostname or not _HOSTNAME.fullmatch(hostname.lower()):
+            if ":" in hostname or not _HOSTNAME.fullmatch(hostname.lower()):
                 self.problem(where, line, "must be a host name without a port")
-            else:
-                result.append((hostname.lower(), url))
-        return result
+                continue
+            url, token = value, None
+            if isinstance(value, yamldoc.Mapping):
+                m = self.mapping(value, where, line, {"url", "token_env", "token_file"})
+                url = self.string(m, "url", where) if m else None
+                token = self.token(m, where, line) if m else None
+                if m is not None and url is None and token is None:
+                    self.problem(where, line, "give url, or token_env or token_file, or both")
+            if url is not None:
+                if isinstance(url, str) and url.startswith("https://") and url.endswith("/"):
+                    urls.append((hostname.lower(), url))
+                else:
+                    self.problem(where, line, "must be an https:// base URL ending in /")
+            if token is not None:
+                tokens.append((hostname.lower(), token))
+        return urls, tokens
+
+    def token(self, m: yamldoc.Mapping, where: str, line: int | None) -> SecretRef | None:
+        env, file = self.string(m, "token_env", where), self.file(m, "token_file", where)
+        if env and file:
+            self.problem(where, line, "give token_env or token_file, not both")
+            return None
+        if env and not os.environ.get(env):
+            self.problem(
+                yamldoc.join(where, "token_env"),
+                m.key_lines["token_env"],
+                f"the environment variable {env} is not set",
+            )
+        return SecretRef(env, file) if env or file else None
 
     def signing(self, top: yamldoc.Mapping) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
         if top.get("signing") is None:

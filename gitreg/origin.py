@@ -107,6 +107,9 @@ class OriginRegistry:
         if settings.ca_file:
             verify = ssl.create_default_context(cafile=str(settings.ca_file))
         self.client = httpx.Client(verify=verify, timeout=_TIMEOUT, follow_redirects=True)
+        # Bearer tokens by host[:port]: the origin's, and its providers.v1 host's once discovered;
+        # never sent to a host that only serves downloads.
+        self._tokens = {urlsplit(settings.origin_url(h)).netloc: t for h, t in settings.tokens}
         self._down_until: dict[str, float] = {}  # by host[:port] of the URL that failed
         self._last_error: dict[str, str] = {}
         self._requests: Counter[str] = Counter()
@@ -151,6 +154,9 @@ class OriginRegistry:
             base = base if base.endswith("/") else base + "/"
             with self._lock:
                 self._services[origin] = (self.clock() + _DISCOVERY_TTL, base)
+                token = self._tokens.get(urlsplit(origin).netloc)
+                if token is not None:
+                    self._tokens.setdefault(urlsplit(base).netloc, token)
         return base
 
     def versions(self, address: Address) -> list[str]:
@@ -266,8 +272,14 @@ class OriginRegistry:
             raise OriginUnavailable(f"{netloc} failed less than {RETRY_AFTER:.0f} s ago")
         with self._lock:
             self._requests[netloc] += 1
+        source = self._tokens.get(netloc)
+        token = source.value() if source else None
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
-            with self.client.stream("GET", url) as response:
+            with self.client.stream("GET", url, headers=headers) as response:
+                if response.status_code in (401, 403):
+                    hint = "the token was refused" if token else "no token is configured for it"
+                    raise OriginError(f"{url}: HTTP {response.status_code} ({hint})")
                 if response.status_code >= 500 or response.status_code == 429:
                     self._mark_down(netloc, f"HTTP {response.status_code}")
                     raise OriginUnavailable(f"{url}: HTTP {response.status_code}")

@@ -34,6 +34,8 @@ class ScriptedOrigin:
     answers: dict[str, Answer] = field(default_factory=dict)
     asked: Counter[str] = field(default_factory=Counter)
     down: bool = False  # every request answers 503
+    token: str | None = None  # when set, every request but /files/... needs it as a Bearer token
+    authorization: dict[str, str | None] = field(default_factory=dict)  # path → what it carried
 
     def __post_init__(self) -> None:
         origin = self
@@ -41,10 +43,17 @@ class ScriptedOrigin:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 origin.asked[self.path] += 1
+                origin.authorization[self.path] = self.headers.get("Authorization")
+                needs_token = origin.token and not self.path.startswith("/files/")
+                if needs_token and self.headers.get("Authorization") != f"Bearer {origin.token}":
+                    self._answer(Answer(401, b'{"errors": ["unauthorized"]}'))
+                    return
                 if answer := origin.answers.get(self.path):
                     time.sleep(answer.delay)
                 answer = Answer(503, b"{}") if origin.down else origin.answers.get(self.path)
-                answer = answer or Answer(404, b'{"errors": ["not found"]}')
+                self._answer(answer or Answer(404, b'{"errors": ["not found"]}'))
+
+            def _answer(self, answer: Answer) -> None:
                 self.send_response(answer.status)
                 self.send_header("Content-Type", answer.content_type)
                 if answer.length:
@@ -84,10 +93,14 @@ class ScriptedOrigin:
         kind: str,
         versions: dict[str, tuple[str, ...]],
         filename: str = "terraform-provider-{kind}_{version}_{platform}.zip",
+        files: ScriptedOrigin | None = None,
     ) -> dict[str, bytes]:
         """Serve discovery and providers.v1 for acme/KIND, each version signed by `key`, its zips
         under `filename` (the origin's own naming: tests make it hostile); returns the zips by
-        the name gitreg keeps them under."""
+        the name gitreg keeps them under. With `files`, that server holds the zips, SHA256SUMS
+        and signatures (a download host apart from the registry's API)."""
+        store = files or self
+        at = files.url.rstrip("/") if files else ""
         self.json("/.well-known/terraform.json", {"providers.v1": "/v1/providers/"})
         base = f"/v1/providers/acme/{kind}"
         listed, zips = [], {}
@@ -97,14 +110,16 @@ class ScriptedOrigin:
                 data = provider_zip(kind, version, platform)
                 name = filename.format(kind=kind, version=version, platform=platform)
                 zips[f"terraform-provider-{kind}_{version}_{platform}.zip"] = data
-                self.answers[f"/files/{version}/{platform}.zip"] = Answer(
+                store.answers[f"/files/{version}/{platform}.zip"] = Answer(
                     body=data, content_type="application/zip"
                 )
                 sums.append(f"{hashlib.sha256(data).hexdigest()}  {name}\n")
                 downloads[platform] = (name, hashlib.sha256(data).hexdigest())
             text = "".join(sums).encode()
-            self.answers[f"/files/{version}/SHA256SUMS"] = Answer(body=text, content_type="text/plain")
-            self.answers[f"/files/{version}/SHA256SUMS.sig"] = Answer(
+            store.answers[f"/files/{version}/SHA256SUMS"] = Answer(
+                body=text, content_type="text/plain"
+            )
+            store.answers[f"/files/{version}/SHA256SUMS.sig"] = Answer(
                 body=bytes(key.sign(text)), content_type="application/octet-stream"
             )
             for platform, (name, shasum) in downloads.items():
@@ -116,9 +131,9 @@ class ScriptedOrigin:
                         "os": os_name,
                         "arch": arch,
                         "filename": name,
-                        "download_url": f"/files/{version}/{platform}.zip",
-                        "shasums_url": f"/files/{version}/SHA256SUMS",
-                        "shasums_signature_url": f"/files/{version}/SHA256SUMS.sig",
+                        "download_url": f"{at}/files/{version}/{platform}.zip",
+                        "shasums_url": f"{at}/files/{version}/SHA256SUMS",
+                        "shasums_signature_url": f"{at}/files/{version}/SHA256SUMS.sig",
                         "shasum": shasum,
                         "signing_keys": {
                             "gpg_public_keys": [

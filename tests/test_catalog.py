@@ -196,6 +196,45 @@ def test_full_catalog(write_catalog: WriteCatalog, tmp_path: Path) -> None:
             5,
             "is not set",
         ),
+        ("modules: []\nmirror: {colour: blue}\n", "mirror.colour", 3, "unknown key"),
+        ("modules: []\nmirror: {folders: [nowhere]}\n", "mirror.folders[0]", 3, "is not a folder"),
+        (
+            "modules: []\nmirror: {origins: {a.example.test: 'http://x/'}}\n",
+            "mirror.origins.a.example.test",
+            3,
+            "must be an https:// base URL ending in /",
+        ),
+        (
+            "modules: []\nmirror:\n  origins:\n    'a.example.test:8443': 'https://x/'\n",
+            "mirror.origins.a.example.test:8443",
+            5,
+            "without a port",
+        ),
+        (
+            "modules: []\nmirror:\n  origins:\n    a.example.test: {url: 'https://x/', token_env: GITREG_TEST_UNSET}\n",
+            "mirror.origins.a.example.test.token_env",
+            5,
+            "is not set",
+        ),
+        (
+            "modules: []\nmirror:\n  origins:\n    a.example.test: {token_env: PATH, token_file: registry.yaml}\n",
+            "mirror.origins.a.example.test",
+            5,
+            "not both",
+        ),
+        (
+            "modules: []\nmirror:\n  origins:\n    a.example.test: {}\n",
+            "mirror.origins.a.example.test",
+            5,
+            "give url, or token_env or token_file",
+        ),
+        (
+            "providers:\n  - {namespace: acme, type: widget, artifacts: nowhere}\n",
+            "providers[0].artifacts",
+            3,
+            "is not a folder",
+        ),
+        ("modules: []\nsigning: {keys: [registry.yaml]}\n", "signing.keys[0]", 3, "is not an OpenPGP key"),
         ("modules: []\nmodules: []\n", "(document)", 3, "given twice"),
         ("modules: [\n", "(document)", 3, "not valid YAML"),
         ("# cache_dir: none\n- just\n- a list\n", "(document)", 2, "must be a mapping"),
@@ -208,6 +247,28 @@ def test_config_errors(
         write_catalog(text)
     problems = caught.value.problems
     assert any(p.path == path and p.line == line and reason in p.reason for p in problems), problems
+
+
+def test_mirror_origins_with_urls_and_tokens(write_catalog: WriteCatalog, tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("t\n")
+    mirror = write_catalog(
+        """
+        modules: []
+        mirror:
+          origins:
+            registry.terraform.io: https://proxy.internal/terraform/
+            App.Terraform.io: {token_file: token}
+            private.example.test: {url: 'https://private.internal/', token_env: PATH}
+        """
+    ).mirror
+    assert mirror.origin_url("registry.terraform.io") == "https://proxy.internal/terraform/"
+    assert mirror.token("registry.terraform.io") is None
+    assert mirror.origin_url("app.terraform.io") == "https://app.terraform.io/"
+    token = mirror.token("app.terraform.io")
+    assert token and token.file == tmp_path / "token" and token.value() == "t"
+    assert mirror.origin_url("private.example.test") == "https://private.internal/"
+    assert (private := mirror.token("private.example.test")) and private.env == "PATH"
+    assert "t\n" not in repr(mirror)  # the settings name where a token is, never the token
 
 
 def test_every_problem_is_reported_at_once(write_catalog: WriteCatalog) -> None:

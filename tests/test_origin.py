@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog import MirrorSettings
+from gitreg.catalog import MirrorSettings, SecretRef
 from gitreg.errors import OriginError, OriginUnavailable
 from gitreg.origin import RETRY_AFTER, OriginRegistry
 from gitreg.provider_hashes import HashCache
@@ -167,3 +167,47 @@ def test_an_archive_larger_than_allowed_is_refused_and_not_kept(
         mirror.archive(ADDRESS, "terraform-provider-widget_1.0.0_linux_amd64.zip")
     assert not list(tmp_path.rglob("*.zip")) and not list(tmp_path.rglob(".download-*"))
     mirror.close()
+
+
+def test_a_token_goes_to_the_origin_and_never_to_its_download_host(
+    tls: TlsMaterial, tmp_path: Path
+) -> None:
+    with ScriptedOrigin(tls, token="s3cret") as api, ScriptedOrigin(tls) as files:
+        zips = api.publish(KEY, "widget", {"1.0.0": ("linux_amd64",)}, files=files)
+        token_file = tmp_path / "token"
+        token_file.write_text("s3cret\n")
+        settings = MirrorSettings(
+            origins=((ADDRESS[0], api.url),),
+            ca_file=tls.ca_cert,
+            tokens=((ADDRESS[0], SecretRef(file=token_file)),),
+        )
+        mirror = ReadThrough(settings, tmp_path / "cache", HashCache())
+        ((name, data),) = zips.items()
+        path = mirror.archive(ADDRESS, name)
+        assert path is not None and path.read_bytes() == data
+        assert set(api.authorization.values()) == {"Bearer s3cret"}  # every API request
+        assert len(files.authorization) == 3 and set(files.authorization.values()) == {None}
+        mirror.close()
+
+
+def test_an_origin_that_wants_a_token_says_so(
+    tls: TlsMaterial, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with ScriptedOrigin(tls, token="s3cret") as api:
+        api.publish(KEY, "widget", {"1.0.0": ("linux_amd64",)})
+        registry = client(api, tls)
+        with pytest.raises(OriginError, match=r"HTTP 401 \(no token is configured for it\)"):
+            registry.versions(ADDRESS)
+        assert not registry.is_down(ADDRESS[0])
+        registry.close()
+        settings = MirrorSettings(
+            origins=((ADDRESS[0], api.url),),
+            ca_file=tls.ca_cert,
+            tokens=((ADDRESS[0], SecretRef(env="GITREG_TEST_WRONG_TOKEN")),),
+        )
+        monkeypatch.setenv("GITREG_TEST_WRONG_TOKEN", "wrong")
+        registry = OriginRegistry(settings)
+        with pytest.raises(OriginError, match=r"HTTP 401 \(the token was refused\)") as raised:
+            registry.versions(ADDRESS)
+        assert "wrong" not in str(raised.value)
+        registry.close()
