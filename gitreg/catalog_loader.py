@@ -141,13 +141,7 @@ class _Reader(ProviderSections):
             if m is None:
                 continue
             url = self.string(m, "url", path) or ""
-            token_env = self.string(m, "token_env", path)
-            if token_env and token_env not in os.environ:
-                self.problem(
-                    yamldoc.join(path, "token_env"),
-                    m.key_lines["token_env"],
-                    f"the environment variable {token_env} is not set",
-                )
+            token_env = self.env_name(m, "token_env", path)
             credential = Credential(
                 url=url,
                 username=self.string(m, "username", path, "oauth2") or "oauth2",
@@ -248,18 +242,12 @@ class _Reader(ProviderSections):
         m = self.mapping(parent[key], where, parent.key_lines[key], {"secret_env", "secret_file"})
         if m is None:
             return None
-        env, file = self.string(m, "secret_env", where), self.file(m, "secret_file", where)
+        env, file = self.env_name(m, "secret_env", where), self.file(m, "secret_file", where)
         if bool(env) == bool(file):
             self.problem(
                 where, parent.key_lines[key], "give secret_env or secret_file (one of them)"
             )
             return None
-        if env and not os.environ.get(env):
-            self.problem(
-                yamldoc.join(where, "secret_env"),
-                m.key_lines["secret_env"],
-                f"the environment variable {env} is not set",
-            )
         return SecretRef(env, file)
 
 

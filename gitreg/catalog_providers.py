@@ -135,16 +135,10 @@ class ProviderSections(yamldoc.Reader):
         return urls, tokens
 
     def token(self, m: yamldoc.Mapping, where: str, line: int | None) -> SecretRef | None:
-        env, file = self.string(m, "token_env", where), self.file(m, "token_file", where)
+        env, file = self.env_name(m, "token_env", where), self.file(m, "token_file", where)
         if env and file:
             self.problem(where, line, "give token_env or token_file, not both")
             return None
-        if env and not os.environ.get(env):
-            self.problem(
-                yamldoc.join(where, "token_env"),
-                m.key_lines["token_env"],
-                f"the environment variable {env} is not set",
-            )
         return SecretRef(env, file) if env or file else None
 
     def signing(self, top: yamldoc.Mapping) -> tuple[tuple[Path, ...], tuple[Path, ...]]:

@@ -177,6 +177,16 @@ class Reader:
             return default
         return value
 
+    def env_name(self, m: Mapping, key: str, path: str) -> str | None:
+        """The name of an environment variable given at `key`; reported when it is unset (or
+        empty): a secret read from it would be missing at its first use, not at start-up."""
+        name = self.string(m, key, path)
+        if name and not os.environ.get(name):
+            self.problem(
+                join(path, key), m.key_lines[key], f"the environment variable {name} is not set"
+            )
+        return name
+
     def file(self, m: Mapping, key: str, path: str) -> Path | None:
         text = self.string(m, key, path)
         if text is None:
