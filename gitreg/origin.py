@@ -179,7 +179,8 @@ class OriginRegistry:
         if entry is None:
             raise OriginError(f"{'/'.join(address)}: the origin has no version {version}")
         platforms = []
-        for platform in entry.get("platforms") or []:
+        listed_platforms = entry.get("platforms")
+        for platform in listed_platforms if isinstance(listed_platforms, list) else []:
             if not isinstance(platform, dict):
                 continue
             os_name, arch = platform.get("os"), platform.get("arch")

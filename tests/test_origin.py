@@ -99,6 +99,12 @@ def test_entries_the_protocol_does_not_allow_are_skipped(
         ("/files/1.0.0/SHA256SUMS.sig", Answer(body=bytes(new_key("impostor").sign(b"x"))), "not signed by any key the origin lists"),
         ("/files/1.0.0/SHA256SUMS", Answer(body=b"0" * 64 + b"  x.zip\n"), "not signed by any key"),
         (DOWNLOAD, None, "is not listed with its shasum"),  # signed file, another checksum
+        (
+            "/v1/providers/acme/widget/versions",
+            Answer(body=b'{"versions": [{"version": "1.0.0", "platforms": 5}]}'),
+            "lists no platform",
+        ),
+        (DOWNLOAD, Answer(body=b'{"signing_keys": {"gpg_public_keys": 7}}'), "not a provider package"),
     ],
 )
 def test_answers_that_cannot_be_used_are_refused_with_the_reason(
