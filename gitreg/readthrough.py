@@ -65,10 +65,10 @@ class ReadThrough:
         online = not self.origin.is_down(address[0])
         result = []
         for package in release.packages:
-            path = self._cached_package(address, version, package)
-            if path is None and not online:
+            held = self._cached_package(address, version, package)
+            if held is None and not online:
                 continue  # only what we hold can be served now
-            hashes = (self.hashes.get(path).h1, package.zh) if path else (package.zh,)
+            path, hashes = held if held else (None, (package.zh,))
             result.append(MirrorPackage(package.os, package.arch, package.filename, path, hashes))
         return result or None
 
@@ -132,21 +132,22 @@ class ReadThrough:
 
     def _cached_package(
         self, address: Address, version: str, package: OriginPackage
-    ) -> Path | None:
-        """The package's file if we hold it and it still matches its signed checksum."""
+    ) -> tuple[Path, tuple[str, str]] | None:
+        """The package's file and its h1 and zh, if we hold it and it still matches its signed
+        checksum."""
         path = self._folder(address) / version / package.filename
         if not path.is_file():
             return None
         try:
-            intact = self.hashes.get(path).zh == package.zh
+            hashes = self.hashes.get(path)
         except (OSError, ValueError):
-            intact = False
-        if not intact:  # the disk changed it under us: never serve it, fetch it again
+            hashes = None
+        if hashes is None or hashes.zh != package.zh:  # the disk changed it: fetch it again
             log.error("%s no longer matches its signed checksum: removed", path)
             with contextlib.suppress(OSError):
                 path.unlink()
             return None
-        return path
+        return path, (hashes.h1, hashes.zh)
 
     def _cached_versions(self, address: Address) -> list[str]:
         folder = self._folder(address)
