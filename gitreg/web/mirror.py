@@ -69,7 +69,7 @@ class Answers:
 async def serve(request: Request) -> Response:
     """One mirror request, counted by kind and outcome for /metrics."""
     file: str = request.path_params["file"]
-    kind = "index" if file == "index.json" else "version" if file.endswith(".json") else "archive"
+    kind = _kind(file)
     counts: Counter[tuple[str, str]] = request.app.state.mirror_counts
     try:
         response = await _serve(request, file)
@@ -78,6 +78,14 @@ async def serve(request: Request) -> Response:
         raise
     counts[(kind, "ok")] += 1
     return response
+
+
+def _kind(file: str) -> str:
+    if file == "index.json":
+        return "index"
+    if file.endswith(".json"):
+        return "version"
+    return "archive" if file.endswith(".zip") else "other"
 
 
 def _outcome(exc: Exception) -> str:
