@@ -388,7 +388,9 @@ def _in_thread_registry(
     write_key(key, tmp_path / "gitreg.asc")
     write_release(tmp_path / "releases" / "1.0.0", "widget", "1.0.0", ("linux_amd64",), signer=key)
     (tmp_path / "registry.yaml").write_text(
-        "cache_dir: cache\nsigning: {keys: [gitreg.asc]}\nproviders:\n  - {namespace: acme, type: widget, artifacts: releases}\n"
+        "hostname: registry.example.test\ncache_dir: cache\nsigning: {keys: [gitreg.asc]}\n"
+        "providers:\n  - {namespace: acme, type: widget, artifacts: releases}\n"
+        "mirror: {read_through: false}\n"  # a miss must never become a lookup of an outside name
     )
     return RegistryServer(
         load_catalog(tmp_path / "registry.yaml"),
@@ -473,3 +475,20 @@ def test_a_folder_written_by_terraform_providers_mirror_is_served(
     tools_hashes = json.loads((folder / "1.1.0.json").read_text())["archives"]["linux_amd64"]["hashes"]
     served_hashes = served.client.get(f"/v1/mirror/{host}/acme/widget/1.1.0.json").json()
     assert set(tools_hashes) <= set(served_hashes["archives"]["linux_amd64"]["hashes"])
+
+
+def test_a_zip_removed_before_the_next_rescan_is_a_404(tmp_path: Path, tls: TlsMaterial) -> None:
+    # The index still lists it for up to one rescan interval; the answer must not be a 500.
+    server, _ = _in_thread_registry(tmp_path, tls)
+    zip_path = next((tmp_path / "releases" / "1.0.0").glob("*.zip"))
+    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    with server, httpx.Client(base_url=server.url, verify=context) as client:
+        body = client.get("/v1/providers/acme/widget/1.0.0/download/linux/amd64").json()
+        host = server.registry.catalog.hostname
+        mirror_url = f"/v1/mirror/{host}/acme/widget/{zip_path.name}"
+        assert client.head(mirror_url).status_code == 200
+        zip_path.unlink()
+        for url in (body["download_url"], mirror_url):
+            response = client.get(url)
+            assert response.status_code == 404, (url, response.text)
+            assert "no longer" in response.json()["errors"][0]

@@ -13,12 +13,13 @@ from functools import partial
 from typing import Any, TypeVar
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import Response
 
 from gitreg.address import provider_problem
 from gitreg.errors import ClientError, NotFound, OriginError
 from gitreg.mirror import Address, NetworkMirror
 from gitreg.tags import parse_version
+from gitreg.web.files import zip_response
 
 MIRROR_PREFIX = "/v1/mirror"
 _HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?")
@@ -113,7 +114,7 @@ async def _serve(request: Request, file: str) -> Response:
         path = await answers.shared(key, partial(asyncio.to_thread, mirror.archive, address, file))
         if path is None:
             raise NotFound(f"the mirror has no archive {file} of {name}")
-        return FileResponse(path, media_type="application/zip")
+        return zip_response(path, f"the mirror no longer has {file} of {name}")
     if file == "index.json":
         render = partial(asyncio.to_thread, _index, mirror, address)
     elif file.endswith(".json"):

@@ -7,13 +7,14 @@ import re
 from urllib.parse import quote
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 
 from gitreg.address import provider_problem
 from gitreg.errors import ClientError, NotFound
 from gitreg.provider_artifacts import ProviderRelease
 from gitreg.providers import ProviderEntry, Providers
 from gitreg.tags import parse_version
+from gitreg.web.files import zip_response
 
 FILES_PREFIX = "/v1/provider-files"
 _PLATFORM = re.compile(r"[a-z0-9]{1,32}")
@@ -88,7 +89,8 @@ async def files(request: Request) -> Response:
     if etag in request.headers.get("if-none-match", ""):
         return Response(status_code=304, headers={"ETag": etag})
     headers = {"ETag": etag, "Cache-Control": _IMMUTABLE}
-    return FileResponse(package.path, media_type="application/zip", headers=headers)
+    gone = f"{entry.spec} {release.version}: {name} is no longer in the release folder"
+    return zip_response(package.path, gone, headers)
 
 
 def _bytes(request: Request, body: bytes, media_type: str) -> Response:
