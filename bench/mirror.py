@@ -91,7 +91,8 @@ def main() -> None:
             str(tls.keyfile),
         ]
         mirror_cmd = [*serve, str(root / "mirror.yaml"), "--listen", f"127.0.0.1:{mirror_port}"]
-        cold, warm = [], []
+        cold: list[float] = []
+        warm: list[float] = []
         with (
             server(origin_cmd, origin_port, "/healthz", scheme="https", verify=str(tls.ca_cert)),
             server(mirror_cmd, mirror_port, "/healthz") as mirror,

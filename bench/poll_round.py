@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench.harness import free_port, git, git_daemon, module_repo
-from gitreg.catalog_loader import load_catalog
-from gitreg.registry import Registry
+from gitreg.catalog.load import load_catalog
+from gitreg.modules.sync import Registry
 
 
 def _cpu() -> float:
@@ -52,7 +52,7 @@ def main() -> None:
                 f"initial fetch of {args.repos} repositories: {time.perf_counter() - start:.1f} s"
             )
 
-            locations = list(registry.mirrors)
+            locations = list(registry.snapshot.clones)
             cpu, start = _cpu(), time.perf_counter()
             with ThreadPoolExecutor(args.concurrency) as pool:
                 fetched = sum(pool.map(registry.poll_repo, locations))

@@ -1,6 +1,7 @@
 """Time from a tag reaching Git to its version appearing in gitreg's versions response, for a
-webhook, a watched local repository and polling: p50 and p99 over repeated tags. The baseline,
-in the same run, is the `git push` of the tag itself.
+webhook, a watched local repository, polling, and a fresh read (no webhook, no watch, no poll:
+the versions request itself checks the remote's tags): p50 and p99 over repeated tags. The
+baseline, in the same run, is the `git push` of the tag itself.
 
     python -m bench.tag_latency [--tags 20] [--poll-interval 2]
 """
@@ -24,6 +25,7 @@ import httpx
 from bench.harness import free_port, git, git_daemon, module_repo, server
 
 SECRET = "bench-secret"
+FRESH_WINDOW = 1.0  # fresh_reads for the fresh-read server, in seconds
 
 
 def _visible(base: str, module: str, version: str, deadline: float = 60.0) -> float:
@@ -41,7 +43,7 @@ def _visible(base: str, module: str, version: str, deadline: float = 60.0) -> fl
 
 
 def _measure(
-    tags: int, release: Callable[[str], None], base: str, module: str, spread: float = 0.0
+    tags: int, release: Callable[[str], object], base: str, module: str, spread: float = 0.0
 ) -> list[float]:
     latencies = []
     rng = random.Random(1)
@@ -67,10 +69,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         works = {
-            name: module_repo(root / name, ["v1.0.0"]) for name in ("hooked", "watched", "polled")
+            name: module_repo(root / name, ["v1.0.0"])
+            for name in ("hooked", "watched", "polled", "fresh")
         }
         served = root / "served"
-        for name in ("hooked", "polled"):
+        for name in ("hooked", "polled", "fresh"):
             git(root, "clone", "-q", "--bare", str(works[name]), str(served / f"{name}.git"))
         daemon_port = free_port()
         pushes: list[float] = []
@@ -84,19 +87,26 @@ def main() -> None:
 
             return release
 
+        # a and b: fresh reads off, so that each mechanism is measured alone
         (root / "a.yaml").write_text(
-            "cache_dir: cache-a\nrefresh_interval: 1h\nwebhooks: {secret_file: secret}\nmodules:\n"
+            "cache_dir: cache-a\nrefresh_interval: 1h\nfresh_reads: 0\nwebhooks: {secret_file: secret}\nmodules:\n"
             f"  - {{namespace: bench, name: hooked, system: x, repo: 'git://127.0.0.1:{daemon_port}/hooked.git'}}\n"
             f"  - {{namespace: bench, name: watched, system: x, repo: {works['watched']}}}\n"
         )
         (root / "secret").write_text(SECRET)
         (root / "b.yaml").write_text(
-            f"cache_dir: cache-b\nrefresh_interval: {args.poll_interval}s\nmodules:\n"
+            f"cache_dir: cache-b\nrefresh_interval: {args.poll_interval}s\nfresh_reads: 0\nmodules:\n"
             f"  - {{namespace: bench, name: polled, system: x, repo: 'git://127.0.0.1:{daemon_port}/polled.git'}}\n"
+        )
+        # Fresh reads alone: polling once a day, no webhook secret, a git:// repository (not
+        # watched). Reads are at least FRESH_WINDOW apart, so each one checks the remote.
+        (root / "c.yaml").write_text(
+            f"cache_dir: cache-c\nrefresh_interval: 24h\nfresh_reads: {FRESH_WINDOW}s\nmodules:\n"
+            f"  - {{namespace: bench, name: fresh, system: x, repo: 'git://127.0.0.1:{daemon_port}/fresh.git'}}\n"
         )
         results = {}
         with git_daemon(served, daemon_port):
-            port_a, port_b = free_port(), free_port()
+            port_a, port_b, port_c = free_port(), free_port(), free_port()
             serve = [sys.executable, "-m", "gitreg", "serve", "--log-level", "warning", "--config"]
             with (
                 server(
@@ -109,6 +119,11 @@ def main() -> None:
                     port_b,
                     "/healthz",
                 ) as b,
+                server(
+                    [*serve, str(root / "c.yaml"), "--listen", f"127.0.0.1:{port_c}"],
+                    port_c,
+                    "/healthz",
+                ) as c,
             ):
                 time.sleep(1)  # the watch starts
 
@@ -139,12 +154,22 @@ def main() -> None:
                 results["poll"] = _measure(
                     args.tags, push("polled"), b, "polled", args.poll_interval
                 )
+
+                def quietly(version: str) -> None:
+                    time.sleep(FRESH_WINDOW + 0.2)  # no read in the window before the push
+                    push("fresh")(version)
+
+                results["fresh read"] = _measure(args.tags, quietly, c, "fresh")
     baseline = statistics.median(pushes)
     print(f"{args.tags} tags each; baseline: git push of one tag, median {baseline * 1000:.0f} ms")
     print(
         f"poll interval {args.poll_interval:g} s: tags pushed at random moments, so a poll finds one"
     )
     print("after half an interval on average")
+    print(
+        f"fresh read: the first versions request after the push lists the tag ({FRESH_WINDOW:g} s"
+    )
+    print("window; a read within the window of the last check is answered from the index)")
     print(f"{'mechanism':<10} {'p50 ms':>8} {'p99 ms':>8} {'p50/push':>9} {'p99/push':>9}")
     for name, values in results.items():
         p50, p99 = _p(values, 0.5), _p(values, 0.99)

@@ -1,4 +1,5 @@
-"""Module addresses: `namespace/name/system`, validated as the registry protocol allows."""
+"""Module and provider addresses, validated as Terraform's own parser (terraform-registry-address)
+and the registry protocols allow."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ from dataclasses import dataclass
 # The same rules as Terraform's own registry addresses (terraform-registry-address).
 _NAME = re.compile(r"[0-9A-Za-z](?:[0-9A-Za-z_-]{0,62}[0-9A-Za-z])?")
 _SYSTEM = re.compile(r"[0-9a-z]{1,64}")
+_PROVIDER_CHARS = re.compile(r"[0-9A-Za-z-]+")
+# A provider's registry host as the network mirror and read-through see it: no port (a mirror
+# cannot serve a provider whose own address has one), lower case.
+_HOSTNAME = re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?")
 
 
 def name_problem(value: str, what: str) -> str | None:
@@ -20,17 +25,36 @@ def name_problem(value: str, what: str) -> str | None:
     )
 
 
-_PROVIDER_PART = re.compile(r"[0-9A-Za-z](?:[0-9A-Za-z-]{0,62}[0-9A-Za-z])?")
-
-
 def provider_problem(value: str, what: str) -> str | None:
-    """Why `value` is not a valid provider namespace or type, or None when it is."""
-    if _PROVIDER_PART.fullmatch(value) and (what != "type" or value == value.lower()):
+    """Why `value` is not a valid provider namespace or type ("namespace", "type"), or None.
+
+    As Terraform: 1 to 64 ASCII letters, digits or '-', not starting or ending with '-'. A type
+    must be lowercase here (the catalog); requests are folded to lower case before they are asked.
+    """
+    label = f"provider {what} {value!r}"
+    if not value:
+        return f"provider {what} must not be empty"
+    if len(value) > 64:
+        return f"{label} is {len(value)} characters long; at most 64 are allowed"
+    if not _PROVIDER_CHARS.fullmatch(value):
+        bad = next(c for c in value if not _PROVIDER_CHARS.fullmatch(c))
+        return f"{label} may contain only ASCII letters, digits and '-', not {bad!r}"
+    if value.startswith("-") or value.endswith("-"):
+        return f"{label} must start and end with a letter or digit"
+    if what == "type" and value != value.lower():
+        return f"{label} must be lowercase"
+    return None
+
+
+def hostname_problem(value: str) -> str | None:
+    """Why `value` is not a provider's registry host name (lower case, no port), or None."""
+    if _HOSTNAME.fullmatch(value):
         return None
-    case = "lowercase " if what == "type" else ""
+    if ":" in value:
+        return f"{value!r} is not a provider's registry host name: give it without a port"
     return (
-        f"provider {what} {value!r} must be 1 to 64 {case}ASCII letters, digits or '-', "
-        "starting and ending with a letter or digit"
+        f"{value!r} is not a provider's registry host name: 1 to 253 lowercase ASCII letters, "
+        "digits, '.' or '-', starting and ending with a letter or digit"
     )
 
 
@@ -68,3 +92,50 @@ class ModuleAddress:
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}/{self.system}"
+
+
+@dataclass(frozen=True)
+class ProviderAddress:
+    """A provider's source address, folded to lower case as Terraform folds it. `hostname` is
+    None for this registry's own providers (providers.v1 paths carry no hostname); the network
+    mirror and read-through always have one."""
+
+    namespace: str
+    type: str
+    hostname: str | None = None
+
+    @classmethod
+    def of(cls, namespace: str, provider_type: str, hostname: str | None = None) -> ProviderAddress:
+        """From its parts (a request path's); raise ValueError naming the first bad one."""
+        host = hostname.lower() if hostname is not None else None
+        namespace, provider_type = namespace.lower(), provider_type.lower()
+        for problem in (
+            hostname_problem(host) if host is not None else None,
+            provider_problem(namespace, "namespace"),
+            provider_problem(provider_type, "type"),
+        ):
+            if problem:
+                raise ValueError(problem)
+        return cls(namespace, provider_type, host)
+
+    @classmethod
+    def parse(cls, text: str) -> ProviderAddress:
+        """`HOSTNAME/NAMESPACE/TYPE` or `NAMESPACE/TYPE`; raise ValueError saying what is wrong."""
+        parts = text.split("/")
+        if len(parts) not in (2, 3):
+            raise ValueError(
+                f"{text!r} has {len(parts)} part{'s' if len(parts) != 1 else ''} separated by '/'; "
+                "a provider address is [HOSTNAME/]NAMESPACE/TYPE"
+            )
+        if len(parts) == 3:
+            return cls.of(parts[1], parts[2], parts[0])
+        return cls.of(parts[0], parts[1])
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """hostname (when known), namespace, type: for paths and URLs."""
+        head = (self.hostname,) if self.hostname is not None else ()
+        return (*head, self.namespace, self.type)
+
+    def __str__(self) -> str:
+        return "/".join(self.parts)

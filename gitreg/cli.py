@@ -1,47 +1,57 @@
-"""The `gitreg` command: serve, check, list, accept, mirror sync, demo."""
+"""The `gitreg` command: serve, check, list, accept, mirror sync, demo, cert."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import dataclasses
+import gc
 import logging
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 from pathlib import Path
 
 from gitreg import __version__
-from gitreg.archive_cache import ArchiveCache
-from gitreg.catalog import Catalog, Listen, TlsFiles
-from gitreg.catalog_loader import load_catalog, parse_listen
-from gitreg.errors import ClientError, ConfigError, OriginError, SourceError
-from gitreg.gitsource import GitMirror
-from gitreg.listing import print_listing
-from gitreg.mirror_sync import sync
-from gitreg.origin import OriginRegistry
-from gitreg.provider_hashes import HashCache
-from gitreg.providers import Providers
-from gitreg.readthrough import ReadThrough
-from gitreg.registry import Registry
-from gitreg.repo_location import RepoLocation
-from gitreg.server import hypercorn_config, serve_until_signalled
+from gitreg.atomic import sweep_stale
+from gitreg.catalog.load import load_catalog, parse_listen
+from gitreg.catalog.model import SECRET_USES, Catalog, Listen, SecretUse, TlsFiles
+from gitreg.errors import ClientError, ConfigError, OriginError, SourceError, StartupError
+from gitreg.git.clone import BareClone
+from gitreg.git.location import RepoLocation
+from gitreg.logs import configure as configure_logging
+from gitreg.mirror.origin import OriginRegistry
+from gitreg.mirror.prefetch import sync
+from gitreg.mirror.readthrough import ReadThrough
+from gitreg.modules.archive_cache import ArchiveCache
+from gitreg.modules.sync import Registry
+from gitreg.ops.listing import print_listing
+from gitreg.providers.hashes import HashCache
+from gitreg.providers.hosted import Providers
+from gitreg.server import (
+    TLS_KEYS,
+    bind,
+    check_tls,
+    hypercorn_config,
+    serve_until_signalled,
+    stop_child_processes,
+)
 from gitreg.web.app import create_app
-from gitreg.web.live import reload
+from gitreg.web.state import RegistryState
 
 log = logging.getLogger("gitreg")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=getattr(logging, args.log_level.upper()),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    configure_logging(args.log_level)
+    if args.command is cert:  # needs no catalog
+        status: int = cert(args)
+        return status
+    # `list --offline` fetches nothing, so it needs no Git credential either.
+    secrets: frozenset[SecretUse] = frozenset() if getattr(args, "offline", False) else args.secrets
     try:
-        catalog = load_catalog(Path(args.config))
+        catalog = load_catalog(Path(args.config), secrets)
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 2
@@ -55,64 +65,106 @@ def main(argv: list[str] | None = None) -> int:
 
 def serve(catalog: Catalog, args: argparse.Namespace) -> int:
     listen = _listen(args.listen) if args.listen else catalog.listen
-    tls = catalog.tls
+    tls, tls_keys = catalog.tls, TLS_KEYS
     if bool(args.certfile) != bool(args.keyfile):
         print("--certfile and --keyfile go together", file=sys.stderr)
         return 2
     if args.certfile:
         tls = TlsFiles(Path(args.certfile).resolve(), Path(args.keyfile).resolve())
+        tls_keys = ("--certfile", "--keyfile")
         missing = [str(p) for p in (tls.certfile, tls.keyfile) if not p.is_file()]
         if missing:
             print(f"no such file: {', '.join(missing)}", file=sys.stderr)
             return 2
-    return run_server(catalog, listen, tls, args.access_log)
+    return run_server(catalog, listen, tls, args.access_log, tls_keys)
 
 
 def run_server(
-    catalog: Catalog, listen: Listen, tls: TlsFiles | None, access_log: bool = False
+    catalog: Catalog,
+    listen: Listen,
+    tls: TlsFiles | None,
+    access_log: bool = False,
+    tls_keys: tuple[str, str] = TLS_KEYS,
+    banner: str = "",
 ) -> int:
+    """Serve until signalled; what would stop the start is refused before the repositories are
+    read, as one line (`banner` is printed once it cannot)."""
+    try:
+        if tls is not None:
+            check_tls(tls, tls_keys)
+        sock = bind(listen)
+    except StartupError as exc:
+        print(f"gitreg: {exc}", file=sys.stderr)
+        return exc.status
+    swept = sweep_stale(catalog.cache_dir, skip=("git",))  # clones hold no file of ours
+    if swept:
+        log.info(
+            "removed %d temporary files that a crashed writer left in %s", swept, catalog.cache_dir
+        )
     registry = Registry(catalog)
-    log.info("reading %d repositories for %d modules", len(registry.mirrors), len(catalog.modules))
-    registry.refresh()
+    log.info(
+        "reading %d repositories for %d modules",
+        len(registry.snapshot.clones),
+        len(catalog.modules),
+    )
+    registry.read_clones()  # fetched in the background once serving: see create_app
+    index = registry.snapshot.index
     log.info(
         "%d modules, %d versions",
-        len(registry.index),
-        sum(len(e.versions.releases) for e in registry.index.entries()),
+        len(index),
+        sum(len(e.versions.releases) for e in index.entries()),
     )
     providers = Providers(catalog, registry)
     providers.refresh()
-    app = create_app(registry, ArchiveCache(catalog.cache_dir), providers)
+    # What start-up read lives until its repositories change: move it out of the collector's
+    # full walks, which hold the GIL, so every request, for 0.6 s with 10,000 modules (after a
+    # collection now, before serving, so that no garbage is kept for good).
+    gc.collect()
+    gc.freeze()
+    archives = ArchiveCache(catalog.cache_dir, limits=catalog.archive_limits)
+    state = RegistryState.build(registry, archives, providers)
+    app = create_app(state, fetch_at_start=True)
     config = hypercorn_config(listen, tls, access_log)
+    if banner:
+        print(banner, flush=True)
     try:
-        asyncio.run(serve_until_signalled(app, config, partial(reload, app)))
-    except OSError as exc:
-        print(f"cannot serve on {listen}: {exc}", file=sys.stderr)
+        asyncio.run(serve_until_signalled(app, config, sock, state.live.reload))
+    except StartupError as exc:
+        print(f"gitreg: {exc}", file=sys.stderr)
+        return exc.status
+    except OSError as exc:  # the checks above passed, and yet: say so in one line
+        print(f"gitreg: cannot serve on {listen}: {exc}", file=sys.stderr)
         return 1
+    finally:
+        stopped = stop_child_processes()
+        if stopped:
+            log.info("stopped %d git processes still running", stopped)
     return 0
 
 
 def check(catalog: Catalog, args: argparse.Namespace) -> int:
-    """Validate, reach every repository, and report each problem with its key path."""
+    """Validate, reach every repository, and report each problem with its key path. Warnings
+    (a provider with no release yet) are printed and counted, but only problems fail."""
     problems: list[str] = []
+    warnings: list[str] = []
     registry = Registry(catalog)
     paths = {spec.address.key: f"modules[{i}]" for i, spec in enumerate(catalog.modules)}
 
-    def reach(mirror: GitMirror) -> str | None:
+    def reach(clone: BareClone) -> str | None:
         try:
-            mirror.remote_tags()
+            clone.remote_tags()
         except SourceError as exc:
             return str(exc)
         return None
 
+    clones = registry.snapshot.clones
     with ThreadPoolExecutor(8) as pool:
-        errors = dict(
-            zip(registry.mirrors, pool.map(reach, registry.mirrors.values()), strict=True)
-        )
+        errors = dict(zip(clones, pool.map(reach, clones.values()), strict=True))
     for location, error in errors.items():
-        for spec in registry.specs[location] if error else ():
+        for spec in registry.snapshot.specs[location] if error else ():
             problems.append(f"{paths[spec.address.key]}.repo: {error}")
     registry.refresh()
-    for entry in registry.index.entries():
+    for entry in registry.snapshot.index.entries():
         if not entry.versions.releases and registry.status[entry.spec.repo].last_error is None:
             templates = ", ".join(str(t) for t in entry.spec.tags)
             problems.append(
@@ -127,11 +179,13 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
     for provider in providers.entries():
         where = provider_paths[provider.spec.key]
         problems += [f"{where}: {provider.spec} {p}" for p in provider.problems]
+        if warning := provider.warning():
+            warnings.append(f"warning: {where}: {provider.spec} {warning}")
     problems += _origin_problems(catalog)
-    for problem in problems:
-        print(problem)
+    for line in problems + warnings:
+        print(line)
     counts = f"{len(catalog.modules)} modules, {len(catalog.providers)} providers"
-    print(f"{catalog.source}: {counts}, {len(problems)} problems")
+    print(f"{catalog.source}: {counts}, {len(problems)} problems, {len(warnings)} warnings")
     return 1 if problems else 0
 
 
@@ -157,12 +211,15 @@ def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
     """What a server on this cache_dir serves: mirrors are read as they are, and fetched only
     when they do not exist yet (or with --fetch), so the repositories' state is the server's."""
     registry = Registry(catalog)
+    clones = registry.snapshot.clones
 
     def fetch(location: RepoLocation) -> bool:
-        return not args.offline and (args.fetch or not registry.mirrors[location].exists())
+        return not args.offline and (args.fetch or not clones[location].exists())
 
     registry.refresh(fetch=fetch, mechanism="cli")
-    print_listing(registry)
+    providers = Providers(catalog, registry)
+    providers.refresh()
+    print_listing(registry, providers)
     return 0
 
 
@@ -195,11 +252,58 @@ def mirror(catalog: Catalog, args: argparse.Namespace) -> int:
 
 
 def demo(catalog: Catalog, args: argparse.Namespace) -> int:
-    from gitreg.demo import prepare_demo
+    from gitreg.demo import demo_banner, demo_tls
 
     listen = _listen(args.listen) if args.listen else catalog.listen
-    tls = prepare_demo(catalog, listen)
-    return run_server(dataclasses.replace(catalog, tls=tls), listen, tls)
+    material = demo_tls(catalog, listen)
+    tls = TlsFiles(material.certfile, material.keyfile)
+    banner = demo_banner(catalog, listen, material)
+    return run_server(dataclasses.replace(catalog, tls=tls), listen, tls, banner=banner)
+
+
+def cert(args: argparse.Namespace) -> int:
+    """`gitreg cert --host NAME ... --out DIR`: a certificate for `serve`, from a local CA."""
+    from gitreg.tlscert import issue_certificate, parse_host
+
+    try:
+        hosts = tuple(dict.fromkeys(parse_host(h) for h in args.host))
+    except ValueError as exc:
+        print(f"--host: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out).resolve()
+    try:
+        issued = issue_certificate(out, hosts)
+    except ValueError as exc:
+        print(f"gitreg: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"gitreg: cannot write in {out}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    m = issued.material
+    ca = "a new local CA" if issued.new_ca else "the local CA"
+    print(
+        f"""Made {m.certfile} and {m.keyfile} for {", ".join(hosts)}
+(valid until {issued.not_after:%Y-%m-%d}), signed by {ca} {m.ca_cert}.
+The CA's key {m.ca_key} is readable by you only: whoever holds it can make certificates
+that everyone trusting the CA accepts. Keep it there: `gitreg cert --out {out}` reuses it.
+
+Serve with it: in registry.yaml (or with --certfile and --keyfile),
+
+    tls: {{certfile: {m.certfile}, keyfile: {m.keyfile}}}
+
+Trust the CA where Terraform runs. On Linux, through the environment:
+
+    export SSL_CERT_FILE={m.ca_cert}
+
+(this replaces the system's CA list for that shell: to reach public registries too, give a
+bundle holding both). Terraform on macOS and Windows ignores SSL_CERT_FILE; add the CA to the
+system's trust store instead:
+
+    security add-trusted-cert -r trustRoot -k ~/Library/Keychains/login.keychain-db {m.ca_cert}
+    certutil -user -addstore Root {m.ca_cert}
+"""
+    )
+    return 0
 
 
 def _cache_dir_problem(path: Path) -> str | None:
@@ -227,9 +331,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gitreg {__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
-    def command(name: str, func: object, help: str, log_level: str) -> argparse.ArgumentParser:
+    def command(
+        name: str,
+        func: object,
+        help: str,
+        log_level: str,
+        secrets: frozenset[SecretUse] = SECRET_USES,
+    ) -> argparse.ArgumentParser:
+        """`secrets`: the catalog's secrets the command sends, so must find set at start-up."""
         sub = commands.add_parser(name, help=help, description=help)
-        sub.set_defaults(command=func)
+        sub.set_defaults(command=func, secrets=secrets)
         sub.add_argument(
             "--config", default="registry.yaml", help="the catalog (default: registry.yaml)"
         )
@@ -245,17 +356,29 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--access-log", action="store_true", help="log every request")
     command("check", check, "validate the catalog and reach every repository", "warning")
     sub = command(
-        "list", list_modules, "show every module, its versions and ignored tags", "warning"
+        "list",
+        list_modules,
+        "show every module and provider, their versions, and what was ignored or refused",
+        "warning",
+        frozenset({"git"}),
     )
     sub.add_argument("--offline", action="store_true", help="never fetch, not even new mirrors")
     sub.add_argument("--fetch", action="store_true", help="fetch every repository first")
     sub = command(
-        "accept", accept, "publish a moved tag's new commit (pinned or quarantined)", "warning"
+        "accept",
+        accept,
+        "publish a moved tag's new commit (pinned or quarantined)",
+        "warning",
+        frozenset(),
     )
     sub.add_argument("module", help="NAMESPACE/NAME/SYSTEM")
     sub.add_argument("version", help="the version whose tag moved")
     sub = command(
-        "mirror", mirror, "fetch providers into the mirror's cache ahead of time", "warning"
+        "mirror",
+        mirror,
+        "fetch providers into the mirror's cache ahead of time",
+        "warning",
+        frozenset({"origin"}),
     )
     sub.add_argument("action", choices=["sync"], help="sync: fetch, verify and cache")
     sub.add_argument("providers", nargs="+", help="HOST/NAMESPACE/TYPE[@VERSION,...]")
@@ -264,4 +387,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = command("demo", demo, "serve the catalog over HTTPS with a throwaway certificate", "info")
     sub.add_argument("--listen", help="HOST:PORT (default: listen in registry.yaml)")
+    sub = commands.add_parser(
+        "cert",
+        help="make a TLS certificate for serve, signed by a local CA kept in --out",
+        description="Make a TLS certificate and key for `gitreg serve`, signed by a local CA "
+        "kept in --out (made the first time, reused after).",
+    )
+    sub.set_defaults(command=cert, log_level="warning")
+    sub.add_argument(
+        "--host",
+        action="append",
+        required=True,
+        help="a host name or IP address clients use to reach the server; repeatable",
+    )
+    sub.add_argument("--out", default="tls", help="the folder for the CA and certificate (tls)")
     return parser

@@ -1,44 +1,61 @@
-"""`gitreg demo`: a throwaway certificate for the catalog, and what to tell Terraform."""
+"""`gitreg demo`: a local CA and a certificate for the catalog, and what to tell Terraform."""
 
 from __future__ import annotations
 
-from gitreg.catalog import Catalog, Listen, TlsFiles
-from gitreg.tlscert import ensure_local_tls
+from gitreg.catalog.model import Catalog, Listen
+from gitreg.tlscert import TlsMaterial, ensure_local_tls, parse_host
+from gitreg.web.discovery import SERVICES
 
 
-def prepare_demo(catalog: Catalog, listen: Listen) -> TlsFiles:
-    material = ensure_local_tls(catalog.cache_dir / "demo-tls")
+def demo_tls(catalog: Catalog, listen: Listen) -> TlsMaterial:
+    """The demo's CA and certificate in cache_dir/demo-tls, for localhost, 127.0.0.1 and the
+    address it listens on; kept across runs, so SSL_CERT_FILE stays true."""
+    hosts = dict.fromkeys(["localhost", "127.0.0.1"])
+    if listen.host not in ("0.0.0.0", "::"):
+        hosts[parse_host(listen.host)] = None
+    return ensure_local_tls(catalog.cache_dir / "demo-tls", tuple(hosts))
+
+
+def demo_banner(catalog: Catalog, listen: Listen, material: TlsMaterial) -> str:
     host = "127.0.0.1" if listen.host in ("0.0.0.0", "::") else listen.host
-    base = f"https://{host}:{listen.port}"
+    address = f"[{host}]:{listen.port}" if ":" in host else f"{host}:{listen.port}"
+    base = f"https://{address}"
     first = catalog.modules[0].address if catalog.modules else "NAMESPACE/NAME/SYSTEM"
-    print(
-        f"""
+    quoted = {f'"{name}"': f"{base}{path}" for name, path in SERVICES.items()}
+    width = max(map(len, quoted))
+    services = "\n".join(f'        {name:<{width}} = "{url}"' for name, url in quoted.items())
+    return f"""
 gitreg demo: the registry in {catalog.source.name}, served at {base}
 
-TLS: this is a throwaway local CA, made for this demo only: {material.ca_cert}
-Terraform trusts it through the environment:
+TLS: a local CA made for this demo, {material.ca_cert} (its key beside it).
+On Linux, Terraform trusts it through the environment:
 
     export SSL_CERT_FILE={material.ca_cert}
 
 (It replaces the system's CA list for that shell: fine for these modules; to reach public
-registries from the same shell, point it at a bundle holding both.)
+registries from the same shell, point it at a bundle holding both. On macOS and Windows,
+Terraform ignores SSL_CERT_FILE: add the CA to the system's trust store, see README.md.)
 
-Module sources name the registry by a host with a dot, so use {host}:{listen.port}:
+Module sources name the registry by a host with a dot, so use {address}:
 
     module "example" {{
-      source  = "{host}:{listen.port}/{first}"
+      source  = "{address}/{first}"
       version = "~> 1.0"
     }}
 
-To write the friendly hostname {catalog.hostname} instead, add to your Terraform CLI
-config (~/.terraformrc, or the file TF_CLI_CONFIG_FILE names):
-
-    host "{catalog.hostname}" {{
-      services = {{ "modules.v1" = "{base}/v1/modules/" }}
+    output "example" {{
+      value = module.example
     }}
 
+To write the friendly hostname {catalog.hostname} instead, for modules and providers, add to
+your Terraform CLI config (~/.terraformrc, or the file TF_CLI_CONFIG_FILE names):
+
+    host "{catalog.hostname}" {{
+      services = {{
+{services}
+      }}
+    }}
+
+For `gitreg serve`, make a certificate with `gitreg cert --host NAME --out DIR`.
 Stop with Ctrl-C.
-""",
-        flush=True,
-    )
-    return TlsFiles(material.certfile, material.keyfile)
+"""

@@ -1,11 +1,16 @@
 """The exceptions gitreg raises, as one tree.
 
+web/errors.py alone says which HTTP status each one is.
+
 GitregError
 ├── ConfigError          registry.yaml is invalid (carries every problem found)
-├── ClientError          the client asked for something malformed (HTTP 400)
-│   └── NotFound         well-formed, but we do not have it (HTTP 404)
+├── StartupError         the server cannot start: its address is taken, its TLS files are unusable
+├── ClientError          the client asked for something malformed
+│   ├── NotFound         well-formed, but we do not have it
+│   └── Unauthorized     a webhook whose signature matches no configured secret
 ├── SourceError          a Git repository could not be fetched or read
 ├── ArchiveError         an archive could not be built from a commit, or kept on disk
+│   └── ArchiveTooLarge  the commit's tree is over a limit of `archives:` in registry.yaml
 └── OriginError          an origin registry's answer is missing, malformed or fails verification
     └── OriginUnavailable    the origin could not be reached (or answered 5xx): try later
 """
@@ -40,14 +45,24 @@ class ConfigError(GitregError):
         super().__init__(f"{source} is invalid:\n{lines}")
 
 
+class StartupError(GitregError):
+    """`serve` cannot start; the message is one line, and `status` the exit status it deserves."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class ClientError(GitregError):
     """A request that can never succeed as written."""
 
-    status = 400
-
 
 class NotFound(ClientError):
-    status = 404
+    """Well-formed, but not on this registry."""
+
+
+class Unauthorized(ClientError):
+    """A webhook whose signature matches no configured secret."""
 
 
 class SourceError(GitregError):
@@ -56,6 +71,10 @@ class SourceError(GitregError):
 
 class ArchiveError(GitregError):
     pass
+
+
+class ArchiveTooLarge(ArchiveError):
+    """Over a configured limit: building it again will not help."""
 
 
 class OriginError(GitregError):

@@ -1,19 +1,37 @@
-"""Running the app under Hypercorn, embedded: TLS with HTTP/2 and HTTP/1.1, clean shutdown."""
+"""Running the app under Hypercorn, embedded: TLS with HTTP/2 and HTTP/1.1, clean shutdown.
+
+What can stop a start (a taken address, TLS files that cannot be used) is checked before the
+repositories are read, and reported as one line: Hypercorn would find it only after its
+lifespan started, and end in a traceback.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import datetime
+import errno
 import logging
+import os
 import signal
+import socket
+import ssl
 from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
 
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
 from starlette.applications import Starlette
 
-from gitreg.catalog import Listen, TlsFiles
+from gitreg.catalog.model import Listen, TlsFiles
+from gitreg.errors import StartupError
 
 log = logging.getLogger(__name__)
+
+TLS_KEYS = ("tls.certfile", "tls.keyfile")  # how registry.yaml names the files
 
 
 def hypercorn_config(listen: Listen, tls: TlsFiles | None, access_log: bool = False) -> Config:
@@ -29,10 +47,85 @@ def hypercorn_config(listen: Listen, tls: TlsFiles | None, access_log: bool = Fa
     return config
 
 
+def bind(listen: Listen) -> socket.socket:
+    """A socket bound to `listen`, not listening yet: a taken address is refused at once, and
+    clients are refused, rather than left waiting, until serving begins."""
+    family = socket.AF_INET6 if ":" in listen.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Hypercorn would
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((listen.host, listen.port))
+    except OSError as exc:
+        sock.close()
+        why = _why(exc)
+        if exc.errno == errno.EACCES and listen.port < 1024:
+            why += " (a port below 1024 needs root, or CAP_NET_BIND_SERVICE)"
+        raise StartupError(f"cannot listen on {listen}: {why}") from exc
+    return sock
+
+
+def check_tls(tls: TlsFiles, keys: tuple[str, str] = TLS_KEYS) -> None:
+    """Refuse TLS files that Hypercorn could not load, saying which and why; `keys` are the
+    names the operator gave them (registry.yaml's keys, or the flags)."""
+    cert_key, key_key = keys
+    cert_text = _read(tls.certfile, cert_key)
+    key_text = _read(tls.keyfile, key_key)
+    try:
+        certificate = x509.load_pem_x509_certificates(cert_text)[0]  # the server's, then a chain
+    except ValueError as exc:
+        raise StartupError(f"{cert_key} {tls.certfile} holds no PEM certificate", 2) from exc
+    try:
+        key = serialization.load_pem_private_key(key_text, None)
+    except TypeError as exc:  # cryptography's word for "encrypted, and no password given"
+        raise StartupError(
+            f"{key_key} {tls.keyfile} is protected by a passphrase, which gitreg cannot ask for",
+            2,
+        ) from exc
+    except ValueError as exc:
+        raise StartupError(f"{key_key} {tls.keyfile} holds no PEM private key", 2) from exc
+    if key.public_key() != certificate.public_key():
+        raise StartupError(
+            f"{key_key} {tls.keyfile} does not match {cert_key} {tls.certfile} "
+            "(it is not the key the certificate was made for)",
+            2,
+        )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(tls.certfile, tls.keyfile)  # what Hypercorn will do
+    except ssl.SSLError as exc:
+        raise StartupError(f"{cert_key}, {key_key}: {exc.reason or exc}", 2) from exc
+    now = datetime.datetime.now(datetime.UTC)
+    if not certificate.not_valid_before_utc <= now <= certificate.not_valid_after_utc:
+        log.warning(
+            "%s %s is valid from %s to %s only: clients will refuse it",
+            cert_key,
+            tls.certfile,
+            f"{certificate.not_valid_before_utc:%Y-%m-%d %H:%M}",
+            f"{certificate.not_valid_after_utc:%Y-%m-%d %H:%M} UTC",
+        )
+
+
+def _read(path: Path, key: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise StartupError(f"cannot read {key} {path}: {_why(exc)}", 2) from exc
+
+
+def _why(exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    return reason[:1].lower() + reason[1:]
+
+
 async def serve_until_signalled(
-    app: Starlette, config: Config, on_hangup: Callable[[], Awaitable[object]] | None = None
+    app: Starlette,
+    config: Config,
+    sock: socket.socket,
+    on_hangup: Callable[[], Awaitable[object]] | None = None,
 ) -> None:
-    """Serve until SIGINT or SIGTERM, then let requests in flight finish; SIGHUP calls on_hangup."""
+    """Serve on `sock` (from `bind`) until SIGINT or SIGTERM, then let requests in flight
+    finish; SIGHUP calls on_hangup."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -46,13 +139,69 @@ async def serve_until_signalled(
             task.add_done_callback(hangups.discard)
 
         loop.add_signal_handler(signal.SIGHUP, hangup)
+    where = _address(sock)
+    try:
+        sock.listen(config.backlog)  # from here on, connections wait for Hypercorn to accept
+    except OSError as exc:  # another socket took the port between bind and listen
+        sock.close()
+        raise StartupError(f"cannot listen on {where}: {_why(exc)}") from exc
+    config.bind = [f"fd://{sock.detach()}"]  # Hypercorn serves, and later closes, our socket
     scheme = "https" if config.ssl_enabled else "http"
-    log.info("serving on %s://%s", scheme, config.bind[0])
+    log.info("serving on %s://%s", scheme, where)
     if not config.ssl_enabled:
         log.warning(
             "serving plain HTTP: Terraform only talks HTTPS to a registry, "
             "so put a TLS-terminating proxy in front, or give --certfile and --keyfile "
-            "(or tls: in registry.yaml)"
+            "(or tls: in registry.yaml; gitreg cert makes a pair)"
         )
-    await serve(app, config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
+    loop.set_exception_handler(_quiet_about_clients)
+    try:
+        await serve(app, config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
+    except (ssl.SSLError, ConnectionError) as exc:
+        if not stop.is_set():
+            raise
+        # Hypercorn's graceful shutdown waits for every connection and re-raises the first one
+        # that failed; a client that broke TLS while we stopped is no failure of ours.
+        log.debug("a client connection failed during shutdown: %s", exc)
     log.info("stopped")
+
+
+def _quiet_about_clients(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A connection that a client breaks (bad TLS records, data after close-notify, a reset) ends
+    that connection: one debug line, not an ERROR with a traceback per connection."""
+    exc = context.get("exception")
+    if isinstance(exc, ssl.SSLError | ConnectionError) and "client_connected_cb" in str(
+        context.get("message", "")
+    ):
+        log.debug("client connection ended: %s", exc)
+        return
+    loop.default_exception_handler(context)
+
+
+def _address(sock: socket.socket) -> Listen:
+    host, port, *_ = sock.getsockname()
+    return Listen(host, port)
+
+
+def stop_child_processes() -> int:
+    """After serving stopped: end the `git` processes still running (a fetch from a Git server
+    that never answers would otherwise hold the exit for its whole timeout). Only for the
+    server's own process, whose children are all Git's. Returns how many were asked to stop."""
+    stopped = 0
+    for task in _tasks():
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:
+            continue  # a thread that ended, or a kernel without the children file
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid), signal.SIGTERM)
+                stopped += 1
+    return stopped
+
+
+def _tasks() -> list[Path]:
+    try:
+        return list(Path("/proc/self/task").iterdir())
+    except OSError:
+        return []

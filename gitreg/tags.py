@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import semver
@@ -50,16 +51,42 @@ class TagTemplate:
             raise ValueError(f"template {text!r} cannot form a valid Git tag name")
         return cls(prefix, suffix)
 
-    def version_text(self, tag: str) -> str | None:
-        """The part of `tag` where the version stands, or None when the tag does not fit."""
+    def version_of(self, tag: str) -> semver.Version | None:
+        """The version `tag` releases under this template, or None when it releases none: it
+        does not fit, or what stands for {version} is no Semantic Version (`problem` says)."""
+        return self._read(tag)[0]
+
+    def problem(self, tag: str) -> str | None:
+        """Why a tag that fits and starts like a version (`v1.2`) still releases none."""
+        return self._read(tag)[1]
+
+    def _read(self, tag: str) -> tuple[semver.Version | None, str | None]:
+        # The one rule: the fixed text around a strict Semantic Version. What stands for
+        # {version} must start with a digit, or the tag is not meant for this template at all
+        # (`{version}` and `nightly`, or another module's `vpc/v1.0.0`): no problem to report.
         if len(tag) <= len(self.prefix) + len(self.suffix):
-            return None
+            return None, None
         if not (tag.startswith(self.prefix) and tag.endswith(self.suffix)):
-            return None
-        return tag[len(self.prefix) : len(tag) - len(self.suffix)]
+            return None, None
+        text = tag[len(self.prefix) : len(tag) - len(self.suffix)]
+        if not text[:1].isdigit():
+            return None, None
+        try:
+            return parse_version(text), None
+        except ValueError as exc:
+            return None, str(exc)
 
     def tag_for(self, version: str) -> str:
         return f"{self.prefix}{version}{self.suffix}"
 
     def __str__(self) -> str:
         return f"{self.prefix}{PLACEHOLDER}{self.suffix}"
+
+
+def released_version(templates: Iterable[TagTemplate], tag: str) -> semver.Version | None:
+    """The version `tag` releases under the first of `templates` it fits, if any."""
+    for template in templates:
+        version = template.version_of(tag)
+        if version is not None:
+            return version
+    return None

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog import Catalog
-from gitreg.catalog_loader import load_catalog
+from gitreg.catalog.load import load_catalog
+from gitreg.catalog.model import Catalog
 from gitreg.tlscert import TlsMaterial, ensure_local_tls
 
 WriteCatalog = Callable[[str], Catalog]

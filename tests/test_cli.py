@@ -3,28 +3,18 @@
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
 
+from gitreg.cli import main
 from gitreg.tlscert import TlsMaterial
-from tests.gitrepo import GitRepo, module_files
-from tests.origin_server import ScriptedOrigin
-from tests.provider_releases import new_key, write_key, write_release
-from tests.servers import answers, free_port, start_gitreg, wait_until
-
-
-def gitreg(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "gitreg", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-    )
+from tests.support.gitrepo import GitRepo, module_files
+from tests.support.origin_server import ScriptedOrigin
+from tests.support.provider_releases import new_key, write_key, write_release
+from tests.support.servers import answers, free_port, start_gitreg, wait_until
+from tests.support.servers import run_gitreg as gitreg
 
 
 @pytest.fixture
@@ -189,4 +179,180 @@ def test_check_asks_each_mapped_origin_for_its_providers_service(
     lines = done.stdout.splitlines()
     assert [line.split(":")[0] for line in lines[:-1]] == ["mirror.origins.gone.example.test"]
     assert "127.0.0.1:9" in lines[0]
-    assert lines[-1].endswith("0 modules, 0 providers, 1 problems")
+    assert lines[-1].endswith("0 modules, 0 providers, 1 problems, 0 warnings")
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """`gitreg ARGS` in this process: its exit status, stdout and stderr."""
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("system: null", 'modules[0].system (line 7): is null; write "null" in quotes'),
+        ("system: ~", "modules[0].system (line 7): is ~, which YAML reads as no value"),
+        ("system:", "modules[0].system (line 7): has no value (it is required)"),
+        ("name: ''", "modules[0].name (line 6): is an empty string (it is required)"),
+        ("repo: ~", "modules[0].repo (line 8): is ~, which YAML reads as no value"),
+    ],
+)
+@pytest.mark.parametrize("command", ["check", "list", "serve"])
+def test_a_required_key_without_a_value_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, value: str, message: str
+) -> None:
+    module = {"namespace": "infra", "name": "vpc", "system": "aws", "repo": "mono"}
+    key = value.split(":")[0]
+    lines = "".join(f"    {k}: {v}\n" if k != key else f"    {value}\n" for k, v in module.items())
+    (tmp_path / "mono").mkdir()
+    (tmp_path / "registry.yaml").write_text(
+        f"hostname: registry.example.com\ncache_dir: cache\nmodules:\n  -\n{lines}"
+    )
+    status, out, err = run(capsys, command, "--config", str(tmp_path / "registry.yaml"))
+    assert status == 2 and out == ""
+    assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("cache_dir: cache\n", "modules (line 1): there is nothing to serve"),
+        ("cache_dir: cache\nmodules: []\nproviders:\n", "modules (line 2): there is nothing"),
+        (
+            "hostname:\ncache_dir: cache\nmodules: [{namespace: a, name: b, system: c, repo: mono}]\n",
+            "hostname (line 1): has no value; give one, or leave the key out",
+        ),
+    ],
+)
+def test_check_refuses_an_empty_catalog_or_hostname(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, message: str
+) -> None:
+    (tmp_path / "mono").mkdir()
+    (tmp_path / "registry.yaml").write_text(text)
+    status, out, err = run(capsys, "check", "--config", str(tmp_path / "registry.yaml"))
+    assert status == 2 and message in err and out == ""
+
+
+def test_check_passes_a_registry_of_the_network_mirror_alone(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "registry.yaml").write_text("cache_dir: cache\nmirror: {read_through: false}\n")
+    status, out, _ = run(capsys, "check", "--config", str(tmp_path / "registry.yaml"))
+    assert status == 0 and out.endswith("0 modules, 0 providers, 0 problems, 0 warnings\n")
+
+
+@pytest.mark.parametrize(
+    ("secret", "commands_that_refuse"),
+    [
+        ("webhooks: {secret_env: GITREG_TEST_UNSET}", {"check", "serve", "demo"}),
+        ("webhooks: {secret_file: absent}", {"check", "serve", "demo"}),
+        (
+            "credentials: [{url: 'https://git.example.com/', token_env: GITREG_TEST_UNSET}]",
+            {"check", "serve", "demo", "list"},
+        ),
+        (
+            "mirror: {origins: {a.example.test: {token_env: GITREG_TEST_UNSET}}}",
+            {"check", "serve", "demo", "mirror"},
+        ),
+    ],
+)
+def test_only_the_commands_that_use_a_secret_need_it(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    catalog: Path,
+    secret: str,
+    commands_that_refuse: set[str],
+) -> None:
+    monkeypatch.delenv("GITREG_TEST_UNSET", raising=False)
+    catalog.write_text(f"{secret}\n{catalog.read_text()}")
+    config = ["--config", str(catalog)]
+    mirror_sync = ["mirror", "sync", "a.example.test/acme/widget", "--platform", "x_y"]
+    for name in commands_that_refuse:
+        status, _, err = run(capsys, *(mirror_sync if name == "mirror" else [name]), *config)
+        assert status == 2 and "(line 1):" in err, (name, err)
+        assert "is not set" in err or "is not a readable file" in err
+    # The commands that do not use the secret run as they would without it.
+    status, out, err = run(capsys, "list", "--offline", *config)
+    assert status == 0 and out.startswith("registry.example.com/infra/vpc/aws\n"), err
+    if "list" not in commands_that_refuse:
+        status, out, err = run(capsys, "list", *config)
+        assert status == 0 and "1.1.0" in out, err
+    status, _, err = run(capsys, "accept", "infra/vpc/aws", "1.0.0", *config)
+    assert status == 1 and "no moved tag to accept" in err
+
+
+def test_list_shows_hosted_providers_and_the_network_mirror(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    catalog: Path,
+    tmp_path: Path,
+) -> None:
+    key = new_key("gitreg")
+    write_key(key, tmp_path / "gitreg.asc")
+    write_release(tmp_path / "widget" / "1.0.0", "widget", "1.0.0", signer=key)
+    write_release(tmp_path / "widget" / "1.1.0", "widget", "1.1.0", ("linux_arm64",), signer=key)
+    (tmp_path / "widget" / "1.2.0").mkdir()
+    broken = write_release(tmp_path / "widget" / "1.2.0", "widget", "1.2.0", signer=key)
+    broken.unlink()
+    (tmp_path / "gadget").mkdir()
+    (tmp_path / "terraform-mirror").mkdir()
+    monkeypatch.setenv("GITREG_TEST_TOKEN", "s3cret-token")
+    catalog.write_text(
+        catalog.read_text()
+        + "signing: {keys: [gitreg.asc]}\n"
+        + "providers:\n"
+        + "  - {namespace: acme, type: widget, artifacts: widget}\n"
+        + "  - {namespace: acme, type: gadget, artifacts: gadget}\n"
+        + "mirror:\n  folders: [terraform-mirror]\n  origins:\n"
+        + "    registry.terraform.io: https://proxy.example.test/terraform/\n"
+        + "    private.example.test: {token_env: GITREG_TEST_TOKEN}\n"
+    )
+    status, out, err = run(capsys, "list", "--config", str(catalog))
+    assert status == 0, err
+    assert out.startswith("registry.example.com/infra/vpc/aws\n")
+    providers = out.split("\nproviders\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert providers == [
+        "  registry.example.com/acme/widget",
+        f"    artifacts {tmp_path / 'widget'}",
+        "    1.1.0                    linux_arm64",
+        "    1.0.0                    darwin_arm64, linux_amd64",
+        "    refused 1.2.0: terraform-provider-widget_1.2.0_SHA256SUMS is missing",
+        "  registry.example.com/acme/gadget",
+        f"    artifacts {tmp_path / 'gadget'}",
+        f"    warning: has no release in {tmp_path / 'gadget'}"
+        " (no terraform-provider-gadget_VERSION_OS_ARCH.zip)",
+    ]
+    mirror = out.split("\nnetwork mirror\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert mirror == [
+        "  hosted providers, under registry.example.com",
+        f"  folder {tmp_path / 'terraform-mirror'}",
+        "  read-through: on, to each provider's origin registry",
+        "    registry.terraform.io: https://proxy.example.test/terraform/",
+        "    private.example.test: https://private.example.test/, token from $GITREG_TEST_TOKEN",
+    ]
+    assert "s3cret-token" not in out + err
+    assert "\nrepositories\n" in out
+
+
+def test_check_warns_of_a_provider_with_no_release(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "README.md").write_text("releases land here\n")
+    (tmp_path / "registry.yaml").write_text(
+        "cache_dir: cache\nproviders:\n"
+        "  - {namespace: acme, type: widget, artifacts: empty}\n"
+        "  - {namespace: acme, type: gadget, artifacts: other}\n"
+    )
+    status, out, _ = run(capsys, "check", "--config", str(tmp_path / "registry.yaml"))
+    assert status == 0
+    assert out.splitlines() == [
+        f"warning: providers[0].artifacts: acme/widget has no release in {tmp_path / 'empty'}"
+        " (no terraform-provider-widget_VERSION_OS_ARCH.zip)",
+        f"warning: providers[1].artifacts: acme/gadget has no release in {tmp_path / 'other'}"
+        " (no terraform-provider-gadget_VERSION_OS_ARCH.zip)",
+        f"{tmp_path / 'registry.yaml'}: 0 modules, 2 providers, 0 problems, 2 warnings",
+    ]

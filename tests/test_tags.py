@@ -2,28 +2,60 @@ from __future__ import annotations
 
 import pytest
 
-from gitreg.repo_location import redact
-from gitreg.tags import TagTemplate, parse_version
+from gitreg.git.location import redact
+from gitreg.tags import TagTemplate, parse_version, released_version
 
 
 @pytest.mark.parametrize(
-    ("template", "tag", "version_text"),
+    ("template", "tag", "version", "problem"),
     [
-        ("v{version}", "v1.2.0", "1.2.0"),
-        ("v{version}", "1.2.0", None),
-        ("{version}", "1.2.0", "1.2.0"),
-        ("{version}", "v1.2.0", "v1.2.0"),
-        ("vpc/v{version}", "vpc/v1.2.0", "1.2.0"),
-        ("vpc/v{version}", "vpc/1.2.0", None),
-        ("vpc/v{version}", "vpc2/v1.2.0", None),
-        ("vpc/v{version}", "vpc/v", None),
-        ("release-{version}-final", "release-1.0.0-final", "1.0.0"),
-        ("release-{version}-final", "release-1.0.0", None),
-        ("v{version}", "v1.3.0+build.5", "1.3.0+build.5"),
+        ("v{version}", "v1.2.0", "1.2.0", None),
+        ("v{version}", "1.2.0", None, None),
+        ("{version}", "1.2.0", "1.2.0", None),
+        ("{version}", "v1.2.0", None, None),  # the v belongs to another template
+        ("{version}", "nightly", None, None),
+        ("{version}", "vpc/v1.0.0", None, None),  # another module's tag in a monorepo
+        ("vpc/v{version}", "vpc/v1.2.0", "1.2.0", None),
+        ("vpc/v{version}", "vpc/1.2.0", None, None),
+        ("vpc/v{version}", "vpc2/v1.2.0", None, None),
+        ("vpc/v{version}", "vpc/v", None, None),
+        ("vpc/v{version}", "vpc/vx", None, None),
+        ("release-{version}-final", "release-1.0.0-final", "1.0.0", None),
+        ("release-{version}-final", "release-1.0.0", None, None),
+        ("v{version}", "v1.3.0+build.5", "1.3.0+build.5", None),
+        ("v{version}", "v2.0.0-rc.1", "2.0.0-rc.1", None),
+        ("v{version}", "v1.2", None, "'1.2' is not a Semantic Version"),
+        ("v{version}", "v01.2.0", None, "'01.2.0' is not a Semantic Version"),
+        ("v{version}", "v1.2.0-", None, "not a Semantic Version"),
+        ("{version}", "1.0.0.0", None, "not a Semantic Version"),
     ],
 )
-def test_template_matching(template: str, tag: str, version_text: str | None) -> None:
-    assert TagTemplate.parse(template).version_text(tag) == version_text
+def test_the_version_a_tag_releases(
+    template: str, tag: str, version: str | None, problem: str | None
+) -> None:
+    parsed = TagTemplate.parse(template)
+    found = parsed.version_of(tag)
+    assert (str(found) if found is not None else None) == version
+    reason = parsed.problem(tag)
+    assert reason is None if problem is None else reason is not None and problem in reason
+
+
+@pytest.mark.parametrize(
+    ("templates", "tag", "version"),
+    [
+        (("v{version}", "{version}"), "v1.0.0", "1.0.0"),
+        (("v{version}", "{version}"), "1.0.0", "1.0.0"),
+        (("v{version}", "{version}"), "v1.0", None),
+        (("{version}", "{version}-lts"), "1.0.0-lts", "1.0.0-lts"),  # the first template wins
+        (("{version}-lts", "{version}"), "1.0.0-lts", "1.0.0"),
+        ((), "1.0.0", None),
+    ],
+)
+def test_the_first_fitting_template_says_the_version(
+    templates: tuple[str, ...], tag: str, version: str | None
+) -> None:
+    found = released_version([TagTemplate.parse(t) for t in templates], tag)
+    assert (str(found) if found is not None else None) == version
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,11 @@
-"""The ASGI app: a route table over the registry, and a lifespan that keeps the index fresh and
-applies registry.yaml live (`live.py`)."""
+"""The ASGI app: a route table over the registry, and a lifespan that yields the typed state
+handlers share, keeps the index fresh and applies registry.yaml live (`freshness/live.py`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections import Counter
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
@@ -15,20 +14,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gitreg.archive_cache import ArchiveCache
-from gitreg.locations import ARCHIVES_PREFIX
-from gitreg.poller import Poller
-from gitreg.providers import Providers, watch_providers
-from gitreg.registry import Registry
-from gitreg.watching import watch_catalog, watch_repositories
+from gitreg.freshness.poller import Poller
+from gitreg.freshness.watching import watch_catalog, watch_repositories
+from gitreg.modules.downloads import ARCHIVES_PREFIX
+from gitreg.providers.hosted import watch_providers
 from gitreg.web import discovery, modules, status, webhooks
 from gitreg.web import mirror as mirror_routes
 from gitreg.web import providers as provider_routes
 from gitreg.web.bodies import BufferedBodies
 from gitreg.web.errors import HANDLERS
-from gitreg.web.live import LiveCatalog, ProviderSide
 from gitreg.web.mirror import MIRROR_PREFIX
 from gitreg.web.providers import FILES_PREFIX
+from gitreg.web.state import STATE_KEY, RegistryState, state_of
 
 log = logging.getLogger(__name__)
 
@@ -37,37 +34,60 @@ _PROVIDER = "/v1/providers/{namespace}/{type}"
 
 
 async def healthz(request: Request) -> JSONResponse:
-    registry: Registry = request.app.state.registry
-    return JSONResponse({"status": "ok", "modules": len(registry.index)})
+    """Liveness: the process serves. Never waits on Git."""
+    modules = len(state_of(request).registry.snapshot.index)
+    return JSONResponse({"status": "ok", "modules": modules})
+
+
+async def readyz(request: Request) -> JSONResponse:
+    """Readiness: every repository's versions are known (fetched once, or read from its clone);
+    otherwise 503 with the reasons. Repositories served from their clone while their Git server
+    fails are listed as stale, without making the server unready: it serves what they held."""
+    registry = state_of(request).registry
+    snapshot = registry.snapshot
+    waiting, stale = [], []
+    for location in snapshot.clones:
+        unknown = registry.unknown_versions(snapshot, location)
+        if unknown is not None:
+            waiting.append({"repository": str(location), "reason": unknown})
+        elif (error := registry.status[location].last_error) is not None:
+            stale.append({"repository": str(location), "last_error": error})
+    body = {"ready": not waiting, "waiting": waiting, "stale": stale}
+    return JSONResponse(body, status_code=503 if waiting else 200)
 
 
 def create_app(
-    registry: Registry,
-    archives: ArchiveCache,
-    providers: Providers | None = None,
-    background: bool = True,
+    state: RegistryState, background: bool = True, fetch_at_start: bool = False
 ) -> Starlette:
     """The registry app; with `background`, its lifespan polls the repositories, watches the
-    local ones and the provider folders, and reloads registry.yaml when it changes."""
-    providers = providers or Providers(registry.catalog, registry)
+    local ones and the provider folders, and reloads registry.yaml when it changes; with
+    `fetch_at_start`, it fetches every repository once, in the background, as it starts."""
+    registry, live = state.registry, state.live
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, RegistryState]]:
         tasks = []
         if background:
             tasks = [
                 asyncio.create_task(Poller(registry).run()),
-                asyncio.create_task(watch_repositories(registry)),
+                asyncio.create_task(watch_repositories(registry, state.syncs)),
                 asyncio.create_task(watch_providers(live.providers)),
             ]
-            if registry.catalog.watch_catalog:
-                source = registry.catalog.source
-                tasks.append(asyncio.create_task(watch_catalog(source, live.reload)))
-        yield
+            catalog = registry.snapshot.catalog
+            if catalog.watch_catalog:
+                tasks.append(asyncio.create_task(watch_catalog(catalog.source, live.reload)))
+        if fetch_at_start:
+            # Served from the clones already; each repository is fetched now, in the background,
+            # so a hung Git server delays nothing (its repository says so in /readyz).
+            for location in registry.snapshot.clones:
+                state.syncs.request(location, "startup")
+        yield {STATE_KEY: state}
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await live.close()
+        state.fresh_reads.close()
+        state.syncs.close()
 
     routes = [
         # First: a busy network mirror answers many requests a second from its answer cache, and
@@ -93,21 +113,14 @@ def create_app(
             methods=["GET", "HEAD"],
         ),
         Route("/healthz", healthz),
+        Route("/readyz", readyz),
         Route("/v1/status", status.status),
         Route("/metrics", status.metrics),
         Route("/v1/webhooks/{forge}", webhooks.receive, methods=["POST"]),
     ]
-    app = Starlette(
+    return Starlette(
         routes=routes,
         exception_handlers=HANDLERS,
         lifespan=lifespan,
         middleware=[Middleware(BufferedBodies)],
     )
-    app.state.registry = registry
-    app.state.archives = archives
-    live = LiveCatalog(app, ProviderSide.build(registry.catalog, providers))
-    app.state.live = live  # and, through it, providers, mirror and mirror_answers
-    app.state.webhook_tasks = set()
-    app.state.webhook_counts = Counter()
-    app.state.mirror_counts = Counter()  # (kind, result): kept across catalog reloads
-    return app

@@ -3,6 +3,10 @@
 Two reasons: a body over the limit is refused with 413, and Hypercorn 0.18's HTTP/2 code
 drops the whole connection (every stream on it) when DATA arrives for a stream that was
 already answered, which happens whenever a handler answers before reading the body.
+
+A body whose Content-Length says it is far over the limit (FAR_OVER times) is refused at once,
+unread, and its connection closed: reading gigabytes to refuse them would tie up the server. One
+a little over is still read and dropped, so that its HTTP/2 connection survives (above).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import json
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 MAX_BODY_BYTES = 1 << 20
+FAR_OVER = 8
 
 
 class BufferedBodies:
@@ -22,6 +27,9 @@ class BufferedBodies:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD"):
             await self.app(scope, receive, send)
+            return
+        if _declared_length(scope) > FAR_OVER * self.max_bytes:
+            await _too_large(send, self.max_bytes, close=True)
             return
         chunks: list[bytes] = []
         size = 0
@@ -49,8 +57,17 @@ class BufferedBodies:
         await self.app(scope, replay, send)
 
 
-async def _too_large(send: Send, limit: int) -> None:
+def _declared_length(scope: Scope) -> int:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return int(value) if value.isdigit() else 0  # the server refuses a malformed one
+    return 0
+
+
+async def _too_large(send: Send, limit: int, close: bool = False) -> None:
     body = json.dumps({"errors": [f"request body over {limit} bytes"]}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if close:
+        headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": 413, "headers": headers})
     await send({"type": "http.response.body", "body": body})

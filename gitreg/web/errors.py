@@ -9,7 +9,15 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from gitreg.errors import ArchiveError, ClientError, OriginError, SourceError
+from gitreg.errors import (
+    ArchiveError,
+    ArchiveTooLarge,
+    ClientError,
+    NotFound,
+    OriginError,
+    SourceError,
+    Unauthorized,
+)
 
 log = logging.getLogger(__name__)
 
@@ -20,9 +28,17 @@ def error_response(
     return JSONResponse({"errors": [message]}, status_code=status, headers=headers)
 
 
+def client_status(exc: ClientError) -> int:
+    if isinstance(exc, NotFound):
+        return 404
+    if isinstance(exc, Unauthorized):
+        return 401
+    return 400
+
+
 async def client_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ClientError)
-    return error_response(exc.status, str(exc))
+    return error_response(client_status(exc), str(exc))
 
 
 async def http_error(request: Request, exc: Exception) -> Response:
@@ -35,6 +51,12 @@ async def upstream_error(request: Request, exc: Exception) -> Response:
     # The client asked for something real that we cannot produce right now: not its fault.
     log.error("%s %s: %s", request.method, request.url.path, exc)
     return error_response(503, f"temporarily unavailable: {exc}", {"Retry-After": "10"})
+
+
+async def archive_refused(request: Request, exc: Exception) -> Response:
+    # Over a limit the operator set: permanent, so no Retry-After; the message names the limit.
+    log.warning("%s %s: %s", request.method, request.url.path, exc)
+    return error_response(413, f"the registry refuses to serve this archive: {exc}")
 
 
 async def origin_error(request: Request, exc: Exception) -> Response:
@@ -52,6 +74,7 @@ HANDLERS = {
     ClientError: client_error,
     HTTPException: http_error,
     SourceError: upstream_error,
+    ArchiveTooLarge: archive_refused,
     ArchiveError: upstream_error,
     OriginError: origin_error,
     Exception: internal_error,

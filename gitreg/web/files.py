@@ -16,3 +16,13 @@ def zip_response(path: Path, gone: str, headers: Mapping[str, str] | None = None
     if not path.is_file():
         raise NotFound(gone)
     return FileResponse(path, media_type="application/zip", headers=headers)
+
+
+def etag_matches(if_none_match: str, etag: str) -> bool:
+    """Whether an If-None-Match header names `etag` (weak comparison, as RFC 9110 asks for it),
+    or is `*`, which any existing representation matches."""
+    for candidate in if_none_match.split(","):
+        candidate = candidate.strip()
+        if candidate == "*" or candidate.removeprefix("W/") == etag:
+            return True
+    return False

@@ -9,13 +9,14 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
 from gitreg.address import ModuleAddress
-from gitreg.archive_cache import ArchiveCache
-from gitreg.errors import ClientError, NotFound
-from gitreg.index import ModuleEntry
-from gitreg.locations import archive_key
-from gitreg.registry import Registry
+from gitreg.errors import ClientError, NotFound, SourceError
+from gitreg.modules.downloads import archive_key
+from gitreg.modules.index import ModuleEntry
+from gitreg.modules.resolve import Release
+from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.tags import parse_version
-from gitreg.versions import Release
+from gitreg.web.files import etag_matches
+from gitreg.web.state import state_of
 
 _ARCHIVE_FILE = re.compile(r"(?P<commit>[0-9a-f]{40}|[0-9a-f]{64})(?:-[0-9a-f]{16})?\.tar\.gz")
 _IMMUTABLE = "public, max-age=31536000, immutable"
@@ -23,57 +24,77 @@ ON_MISS_WAIT = 5.0  # seconds; Terraform gives up on a registry after 10
 
 
 async def versions(request: Request) -> Response:
-    entry = _entry(request)
+    snapshot, entry = _read(request)
+    fresh = state_of(request).fresh_reads
+    if fresh.due(entry.spec.repo):  # a tag pushed a moment ago is listed without a webhook
+        await fresh.check(entry.spec.repo)
+        snapshot, entry = _read(request)
+    _versions_known(request, snapshot, entry)
     listed = [{"version": r.version} for r in entry.versions.releases]
     return JSONResponse({"modules": [{"versions": listed}]})
 
 
 async def download(request: Request) -> Response:
-    entry = _entry(request)
+    snapshot, entry = _read(request)
     text = request.path_params["version"]
     release = _release(entry, text)
     if release is None and await _refreshed_on_miss(request, entry):
-        entry = _entry(request)
+        snapshot, entry = _read(request)
         release = _release(entry, text)
     if release is None:
+        _versions_known(request, snapshot, entry)
         newest = ", ".join(r.version for r in entry.versions.releases[:5]) or "none"
         raise NotFound(
             f"{entry.spec.address} has no version {_normalised(text)} (newest: {newest})"
         )
-    location = entry.locations[release.version]
+    location = entry.location(release)
     # Terraform reads the header, OpenTofu the JSON body: send both, with the same value.
     return JSONResponse({"location": location}, headers={"X-Terraform-Get": location})
 
 
 async def archive(request: Request) -> Response:
-    entry = _entry(request)
+    _, entry = _read(request)
     file = request.path_params["file"]
     match = _ARCHIVE_FILE.fullmatch(file)
     if not match:
         raise ClientError(f"{file!r} is not an archive name (<commit>.tar.gz)")
     key = archive_key(entry.spec, match["commit"])
-    if f"{key.name}.tar.gz" != file or key.commit not in entry.commits:
+    if f"{key.name}.tar.gz" != file or not entry.serves_commit(key.commit):
         raise NotFound(f"{entry.spec.address} has no archive {file}")
     etag = f'"{key.name}"'
     headers = {"ETag": etag, "Cache-Control": _IMMUTABLE}
-    if etag in request.headers.get("if-none-match", ""):
+    if etag_matches(request.headers.get("if-none-match", ""), etag):
         return Response(status_code=304, headers=headers)
-    cache: ArchiveCache = request.app.state.archives
-    path = await cache.get(entry.mirror_path, key)
+    cache = state_of(request).archives
+    path = await cache.get(entry.clone_path, key)
     return FileResponse(path, media_type="application/gzip", headers=headers)
 
 
-def _entry(request: Request) -> ModuleEntry:
+def _read(request: Request) -> tuple[RegistrySnapshot, ModuleEntry]:
+    """The snapshot served now, read once, and the module's entry in it."""
     params = request.path_params
     try:
         address = ModuleAddress.parse(params["namespace"], params["name"], params["system"].lower())
     except ValueError as exc:
         raise ClientError(str(exc)) from exc
-    registry: Registry = request.app.state.registry
-    entry = registry.index.get(address.namespace, address.name, address.system)
+    snapshot = state_of(request).registry.snapshot
+    entry = snapshot.index.get(address.namespace, address.name, address.system)
     if entry is None:
         raise NotFound(f"no module {address} on this registry")
-    return entry
+    return snapshot, entry
+
+
+def _versions_known(request: Request, snapshot: RegistrySnapshot, entry: ModuleEntry) -> None:
+    """No versions must mean "none", never "we could not reach Git": a client told so (503,
+    Retry-After) tries again rather than concluding the module has no version."""
+    if entry.versions.releases:
+        return
+    reason = state_of(request).registry.unknown_versions(snapshot, entry.spec.repo)
+    if reason is not None:
+        raise SourceError(
+            f"{entry.spec.address}: its repository was never fetched, so its versions are"
+            f" unknown: {reason}"
+        )
 
 
 def _release(entry: ModuleEntry, text: str) -> Release | None:
@@ -91,8 +112,10 @@ def _normalised(text: str) -> str:
 async def _refreshed_on_miss(request: Request, entry: ModuleEntry) -> bool:
     """Replicas behind a load balancer can disagree for a moment: a version we lack may have
     just been tagged. Refresh its repository (rate-limited), waiting a bounded time."""
-    registry: Registry = request.app.state.registry
-    sync = asyncio.ensure_future(asyncio.to_thread(registry.refresh_on_miss, entry.spec.repo))
+    state = state_of(request)
+    if not state.registry.on_miss_due(entry.spec.repo):
+        return False
+    sync = state.syncs.request(entry.spec.repo, "on-demand")
     try:
         return await asyncio.wait_for(asyncio.shield(sync), ON_MISS_WAIT)
     except TimeoutError:

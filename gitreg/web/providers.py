@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from gitreg.address import provider_problem
+from gitreg.address import ProviderAddress
 from gitreg.errors import ClientError, NotFound
-from gitreg.provider_artifacts import ProviderRelease
-from gitreg.providers import ProviderEntry, Providers
+from gitreg.providers.artifacts import ProviderRelease
+from gitreg.providers.filenames import platform_problem
+from gitreg.providers.hosted import ProviderEntry
 from gitreg.tags import parse_version
 from gitreg.web.files import zip_response
+from gitreg.web.state import state_of
 
 FILES_PREFIX = "/v1/provider-files"
-_PLATFORM = re.compile(r"[a-z0-9]{1,32}")
 _IMMUTABLE = "public, max-age=31536000, immutable"
 
 
@@ -38,8 +38,9 @@ async def download(request: Request) -> Response:
     entry = _entry(request)
     release = _release(entry, request.path_params["version"])
     os_name, arch = request.path_params["os"], request.path_params["arch"]
-    if not (_PLATFORM.fullmatch(os_name) and _PLATFORM.fullmatch(arch)):
-        raise ClientError(f"{os_name}/{arch} is not a platform like linux/amd64")
+    problem = platform_problem(os_name, arch)
+    if problem:
+        raise ClientError(problem)
     package = release.package(os_name, arch)
     if package is None:
         platforms = ", ".join(f"{p.os}_{p.arch}" for p in release.packages)
@@ -47,7 +48,7 @@ async def download(request: Request) -> Response:
             f"{entry.spec} {release.version} has no package for {os_name}_{arch} (has {platforms})"
         )
     base = _files_url(entry, release)
-    providers: Providers = request.app.state.providers
+    providers = state_of(request).live.side.providers
     keys = [
         {
             "key_id": k.key_id,
@@ -109,15 +110,14 @@ def _files_url(entry: ProviderEntry, release: ProviderRelease) -> str:
 
 
 def _entry(request: Request) -> ProviderEntry:
-    namespace, kind = request.path_params["namespace"], request.path_params["type"].lower()
-    for value, what in ((namespace, "namespace"), (kind, "type")):
-        problem = provider_problem(value, what)
-        if problem:
-            raise ClientError(problem)
-    providers: Providers = request.app.state.providers
-    entry = providers.get(namespace, kind)
+    try:
+        address = ProviderAddress.of(request.path_params["namespace"], request.path_params["type"])
+    except ValueError as exc:
+        raise ClientError(str(exc)) from exc
+    providers = state_of(request).live.side.providers
+    entry = providers.get(address.namespace, address.type)
     if entry is None:
-        raise NotFound(f"no provider {namespace}/{kind} on this registry")
+        raise NotFound(f"no provider {address} on this registry")
     return entry
 
 

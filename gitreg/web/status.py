@@ -10,30 +10,35 @@ from dataclasses import asdict
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from gitreg.metrics import ProviderCollector, exposition
-from gitreg.provider_report import origin_reports, provider_reports
-from gitreg.registry import Registry
-from gitreg.report import repository_reports
-from gitreg.web.live import ProviderSide
+from gitreg.ops.metrics import ProviderCollector, exposition
+from gitreg.ops.provider_reports import origin_reports, provider_reports
+from gitreg.ops.reports import repository_reports
+from gitreg.web.state import state_of
 
 
 async def status(request: Request) -> JSONResponse:
-    registry: Registry = request.app.state.registry
-    side: ProviderSide = request.app.state.live.side
+    state = state_of(request)
+    registry, side = state.registry, state.live.side
     origin = side.read_through.origin if side.read_through else None
     return JSONResponse(
         {
-            "repositories": [asdict(r) for r in repository_reports(registry)],
+            "repositories": [
+                asdict(r) for r in repository_reports(registry.snapshot, registry.status)
+            ],
             "providers": [asdict(r) for r in provider_reports(side.providers)],
             "mirror_origins": [asdict(h) for h in origin_reports(origin)],
+            "archives_refused": [
+                {"archive": name, "reason": reason}
+                for name, reason in sorted(state.archives.refused().items())
+            ],
         }
     )
 
 
 async def metrics(request: Request) -> Response:
-    registry: Registry = request.app.state.registry
-    side: ProviderSide = request.app.state.live.side
+    state = state_of(request)
+    registry, side = state.registry, state.live.side
     origin = side.read_through.origin if side.read_through else None
-    providers = ProviderCollector(side.providers, origin, request.app.state.mirror_counts)
-    body = exposition(registry, request.app.state.webhook_counts, providers)
+    providers = ProviderCollector(side.providers, origin, state.mirror_counts)
+    body = exposition(registry, state.webhook_counts, providers)
     return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -1,55 +1,56 @@
-"""Webhook endpoints: verify the forge's signature, answer 202 at once, refresh in the background
-only the repositories the payload names."""
+"""Webhook endpoints: verify the forge's signature, answer at once, refresh in the background
+only the catalogued repositories the payload names.
+
+The answer is what the forge's delivery log shows: 202 when a refresh started; 200 when the
+delivery was understood and there is nothing to refresh (an event that is no push, or no
+catalogued repository named: an organisation-wide hook delivers those for every repository,
+and a forge counts a 4xx as a failure, GitLab disabling the hook after a few); 401 and 400 for
+a refused one. A 2xx body says which URLs the payload named.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import logging
-from collections import Counter
+from dataclasses import replace
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from gitreg.errors import NotFound
-from gitreg.registry import Registry
-from gitreg.webhooks import (
-    PARSERS,
-    Unauthorized,
-    authorised,
-    matching_repositories,
-    parse_body,
-    verifier,
-)
-
-log = logging.getLogger(__name__)
+from gitreg.errors import ClientError, NotFound, Unauthorized
+from gitreg.freshness.deliveries import delivery_id, judge
+from gitreg.freshness.webhooks import PARSERS
+from gitreg.web.state import state_of
 
 
 async def receive(request: Request) -> Response:
     forge = request.path_params["forge"]
-    parse = PARSERS.get(forge)
-    if parse is None:
+    if forge not in PARSERS:
         raise NotFound(f"no webhook for {forge!r}; known: {', '.join(PARSERS)}")
     body = await request.body()  # bounded by BufferedBodies
     headers = {k.lower(): v for k, v in request.headers.items()}
-    push = parse(headers, parse_body(body))
-    registry: Registry = request.app.state.registry
-    candidates = matching_repositories(registry.catalog, push.urls)
-    verified, known = authorised(registry.catalog, candidates, verifier(forge, headers, body))
-    counts: Counter[tuple[str, str]] = request.app.state.webhook_counts
-    counts[(forge, "accepted" if known else "unauthorized")] += 1
-    if not known:
-        raise Unauthorized(f"the {forge} webhook's signature does not match a configured secret")
-    if not push.triggers:
-        return JSONResponse({"refreshing": [], "ignored": f"event {push.event!r}"}, 202)
-    tasks: set[asyncio.Task[bool]] = request.app.state.webhook_tasks
-    for location in verified:
-        task = asyncio.create_task(asyncio.to_thread(registry.sync_repo, location, "webhook"))
-        tasks.add(task)  # held until done: the event loop keeps only weak references
-        task.add_done_callback(tasks.discard)
-    log.info(
-        "%s webhook (%s): refreshing %s",
-        forge,
-        push.event,
-        ", ".join(map(str, verified)) or "nothing",
-    )
-    return JSONResponse({"refreshing": [str(loc) for loc in verified]}, 202)
+    state = state_of(request)
+    registry = state.registry
+    delivery = judge(registry.snapshot.catalog, forge, headers, body)
+    if delivery.outcome == "accepted" and not state.seen_deliveries.first_time(forge, headers):
+        delivery = replace(delivery, outcome="duplicate", why=delivery_id(headers) or "")
+    state.webhook_counts[(forge, delivery.outcome)] += 1
+    state.webhook_log.record(delivery)
+    named = list(delivery.named)
+    if delivery.outcome == "bad_request":
+        raise ClientError(delivery.why)
+    if delivery.outcome == "unauthorized":
+        raise Unauthorized(
+            f"the {forge} webhook's signature does not match a configured secret "
+            "(the server's log says which secret applies)"
+        )
+    if delivery.outcome == "duplicate":
+        again = f"delivery {delivery.why!r} was handled before: nothing refreshed"
+        return JSONResponse({"refreshing": [], "named": named, "duplicate": again})
+    if delivery.outcome == "ignored_event":
+        ignored = f"event {delivery.event!r} refreshes nothing"
+        return JSONResponse({"refreshing": [], "named": named, "ignored": ignored})
+    if delivery.outcome == "no_repository":
+        warning = "none of the repositories named is in the registry's catalog: nothing to refresh"
+        return JSONResponse({"refreshing": [], "named": named, "warning": warning})
+    for location in delivery.refresh:
+        state.syncs.request(location, "webhook")  # coalesced: a flood costs one fetch or two
+    return JSONResponse({"refreshing": [str(loc) for loc in delivery.refresh], "named": named}, 202)

@@ -1,0 +1,1 @@
+"""registry.yaml: read once, checked with key paths and lines, held as frozen values."""

@@ -1,0 +1,317 @@
+"""registry.yaml → a validated, frozen Catalog. Every problem is reported with its key path."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any, cast
+
+import yaml
+
+from gitreg.address import ModuleAddress
+from gitreg.catalog import yamldoc
+from gitreg.catalog.model import (
+    SECRET_USES,
+    ArchiveLimits,
+    ArchiveScope,
+    Catalog,
+    Credential,
+    DeletedPolicy,
+    DownloadMode,
+    Listen,
+    ModuleSpec,
+    MovedPolicy,
+    SecretRef,
+    SecretUse,
+    TlsFiles,
+)
+from gitreg.catalog.providers import ProviderSections
+from gitreg.errors import ConfigError, ConfigProblem
+from gitreg.git.location import RepoLocation, is_scp_like
+
+_HOSTNAME = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::\d{1,5})?")
+
+
+def load_catalog(path: Path, secrets: Collection[SecretUse] = SECRET_USES) -> Catalog:
+    """Read and validate registry.yaml; raise ConfigError listing every problem. The secrets
+    named in it are checked (set, readable) for the uses in `secrets` only: what the command
+    that reads it will use."""
+    source = str(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(
+            source, [ConfigProblem("(file)", None, exc.strerror or str(exc))]
+        ) from exc
+    try:
+        document = yamldoc.load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else None
+        reason = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(
+            source, [ConfigProblem("(document)", line, f"not valid YAML: {reason}")]
+        ) from exc
+    reader = _Reader(path.resolve().parent, secrets)
+    catalog = reader.catalog(document, path.resolve())
+    if reader.problems or catalog is None:
+        raise ConfigError(source, reader.problems)
+    return catalog
+
+
+class _Reader(ProviderSections):
+    """Reads the catalog's own keys, collecting problems instead of stopping at the first."""
+
+    def catalog(self, document: Any, source: Path) -> Catalog | None:
+        top = self.mapping(
+            document,
+            "",
+            getattr(document, "line", 1),
+            {
+                "hostname",
+                "listen",
+                "tls",
+                "cache_dir",
+                "refresh_interval",
+                "fetch_timeout",
+                "credentials",
+                "modules",
+                "webhooks",
+                "poll_concurrency",
+                "max_backoff",
+                "fresh_reads",
+                "watch_catalog",
+                "providers",
+                "signing",
+                "mirror",
+                "archives",
+            },
+        )
+        if top is None:
+            return None
+        listen = self.parsed(top, "listen", "", parse_listen) or Listen("127.0.0.1", 8443)
+        hostname = self.parsed(top, "hostname", "", _parse_hostname) or str(listen)
+        cache_dir = (
+            self.base
+            / os.path.expanduser(self.string(top, "cache_dir", "", ".gitreg") or ".gitreg")
+        ).resolve()
+        credentials = tuple(self.credentials(top))
+        modules = tuple(self.modules(top))
+        providers = tuple(self.providers(top))
+        signing_keys, verify_keys = self.signing(top)
+        if not (_listed(top, "modules") or _listed(top, "providers") or "mirror" in top):
+            # A registry of the network mirror alone says so with a mirror: section.
+            self.problem(
+                "modules",
+                top.key_lines.get("modules", top.line),
+                "there is nothing to serve: list a module or a provider, or give a mirror:"
+                " section (mirror: {} serves the network mirror alone)",
+            )
+        return Catalog(
+            source=source,
+            hostname=hostname,
+            listen=listen,
+            tls=self.tls(top),
+            cache_dir=cache_dir,
+            refresh_interval=self.duration(top, "refresh_interval", "", 60.0),
+            fetch_timeout=self.duration(top, "fetch_timeout", "", 120.0),
+            credentials=credentials,
+            modules=modules,
+            webhook_secret=self.secret(top, "webhooks", ""),
+            poll_concurrency=self.count(top, "poll_concurrency", "", 16),
+            max_backoff=self.duration(top, "max_backoff", "", 900.0),
+            fresh_reads=self.duration(top, "fresh_reads", "", 5.0, zero_is_off=True),
+            watch_catalog=self.flag(top, "watch_catalog", "", True),
+            providers=providers,
+            signing_keys=signing_keys,
+            verify_keys=verify_keys,
+            mirror=self.mirror(top),
+            archive_limits=self.archive_limits(top),
+        )
+
+    def archive_limits(self, top: yamldoc.Mapping) -> ArchiveLimits:
+        default = ArchiveLimits()
+        m = self.section(top, "archives", "", {"max_file_size", "max_size", "max_entries"})
+        if m is None:
+            return default
+        return ArchiveLimits(
+            max_file_size=self.size(m, "max_file_size", "archives", default.max_file_size),
+            max_size=self.size(m, "max_size", "archives", default.max_size),
+            max_entries=self.count(m, "max_entries", "archives", default.max_entries, 10**7),
+        )
+
+    def tls(self, top: yamldoc.Mapping) -> TlsFiles | None:
+        m = self.section(top, "tls", "", {"certfile", "keyfile"}, {"certfile", "keyfile"})
+        if m is None:
+            return None
+        certfile, keyfile = self.file(m, "certfile", "tls"), self.file(m, "keyfile", "tls")
+        return TlsFiles(certfile, keyfile) if certfile and keyfile else None
+
+    def credentials(self, top: yamldoc.Mapping) -> list[Credential]:
+        result = []
+        keys = {"url", "username", "token_env", "token_file", "ssh_key", "known_hosts", "ca_file"}
+        for path, line, item in self.items(top, "credentials"):
+            m = self.mapping(item, path, line, keys, {"url"})
+            if m is None:
+                continue
+            url = self.string(m, "url", path) or ""
+            token_env = self.env_name(m, "token_env", path, "git")
+            credential = Credential(
+                url=url,
+                username=self.string(m, "username", path, "oauth2") or "oauth2",
+                token_env=token_env,
+                token_file=self.file(m, "token_file", path, "git"),
+                ssh_key=self.file(m, "ssh_key", path),
+                known_hosts=self.file(m, "known_hosts", path),
+                ca_file=self.file(m, "ca_file", path),
+            )
+            if credential.token_env and credential.token_file:
+                self.problem(path, line, "give token_env or token_file, not both")
+            if not (
+                credential.token_env
+                or credential.token_file
+                or credential.ssh_key
+                or credential.ca_file
+            ):
+                self.problem(path, line, "needs token_env, token_file, ssh_key or ca_file")
+            result.append(credential)
+        return result
+
+    def modules(self, top: yamldoc.Mapping) -> list[ModuleSpec]:
+        result: list[ModuleSpec] = []
+        seen: dict[tuple[str, str, str], str] = {}
+        keys = {
+            "namespace",
+            "name",
+            "system",
+            "repo",
+            "path",
+            "tags",
+            "download",
+            "git_url",
+            "archive",
+            "moved_tags",
+            "deleted_tags",
+            "webhook",
+        }
+        for path, line, item in self.items(top, "modules"):
+            m = self.mapping(item, path, line, keys, {"namespace", "name", "system", "repo"})
+            if m is None:
+                continue
+            parts = [self.string(m, k, path) for k in ("namespace", "name", "system")]
+            address = None
+            if all(parts):
+                try:
+                    address = ModuleAddress.parse(*parts)  # type: ignore[arg-type]
+                except ValueError as exc:
+                    self.problem(path, line, str(exc))
+            if address is not None:
+                if address.key in seen:
+                    self.problem(
+                        path, line, f"module {address} is already listed at {seen[address.key]}"
+                    )
+                seen.setdefault(address.key, path)
+            repo = self.parsed(m, "repo", path, lambda text: RepoLocation.parse(text, self.base))
+            folder = self.parsed(m, "path", path, _parse_folder) or ""
+            templates = self.templates(m, path)
+            download = self.choice(m, "download", path, ("archive", "git"))
+            archive = self.choice(m, "archive", path, ("repository", "folder"))
+            if archive == "folder" and not folder:
+                self.problem(
+                    yamldoc.join(path, "archive"),
+                    m.key_lines["archive"],
+                    "'folder' needs a path: the module's folder",
+                )
+            git_url = self.parsed(m, "git_url", path, _parse_git_url)
+            moved = self.choice(m, "moved_tags", path, ("pin", "follow", "quarantine"))
+            deleted = self.choice(m, "deleted_tags", path, ("keep", "remove"))
+            secret = self.secret(m, "webhook", path)
+            if address is None or repo is None:
+                self.left_out(path, line)
+            else:
+                spec = ModuleSpec(
+                    address=address,
+                    repo=repo,
+                    path=folder,
+                    tags=templates,
+                    download=cast(DownloadMode, download),
+                    git_url=git_url,
+                    archive=cast(ArchiveScope, archive),
+                    moved_tags=cast(MovedPolicy, moved),
+                    deleted_tags=cast(DeletedPolicy, deleted),
+                    webhook_secret=secret,
+                )
+                rival = next((r for r in result if r.repo == repo and r.webhook_secret), None)
+                if secret and rival and rival.webhook_secret != secret:
+                    self.problem(
+                        yamldoc.join(path, "webhook"),
+                        m.key_lines["webhook"],
+                        f"{rival.address} uses the same repository with another webhook secret",
+                    )
+                result.append(spec)
+        return result
+
+    def secret(self, parent: yamldoc.Mapping, key: str, path: str) -> SecretRef | None:
+        where = yamldoc.join(path, key)
+        m = self.section(parent, key, path, {"secret_env", "secret_file"})
+        if m is None:
+            return None
+        env = self.env_name(m, "secret_env", where, "webhook")
+        file = self.file(m, "secret_file", where, "webhook")
+        if bool(env) == bool(file):
+            if not self.problems_at(where):
+                self.problem(
+                    where, parent.key_lines[key], "give secret_env or secret_file (one of them)"
+                )
+            return None
+        return SecretRef(env, file)
+
+
+def _listed(top: yamldoc.Mapping, key: str) -> bool:
+    """Whether `key` lists anything (a value that is no list is reported on its own)."""
+    value = top.get(key)
+    if value is None:
+        return False
+    return bool(value) if isinstance(value, yamldoc.Sequence) else True
+
+
+def parse_listen(text: str) -> Listen:
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{text!r} must be HOST:PORT, like 127.0.0.1:8443")
+    return Listen(host, int(port))
+
+
+def _parse_hostname(text: str) -> str:
+    lowered = text.lower()
+    if not _HOSTNAME.fullmatch(lowered):
+        raise ValueError(
+            f"{text!r} must be a host name with an optional :port, like registry.example.com"
+        )
+    return lowered
+
+
+def _parse_git_url(text: str) -> str:
+    if any(c.isspace() for c in text) or "?ref=" in text:
+        raise ValueError(f"{text!r} must be a plain clone URL, without spaces or a ref")
+    if "://" not in text and not is_scp_like(text):
+        raise ValueError(f"{text!r} must be a URL clients can clone (https, ssh, git or file)")
+    if not text.startswith("file://"):  # a file URL names the client's disk, not ours
+        RepoLocation.parse(text, Path("/"))  # the same checks as repo: scheme, host, no password
+    return text
+
+
+def _parse_folder(text: str) -> str:
+    cleaned = posixpath.normpath(text.strip("/")) if text.strip("/") else ""
+    parts = cleaned.split("/") if cleaned and cleaned != "." else []
+    if (
+        text.startswith("/")
+        or any(p in ("..", "") for p in parts)
+        or any(p.lower() == ".git" for p in parts)
+    ):
+        raise ValueError(f"{text!r} must be a folder inside the repository, like modules/vpc")
+    return "/".join(parts)

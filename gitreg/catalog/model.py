@@ -1,0 +1,173 @@
+"""The catalog: what registry.yaml says, as frozen values (`catalog_loader` reads and checks it)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from gitreg.address import ModuleAddress
+from gitreg.git.location import RepoLocation
+from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate
+
+DownloadMode = Literal["archive", "git"]
+ArchiveScope = Literal["repository", "folder"]
+MovedPolicy = Literal["pin", "follow", "quarantine"]
+DeletedPolicy = Literal["keep", "remove"]
+# What a secret named in the catalog is for: Git credentials, webhook secrets, origin tokens.
+SecretUse = Literal["git", "webhook", "origin"]
+SECRET_USES: frozenset[SecretUse] = frozenset(("git", "webhook", "origin"))
+
+
+@dataclass(frozen=True)
+class Listen:
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    certfile: Path
+    keyfile: Path
+
+
+@dataclass(frozen=True)
+class Credential:
+    """How to authenticate to every repository whose URL starts with `url`."""
+
+    url: str
+    username: str = "oauth2"
+    token_env: str | None = None
+    token_file: Path | None = None
+    ssh_key: Path | None = None
+    known_hosts: Path | None = None
+    ca_file: Path | None = None  # the CA bundle that signs the Git server's HTTPS certificate
+
+    def token(self) -> str | None:
+        """Read at fetch time, so a rotated token file is picked up without a restart."""
+        if self.token_env:
+            return os.environ.get(self.token_env)
+        if self.token_file:
+            return self.token_file.read_text().strip()
+        return None
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """Where a secret is kept: an environment variable or a file. Read at use, never shown."""
+
+    env: str | None = None
+    file: Path | None = None
+
+    def value(self) -> str | None:
+        if self.env:
+            return os.environ.get(self.env) or None
+        if self.file:
+            try:
+                return self.file.read_text().strip() or None
+            except OSError:
+                return None
+        return None
+
+
+@dataclass(frozen=True)
+class ModuleSpec:
+    address: ModuleAddress
+    repo: RepoLocation
+    path: str = ""
+    tags: tuple[TagTemplate, ...] = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
+    download: DownloadMode = "archive"
+    git_url: str | None = None
+    archive: ArchiveScope = "repository"
+    moved_tags: MovedPolicy = "pin"
+    deleted_tags: DeletedPolicy = "keep"
+    webhook_secret: SecretRef | None = None
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """An in-house provider whose release files gitreg serves (providers.v1)."""
+
+    namespace: str
+    type: str
+    artifacts: Path
+    repo: RepoLocation | None = None  # when set, a version is served only while its tag exists
+    tags: tuple[TagTemplate, ...] = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.namespace.lower(), self.type)
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.type}"
+
+
+@dataclass(frozen=True)
+class MirrorSettings:
+    """The provider network mirror's sources besides the hosted providers."""
+
+    folders: tuple[Path, ...] = ()  # written by `terraform providers mirror`
+    read_through: bool = True  # fetch from origin registries on a miss
+    origins: tuple[tuple[str, str], ...] = ()  # hostname → base URL, when not https://hostname/
+    ca_file: Path | None = None  # the CA bundle that signs the origins' certificates
+    tokens: tuple[tuple[str, SecretRef], ...] = ()  # hostname → its Bearer token's source
+
+    def origin_url(self, hostname: str) -> str:
+        return dict(self.origins).get(hostname, f"https://{hostname}/")
+
+    def token(self, hostname: str) -> SecretRef | None:
+        return dict(self.tokens).get(hostname)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArchiveLimits:
+    """What one archive may hold; over any of them the archive is refused, naming the limit."""
+
+    max_file_size: int = 512 * 2**20
+    max_size: int = 2 * 2**30  # the sum of the files' sizes, before compression
+    max_entries: int = 100_000
+
+
+@dataclass(frozen=True)
+class Catalog:
+    source: Path
+    hostname: str
+    listen: Listen
+    tls: TlsFiles | None
+    cache_dir: Path
+    refresh_interval: float
+    fetch_timeout: float
+    credentials: tuple[Credential, ...]
+    modules: tuple[ModuleSpec, ...] = field(default_factory=tuple)
+    webhook_secret: SecretRef | None = None
+    poll_concurrency: int = 16
+    max_backoff: float = 900.0
+    fresh_reads: float = 5.0  # a read checks the remote's tags when none did for this long; 0: off
+    watch_catalog: bool = True  # reload registry.yaml when it changes (SIGHUP always does)
+    providers: tuple[ProviderSpec, ...] = ()
+    signing_keys: tuple[Path, ...] = ()  # private keys: the first signs, all are published
+    verify_keys: tuple[Path, ...] = ()  # public keys that may have signed a release themselves
+    mirror: MirrorSettings = MirrorSettings()
+    archive_limits: ArchiveLimits = ArchiveLimits()  # what one archive may hold
+
+    @property
+    def repositories(self) -> list[RepoLocation]:
+        """Every repository to mirror: the modules', and the providers' that gate versions."""
+        found = [m.repo for m in self.modules] + [p.repo for p in self.providers if p.repo]
+        return list(dict.fromkeys(found))
+
+    def webhook_secret_for(self, repo: RepoLocation) -> SecretRef | None:
+        """The repository's own webhook secret, else the global one."""
+        own = next(
+            (m.webhook_secret for m in self.modules if m.repo == repo and m.webhook_secret), None
+        )
+        return own or self.webhook_secret
+
+    def credential_for(self, url: str) -> Credential | None:
+        """The credential with the longest matching URL prefix."""
+        matching = [c for c in self.credentials if url.startswith(c.url)]
+        return max(matching, key=lambda c: len(c.url), default=None)

@@ -1,0 +1,353 @@
+"""YAML that remembers where each key stood, and a reader that reports problems by key path."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Collection
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gitreg.catalog.model import SECRET_USES, SecretUse
+from gitreg.errors import ConfigProblem
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h)?")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_SIZE = re.compile(r"(\d+)\s*(B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)?")
+_SIZE_UNITS = {
+    None: 1,
+    "B": 1,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+    "TiB": 2**40,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+}
+
+
+class Mapping(dict[str, Any]):
+    """A YAML mapping with the line of the mapping and of each of its keys, and how each key
+    given no value was written: "" (nothing), "~", "null" (in any case)."""
+
+    line: int
+    key_lines: dict[str, int]
+    null_texts: dict[str, str]
+
+    @classmethod
+    def empty(cls, line: int) -> Mapping:
+        """What a section written with nothing under it stands for (`tls:` alone)."""
+        result = cls()
+        result.line, result.key_lines, result.null_texts = line, {}, {}
+        return result
+
+
+class Sequence(list[Any]):
+    """A YAML sequence with the line of the sequence and of each of its items."""
+
+    line: int
+    item_lines: list[int]
+
+
+class DuplicateKey(yaml.MarkedYAMLError):
+    pass
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+_NULL_TAG = "tag:yaml.org,2002:null"
+
+
+def _mapping(loader: _Loader, node: yaml.MappingNode) -> Mapping:
+    loader.flatten_mapping(node)
+    result = Mapping.empty(node.start_mark.line + 1)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, str):
+            key = str(key)
+        if key in result:
+            raise DuplicateKey(
+                "while reading a mapping",
+                node.start_mark,
+                f"the key {key!r} is given twice",
+                key_node.start_mark,
+            )
+        result[key] = loader.construct_object(value_node, deep=True)
+        result.key_lines[key] = key_node.start_mark.line + 1
+        if isinstance(value_node, yaml.ScalarNode) and value_node.tag == _NULL_TAG:
+            result.null_texts[key] = value_node.value
+    return result
+
+
+def _sequence(loader: _Loader, node: yaml.SequenceNode) -> Sequence:
+    result = Sequence(loader.construct_object(child, deep=True) for child in node.value)
+    result.line = node.start_mark.line + 1
+    result.item_lines = [child.start_mark.line + 1 for child in node.value]
+    return result
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequence)
+
+
+def load(text: str) -> Any:
+    """Parse one YAML document; raise yaml.YAMLError (with a line) when it is not YAML."""
+    return yaml.load(text, Loader=_Loader)
+
+
+class Reader:
+    """Walks a YAML tree once, collecting every problem with its key path and line.
+
+    A key written without a value (`name:`, `name: ~`, `name: null`) or with an empty string is
+    reported, never read as if it were left out: `system: null` is a module whose system YAML
+    read as nothing, not a module to skip. A section (`tls:`, `mirror:`) written alone is the
+    section with nothing in it, a list (`modules:`) the empty list.
+
+    Secrets (`token_env`, `secret_file`, ...) are checked only for the uses in `secrets`: a
+    command that never sends a webhook secret does not need it set."""
+
+    def __init__(self, base: Path, secrets: Collection[SecretUse] = SECRET_USES) -> None:
+        self.base = base
+        self.secrets = frozenset(secrets)
+        self.problems: list[ConfigProblem] = []
+
+    def problem(self, path: str, line: int | None, reason: str) -> None:
+        self.problems.append(ConfigProblem(path or "(document)", line, reason))
+
+    def mapping(
+        self,
+        value: Any,
+        path: str,
+        line: int | None,
+        allowed: Collection[str],
+        required: Collection[str] = (),
+    ) -> Mapping | None:
+        if not isinstance(value, Mapping):
+            self.problem(path, line, f"must be a mapping, not {_kind(value)}")
+            return None
+        for key in value:
+            if key not in allowed:
+                known = ", ".join(sorted(allowed))
+                self.problem(
+                    join(path, key), value.key_lines[key], f"unknown key (known keys: {known})"
+                )
+        for key in sorted(required):
+            if key not in value:
+                self.problem(join(path, key), value.line, "is required")
+            else:
+                self.no_value(value, key, path, required=True)
+        return value
+
+    def section(
+        self,
+        parent: Mapping,
+        key: str,
+        path: str,
+        allowed: Collection[str],
+        required: Collection[str] = (),
+    ) -> Mapping | None:
+        """A mapping under `key`; None when the key is absent, an empty one when it is given
+        alone (so that its required keys are asked for, not the whole section dropped)."""
+        if key not in parent:
+            return None
+        value = parent[key]
+        line = parent.key_lines[key]
+        if value is None:
+            value = Mapping.empty(line)
+        return self.mapping(value, join(path, key), line, allowed, required)
+
+    def no_value(self, m: Mapping, key: str, path: str, required: bool = False) -> bool:
+        """Whether `key` was given no value or an empty string; reported once, saying how to
+        write the name null when that is what YAML read as no value."""
+        value = m[key]
+        if value is None:
+            text = m.null_texts.get(key, "")
+            if text.lower() == "null":
+                reason = 'is null; write "null" in quotes if you mean the name null'
+            elif text == "~":
+                reason = "is ~, which YAML reads as no value"
+            else:
+                reason = "has no value"
+        elif isinstance(value, str) and not value.strip():
+            reason = "is an empty string"
+        else:
+            return False
+        if not reason.startswith("is null"):
+            reason += " (it is required)" if required else "; give one, or leave the key out"
+        where = join(path, key)
+        if not any(p.path == where for p in self.problems):
+            self.problem(where, m.key_lines[key], reason)
+        return True
+
+    def string(self, m: Mapping, key: str, path: str, default: str | None = None) -> str | None:
+        """The stripped text at `key`; `default` when the key is absent, None after a problem."""
+        if key not in m:
+            return default
+        if self.no_value(m, key, path):
+            return None
+        value = m[key]
+        if not isinstance(value, str):
+            self.problem(
+                join(path, key),
+                m.key_lines[key],
+                f"must be a non-empty string, not {_kind(value)}",
+            )
+            return None
+        return value.strip()
+
+    def choice(self, m: Mapping, key: str, path: str, options: tuple[str, ...]) -> str:
+        value = self.string(m, key, path, options[0])
+        if value is None:
+            return options[0]
+        if value not in options:
+            self.problem(
+                join(path, key),
+                m.key_lines.get(key),
+                f"must be one of {', '.join(options)}, not {value!r}",
+            )
+            return options[0]
+        return value
+
+    def parsed(self, m: Mapping, key: str, path: str, parse: Callable[[str], Any]) -> Any:
+        text = self.string(m, key, path)
+        if text is None:
+            return None
+        try:
+            return parse(text)
+        except ValueError as exc:
+            self.problem(join(path, key), m.key_lines[key], str(exc))
+            return None
+
+    def duration(
+        self, m: Mapping, key: str, path: str, default: float, zero_is_off: bool = False
+    ) -> float:
+        """A positive duration; with `zero_is_off`, 0 too (the feature it times is off)."""
+        if key in m and self.no_value(m, key, path):
+            return default
+        value = m.get(key, default)
+        if isinstance(value, bool):
+            value = None
+        if isinstance(value, (int, float)) and (value > 0 or (zero_is_off and value == 0)):
+            return float(value)
+        match = _DURATION.fullmatch(value.strip()) if isinstance(value, str) else None
+        seconds = float(match[1]) * _UNITS[match[2]] if match else -1.0
+        if seconds < 0 or (seconds == 0 and not zero_is_off):
+            off = " (or 0: off)" if zero_is_off else ""
+            self.problem(
+                join(path, key),
+                m.key_lines.get(key),
+                f"must be a positive duration like 30s, 5m or 1h{off}, not {value!r}",
+            )
+            return default
+        return seconds
+
+    def flag(self, m: Mapping, key: str, path: str, default: bool) -> bool:
+        if key in m and self.no_value(m, key, path):
+            return default
+        value = m.get(key, default)
+        if not isinstance(value, bool):
+            self.problem(
+                join(path, key), m.key_lines.get(key), f"must be true or false, not {value!r}"
+            )
+            return default
+        return value
+
+    def count(self, m: Mapping, key: str, path: str, default: int, most: int = 1024) -> int:
+        if key in m and self.no_value(m, key, path):
+            return default
+        value = m.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= most:
+            self.problem(
+                join(path, key),
+                m.key_lines.get(key),
+                f"must be a whole number from 1 to {most}, not {value!r}",
+            )
+            return default
+        return value
+
+    def size(self, m: Mapping, key: str, path: str, default: int) -> int:
+        """A number of bytes: 1048576, or with a unit: 512MiB, 2GiB, 100MB."""
+        if key in m and self.no_value(m, key, path):
+            return default
+        value = m.get(key, default)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+        match = _SIZE.fullmatch(value.strip()) if isinstance(value, str) else None
+        size = int(match[1]) * _SIZE_UNITS[match[2]] if match else 0
+        if size <= 0:
+            self.problem(
+                join(path, key),
+                m.key_lines.get(key),
+                f"must be a positive size like 512MiB, 2GiB or 100MB, not {value!r}",
+            )
+            return default
+        return size
+
+    def env_name(self, m: Mapping, key: str, path: str, use: SecretUse) -> str | None:
+        """The name of an environment variable that holds a secret, given at `key`; reported
+        when it is unset (or empty) and this command uses it: a secret read from it would be
+        missing at its first use, not at start-up. The one place this is checked."""
+        name = self.string(m, key, path)
+        if name and use in self.secrets and not os.environ.get(name):
+            self.problem(
+                join(path, key), m.key_lines[key], f"the environment variable {name} is not set"
+            )
+        return name
+
+    def file(self, m: Mapping, key: str, path: str, use: SecretUse | None = None) -> Path | None:
+        """A file given at `key`, checked to be readable; a secret's file (with `use`) only when
+        this command uses that secret."""
+        text = self.string(m, key, path)
+        if text is None:
+            return None
+        resolved = (self.base / os.path.expanduser(text)).resolve()
+        if (use is None or use in self.secrets) and not resolved.is_file():
+            self.problem(
+                join(path, key), m.key_lines[key], f"{text!r} is not a readable file ({resolved})"
+            )
+        return resolved
+
+    def items(self, top: Mapping, key: str, parent: str = "") -> list[tuple[str, int, Any]]:
+        value = top.get(key)
+        where = join(parent, key)
+        if value is None:
+            return []
+        if not isinstance(value, Sequence):
+            self.problem(where, top.key_lines[key], f"must be a list, not {_kind(value)}")
+            return []
+        return [(f"{where}[{i}]", value.item_lines[i], item) for i, item in enumerate(value)]
+
+    def left_out(self, path: str, line: int | None) -> None:
+        """An item that could not be built must have said why: never a silent drop."""
+        if not self.problems_at(path):
+            self.problem(path, line, "could not be read, and gitreg did not say why (a bug)")
+
+    def problems_at(self, path: str) -> bool:
+        """Whether any problem was reported at `path` or below it."""
+        return any(
+            p.path == path or p.path.startswith((f"{path}.", f"{path}[")) for p in self.problems
+        )
+
+
+def join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _kind(value: Any) -> str:
+    kinds = (
+        (bool, "a boolean"),
+        (dict, "a mapping"),
+        (list, "a list"),
+        (str, "a string"),
+        (int, "a number"),
+        (float, "a number"),
+    )
+    if value is None:
+        return "nothing"
+    return next((word for kind, word in kinds if isinstance(value, kind)), type(value).__name__)

@@ -1,0 +1,1 @@
+"""Keeping what is served fresh: polling, watching, webhooks, and registry.yaml applied live."""

@@ -1,0 +1,108 @@
+"""Polling: every repository's tags are listed (no fetch) once an interval, with jitter,
+several at a time, and a repository that fails is retried later and later (backoff)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+
+from gitreg.errors import SourceError
+from gitreg.git.location import RepoLocation
+from gitreg.modules.sync import Registry
+
+log = logging.getLogger(__name__)
+
+JITTER = 0.1  # each wait is the interval ± 10%, so a thousand repositories never poll in step
+
+
+def _finished(running: set[RepoLocation], location: RepoLocation, _: object) -> None:
+    running.discard(location)
+
+
+class Poller:
+    def __init__(
+        self,
+        registry: Registry,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.registry = registry
+        self.clock = clock
+        self.rng = rng or random.Random()
+        self.due: dict[RepoLocation, float] = {}
+        self.failures: dict[RepoLocation, int] = {}
+        self.rounds = 0  # polls finished, for tests and benchmarks
+
+    def next_delay(self, location: RepoLocation) -> float:
+        """The interval with jitter, doubled for each failure in a row, up to max_backoff."""
+        catalog = self.registry.snapshot.catalog
+        failures = self.failures.get(location, 0)
+        base = min(
+            catalog.refresh_interval * 2.0**failures,
+            max(catalog.max_backoff, catalog.refresh_interval),
+        )
+        return base * self.rng.uniform(1 - JITTER, 1 + JITTER)
+
+    def schedule(self) -> None:
+        """Track the catalog's repositories: new ones are spread over the first interval."""
+        now = self.clock()
+        snapshot = self.registry.snapshot
+        current = set(snapshot.clones)
+        for location in current - set(self.due):
+            self.due[location] = now + self.rng.uniform(0, snapshot.catalog.refresh_interval)
+        for location in set(self.due) - current:
+            del self.due[location]
+            self.failures.pop(location, None)
+
+    def poll(self, location: RepoLocation) -> None:
+        """One poll, in a worker thread; reschedules the repository."""
+        try:
+            self.registry.poll_repo(location)
+            failed = self.failures.pop(location, 0)
+            if failed:
+                log.info("%s: reachable again, after %d failed polls", location, failed)
+        except SourceError as exc:
+            self.failures[location] = self.failures.get(location, 0) + 1
+            if self.failures[location] == 1:  # once per outage; each poll is in /metrics
+                log.warning(
+                    "%s: %s; serving the versions known before, polling it again later and"
+                    " later (up to max_backoff)",
+                    location,
+                    exc,
+                )
+            else:
+                log.debug(
+                    "poll of %s failed (%d in a row): %s", location, self.failures[location], exc
+                )
+        except Exception:
+            self.failures[location] = self.failures.get(location, 0) + 1
+            log.exception("poll of %s failed", location)
+        if location in self.due:
+            self.due[location] = self.clock() + self.next_delay(location)
+        self.rounds += 1
+
+    async def run(self) -> None:
+        """Poll until cancelled: at most poll_concurrency repositories at a time."""
+        workers = self.registry.snapshot.catalog.poll_concurrency
+        running: set[RepoLocation] = set()
+        loop = asyncio.get_running_loop()
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="gitreg-poll")
+        try:
+            while True:
+                self.schedule()
+                now = self.clock()
+                for location, due in list(self.due.items()):
+                    if due <= now and location not in running and len(running) < workers:
+                        running.add(location)
+                        future = loop.run_in_executor(pool, self.poll, location)
+                        future.add_done_callback(partial(_finished, running, location))
+                waiting = [d for loc, d in self.due.items() if loc not in running]
+                await asyncio.sleep(min(max(min(waiting, default=now + 1) - now, 0.05), 1.0))
+        finally:
+            # Do not wait for polls under way: a shutdown must not hang on a slow Git server.
+            pool.shutdown(wait=False, cancel_futures=True)

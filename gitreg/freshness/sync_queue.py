@@ -1,0 +1,90 @@
+"""Syncs asked for by events (webhooks, watched repositories, clients asking for a version we
+lack, the start-up fetch): at most one running and one waiting per repository, whatever arrives,
+on threads of their own.
+
+Coalescing bounds what a flood costs: 400 copies of one webhook cause one fetch under way and
+one after it, not 400. The one after it matters: an event that arrives during a fetch may name a
+tag that fetch started too early to see. Git's own threads mean a slow or hung Git server holds
+only them: archive builds and every other repository's sync go on. All bookkeeping happens on
+the event loop, so it needs no lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+
+from gitreg.git.location import RepoLocation
+from gitreg.modules.status import Mechanism
+from gitreg.modules.sync import Registry
+
+log = logging.getLogger(__name__)
+
+WORKERS = 16  # repositories synced at the same time; a hung one holds one thread, not a slot each
+
+
+class SyncQueue:
+    def __init__(self, registry: Registry, workers: int = WORKERS) -> None:
+        self.registry = registry
+        self.coalesced: Counter[str] = Counter()  # by mechanism: requests folded into another
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="gitreg-git")
+        self._running: dict[RepoLocation, asyncio.Future[bool]] = {}
+        self._waiting: dict[RepoLocation, tuple[asyncio.Future[bool], Mechanism]] = {}
+        self._closed = False
+
+    def request(self, location: RepoLocation, mechanism: Mechanism) -> asyncio.Future[bool]:
+        """A sync of the repository that starts after this call: the one waiting, if any, or a
+        new one. Its result says whether it succeeded. Call on the event loop."""
+        if location not in self._running:
+            return self._start(location, mechanism)
+        waiting = self._waiting.get(location)
+        if waiting is not None:
+            self.coalesced[mechanism] += 1
+            return waiting[0]
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._waiting[location] = (future, mechanism)
+        return future
+
+    def busy(self) -> bool:
+        return bool(self._running or self._waiting)
+
+    def close(self) -> None:
+        # A shutdown must not wait for a hung Git server: fetches are killed by their timeout.
+        self._closed = True
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _start(self, location: RepoLocation, mechanism: Mechanism) -> asyncio.Future[bool]:
+        loop = asyncio.get_running_loop()
+        running = loop.run_in_executor(self._pool, self.registry.sync_repo, location, mechanism)
+        self._running[location] = running
+        running.add_done_callback(lambda done: self._finished(location, done))
+        return running
+
+    def _finished(self, location: RepoLocation, done: asyncio.Future[bool]) -> None:
+        del self._running[location]
+        if not done.cancelled() and done.exception() is not None:
+            log.error("syncing %s failed", location, exc_info=done.exception())
+        waiting = self._waiting.pop(location, None)
+        if waiting is None:
+            return
+        future, mechanism = waiting
+        if self._closed:  # shutting down: the waiters get no sync
+            future.cancel()
+            return
+        _chain(self._start(location, mechanism), future)
+
+
+def _chain(source: asyncio.Future[bool], target: asyncio.Future[bool]) -> None:
+    def copy(done: asyncio.Future[bool]) -> None:
+        if target.done():
+            return
+        if done.cancelled():
+            target.cancel()
+        elif (error := done.exception()) is not None:
+            target.set_exception(error)
+        else:
+            target.set_result(done.result())
+
+    source.add_done_callback(copy)

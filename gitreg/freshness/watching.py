@@ -1,0 +1,113 @@
+"""Watching with watchfiles: local repositories' tags (a new tag is served within about a
+second) and registry.yaml (a valid edit is applied live, an invalid one refused)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable
+from functools import partial
+from pathlib import Path
+
+from watchfiles import awatch
+
+from gitreg.catalog.load import load_catalog
+from gitreg.catalog.model import Catalog
+from gitreg.errors import ConfigError
+from gitreg.freshness.sync_queue import SyncQueue
+from gitreg.git.location import RepoLocation
+from gitreg.modules.sync import Registry
+
+log = logging.getLogger(__name__)
+
+_CHECK_MS = 1000  # how often a watch wakes up to notice a catalog change
+
+
+def git_dir(location: RepoLocation) -> Path:
+    """A work tree's .git folder, or the bare repository itself."""
+    path = Path(location.url)
+    return path / ".git" if (path / ".git").is_dir() else path
+
+
+def _tag_change(git_dirs: dict[Path, RepoLocation]) -> dict[str, RepoLocation]:
+    """tag files (refs/tags/..., packed-refs) → the repository they belong to."""
+    return {str(d / "refs" / "tags"): loc for d, loc in git_dirs.items()} | {
+        str(d / "packed-refs"): loc for d, loc in git_dirs.items()
+    }
+
+
+def _is_tag_file(owner: Callable[[str], RepoLocation | None], _: object, path: str) -> bool:
+    return owner(path) is not None
+
+
+def _owner(watched: dict[str, RepoLocation], path: str) -> RepoLocation | None:
+    return next((loc for prefix, loc in watched.items() if path.startswith(prefix)), None)
+
+
+async def watch_repositories(registry: Registry, syncs: SyncQueue) -> None:
+    """Sync a local repository as soon as its tags change; runs until cancelled."""
+    while True:
+        snapshot = registry.snapshot
+        catalog = snapshot.catalog
+        local = [loc for loc in snapshot.clones if loc.transport == "local"]
+        dirs = {d: loc for loc in local if (d := git_dir(loc)).is_dir()}
+        if not dirs:
+            while registry.snapshot.catalog is catalog:
+                await asyncio.sleep(_CHECK_MS / 1000)
+            continue
+        owner = partial(_owner, _tag_change(dirs))
+        async for changes in awatch(
+            *dirs,
+            watch_filter=partial(_is_tag_file, owner),
+            step=50,
+            debounce=400,
+            rust_timeout=_CHECK_MS,
+            yield_on_timeout=True,
+        ):
+            for location in {loc for _, p in changes if (loc := owner(p)) is not None}:
+                await asyncio.shield(syncs.request(location, "watch"))
+            if registry.snapshot.catalog is not catalog:
+                break  # the set of local repositories may have changed: watch anew
+
+
+async def reload_catalog(
+    registry: Registry,
+    path: Path,
+    follow: Callable[[Catalog], Awaitable[bool]] | None = None,
+) -> bool:
+    """Read registry.yaml again and serve it: the modules, then what `follow` serves from it
+    (the providers); an invalid catalog is refused and the old one serves."""
+    try:
+        catalog = await asyncio.to_thread(load_catalog, path)
+    except ConfigError as exc:
+        log.error("%s\nstill serving the previous catalog", exc)
+        return False
+    catalog = _keep_what_needs_a_restart(registry.snapshot.catalog, catalog)
+    await asyncio.to_thread(registry.apply_catalog, catalog)
+    if follow is not None and not await follow(catalog):
+        return False
+    log.info(
+        "catalog reloaded: %d modules in %d repositories, %d providers",
+        len(catalog.modules),
+        len(registry.snapshot.clones),
+        len(catalog.providers),
+    )
+    return True
+
+
+def _keep_what_needs_a_restart(old: Catalog, new: Catalog) -> Catalog:
+    for key in ("listen", "tls", "cache_dir"):
+        if getattr(old, key) != getattr(new, key):
+            log.warning("catalog reload: a change of %s takes effect at the next restart", key)
+    return dataclasses.replace(new, listen=old.listen, tls=old.tls, cache_dir=old.cache_dir)
+
+
+async def watch_catalog(path: Path, reload: Callable[[], Awaitable[object]]) -> None:
+    """Call `reload` whenever registry.yaml is written (editors often replace it: watch its
+    folder); runs until cancelled."""
+    target = str(path.resolve())
+    async for _ in awatch(
+        path.resolve().parent, watch_filter=lambda _c, p: p == target, recursive=False, step=100
+    ):
+        await reload()

@@ -1,0 +1,222 @@
+"""Push webhooks from the forges: who sent it, which repositories it names, is it signed.
+
+Each forge has its own headers, payload and secret scheme:
+- GitHub: `X-GitHub-Event: push`, `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>`;
+- GitLab: `X-Gitlab-Event: Push Hook | Tag Push Hook`, `X-Gitlab-Token: <the secret itself>`;
+- Gitea/Forgejo: `X-Gitea-Event | X-Forgejo-Event: push`, `X-Gitea-Signature | X-Forgejo-Signature:
+  <hex HMAC-SHA256>` (no prefix);
+- Bitbucket Cloud (`X-Event-Key: repo:push`) and Server/Data Center (`repo:refs_changed`):
+  `X-Hub-Signature: sha256=<hex HMAC-SHA256>`;
+- generic: `POST {"repository": URL}` with `X-Gitreg-Signature: sha256=<hex>` or
+  `Authorization: Bearer <secret>`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from gitreg.catalog.model import Catalog, SecretRef
+from gitreg.errors import ClientError
+from gitreg.git.location import RepoLocation, is_scp_like
+
+Headers = Mapping[str, str]  # lower-case names
+
+
+@dataclass(frozen=True)
+class Push:
+    """What a webhook told us: the event, and every URL it gives for the repository."""
+
+    forge: str
+    event: str
+    urls: tuple[str, ...]
+    triggers: bool  # a push (of tags or anything): worth a refresh
+
+
+def parse_body(body: bytes) -> dict[str, Any]:
+    try:
+        payload = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise ClientError("the body is not JSON") from exc
+    if not isinstance(payload, dict):
+        raise ClientError("the body is not a JSON object")
+    return payload
+
+
+def _get(payload: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(payload, dict):
+            return None
+        payload = payload.get(key)
+    return payload
+
+
+def _strings(*values: Any) -> tuple[str, ...]:
+    return tuple(v for v in values if isinstance(v, str) and v)
+
+
+# Where each forge names the event; generic requests are always a push.
+_EVENT_HEADERS = {
+    "github": ("x-github-event",),
+    "gitlab": ("x-gitlab-event",),
+    "gitea": ("x-forgejo-event", "x-gitea-event", "x-gogs-event"),
+    "bitbucket": ("x-event-key",),
+}
+
+
+def event_of(forge: str, headers: Headers) -> str:
+    """The event the forge says this is (cut short: it comes from anyone who can connect)."""
+    if forge == "generic":
+        return "push"
+    names = _EVENT_HEADERS.get(forge, ())
+    return next((headers[n] for n in names if headers.get(n)), "")[:100]
+
+
+def github(headers: Headers, payload: dict[str, Any]) -> Push:
+    event = event_of("github", headers)
+    repo = _get(payload, "repository")
+    urls = _strings(
+        *(_get(repo, k) for k in ("clone_url", "ssh_url", "git_url", "html_url", "url"))
+    )
+    return Push("github", event, urls, event in ("push", "create"))
+
+
+def gitlab(headers: Headers, payload: dict[str, Any]) -> Push:
+    event = event_of("gitlab", headers)
+    urls = _strings(
+        *(_get(payload, "project", k) for k in ("git_http_url", "git_ssh_url", "web_url")),
+        *(
+            _get(payload, "repository", k)
+            for k in ("git_http_url", "git_ssh_url", "homepage", "url")
+        ),
+    )
+    return Push("gitlab", event, urls, event in ("Push Hook", "Tag Push Hook", "System Hook"))
+
+
+def gitea(headers: Headers, payload: dict[str, Any]) -> Push:
+    event = event_of("gitea", headers)
+    repo = _get(payload, "repository")
+    urls = _strings(*(_get(repo, k) for k in ("clone_url", "ssh_url", "html_url")))
+    return Push("gitea", event, urls, event in ("push", "create"))
+
+
+def bitbucket(headers: Headers, payload: dict[str, Any]) -> Push:
+    event = event_of("bitbucket", headers)
+    repo = _get(payload, "repository")
+    clone = _get(repo, "links", "clone")
+    urls = _strings(
+        _get(repo, "links", "html", "href"),  # Cloud
+        *(link.get("href") for link in clone if isinstance(link, dict))
+        if isinstance(clone, list)
+        else (),
+    )
+    if not urls and isinstance(_get(repo, "full_name"), str):
+        urls = (f"https://bitbucket.org/{repo['full_name']}",)
+    return Push("bitbucket", event, urls, event in ("repo:push", "repo:refs_changed"))
+
+
+def generic(headers: Headers, payload: dict[str, Any]) -> Push:
+    named = payload.get("repository") or payload.get("url")
+    many = payload.get("repositories")
+    urls = _strings(named, *(many if isinstance(many, list) else ()))
+    if not urls:
+        raise ClientError('give the repository as {"repository": "<its URL>"}')
+    return Push("generic", "push", urls, True)
+
+
+def _hmac_hex(secret: str, body: bytes) -> str:
+    return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def _signed(header: str | None, secret: str, body: bytes, prefix: str) -> bool:
+    if not header or not header.startswith(prefix):
+        return False
+    return hmac.compare_digest(header[len(prefix) :].strip().lower(), _hmac_hex(secret, body))
+
+
+def verifier(forge: str, headers: Headers, body: bytes) -> Callable[[str], bool]:
+    """A check of the request against one secret, by the forge's own scheme."""
+
+    def check(secret: str) -> bool:
+        if forge == "github":
+            return _signed(headers.get("x-hub-signature-256"), secret, body, "sha256=")
+        if forge == "gitlab":
+            token = headers.get("x-gitlab-token", "")
+            return hmac.compare_digest(token.encode(), secret.encode())
+        if forge == "gitea":
+            for name in ("x-forgejo-signature", "x-gitea-signature", "x-gogs-signature"):
+                if headers.get(name):
+                    return _signed(headers[name], secret, body, "")
+            return _signed(headers.get("x-hub-signature-256"), secret, body, "sha256=")
+        if forge == "bitbucket":
+            return _signed(headers.get("x-hub-signature"), secret, body, "sha256=")
+        bearer = headers.get("authorization", "")
+        if bearer.startswith("Bearer "):
+            return hmac.compare_digest(bearer[7:].strip().encode(), secret.encode())
+        return _signed(headers.get("x-gitreg-signature"), secret, body, "sha256=")
+
+    return check
+
+
+PARSERS = {
+    "github": github,
+    "gitlab": gitlab,
+    "gitea": gitea,
+    "bitbucket": bitbucket,
+    "generic": generic,
+}
+
+
+def repo_key(url: str) -> str:
+    """`host/path` without scheme, user, port, `.git` or trailing slash, lower case: the forms
+    a forge gives (https clone URL, ssh URL, web URL) of one repository compare equal."""
+    text = url.strip()
+    if "://" in text:
+        parts = urlsplit(text)
+        key = f"{(parts.hostname or '')}{parts.path}"
+    elif is_scp_like(text):
+        host, _, path = text.partition(":")
+        key = f"{host.rpartition('@')[2]}/{path}"
+    else:
+        key = text
+    key = re.sub(r"/+$", "", key)
+    return key.removesuffix(".git").lower()
+
+
+def matching_repositories(catalog: Catalog, urls: Iterable[str]) -> list[RepoLocation]:
+    """The catalogued repositories (modules', and providers' that gate versions) named by `urls`."""
+    wanted = {repo_key(u) for u in urls}
+    aliases: dict[RepoLocation, set[str]] = {
+        loc: {repo_key(loc.url)} for loc in catalog.repositories
+    }
+    for spec in catalog.modules:
+        if spec.git_url:
+            aliases[spec.repo].add(repo_key(spec.git_url))
+    return [location for location, names in aliases.items() if names & wanted]
+
+
+def authorised(
+    catalog: Catalog, candidates: list[RepoLocation], check: Callable[[str], bool]
+) -> tuple[list[RepoLocation], bool]:
+    """The candidates whose secret the request proves it knows; and whether any secret did.
+
+    A repository with a secret of its own is only refreshed by a request signed with it; the
+    global secret covers the rest, and a payload naming no repository of ours: such a payload
+    has no repository whose secret could apply (an organisation-wide hook signs with the global
+    one).
+    """
+
+    def proves(secret: SecretRef | None) -> bool:
+        value = secret.value() if secret else None
+        return value is not None and check(value)
+
+    if not candidates:
+        return [], proves(catalog.webhook_secret)
+    verified = [loc for loc in candidates if proves(catalog.webhook_secret_for(loc))]
+    return verified, bool(verified)

@@ -1,0 +1,1 @@
+"""Git: repository locations, bare clones (the only GitPython and dulwich code), archives."""

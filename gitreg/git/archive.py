@@ -1,0 +1,261 @@
+"""Deterministic .tar.gz archives of a Git tree: the same commit always gives the same bytes.
+
+Entries are sorted, owners and modes fixed, every mtime is the commit's time and the gzip
+header carries no timestamp or name. Executable bits and symlinks are kept; a symlink that
+points outside the archive root, and any path with `..` or `.git`, is left out.
+
+Memory and stack stay bounded whatever the tree holds: trees are walked with a stack of our own
+(a tree thousands of folders deep is fine), and file contents stream from one
+`git cat-file --batch` per archive in chunks, never whole (a 300 MB file costs no more than a
+small one). Limits on the largest file, the whole archive and the number of entries refuse a
+tree a registry should not serve, with a message naming the limit.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import stat
+import subprocess
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import IO, BinaryIO
+
+from dulwich.objects import Commit, Tree
+from dulwich.repo import Repo
+
+from gitreg.catalog.model import ArchiveLimits
+from gitreg.errors import ArchiveError, ArchiveTooLarge
+from gitreg.git.clone import folder_tree
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = "1"  # part of every cache key: bump when the bytes of an archive change
+_COMPRESSLEVEL = 6
+_MAX_LINK_TARGET = 4096  # bytes; longer is no path a checkout could follow
+
+
+def write_archive(
+    repo: Repo, commit_id: str, folder: str, out: BinaryIO, limits: ArchiveLimits | None = None
+) -> None:
+    """Write the tree of `commit_id` (or its `folder`) as a .tar.gz to `out`."""
+    limits = limits or ArchiveLimits()
+    root = folder_tree(repo, commit_id, folder)
+    if root is None:
+        raise ArchiveError(f"commit {commit_id} is not in the clone, or has no folder {folder!r}")
+    commit = repo[commit_id.encode()]
+    assert isinstance(commit, Commit)
+    entries = []
+    for entry in _walk(repo, root):
+        entries.append(entry)
+        if len(entries) > limits.max_entries:
+            raise ArchiveTooLarge(
+                f"commit {commit_id[:12]} has over {limits.max_entries} files and folders"
+                f"{f' in {folder}' if folder else ''}: over the limit archives.max_entries"
+            )
+    links = {path for path, mode, _ in entries if stat.S_ISLNK(mode)}
+    with (
+        Blobs(Path(repo.controldir())) as blobs,
+        gzip.GzipFile(
+            filename="", mode="wb", fileobj=out, mtime=0, compresslevel=_COMPRESSLEVEL
+        ) as gz,
+        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT, encoding="utf-8") as tar,
+    ):
+        total = 0
+        for path, mode, sha in entries:
+            total += _add(blobs, tar, path, mode, sha, links, commit.commit_time, limits)
+            if total > limits.max_size:
+                raise ArchiveTooLarge(
+                    f"commit {commit_id[:12]} holds over {_size(limits.max_size)} of files: "
+                    "over the limit archives.max_size"
+                )
+
+
+def _walk(repo: Repo, root: Tree) -> Iterator[tuple[str, int, bytes]]:
+    """(path, mode, sha) of every entry under `root`, depth first, sorted by name; with a stack
+    of our own, so that no depth of folders can exhaust Python's."""
+    stack: list[tuple[Iterator[tuple[bytes, int, bytes]], str]] = [(_sorted(root), "")]
+    while stack:
+        items, prefix = stack[-1]
+        item = next(items, None)
+        if item is None:
+            stack.pop()
+            continue
+        raw, mode, sha = item
+        name = raw.decode("utf-8", "surrogateescape")
+        path = f"{prefix}{name}"
+        if not _safe_name(name):
+            log.warning("archive: leaving out %r: not a safe path", path)
+            continue
+        yield path, mode, sha
+        if stat.S_ISDIR(mode):
+            subtree = repo[sha]
+            if not isinstance(subtree, Tree):
+                raise ArchiveError(f"{path} is a folder whose object is no tree")
+            stack.append((_sorted(subtree), f"{path}/"))
+
+
+def _sorted(tree: Tree) -> Iterator[tuple[bytes, int, bytes]]:
+    return iter(sorted((e.path, e.mode, e.sha) for e in tree.items()))
+
+
+def _add(
+    blobs: Blobs,
+    tar: tarfile.TarFile,
+    path: str,
+    mode: int,
+    sha: bytes,
+    links: set[str],
+    mtime: int,
+    limits: ArchiveLimits,
+) -> int:
+    """Add one entry; the number of file bytes it added."""
+    if stat.S_ISDIR(mode):
+        tar.addfile(_info(path, tarfile.DIRTYPE, 0o755, mtime))
+    elif stat.S_ISLNK(mode):
+        raw = blobs.read(sha, _MAX_LINK_TARGET)
+        target = raw.decode("utf-8", "surrogateescape") if raw is not None else ""
+        if not _link_stays_inside(path, target, links):
+            log.warning(
+                "archive: leaving out symlink %r -> %r: it may point outside the archive",
+                path,
+                target[:200],
+            )
+            return 0
+        info = _info(path, tarfile.SYMTYPE, 0o777, mtime)
+        info.linkname = target
+        tar.addfile(info)
+    elif stat.S_ISREG(mode):
+        size, stream = blobs.open(sha)
+        if size > limits.max_file_size:
+            blobs.skip(size)
+            raise ArchiveTooLarge(
+                f"{path} is {_size(size)}: over the limit archives.max_file_size"
+                f" ({_size(limits.max_file_size)})"
+            )
+        info = _info(path, tarfile.REGTYPE, 0o755 if mode & 0o111 else 0o644, mtime)
+        info.size = size
+        tar.addfile(info, stream)
+        blobs.done()
+        return size
+    # Anything else is a submodule (gitlink): its commit is not in this repository.
+    return 0
+
+
+class Blobs:
+    """File contents streamed from one `git cat-file --batch`: each blob's size first, then its
+    bytes in chunks, so that no file is ever held whole in memory."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self._process = subprocess.Popen(
+            ["git", f"--git-dir={git_dir}", "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._in, self._out = self._process.stdin, self._process.stdout
+
+    def open(self, sha: bytes) -> tuple[int, IO[bytes]]:
+        """The blob's size, and the stream to read exactly that many bytes from; then done()."""
+        self._in.write(sha + b"\n")
+        self._in.flush()
+        header = self._out.readline().split()
+        if len(header) != 3 or header[1] != b"blob":
+            raise ArchiveError(f"object {sha.decode()} is missing or is no file")
+        return int(header[2]), self._out
+
+    def done(self) -> None:
+        if self._out.read(1) != b"\n":
+            raise ArchiveError("git cat-file sent more or less than the blob's size")
+
+    def skip(self, size: int) -> None:
+        while size > 0:
+            chunk = self._out.read(min(size, 1 << 20))
+            if not chunk:
+                raise ArchiveError("git cat-file ended in the middle of a blob")
+            size -= len(chunk)
+        self.done()
+
+    def read(self, sha: bytes, most: int) -> bytes | None:
+        """A small blob whole; None when it is over `most` bytes (and then skipped)."""
+        size, stream = self.open(sha)
+        if size > most:
+            self.skip(size)
+            return None
+        data = stream.read(size)
+        self.done()
+        return data
+
+    def __enter__(self) -> Blobs:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if exc is not None:
+            # Stopped mid-blob (a limit, a full disk): git may be blocked writing what nobody
+            # reads any more, so it is ended at once rather than waited for.
+            self._process.kill()
+        self._in.close()
+        try:
+            self._process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._out.close()
+
+
+def _size(size: int) -> str:
+    if size < 1024:
+        return f"{size} bytes"
+    scaled = size / 1024
+    for unit in ("KiB", "MiB"):
+        if scaled < 1024:
+            return f"{scaled:.1f} {unit}"
+        scaled /= 1024
+    return f"{scaled:.1f} GiB"
+
+
+def _info(path: str, kind: bytes, mode: int, mtime: int) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(path)
+    info.type = kind
+    info.mode = mode
+    info.mtime = mtime
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info
+
+
+def _safe_name(name: str) -> bool:
+    return (
+        name not in ("", ".", "..")
+        and "/" not in name
+        and "\\" not in name
+        and "\0" not in name
+        and name.lower() != ".git"
+    )
+
+
+def _link_stays_inside(path: str, target: str, links: set[str]) -> bool:
+    """Resolve `target` from the link's folder, refusing to climb above the root or to pass
+    through another symlink (whose own target would make a lexical check meaningless)."""
+    if not target or target.startswith("/") or "\\" in target or "\0" in target:
+        return False
+    parts = path.split("/")[:-1]
+    segments = [s for s in target.split("/") if s not in ("", ".")]
+    for i, segment in enumerate(segments):
+        if segment == "..":
+            if not parts:
+                return False
+            parts.pop()
+            continue
+        parts.append(segment)
+        if i < len(segments) - 1 and "/".join(parts) in links:
+            return False
+    return True

@@ -1,0 +1,271 @@
+"""Bare clones of the catalog's repositories: the only code that talks to Git.
+
+GitPython drives the `git` command for everything that crosses the network (fetch,
+ls-remote), so every transport and credential git supports works; dulwich reads the
+objects (tags, trees, blobs) in-process, without a subprocess per question.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import os
+import re
+import shlex
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import NamedTuple
+
+import git
+from dulwich.errors import NotTreeError
+from dulwich.object_store import peel_sha
+from dulwich.objects import Commit, ObjectID, Tree
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from gitreg.catalog.model import Credential
+from gitreg.errors import SourceError
+from gitreg.git.location import RepoLocation, redact
+
+log = logging.getLogger(__name__)
+
+TAG_REFSPEC = "+refs/tags/*:refs/tags/*"
+PUBLISHED_REFS = "refs/gitreg/published/"
+
+
+class TagRef(NamedTuple):
+    """A tag, peeled: `commit` is None when the tag does not point at a commit. (A tuple: a large
+    catalog holds one per tag, and a tuple is less than half the size of a dataclass.)"""
+
+    name: str
+    commit: str | None
+
+
+class BareClone:
+    """One bare clone in the cache, shared by every module that lives in the repository."""
+
+    def __init__(
+        self, location: RepoLocation, cache_dir: Path, credential: Credential | None, timeout: float
+    ) -> None:
+        self.location = location
+        self.credential = credential
+        self.timeout = timeout
+        slug = re.sub(r"[^A-Za-z0-9._-]", "-", location.url.rstrip("/").rsplit("/", 1)[-1])[:40]
+        digest = hashlib.sha256(location.url.encode()).hexdigest()[:12]
+        self.name = f"{slug.removesuffix('.git')}-{digest}"
+        self.path = cache_dir / "git" / f"{self.name}.git"
+        self._lock = threading.Lock()
+        # What never changes for a given object id, kept so a rescan (a reload, a poll that saw a
+        # change) does not read every tag and tree again: the tags as last peeled, with a digest
+        # of the refs they came from, and per folder the commits known to hold it.
+        self._peeled: tuple[bytes, tuple[TagRef, ...]] | None = None
+        self._folders: dict[str, set[str]] = {}
+
+    def __repr__(self) -> str:
+        return f"BareClone({self.location})"
+
+    def exists(self) -> bool:
+        return (self.path / "objects").is_dir()
+
+    def fetch(self) -> None:
+        """Bring every tag of the remote into the clone; raise SourceError on any failure."""
+        with self._lock:
+            try:
+                repo = self._init()
+                repo.git.fetch(
+                    "--force",
+                    "--prune",
+                    "--no-write-fetch-head",
+                    "--quiet",
+                    self.location.url,
+                    TAG_REFSPEC,
+                    env=self._environment(),
+                    kill_after_timeout=self.timeout,
+                )
+            except git.GitCommandError as exc:
+                raise SourceError(f"fetch from {self.location} failed: {_stderr(exc)}") from exc
+            except (git.GitError, OSError) as exc:
+                raise SourceError(f"fetch from {self.location} failed: {exc}") from exc
+            self._pack_refs(repo)
+
+    def _pack_refs(self, repo: git.Repo) -> None:
+        """Move the loose refs a fetch (or `keep`) wrote into packed-refs: a repository with
+        hundreds of tags is otherwise read one small file per tag at every scan and poll (most
+        of a start-up's time with 1,000 such repositories)."""
+        if not any(files for _, _, files in os.walk(self.path / "refs")):
+            return
+        try:
+            repo.git.pack_refs("--all", kill_after_timeout=self.timeout)
+        except (git.GitError, OSError) as exc:  # only slower to read: not worth failing a sync
+            log.warning("cannot pack the refs of the clone of %s: %s", self.location, exc)
+
+    def remote_tags(self) -> dict[str, str]:
+        """The remote's tags and what they point at, without fetching (`git ls-remote`)."""
+        try:
+            out = git.cmd.Git().ls_remote(
+                "--tags",
+                self.location.url,
+                env=self._environment(),
+                kill_after_timeout=self.timeout,
+            )
+        except git.GitCommandError as exc:
+            raise SourceError(f"cannot reach {self.location}: {_stderr(exc)}") from exc
+        except (git.GitError, OSError) as exc:
+            raise SourceError(f"cannot reach {self.location}: {exc}") from exc
+        refs = {}
+        for line in str(out).splitlines():
+            sha, _, ref = line.partition("\t")
+            refs[ref] = sha
+        return refs
+
+    def tags(self) -> list[TagRef]:
+        """Every tag in the clone, peeled to what it finally points at."""
+        with self.open() as repo:
+            refs = sorted(repo.refs.as_dict(Ref(b"refs/tags")).items())
+            digest = hashlib.sha256(b"".join(b"%s %s\n" % ref for ref in refs)).digest()
+            if self._peeled is not None and self._peeled[0] == digest:
+                return list(self._peeled[1])
+            peeled: dict[bytes, str | None] = {}
+            commits: dict[str, str] = {}  # one string per commit, shared by all its tags
+            complete = True
+            result = []
+            for name, sha in refs:
+                if sha not in peeled:
+                    try:
+                        target = peel_sha(repo.object_store, sha)[1]
+                        commit = target.id.decode() if isinstance(target, Commit) else None
+                        peeled[sha] = commit and commits.setdefault(commit, commit)
+                    except KeyError:
+                        peeled[sha] = None
+                        complete = False  # a missing object may arrive with the next fetch
+                result.append(TagRef(name.decode("utf-8", "replace"), peeled[sha]))
+            self._peeled = (digest, tuple(result)) if complete else None
+            return result
+
+    def local_tags(self) -> dict[str, str]:
+        """The clone's tag refs as ls-remote names them (refs/tags/NAME → object id)."""
+        with self.open() as repo:
+            tags = repo.refs.as_dict(Ref(b"refs/tags"))
+            return {
+                f"refs/tags/{name.decode('utf-8', 'replace')}": sha.decode()
+                for name, sha in tags.items()
+            }
+
+    def has_folder(self, repo: Repo, commit: str, *, folder: str) -> bool:
+        held = self._folders.setdefault(folder, set())
+        if commit in held:
+            return True
+        # Only a folder found is remembered: not finding one may be a missing object, which a
+        # fetch can bring.
+        if folder_tree(repo, commit, folder) is None:
+            return False
+        held.add(commit)
+        return True
+
+    @staticmethod
+    def has_commit(repo: Repo, commit: str) -> bool:
+        try:
+            return isinstance(repo[commit.encode()], Commit)
+        except (KeyError, ValueError):
+            return False
+
+    def keep(self, published: Mapping[str, str]) -> None:
+        """Hold each published commit with a ref of gitreg's own (refs/gitreg/published/TAG),
+        so that it stays in the clone after its tag is moved or deleted upstream."""
+        with self._lock, self.open() as repo:
+            for tag, commit in published.items():
+                repo.refs[Ref(f"{PUBLISHED_REFS}{tag}".encode())] = ObjectID(commit.encode())
+
+    def open(self) -> AbstractContextManager[Repo]:
+        if not self.exists():
+            raise SourceError(f"no clone of {self.location} yet")
+        return open_repo(self.path)
+
+    def _init(self) -> git.Repo:
+        if self.exists():
+            return git.Repo(self.path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        repo = git.Repo.init(self.path, bare=True)
+        with repo.config_writer() as config:
+            # Objects must never disappear under a published version, so no automatic gc.
+            config.set_value("gc", "auto", "0")
+            config.set_value("core", "logAllRefUpdates", "false")
+        return repo
+
+    def _environment(self) -> dict[str, str]:
+        env = {
+            "GIT_TERMINAL_PROMPT": "0",
+            "GCM_INTERACTIVE": "never",
+            "GIT_ASKPASS": "",
+            "SSH_ASKPASS": "",
+        }
+        ssh = ["ssh", "-o", "BatchMode=yes"]
+        credential = self.credential
+        if credential and credential.ssh_key:
+            ssh += ["-i", str(credential.ssh_key), "-o", "IdentitiesOnly=yes"]
+        if credential and credential.known_hosts:
+            ssh += [
+                "-o",
+                f"UserKnownHostsFile={credential.known_hosts}",
+                "-o",
+                "StrictHostKeyChecking=yes",
+            ]
+        env["GIT_SSH_COMMAND"] = shlex.join(ssh)
+        # Through the environment, not argv: other users can read argv in `ps`. Scoped to the
+        # credential's URL, so a redirect elsewhere never carries the token.
+        config: list[tuple[str, str]] = []
+        token = credential.token() if credential else None
+        if credential and token:
+            basic = base64.b64encode(f"{credential.username}:{token}".encode()).decode()
+            config.append((f"http.{credential.url}.extraHeader", f"Authorization: Basic {basic}"))
+        if credential and credential.ca_file:
+            # The variable, not http.sslCAInfo: an inherited GIT_SSL_CAINFO would override config.
+            env["GIT_SSL_CAINFO"] = str(credential.ca_file)
+        env["GIT_CONFIG_COUNT"] = str(len(config))
+        for n, (key, value) in enumerate(config):
+            env[f"GIT_CONFIG_KEY_{n}"] = key
+            env[f"GIT_CONFIG_VALUE_{n}"] = value
+        return env
+
+
+def move_old_clones(cache_dir: Path) -> None:
+    """Clones were kept in `cache_dir/mirrors/` before 0.2: move them once, so that an upgrade
+    neither fetches everything again nor loses commits held for published versions."""
+    old, new = cache_dir / "mirrors", cache_dir / "git"
+    if old.is_dir() and not new.exists():
+        old.rename(new)
+        log.info("moved the Git clones from %s to %s", old, new)
+
+
+def folder_tree(repo: Repo, commit_id: str, folder: str) -> Tree | None:
+    """The tree of `folder` ("" for the root) in a commit; None when there is no such folder."""
+    try:
+        commit = repo[commit_id.encode()]
+        if not isinstance(commit, Commit):
+            return None
+        tree = repo[commit.tree]
+        if folder and isinstance(tree, Tree):
+            _, sha = tree.lookup_path(repo.object_store.__getitem__, folder.encode())
+            tree = repo[sha]
+    except (KeyError, ValueError, NotTreeError):
+        return None
+    return tree if isinstance(tree, Tree) else None
+
+
+@contextmanager
+def open_repo(path: Path) -> Iterator[Repo]:
+    """A dulwich view of a clone, opened per use so that it sees the newest refs and packs."""
+    repo = Repo(str(path))
+    try:
+        yield repo
+    finally:
+        repo.close()
+
+
+def _stderr(exc: git.GitCommandError) -> str:
+    text = str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    return redact(" / ".join(lines[-3:]) or f"git exited with {exc.status}")

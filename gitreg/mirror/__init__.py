@@ -1,0 +1,1 @@
+"""The provider network mirror: hosted, mirror-folder and read-through sources."""

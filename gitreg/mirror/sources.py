@@ -1,0 +1,164 @@
+"""The provider network mirror: one answer from several sources, first one that knows wins.
+
+Sources: gitreg's hosted providers (under the catalog's hostname), folders written by
+`terraform providers mirror` (the packed layout: HOST/NAMESPACE/TYPE/terraform-provider-TYPE_
+VERSION_OS_ARCH.zip), and read-through from origin registries (`readthrough.py`).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from gitreg.address import ProviderAddress
+from gitreg.providers.filenames import PackageFile
+from gitreg.providers.hashes import HashCache
+from gitreg.providers.hosted import ProviderEntry, Providers
+from gitreg.tags import parse_version, version_sort_key
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class MirrorPackage:
+    os: str
+    arch: str
+    filename: str
+    path: Path | None  # None while only the origin has it (read-through)
+    hashes: tuple[str, ...]  # h1: and zh:, as many as are known
+
+
+class MirrorSource(Protocol):
+    def versions(self, address: ProviderAddress) -> list[str] | None: ...
+
+    def packages(self, address: ProviderAddress, version: str) -> list[MirrorPackage] | None: ...
+
+    def archive(self, address: ProviderAddress, filename: str) -> Path | None: ...
+
+
+def newest_first(versions: set[str]) -> list[str]:
+    return sorted(versions, key=lambda v: version_sort_key(parse_version(v)), reverse=True)
+
+
+class HostedSource:
+    def __init__(self, hostname: str, providers: Providers, hashes: HashCache) -> None:
+        self.hostname = hostname.lower()
+        self.providers = providers
+        self.hashes = hashes
+
+    def _entry(self, address: ProviderAddress) -> ProviderEntry | None:
+        if address.hostname != self.hostname:
+            return None
+        return self.providers.get(address.namespace, address.type)
+
+    def versions(self, address: ProviderAddress) -> list[str] | None:
+        entry = self._entry(address)
+        return [r.version for r in entry.releases] if entry else None
+
+    def packages(self, address: ProviderAddress, version: str) -> list[MirrorPackage] | None:
+        entry = self._entry(address)
+        release = entry.release(version) if entry else None
+        if release is None:
+            return None
+        found = [
+            MirrorPackage(p.os, p.arch, p.filename, p.path, hashes)
+            for p in release.packages
+            if (hashes := _hashes(self.hashes, p.path))
+        ]
+        return found or None
+
+    def archive(self, address: ProviderAddress, filename: str) -> Path | None:
+        entry = self._entry(address)
+        for release in entry.releases if entry else ():
+            for package in release.packages:
+                if package.filename == filename:
+                    return package.path
+        return None
+
+
+class FolderSource:
+    """A folder as `terraform providers mirror` writes it, for air-gapped sites."""
+
+    def __init__(self, root: Path, hashes: HashCache) -> None:
+        self.root = root
+        self.hashes = hashes
+
+    def _zips(self, address: ProviderAddress) -> list[tuple[PackageFile, Path]]:
+        if address.hostname is None:
+            return []
+        folder = self.root.joinpath(*address.parts)
+        if not folder.is_dir():
+            return []
+        found = []
+        for path in sorted(folder.glob("*.zip")):
+            package = PackageFile.find(path.name, address.type)
+            if package is None:
+                continue
+            try:
+                parse_version(package.version)
+            except ValueError:
+                continue
+            found.append((package, path))
+        return found
+
+    def versions(self, address: ProviderAddress) -> list[str] | None:
+        zips = self._zips(address)
+        return newest_first({package.version for package, _ in zips}) if zips else None
+
+    def packages(self, address: ProviderAddress, version: str) -> list[MirrorPackage] | None:
+        found = [
+            MirrorPackage(package.os, package.arch, path.name, path, hashes)
+            for package, path in self._zips(address)
+            if package.version == version and (hashes := _hashes(self.hashes, path))
+        ]
+        return found or None
+
+    def archive(self, address: ProviderAddress, filename: str) -> Path | None:
+        return next((path for _, path in self._zips(address) if path.name == filename), None)
+
+
+def _hashes(cache: HashCache, path: Path) -> tuple[str, ...]:
+    """h1 and zh of a zip; none for one that cannot be read (logged: it is left out, the rest
+    of the version still serves). A zip with directory entries gets the same two: no list of
+    hashes lets Terraform reinstall it with the lock file it wrote (HashCache reports it)."""
+    try:
+        hashes = cache.get(path)
+    except (OSError, ValueError) as exc:
+        log.error("mirror: leaving out %s: %s", path, exc)
+        return ()
+    return (hashes.h1, hashes.zh)
+
+
+class NetworkMirror:
+    def __init__(self, sources: list[MirrorSource]) -> None:
+        self.sources = sources
+
+    def close(self) -> None:
+        """Close the sources that hold connections (read-through's client)."""
+        for source in self.sources:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()
+
+    def versions(self, address: ProviderAddress) -> list[str] | None:
+        for source in self.sources:
+            found = source.versions(address)
+            if found:
+                return found
+        return None
+
+    def packages(self, address: ProviderAddress, version: str) -> list[MirrorPackage] | None:
+        for source in self.sources:
+            found = source.packages(address, version)
+            if found:
+                return found
+        return None
+
+    def archive(self, address: ProviderAddress, filename: str) -> Path | None:
+        for source in self.sources:
+            found = source.archive(address, filename)
+            if found:
+                return found
+        return None

@@ -1,0 +1,100 @@
+"""Archives on disk, keyed by commit and folder: built once, off the event loop, atomically."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitreg.atomic import atomic_writer
+from gitreg.catalog.model import ArchiveLimits
+from gitreg.errors import ArchiveError, ArchiveTooLarge
+from gitreg.git.archive import FORMAT_VERSION, write_archive
+from gitreg.git.clone import open_repo
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ArchiveKey:
+    """What an archive's bytes depend on: the commit, and the folder when only it is archived."""
+
+    commit: str
+    folder: str = ""
+
+    @property
+    def name(self) -> str:
+        """File name and URL name; also the strong ETag, since equal names mean equal bytes."""
+        if not self.folder:
+            return self.commit
+        return f"{self.commit}-{hashlib.sha256(self.folder.encode()).hexdigest()[:16]}"
+
+
+class ArchiveCache:
+    def __init__(
+        self,
+        directory: Path,
+        max_parallel_builds: int = 2,
+        limits: ArchiveLimits | None = None,
+    ) -> None:
+        self.directory = directory / "archives" / f"v{FORMAT_VERSION}"
+        self.limits = limits or ArchiveLimits()
+        self._building: dict[ArchiveKey, asyncio.Task[Path]] = {}
+        self._slots = asyncio.Semaphore(max_parallel_builds)
+        # Threads of its own: a slow Git server or origin, which holds other pools, never
+        # delays an archive.
+        self._pool = ThreadPoolExecutor(max_parallel_builds, thread_name_prefix="gitreg-archive")
+        # Archives over a limit: refused again at once, not rebuilt up to the limit each time.
+        self._refused: dict[ArchiveKey, ArchiveTooLarge] = {}
+
+    def refused(self) -> dict[str, str]:
+        """Archive name → why it is refused, for status."""
+        return {key.name: str(error) for key, error in self._refused.items()}
+
+    def path(self, key: ArchiveKey) -> Path:
+        return self.directory / key.commit[:2] / f"{key.name}.tar.gz"
+
+    async def get(self, clone_path: Path, key: ArchiveKey) -> Path:
+        """The archive's path, building it first if needed; concurrent callers share one build."""
+        path = self.path(key)
+        if path.is_file():
+            return path
+        if key in self._refused:
+            raise self._refused[key]
+        task = self._building.get(key)
+        if task is None:
+            # A task of its own: a client that hangs up does not cancel the build others wait on.
+            task = asyncio.create_task(self._build_soon(clone_path, key, path))
+            self._building[key] = task
+            task.add_done_callback(lambda done: self._finished(key, done))
+        return await asyncio.shield(task)
+
+    async def _build_soon(self, clone_path: Path, key: ArchiveKey, path: Path) -> Path:
+        async with self._slots:
+            if not path.is_file():
+                loop = asyncio.get_running_loop()
+                await loop.run_in_executor(self._pool, self._build, clone_path, key, path)
+        return path
+
+    def _finished(self, key: ArchiveKey, task: asyncio.Task[Path]) -> None:
+        del self._building[key]
+        error = None if task.cancelled() else task.exception()
+        if isinstance(error, ArchiveTooLarge):
+            self._refused[key] = error
+        if error:
+            log.warning("archive %s failed: %s", key.name, error)
+
+    def _build(self, clone_path: Path, key: ArchiveKey, path: Path) -> None:
+        try:
+            # Readers see the whole archive or none of it.
+            with atomic_writer(path) as out, open_repo(clone_path) as repo:
+                write_archive(repo, key.commit, key.folder, out, self.limits)
+        except ArchiveError:
+            raise
+        except Exception as exc:
+            # Disk full, a clone deleted under us, a corrupt object: a 503, never a partial file.
+            raise ArchiveError(f"cannot build archive {path.name}: {exc!r}") from exc
+        log.info("built archive %s (%d bytes)", path.name, path.stat().st_size)

@@ -1,0 +1,82 @@
+"""The ledger: which commit each published tag pointed to when gitreg first saw it.
+
+One JSON file per repository in cache_dir, so that a tag moved or deleted later can be held
+to what was published. Written atomically, under a file lock, because `gitreg accept` may
+write it while a server reads it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitreg.atomic import write_atomically
+from gitreg.errors import SourceError
+
+
+@dataclass(frozen=True)
+class Published:
+    commit: str
+    first_seen: float
+
+
+class Ledger:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def version(self) -> int | None:
+        """Changes whenever the file does (an operator's `gitreg accept`, say)."""
+        try:
+            return self.path.stat().st_mtime_ns
+        except OSError:
+            return None
+
+    def read(self) -> dict[str, Published]:
+        try:
+            data = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise SourceError(f"cannot read the ledger {self.path}: {exc}") from exc
+        return {
+            tag: Published(e["commit"], e["first_seen"]) for tag, e in data.get("tags", {}).items()
+        }
+
+    def record(self, tags: Mapping[str, str]) -> dict[str, Published]:
+        """Add the tags not yet in the ledger (tag → commit); return the whole ledger."""
+        with self._locked():
+            published = self.read()
+            new = {t: Published(c, time.time()) for t, c in tags.items() if t not in published}
+            if new:
+                published.update(new)
+                self._write(published)
+            return published
+
+    def accept(self, tag: str, commit: str) -> None:
+        """An operator's decision: `commit` is now what `tag` publishes."""
+        with self._locked():
+            published = self.read()
+            published[tag] = Published(commit, time.time())
+            self._write(published)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
+    def _write(self, published: Mapping[str, Published]) -> None:
+        body = {
+            "tags": {
+                t: {"commit": p.commit, "first_seen": p.first_seen}
+                for t, p in sorted(published.items())
+            }
+        }
+        # "folder": a published commit must outlive a crash of the machine.
+        write_atomically(self.path, json.dumps(body, indent=1).encode(), sync="folder")

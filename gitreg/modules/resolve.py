@@ -1,0 +1,93 @@
+"""Tags → the versions of one module: matching, Semantic Version parsing, de-duplication."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import semver
+
+from gitreg.catalog.model import ModuleSpec
+from gitreg.git.clone import TagRef
+from gitreg.tags import version_sort_key
+
+
+# Named tuples, not dataclasses: a catalog of 10,000 modules holds half a million of them, and a
+# tuple is less than half the size of a dataclass instance with its attribute dictionary.
+class Release(NamedTuple):
+    """One published version: the version string served, and the tag and commit behind it."""
+
+    version: str
+    tag: str
+    commit: str
+
+
+class IgnoredTag(NamedTuple):
+    tag: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleVersions:
+    releases: tuple[Release, ...]  # newest first
+    ignored: tuple[IgnoredTag, ...]
+    unmatched: int  # tags that fit none of the module's templates
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    version: semver.Version
+    template_rank: int
+    tag: TagRef
+
+
+def resolve_versions(
+    spec: ModuleSpec, tags: Iterable[TagRef], has_folder: Callable[[str], bool]
+) -> ModuleVersions:
+    """The module's versions among `tags`; `has_folder(commit)` says if a commit holds spec.path."""
+    ignored: list[IgnoredTag] = []
+    unmatched = 0
+    chosen: dict[str, _Candidate] = {}
+    for tag in tags:
+        candidate, reason = _match(spec, tag)
+        if candidate is None:
+            if reason is None:
+                unmatched += 1
+            else:
+                ignored.append(IgnoredTag(tag.name, reason))
+            continue
+        assert tag.commit is not None
+        if spec.path and not has_folder(tag.commit):
+            ignored.append(
+                IgnoredTag(tag.name, f"commit {tag.commit[:12]} has no folder {spec.path}")
+            )
+            continue
+        key = str(candidate.version)
+        rival = chosen.get(key)
+        if rival is None:
+            chosen[key] = candidate
+            continue
+        # v1.2.0 and 1.2.0 are one version: the earlier template wins, then the smaller tag name.
+        winner, loser = sorted((rival, candidate), key=lambda c: (c.template_rank, c.tag.name))
+        chosen[key] = winner
+        ignored.append(
+            IgnoredTag(loser.tag.name, f"same version {key} as tag {winner.tag.name}, which wins")
+        )
+    ordered = sorted(chosen.values(), key=lambda c: version_sort_key(c.version), reverse=True)
+    releases = tuple(Release(str(c.version), c.tag.name, c.tag.commit or "") for c in ordered)
+    return ModuleVersions(releases, tuple(sorted(ignored, key=lambda i: i.tag)), unmatched)
+
+
+def _match(spec: ModuleSpec, tag: TagRef) -> tuple[_Candidate | None, str | None]:
+    """The tag as a candidate version, or why not (None: it is not meant for this module)."""
+    reason = None
+    for rank, template in enumerate(spec.tags):
+        version = template.version_of(tag.name)
+        if version is None:
+            reason = reason or template.problem(tag.name)
+            continue
+        if tag.commit is None:
+            return None, "points at a tree or blob, not a commit"
+        return _Candidate(version, rank, tag), None
+    return None, reason

@@ -1,0 +1,92 @@
+"""What the module side serves, as one immutable value: the catalog, a clone and a ledger per
+repository, the modules each holds, its tags as last read, and the VersionIndex built from
+them. A sync or a catalog reload makes a new snapshot and swaps it in whole."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from gitreg.catalog.model import Catalog, ModuleSpec
+from gitreg.git.clone import BareClone, TagRef
+from gitreg.git.location import RepoLocation
+from gitreg.modules.index import ModuleEntry, VersionIndex
+from gitreg.modules.ledger import Ledger
+
+
+@dataclass(frozen=True)
+class RegistrySnapshot:
+    catalog: Catalog
+    clones: Mapping[RepoLocation, BareClone]
+    specs: Mapping[RepoLocation, tuple[ModuleSpec, ...]]  # the modules each repository holds
+    ledgers: Mapping[RepoLocation, Ledger]
+    index: VersionIndex
+    tags: Mapping[RepoLocation, tuple[TagRef, ...]]  # as last read; providers gate on them
+
+    @classmethod
+    def serving(
+        cls, catalog: Catalog, previous: RegistrySnapshot | None = None
+    ) -> RegistrySnapshot:
+        """The snapshot that serves `catalog`. From `previous`, what still applies is kept: a
+        clone whose credential and timeout did not change, the tags of a repository still
+        listed, and the entry of a module still listed, until its repository is read again
+        (so a reload never makes a module disappear for a moment)."""
+        old_clones = previous.clones if previous else {}
+        clones: dict[RepoLocation, BareClone] = {}
+        for location in catalog.repositories:
+            credential = catalog.credential_for(location.url)
+            old = old_clones.get(location)
+            same = old and old.credential == credential and old.timeout == catalog.fetch_timeout
+            clones[location] = (
+                old
+                if old and same
+                else BareClone(location, catalog.cache_dir, credential, catalog.fetch_timeout)
+            )
+        specs: dict[RepoLocation, list[ModuleSpec]] = {location: [] for location in clones}
+        for spec in catalog.modules:
+            specs[spec.repo].append(spec)
+        ledgers = {
+            location: Ledger(catalog.cache_dir / "ledgers" / f"{clone.name}.json")
+            for location, clone in clones.items()
+        }
+        listed = {spec.address.key for spec in catalog.modules}
+        kept = [
+            e
+            for e in (previous.index.entries() if previous else [])
+            if e.spec.address.key in listed
+        ]
+        tags = {loc: t for loc, t in (previous.tags if previous else {}).items() if loc in clones}
+        return cls(
+            catalog,
+            MappingProxyType(clones),
+            MappingProxyType({location: tuple(s) for location, s in specs.items()}),
+            MappingProxyType(ledgers),
+            VersionIndex({e.spec.address.key: e for e in kept}),
+            MappingProxyType(tags),
+        )
+
+    def entries_of(self, location: RepoLocation) -> list[ModuleEntry]:
+        return [e for e in self.index.entries() if e.spec.repo == location]
+
+    def with_repository(
+        self, location: RepoLocation, entries: Iterable[ModuleEntry], tags: tuple[TagRef, ...]
+    ) -> RegistrySnapshot:
+        """This snapshot with one repository read anew: its modules' entries and its tags.
+        Entries made for modules this snapshot does not list (the catalog changed while the
+        repository was read) are left out, and the entries served before stay until the next
+        read of the repository replaces them."""
+        if location not in self.clones:
+            return self  # removed from the catalog meanwhile
+        current = set(self.specs[location])
+        fresh = {e.spec.address.key: e for e in entries if e.spec in current}
+        index = {key: e for key, e in self.index.items() if key not in fresh}
+        index.update(fresh)
+        return RegistrySnapshot(
+            self.catalog,
+            self.clones,
+            self.specs,
+            self.ledgers,
+            VersionIndex(index),
+            MappingProxyType({**self.tags, location: tags}),
+        )

@@ -1,0 +1,317 @@
+"""The module side of the registry: the snapshot requests read, and the sync service that
+replaces it.
+
+Every change goes through `sync_repo`, whatever triggered it (start-up, polling, watching, a
+webhook, a fresh read, a client asking for a version we lack, a catalog reload): it fetches one
+repository, reads its tags through the module policies, and swaps in a new RegistrySnapshot
+whole (one assignment under a lock). A request reads `registry.snapshot` once and sees one
+consistent world; each repository's RepoStatus is kept beside it, in `registry.status`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+
+from gitreg.catalog.model import Catalog
+from gitreg.errors import NotFound, SourceError
+from gitreg.git.clone import BareClone, TagRef, move_old_clones
+from gitreg.git.location import RepoLocation
+from gitreg.modules.index import ModuleEntry
+from gitreg.modules.resolve import ModuleVersions, resolve_versions
+from gitreg.modules.snapshot import RegistrySnapshot
+from gitreg.modules.status import Mechanism, RepoStatus, StatusBoard, StatusStore
+from gitreg.modules.tag_policy import effective_tags
+from gitreg.tags import parse_version, released_version
+
+log = logging.getLogger(__name__)
+
+_FETCH_CONCURRENCY = 8
+ON_DEMAND_EVERY = 10.0  # seconds between refreshes one repository's cache misses may cause
+
+
+class Registry:
+    """`snapshot`, replaced whole by each sync; `status`, each repository's, beside it."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        move_old_clones(catalog.cache_dir)
+        self.status = StatusBoard(StatusStore(catalog.cache_dir / "state"))
+        self.sync_counts: Counter[tuple[str, str]] = Counter()  # (mechanism, ok|failed|unchanged)
+        self._swap_lock = threading.Lock()
+        self._locks_lock = threading.Lock()
+        self._sync_locks: dict[RepoLocation, threading.Lock] = {}
+        self._on_demand: dict[RepoLocation, float] = {}
+        self._ledger_seen: dict[RepoLocation, int | None] = {}
+        snapshot = RegistrySnapshot.serving(catalog)
+        self.status.track((loc, clone.name) for loc, clone in snapshot.clones.items())
+        self.snapshot = snapshot
+
+    def tags_of(self, location: RepoLocation) -> tuple[TagRef, ...]:
+        """The repository's tags as last read (hosted providers gate their versions on them)."""
+        return self.snapshot.tags.get(location, ())
+
+    def unknown_versions(self, snapshot: RegistrySnapshot, location: RepoLocation) -> str | None:
+        """Why the repository's versions are unknown, or None when they are known (even if
+        there are none): it was never fetched and its clone holds no tag, so an empty list
+        would claim what nobody has read."""
+        status = self.status[location]
+        if not status.never_fetched or snapshot.tags.get(location):
+            return None
+        return status.last_error or "it has not been fetched yet"
+
+    def apply_catalog(self, catalog: Catalog) -> None:
+        """Serve a new catalog: new repositories are fetched, the others re-read, not fetched."""
+        with self._swap_lock:
+            before = self.snapshot
+            snapshot = RegistrySnapshot.serving(catalog, before)
+            self.status.track((loc, clone.name) for loc, clone in snapshot.clones.items())
+            self.snapshot = snapshot
+        self.refresh(fetch=lambda loc: loc not in before.clones, mechanism="reload")
+
+    def refresh(
+        self, fetch: bool | Callable[[RepoLocation], bool] = True, mechanism: Mechanism = "startup"
+    ) -> None:
+        """Sync every repository, several at a time. `fetch` may be a predicate on locations."""
+
+        def one(location: RepoLocation) -> None:
+            wanted = fetch(location) if callable(fetch) else fetch
+            self.sync_repo(location, mechanism, fetch=wanted)
+
+        self._each(one)
+
+    def read_clones(self) -> None:
+        """Serve what every clone already holds, fetching nothing (start-up: a hung Git server
+        must not delay serving what is on disk). A repository with no clone yet is listed with
+        no versions, and answers 503 until its first fetch."""
+
+        def one(location: RepoLocation) -> None:
+            with self._sync_lock(location):
+                snapshot = self.snapshot
+                clone = snapshot.clones[location]
+                tags, entries = self._scan_or_empty(snapshot, location, clone)
+                if clone.exists():
+                    _log_changes([], entries, "startup")
+                self._swap(location, tags, entries)
+
+        self._each(one)
+
+    def _each(self, work: Callable[[RepoLocation], None]) -> None:
+        """`work` on every repository, several at a time."""
+        locations = list(self.snapshot.clones)
+        workers = max(1, min(_FETCH_CONCURRENCY, len(locations)))
+        with ThreadPoolExecutor(workers, thread_name_prefix="gitreg-sync") as pool:
+            list(pool.map(work, locations))
+
+    def sync_repo(self, location: RepoLocation, mechanism: Mechanism, fetch: bool = True) -> bool:
+        """Fetch one repository and swap in its versions; False when the fetch or read failed.
+
+        A repository that cannot be fetched keeps the versions it had, or, at start-up, serves
+        what its clone already holds: a Git server outage never removes a version.
+        """
+        with self._sync_lock(location):
+            snapshot = self.snapshot
+            clone = snapshot.clones.get(location)
+            if clone is None:
+                return False  # removed from the catalog meanwhile
+            previous = snapshot.entries_of(location)
+            try:
+                if fetch:
+                    clone.fetch()
+                tags, entries = self._scan(snapshot, location, clone)
+            except SourceError as exc:
+                self._count(mechanism, "failed")
+                log.warning("%s; serving the versions known before", exc)
+                message = str(exc)
+                self._set_status(clone, lambda s: s.failed(message))
+                if not previous:
+                    self._swap(location, *self._scan_or_empty(snapshot, location, clone))
+                return False
+            served_differs = _summary(previous) != _summary(entries)
+            if served_differs:
+                _log_changes(previous, entries, mechanism)
+            if served_differs or snapshot.tags.get(location) != tags:
+                self._swap(location, tags, entries)
+            if fetch:  # a read of the clone alone is no sync: the status stays as it was
+                self._count(mechanism, "ok")
+                when, fingerprint = time.time(), _fingerprint(entries)
+                self._set_status(clone, lambda s: s.succeeded(when, fingerprint, mechanism))
+            return True
+
+    def poll_repo(self, location: RepoLocation, mechanism: Mechanism = "poll") -> bool:
+        """List the remote's tags (no fetch); fetch only when they differ from the clone's.
+        Raises SourceError when the remote cannot be reached, so the caller can back off."""
+        snapshot = self.snapshot
+        clone = snapshot.clones.get(location)
+        if clone is None:
+            return False
+        try:
+            remote = {
+                ref: sha for ref, sha in clone.remote_tags().items() if not ref.endswith("^{}")
+            }
+        except SourceError as exc:
+            self._count(mechanism, "failed")
+            message = str(exc)
+            self._set_status(clone, lambda s: s.failed(message))
+            raise
+        try:
+            unchanged = clone.exists() and clone.local_tags() == remote
+        except SourceError:
+            unchanged = False
+        status = self.status[location]
+        fingerprint = status.fingerprint
+        if unchanged and status.last_error is None and fingerprint is not None:
+            if snapshot.ledgers[location].version() != self._ledger_seen.get(location):
+                self.sync_repo(location, mechanism, fetch=False)  # an operator accepted a moved tag
+            self._count(mechanism, "unchanged")
+            when = time.time()
+            self._set_status(
+                clone, lambda s: s.succeeded(when, s.fingerprint or fingerprint, mechanism)
+            )
+            return False
+        if not self.sync_repo(location, mechanism):
+            raise SourceError(self.status[location].last_error or f"fetch from {location} failed")
+        return True
+
+    def on_miss_due(self, location: RepoLocation) -> bool:
+        """A client asked for a version we lack: whether that may refresh the repository now
+        (at most every ON_DEMAND_EVERY seconds); the caller then asks for the sync."""
+        now = time.monotonic()
+        with self._locks_lock:
+            if now - self._on_demand.get(location, -ON_DEMAND_EVERY) < ON_DEMAND_EVERY:
+                return False
+            self._on_demand[location] = now
+        return True
+
+    def accept(self, namespace: str, name: str, system: str, version: str) -> str:
+        """An operator's decision: the version's tag now publishes the commit it points at."""
+        snapshot = self.snapshot
+        entry = snapshot.index.get(namespace, name, system)
+        if entry is None:
+            raise NotFound(f"no module {namespace}/{name}/{system}")
+        wanted = str(parse_version(version.removeprefix("v")))
+        clone = snapshot.clones[entry.spec.repo]
+        for change in entry.changes:
+            released = released_version(entry.spec.tags, change.tag)
+            if released is not None and change.current and str(released) == wanted:
+                snapshot.ledgers[entry.spec.repo].accept(change.tag, change.current)
+                clone.keep({change.tag: change.current})
+                self.sync_repo(entry.spec.repo, "cli", fetch=False)
+                commit = change.current[:12]
+                return f"{entry.spec.address} {wanted}: tag {change.tag} now publishes {commit}"
+        raise NotFound(f"{entry.spec.address} {wanted}: no moved tag to accept")
+
+    def _scan(
+        self, snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone
+    ) -> tuple[tuple[TagRef, ...], list[ModuleEntry]]:
+        try:
+            tags = clone.tags()
+            ledger = snapshot.ledgers[location]
+            published = {tag: p.commit for tag, p in ledger.read().items()}
+            entries = []
+            with clone.open() as repo:
+                for spec in snapshot.specs[location]:
+                    effective, changes = effective_tags(
+                        spec, tags, published, partial(clone.has_commit, repo)
+                    )
+                    has_folder = partial(clone.has_folder, repo, folder=spec.path)
+                    entries.append(
+                        ModuleEntry(
+                            spec,
+                            clone.path,
+                            resolve_versions(spec, effective, has_folder),
+                            tuple(changes),
+                        )
+                    )
+            new = {
+                r.tag: r.commit
+                for e in entries
+                for r in e.versions.releases
+                if r.tag not in published
+            }
+            if new:
+                ledger.record(new)
+                clone.keep(new)
+            self._ledger_seen[location] = ledger.version()
+            return tuple(tags), entries
+        except SourceError:
+            raise
+        except Exception as exc:
+            # A corrupt clone is one repository's fault: it must not stop the others.
+            raise SourceError(f"cannot read the clone of {clone.location}: {exc!r}") from exc
+
+    def _scan_or_empty(
+        self, snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone
+    ) -> tuple[tuple[TagRef, ...], list[ModuleEntry]]:
+        if clone.exists():
+            try:
+                return self._scan(snapshot, location, clone)
+            except SourceError:
+                pass
+        # Listed but never read: known to the registry, with no versions yet.
+        return (), [
+            ModuleEntry(spec, clone.path, ModuleVersions((), (), 0))
+            for spec in snapshot.specs[location]
+        ]
+
+    def _swap(
+        self, location: RepoLocation, tags: tuple[TagRef, ...], entries: list[ModuleEntry]
+    ) -> None:
+        with self._swap_lock:
+            self.snapshot = self.snapshot.with_repository(location, entries, tags)
+
+    def _set_status(self, clone: BareClone, change: Callable[[RepoStatus], RepoStatus]) -> None:
+        self.status.update(clone.location, clone.name, change)
+
+    def _count(self, mechanism: Mechanism, result: str) -> None:
+        with self._locks_lock:
+            self.sync_counts[(mechanism, result)] += 1
+
+    def _sync_lock(self, location: RepoLocation) -> threading.Lock:
+        with self._locks_lock:
+            return self._sync_locks.setdefault(location, threading.Lock())
+
+
+def _fingerprint(entries: list[ModuleEntry]) -> str:
+    served = sorted((e.spec.address.key, e.versions.releases, e.changes) for e in entries)
+    return hashlib.sha256(repr(served).encode()).hexdigest()[:16]
+
+
+def _summary(entries: list[ModuleEntry]) -> dict[tuple[str, str, str], object]:
+    return {e.spec.address.key: (e.spec, e.versions, e.changes) for e in entries}
+
+
+def _log_changes(
+    previous: list[ModuleEntry], current: list[ModuleEntry], mechanism: Mechanism
+) -> None:
+    """New versions, newly ignored tags and new tag changes, each once."""
+    before = {e.spec.address.key: e for e in previous}
+    for entry in current:
+        old = before.get(entry.spec.address.key)
+        releases = entry.versions.releases
+        if old is None:  # the first read: one line per module, not one per version
+            newest = f", newest {releases[0].version}" if releases else ""
+            log.info("%s: %d versions%s (%s)", entry.spec.address, len(releases), newest, mechanism)
+        else:
+            for release in sorted(set(releases) - set(old.versions.releases), key=lambda r: r.tag):
+                log.info(
+                    "%s: new version %s (tag %s, commit %s; %s)",
+                    entry.spec.address,
+                    release.version,
+                    release.tag,
+                    release.commit[:12],
+                    mechanism,
+                )
+        old_ignored = set(old.versions.ignored) if old else set()
+        for ignored in entry.versions.ignored:
+            if ignored not in old_ignored:
+                log.info("%s: ignoring tag %s: %s", entry.spec.address, ignored.tag, ignored.reason)
+        old_changes = set(old.changes) if old else set()
+        for change in entry.changes:
+            if change not in old_changes:
+                log.warning("%s: %s", entry.spec.address, change)

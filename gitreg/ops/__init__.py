@@ -1,0 +1,1 @@
+"""What operators see: status reports, `gitreg list`, Prometheus metrics."""

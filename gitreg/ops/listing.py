@@ -1,0 +1,123 @@
+"""The text of `gitreg list`: modules with their versions, hosted providers with theirs, the
+network mirror's sources, then the state of each repository."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gitreg.catalog.model import Catalog, MirrorSettings, SecretRef
+from gitreg.modules.snapshot import RegistrySnapshot
+from gitreg.modules.status import StatusBoard
+from gitreg.modules.sync import Registry
+from gitreg.ops.reports import repository_reports
+from gitreg.providers.hosted import Providers
+
+Out = Callable[[str], None]
+
+
+def print_listing(registry: Registry, providers: Providers, out: Out = print) -> None:
+    snapshot = registry.snapshot
+    catalog = snapshot.catalog
+    sections = [
+        _modules(snapshot),
+        _providers(catalog, providers),
+        _network_mirror(catalog),
+        _repositories(snapshot, registry.status),
+    ]
+    for i, lines in enumerate(s for s in sections if s):
+        if i:
+            out("")
+        for line in lines:
+            out(line)
+
+
+def _modules(snapshot: RegistrySnapshot) -> list[str]:
+    catalog, lines = snapshot.catalog, []
+    for spec in catalog.modules:
+        entry = snapshot.index.get(*spec.address.key)
+        lines.append(f"{catalog.hostname}/{spec.address}")
+        details = [f"repo {spec.repo}", f"download {spec.download}"]
+        if spec.path:
+            details.insert(1, f"path {spec.path}")
+        details.append(f"moved tags: {spec.moved_tags}, deleted tags: {spec.deleted_tags}")
+        lines.append(f"  {', '.join(details)}")
+        if entry is None:
+            continue
+        for release in entry.versions.releases:
+            lines.append(
+                f"  {release.version:<24} tag {release.tag:<28} commit {release.commit[:12]}"
+            )
+        for ignored in entry.versions.ignored:
+            lines.append(f"  ignored tag {ignored.tag}: {ignored.reason}")
+        for change in entry.changes:
+            lines.append(f"  ! {change}")
+        if entry.versions.unmatched:
+            templates = ", ".join(str(t) for t in spec.tags)
+            lines.append(f"  ({entry.versions.unmatched} other tags fit none of: {templates})")
+    return lines
+
+
+def _providers(catalog: Catalog, providers: Providers) -> list[str]:
+    lines = []
+    for spec in catalog.providers:
+        entry = providers.get(spec.namespace, spec.type)
+        lines.append(f"  {catalog.hostname}/{spec}")
+        details = [f"artifacts {spec.artifacts}"]
+        if spec.repo:
+            details.append(f"repo {spec.repo}, tags {', '.join(str(t) for t in spec.tags)}")
+        lines.append(f"    {', '.join(details)}")
+        if entry is None:
+            continue
+        for release in entry.releases:
+            platforms = ", ".join(f"{p.os}_{p.arch}" for p in release.packages)
+            lines.append(f"    {release.version:<24} {platforms}")
+        for problem in entry.problems:
+            lines.append(f"    refused {problem}")
+        if warning := entry.warning():
+            lines.append(f"    warning: {warning}")
+    return ["providers", *lines] if lines else []
+
+
+def _network_mirror(catalog: Catalog) -> list[str]:
+    """Shown when the catalog configures it, or when it is all the registry serves (read-through
+    is on by default, so every registry answers as a mirror: saying so each time is noise)."""
+    mirror = catalog.mirror
+    if mirror == MirrorSettings() and (catalog.modules or catalog.providers):
+        return []
+    lines = ["network mirror"]
+    if catalog.providers:
+        lines.append(f"  hosted providers, under {catalog.hostname}")
+    lines += [f"  folder {folder}" for folder in mirror.folders]
+    if not mirror.read_through:
+        lines.append("  read-through: off")
+        return lines
+    lines.append("  read-through: on, to each provider's origin registry")
+    hosts = dict.fromkeys([h for h, _ in mirror.origins] + [h for h, _ in mirror.tokens])
+    for host in hosts:
+        token = mirror.token(host)
+        line = f"    {host}: {mirror.origin_url(host)}"
+        lines.append(f"{line}, token {_where(token)}" if token else line)
+    if mirror.ca_file:
+        lines.append(f"    origins' CA: {mirror.ca_file}")
+    return lines
+
+
+def _where(secret: SecretRef) -> str:
+    """Where a secret is kept, never the secret."""
+    return f"from ${secret.env}" if secret.env else f"from {secret.file}"
+
+
+def _repositories(snapshot: RegistrySnapshot, statuses: StatusBoard) -> list[str]:
+    reports = repository_reports(snapshot, statuses)
+    lines = ["repositories"] if reports else []
+    for report in reports:
+        lines.append(f"  {report.url}")
+        lines.append(f"    state: {report.state}")
+        lines.append(f"    last successful sync: {report.last_success or 'never'}")
+        if report.last_update:
+            lines.append(f"    last update: {report.last_update}, by {report.mechanism}")
+        if report.last_error:
+            lines.append(f"    last error: {report.last_error}")
+        for moved in report.tag_changes:
+            lines.append(f"    {moved.module}: {moved.kind} tag {moved.tag}, {moved.action}")
+    return lines

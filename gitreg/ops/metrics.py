@@ -1,0 +1,157 @@
+"""Prometheus metrics, read from the registry's state at each scrape (`/metrics`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from gitreg.freshness.deliveries import OUTCOMES
+from gitreg.freshness.webhooks import PARSERS
+from gitreg.mirror.origin import OriginRegistry
+from gitreg.modules.sync import Registry
+from gitreg.providers.hosted import Providers
+
+
+class RegistryCollector(Collector):
+    def __init__(self, registry: Registry, webhooks: Counter[tuple[str, str]]) -> None:
+        self.registry = registry
+        self.webhooks = webhooks
+
+    def collect(self) -> Iterator[Metric]:
+        registry = self.registry
+        snapshot = registry.snapshot
+        versions = GaugeMetricFamily(
+            "gitreg_module_versions", "Versions served, per module", labels=["module"]
+        )
+        changes = GaugeMetricFamily(
+            "gitreg_tag_changes",
+            "Published tags that moved or were deleted, by what gitreg does about it",
+            labels=["module", "kind", "action"],
+        )
+        for entry in snapshot.index.entries():
+            module = str(entry.spec.address)
+            versions.add_metric([module], len(entry.versions.releases))
+            counted = Counter((c.kind, c.action) for c in entry.changes)
+            for (kind, action), n in sorted(counted.items()):
+                changes.add_metric([module, kind, action], n)
+        yield versions
+        yield changes
+        up = GaugeMetricFamily(
+            "gitreg_repository_up",
+            "1 when the last sync of the repository worked",
+            labels=["repository"],
+        )
+        last = GaugeMetricFamily(
+            "gitreg_repository_last_success_timestamp_seconds",
+            "When the repository last synced",
+            labels=["repository"],
+        )
+        for location in snapshot.clones:
+            status = registry.status[location]
+            up.add_metric([str(location)], 0 if status.last_error else 1)
+            if status.last_success:
+                last.add_metric([str(location)], status.last_success)
+        yield up
+        yield last
+        syncs = CounterMetricFamily(
+            "gitreg_syncs",
+            "Syncs, by what started them and how they ended",
+            labels=["mechanism", "result"],
+        )
+        for (mechanism, result), n in sorted(list(registry.sync_counts.items())):
+            syncs.add_metric([mechanism, result], n)
+        yield syncs
+        hooks = CounterMetricFamily(
+            "gitreg_webhooks",
+            "Webhook requests, by forge and outcome (accepted, unauthorized, no_repository, "
+            "ignored_event, bad_request)",
+            labels=["forge", "result"],
+        )
+        # Every forge and outcome, from zero: an alert on a rate sees the first refusal.
+        for forge in PARSERS:
+            for outcome in OUTCOMES:
+                hooks.add_metric([forge, outcome], self.webhooks[(forge, outcome)])
+        yield hooks
+
+
+class ProviderCollector(Collector):
+    """Hosted providers, and the network mirror: its requests, origins and downloads."""
+
+    def __init__(
+        self,
+        providers: Providers,
+        origin: OriginRegistry | None,
+        mirror_requests: Counter[tuple[str, str]],
+    ) -> None:
+        self.providers = providers
+        self.origin = origin
+        self.mirror_requests = mirror_requests
+
+    def collect(self) -> Iterator[Metric]:
+        versions = GaugeMetricFamily(
+            "gitreg_provider_versions", "Versions served, per hosted provider", labels=["provider"]
+        )
+        refused = GaugeMetricFamily(
+            "gitreg_provider_releases_refused",
+            "Releases in the folder that are not served (see /v1/status for why)",
+            labels=["provider"],
+        )
+        for entry in self.providers.entries():
+            versions.add_metric([str(entry.spec)], len(entry.releases))
+            refused.add_metric([str(entry.spec)], len(entry.problems))
+        yield versions
+        yield refused
+        requests = CounterMetricFamily(
+            "gitreg_mirror_requests",
+            "Network mirror requests, by what was asked and how it was answered",
+            labels=["kind", "result"],
+        )
+        for (kind, result), n in sorted(self.mirror_requests.items()):
+            requests.add_metric([kind, result], n)
+        yield requests
+        if self.origin is None:
+            return
+        up = GaugeMetricFamily(
+            "gitreg_mirror_origin_up",
+            "0 while read-through leaves a failed origin (or download host) alone",
+            labels=["host"],
+        )
+        failures = CounterMetricFamily(
+            "gitreg_mirror_origin_failures",
+            "Failed requests to an origin or download host (unreachable, timeout, 5xx, 429)",
+            labels=["host"],
+        )
+        for health in self.origin.health():
+            up.add_metric([health.host], 1 if health.up else 0)
+            failures.add_metric([health.host], health.failures)
+        yield up
+        yield failures
+        downloads = CounterMetricFamily(
+            "gitreg_mirror_downloads",
+            "Packages read through from origins into the cache, by outcome",
+            labels=["result"],
+        )
+        for result in ("ok", "failed"):
+            downloads.add_metric([result], self.origin.downloads[result])
+        yield downloads
+        yield CounterMetricFamily(
+            "gitreg_mirror_downloaded_bytes",
+            "Bytes of verified packages read through into the cache",
+            value=self.origin.downloaded_bytes,
+        )
+
+
+def exposition(
+    registry: Registry,
+    webhooks: Counter[tuple[str, str]],
+    providers: ProviderCollector | None = None,
+) -> bytes:
+    collectors = CollectorRegistry(auto_describe=False)
+    collectors.register(RegistryCollector(registry, webhooks))
+    if providers is not None:
+        collectors.register(providers)
+    return generate_latest(collectors)

@@ -1,0 +1,72 @@
+"""Per-repository state for people: `gitreg list` prints it, `/v1/status` serves it as JSON."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+from gitreg.modules.snapshot import RegistrySnapshot
+from gitreg.modules.status import StatusBoard
+
+
+@dataclass(frozen=True)
+class TagChangeReport:
+    module: str
+    tag: str
+    kind: str  # moved | deleted
+    published: str
+    current: str | None
+    action: str  # pinned | followed | quarantined | kept | removed
+
+
+@dataclass(frozen=True)
+class RepositoryReport:
+    url: str
+    modules: list[str]
+    state: str  # ok | failing (serving what it read before) | never fetched
+    last_success: str | None
+    last_error: str | None
+    last_update: str | None
+    mechanism: str | None
+    tag_changes: list[TagChangeReport]
+
+
+def repository_reports(snapshot: RegistrySnapshot, statuses: StatusBoard) -> list[RepositoryReport]:
+    reports = []
+    for location, specs in snapshot.specs.items():
+        if not specs:
+            continue  # a repository only providers use
+        status = statuses[location]
+        changes = []
+        for spec in specs:
+            entry = snapshot.index.get(*spec.address.key)
+            for change in entry.changes if entry else ():
+                changes.append(
+                    TagChangeReport(
+                        str(spec.address),
+                        change.tag,
+                        change.kind,
+                        change.published,
+                        change.current,
+                        change.action,
+                    )
+                )
+        reports.append(
+            RepositoryReport(
+                url=str(location),
+                modules=[str(spec.address) for spec in specs],
+                state=status.state,
+                last_success=_iso(status.last_success),
+                last_error=status.last_error,
+                last_update=_iso(status.last_update),
+                mechanism=status.mechanism,
+                tag_changes=changes,
+            )
+        )
+    return reports
+
+
+def _iso(when: float | None) -> str | None:
+    if when is None:
+        return None
+    return datetime.datetime.fromtimestamp(when, datetime.UTC).isoformat(timespec="seconds")

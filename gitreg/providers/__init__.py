@@ -1,0 +1,1 @@
+"""providers.v1: release folders, signatures, package hashes, the provider index."""

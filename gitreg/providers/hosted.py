@@ -1,0 +1,172 @@
+"""Hosted providers: their releases, read from artifact folders (and gated by tags when a
+provider names a repository), in an immutable index swapped whole on each rescan. A catalog
+reload builds new Providers from the old ones, and the watch follows whichever is served."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Protocol
+
+from watchfiles import awatch
+
+from gitreg.catalog.model import Catalog, ProviderSpec
+from gitreg.git.clone import TagRef
+from gitreg.git.location import RepoLocation
+from gitreg.providers.artifacts import ArtifactFolder, ProviderRelease, ReleaseProblem
+from gitreg.providers.signing import Keyring, PublicKey
+from gitreg.tags import released_version
+
+log = logging.getLogger(__name__)
+
+_RESCAN_MS = 2000  # also rescan this often: tags of gating repositories change without file events
+
+
+class RepositoryTags(Protocol):
+    """Where a gating repository's tags come from (the module registry, as it last read them)."""
+
+    def tags_of(self, location: RepoLocation) -> Sequence[TagRef]: ...
+
+
+@dataclass(frozen=True)
+class ProviderEntry:
+    spec: ProviderSpec
+    releases: tuple[ProviderRelease, ...]  # newest first
+    problems: tuple[ReleaseProblem, ...]
+    untagged: tuple[str, ...] = ()  # good releases left out: no tag of the repository fits them
+
+    def release(self, version: str) -> ProviderRelease | None:
+        return next((r for r in self.releases if r.version == version), None)
+
+    def warning(self) -> str | None:
+        """Why nothing is served when no release was refused: a provider before its first
+        release looks just like a mistyped artifacts folder, so it is said, not an error."""
+        if self.releases or self.problems:
+            return None
+        if self.untagged:
+            templates = ", ".join(str(t) for t in self.spec.tags)
+            return f"serves no version: no tag fits {templates} for {', '.join(self.untagged)}"
+        pattern = f"terraform-provider-{self.spec.type}_VERSION_OS_ARCH.zip"
+        return f"has no release in {self.spec.artifacts} (no {pattern})"
+
+
+class Providers:
+    def __init__(
+        self, catalog: Catalog, repositories: RepositoryTags, previous: Providers | None = None
+    ) -> None:
+        """With `previous` (the providers of the catalog served before), what did not change is
+        kept: the keyring, and each release folder reader with its zip hashes."""
+        self.repositories = repositories
+        keyring = Keyring.load(catalog.signing_keys, catalog.verify_keys)
+        if previous is not None and _same_keys(previous.keyring, keyring):
+            keyring = previous.keyring
+        self.keyring: Keyring = keyring
+        kept = previous.folders if previous is not None and previous.keyring is keyring else {}
+        signatures = catalog.cache_dir / "signatures"
+        self.folders: dict[tuple[str, str], tuple[ProviderSpec, ArtifactFolder]] = {}
+        for spec in catalog.providers:
+            folder = _kept_folder(kept.get(spec.key), spec) or ArtifactFolder(
+                spec.artifacts, spec.type, keyring, signatures
+            )
+            self.folders[spec.key] = (spec, folder)
+        # The index served before: the first rescan logs what changed, not everything again.
+        self._index: Mapping[tuple[str, str], ProviderEntry] = (
+            previous._index if previous is not None else MappingProxyType({})
+        )
+        # Shared with `previous`: the two never scan the same folders at once.
+        self._lock: threading.Lock = previous._lock if previous is not None else threading.Lock()
+
+    def get(self, namespace: str, provider_type: str) -> ProviderEntry | None:
+        return self._index.get((namespace.lower(), provider_type.lower()))
+
+    def entries(self) -> list[ProviderEntry]:
+        return list(self._index.values())
+
+    def public_keys(self) -> list[PublicKey]:
+        return self.keyring.public_keys()
+
+    def watched_folders(self) -> list[Path]:
+        """The release folders that exist now (watchfiles cannot watch a missing one)."""
+        return [folder.folder for _, folder in self.folders.values() if folder.folder.is_dir()]
+
+    def refresh(self) -> None:
+        """Rescan every artifact folder (zip hashes are kept while files do not change)."""
+        with self._lock:
+            index = {}
+            for key, (spec, folder) in self.folders.items():
+                releases, problems = folder.scan()
+                releases, untagged = self._gate(spec, releases)
+                entry = ProviderEntry(spec, tuple(releases), tuple(problems), tuple(untagged))
+                old = self._index.get(key)
+                if old is None or old.problems != tuple(problems):
+                    for problem in problems:
+                        log.warning("provider %s %s", spec, problem)
+                warning = entry.warning()
+                if warning and (old is None or old.warning() != warning):
+                    log.warning("provider %s %s", spec, warning)
+                if old is None or [r.version for r in old.releases] != [
+                    r.version for r in releases
+                ]:
+                    log.info(
+                        "provider %s: versions %s",
+                        spec,
+                        ", ".join(r.version for r in releases) or "none",
+                    )
+                index[key] = entry
+            self._index = MappingProxyType(index)
+
+    def _gate(
+        self, spec: ProviderSpec, releases: list[ProviderRelease]
+    ) -> tuple[list[ProviderRelease], list[str]]:
+        """With a repository, a version is published only while a matching tag exists: the
+        releases served, and the versions left out."""
+        if spec.repo is None:
+            return releases, []
+        tagged = {
+            str(version)
+            for tag in self.repositories.tags_of(spec.repo)
+            if tag.commit is not None
+            and (version := released_version(spec.tags, tag.name)) is not None
+        }
+        served = [r for r in releases if r.version in tagged]
+        return served, [r.version for r in releases if r.version not in tagged]
+
+
+def _same_keys(old: Keyring, new: Keyring) -> bool:
+    """Whether two keyrings sign and verify alike: the same keys in the same order."""
+    return old.can_sign == new.can_sign and old.public_keys() == new.public_keys()
+
+
+def _kept_folder(
+    old: tuple[ProviderSpec, ArtifactFolder] | None, spec: ProviderSpec
+) -> ArtifactFolder | None:
+    if old is None or (old[0].artifacts, old[0].type) != (spec.artifacts, spec.type):
+        return None
+    return old[1]
+
+
+async def watch_providers(served: Callable[[], Providers]) -> None:
+    """Rescan the served providers when a release lands in a folder, and every couple of
+    seconds; when a reload serves other providers, or a folder appears or goes, watch anew.
+    Runs until cancelled."""
+    while True:
+        providers = served()
+        folders = providers.watched_folders()
+        if not folders:
+            while served() is providers and not providers.watched_folders():
+                await asyncio.sleep(_RESCAN_MS / 1000)
+            continue
+        async for _ in awatch(*folders, rust_timeout=_RESCAN_MS, yield_on_timeout=True, step=200):
+            if served() is not providers:
+                break
+            try:
+                await asyncio.to_thread(providers.refresh)
+            except Exception:  # a background loop: one bad scan must not end the watch
+                log.exception("rescanning the provider folders failed; trying again")
+            if providers.watched_folders() != folders:
+                break

@@ -1,0 +1,58 @@
+"""What the app's handlers share, as one typed value that the lifespan yields (Starlette's
+lifespan state): handlers read `state_of(request).registry`, never an untyped bag."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from starlette.requests import Request
+
+from gitreg.freshness.deliveries import DeliveryLog, SeenDeliveries
+from gitreg.freshness.fresh_reads import FreshReads
+from gitreg.freshness.live import LiveCatalog, ProviderSide
+from gitreg.freshness.sync_queue import SyncQueue
+from gitreg.modules.archive_cache import ArchiveCache
+from gitreg.modules.sync import Registry
+from gitreg.providers.hosted import Providers
+
+STATE_KEY = "gitreg"
+
+
+@dataclass(frozen=True)
+class RegistryState:
+    """The module side (`registry`, and the checks that keep its reads fresh), the provider side
+    (`live.side`, swapped whole on a reload), the archive cache, and the counters and tasks that
+    outlive a reload."""
+
+    registry: Registry
+    archives: ArchiveCache
+    live: LiveCatalog
+    fresh_reads: FreshReads
+    syncs: SyncQueue
+    webhook_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (forge, outcome)
+    webhook_log: DeliveryLog = field(default_factory=DeliveryLog)
+    seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
+    mirror_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (kind, outcome)
+
+    @classmethod
+    def build(
+        cls,
+        registry: Registry,
+        archives: ArchiveCache,
+        providers: Providers | None = None,
+        fresh_reads: FreshReads | None = None,
+    ) -> RegistryState:
+        catalog = registry.snapshot.catalog
+        if providers is None:
+            providers = Providers(catalog, registry)
+        side = ProviderSide.build(catalog, providers)
+        live = LiveCatalog(registry, side)
+        return cls(
+            registry, archives, live, fresh_reads or FreshReads(registry), SyncQueue(registry)
+        )
+
+
+def state_of(request: Request) -> RegistryState:
+    state: RegistryState = getattr(request.state, STATE_KEY)
+    return state

@@ -1,0 +1,107 @@
+"""registry.yaml edited while serving: a valid edit is applied live without dropping requests,
+an invalid one is refused and the previous catalog keeps serving; SIGHUP reloads too."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from gitreg.catalog.load import load_catalog
+from tests.support.gitrepo import GitRepo, module_files
+from tests.support.servers import RegistryServer, free_port, start_gitreg, wait_until
+
+
+def _catalog(root: Path, modules: list[str], extra: str = "") -> str:
+    lines = "".join(
+        f"  - {{namespace: org, name: {name}, system: x, repo: {root / name}}}\n"
+        for name in modules
+    )
+    return f"cache_dir: cache\nrefresh_interval: 1h\n{extra}modules:\n{lines}"
+
+
+@pytest.fixture
+def repos(tmp_path: Path) -> Path:
+    for name in ("one", "two"):
+        GitRepo(tmp_path / name).release("v1.0.0", module_files(f"{name}-1.0.0"))
+    return tmp_path
+
+
+def _versions(base: str, name: str) -> int:
+    return httpx.get(f"{base}/v1/modules/org/{name}/x/versions").status_code
+
+
+def test_valid_edit_applies_live_without_dropping_requests(repos: Path) -> None:
+    path = repos / "registry.yaml"
+    path.write_text(_catalog(repos, ["one"]))
+    with RegistryServer(load_catalog(path), refresh=True) as server:
+        statuses: list[int] = []
+        stop = threading.Event()
+
+        def hammer() -> None:
+            with httpx.Client(base_url=server.url) as client:
+                for _ in range(2000):  # bounded; stops early when the edit has landed
+                    if stop.is_set():
+                        return
+                    statuses.append(client.get("/v1/modules/org/one/x/versions").status_code)
+
+        worker = threading.Thread(target=hammer)
+        worker.start()
+        time.sleep(0.3)
+        path.write_text(_catalog(repos, ["one", "two"]))
+        wait_until(lambda: _versions(server.url, "two") == 200)
+        stop.set()
+        worker.join(timeout=30)
+        assert statuses and set(statuses) == {200}
+        report = httpx.get(f"{server.url}/v1/status").json()["repositories"]
+        assert {r["modules"][0]: r["mechanism"] for r in report} == {
+            "org/one/x": "startup",
+            "org/two/x": "reload",
+        }
+        # Removing a module stops serving it.
+        path.write_text(_catalog(repos, ["two"]))
+        wait_until(lambda: _versions(server.url, "one") == 404)
+
+
+def test_invalid_edit_is_refused_and_the_old_catalog_serves(
+    repos: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = repos / "registry.yaml"
+    path.write_text(_catalog(repos, ["one"]))
+    with RegistryServer(load_catalog(path), refresh=True) as server:
+        time.sleep(0.3)
+        path.write_text(_catalog(repos, ["one", "two"]) + "colour: blue\n")
+        wait_until(lambda: "still serving the previous catalog" in caplog.text)
+        assert "colour (line" in caplog.text and "unknown key" in caplog.text
+        assert _versions(server.url, "one") == 200 and _versions(server.url, "two") == 404
+
+
+def test_sighup_reloads(repos: Path) -> None:
+    path = repos / "registry.yaml"
+    path.write_text(_catalog(repos, ["one"], "watch_catalog: false\n"))
+    port = free_port()
+    process = start_gitreg("serve", "--config", str(path), "--listen", f"127.0.0.1:{port}")
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: _safe_status(base, "one") == 200, timeout=60)
+        path.write_text(_catalog(repos, ["one", "two"], "watch_catalog: false\n"))
+        time.sleep(0.5)
+        assert _versions(base, "two") == 404  # not watched: nothing happens until the signal
+        process.send_signal(signal.SIGHUP)
+        wait_until(lambda: _versions(base, "two") == 200)
+    finally:
+        process.terminate()
+        output, _ = process.communicate(timeout=30)
+    assert process.returncode == 0, output
+    assert "catalog reloaded: 2 modules" in output
+
+
+def _safe_status(base: str, name: str) -> int:
+    try:
+        return _versions(base, name)
+    except httpx.HTTPError:
+        return 0

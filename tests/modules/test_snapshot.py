@@ -1,0 +1,113 @@
+"""The registry's state is one immutable snapshot, swapped whole: by a sync that changes what
+is served, by a catalog reload; a poll that finds nothing new only moves the status beside it."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from gitreg.modules.snapshot import RegistrySnapshot
+from gitreg.modules.sync import Registry
+from gitreg.tags import TagTemplate
+from tests.conftest import WriteCatalog
+from tests.support.gitrepo import GitRepo, module_files
+
+
+def _repo(path: Path, *tags: str) -> GitRepo:
+    repo = GitRepo(path)
+    for tag in tags:
+        repo.release(tag, module_files(tag))
+    return repo
+
+
+def _module(name: str, repo: GitRepo, extra: str = "") -> str:
+    return f"  - {{namespace: a, name: {name}, system: x, repo: {repo.path}{extra}}}\n"
+
+
+def test_a_poll_that_finds_nothing_new_keeps_the_snapshot(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    repo = _repo(tmp_path / "r", "v1.0.0")
+    registry = Registry(write_catalog("modules:\n" + _module("m", repo)))
+    registry.refresh()
+    before = registry.snapshot
+    location = next(iter(before.clones))
+    assert registry.poll_repo(location) is False
+    assert registry.snapshot is before  # nothing served changed: nothing was copied
+    assert registry.sync_counts[("poll", "unchanged")] == 1
+    assert registry.status[location].last_error is None
+    assert registry.status[location].mechanism == "startup"  # what last changed the versions
+
+
+def test_a_new_tag_swaps_in_a_new_snapshot_and_leaves_the_old_one_whole(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    repo = _repo(tmp_path / "r", "v1.0.0")
+    registry = Registry(write_catalog("modules:\n" + _module("m", repo)))
+    registry.refresh()
+    before = registry.snapshot
+    location = next(iter(before.clones))
+    repo.release("v1.1.0", module_files("1.1.0"))
+    assert registry.poll_repo(location) is True
+    after = registry.snapshot
+    assert after is not before
+    assert after.catalog is before.catalog and after.clones is before.clones
+    old, new = before.index.get("a", "m", "x"), after.index.get("a", "m", "x")
+    assert old and [r.version for r in old.versions.releases] == ["1.0.0"]
+    assert new and [r.version for r in new.versions.releases] == ["1.1.0", "1.0.0"]
+    assert [t.name for t in before.tags[location]] == ["v1.0.0"]
+    assert [t.name for t in registry.tags_of(location)] == ["v1.0.0", "v1.1.0"]
+
+
+def test_a_reload_swaps_the_catalog_and_the_index_together(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    kept, dropped, added = (_repo(tmp_path / n, "v1.0.0") for n in ("kept", "dropped", "added"))
+    registry = Registry(
+        write_catalog("modules:\n" + _module("kept", kept) + _module("dropped", dropped))
+    )
+    registry.refresh()
+    before = registry.snapshot
+    catalog = write_catalog("modules:\n" + _module("kept", kept) + _module("added", added))
+    registry.apply_catalog(catalog)
+    after = registry.snapshot
+    assert after.catalog is catalog
+    assert sorted(k[1] for k, _ in after.index.items()) == ["added", "kept"]
+    assert sorted(loc.url for loc in after.clones) == sorted([str(kept.path), str(added.path)])
+    dropped_location = next(loc for loc in before.clones if loc.url == str(dropped.path))
+    assert registry.status[dropped_location].last_success is None  # forgotten with it
+    # the snapshot served before is untouched: a request still holding it sees the old world
+    assert before.index.get("a", "dropped", "x") is not None
+    assert before.index.get("a", "added", "x") is None
+
+
+def test_a_module_stays_served_across_a_reload_until_its_repository_is_read_again(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    repo = _repo(tmp_path / "r", "v1.0.0", "release-2.0.0")
+    registry = Registry(write_catalog("modules:\n" + _module("m", repo)))
+    registry.refresh()
+    before = registry.snapshot
+    catalog = write_catalog("modules:\n" + _module("m", repo, ", tags: 'release-{version}'"))
+    staged = RegistrySnapshot.serving(catalog, before)
+    entry = staged.index.get("a", "m", "x")
+    assert entry and [r.version for r in entry.versions.releases] == ["1.0.0"]  # not a 404
+    registry.apply_catalog(catalog)
+    entry = registry.snapshot.index.get("a", "m", "x")
+    assert entry and [r.version for r in entry.versions.releases] == ["2.0.0"]
+
+
+def test_a_read_made_for_an_older_catalog_is_not_served(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    repo = _repo(tmp_path / "r", "v1.0.0")
+    registry = Registry(write_catalog("modules:\n" + _module("m", repo)))
+    registry.refresh()
+    snapshot = registry.snapshot
+    location = next(iter(snapshot.clones))
+    served = snapshot.index.get("a", "m", "x")
+    assert served is not None
+    other = dataclasses.replace(served.spec, tags=(TagTemplate.parse("x{version}"),))
+    stale = dataclasses.replace(served, spec=other)  # as if read under another catalog
+    swapped = snapshot.with_repository(location, [stale], snapshot.tags[location])
+    assert swapped.index.get("a", "m", "x") is served

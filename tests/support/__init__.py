@@ -1,0 +1,1 @@
+"""Shared test helpers: Git repositories, servers on 127.0.0.1, provider releases, the terraform CLI."""
