@@ -7,8 +7,11 @@ GitregError
 ├── StartupError         the server cannot start: its address is taken, its TLS files are unusable
 ├── ClientError          the client asked for something malformed
 │   ├── NotFound         well-formed, but we do not have it
-│   └── Unauthorized     a webhook whose signature matches no configured secret
+│   ├── Unauthorized     no credentials, or none we know: a webhook's signature, a client token
+│   └── Forbidden        credentials we know, that do not open this (or a download URL's
+│                        signature that is expired, tampered with or for another path)
 ├── SourceError          a Git repository could not be fetched or read
+├── AuthUnavailable      who the client is cannot be told now: its issuer or Git server is down
 ├── ArchiveError         an archive could not be built from a commit, or kept on disk
 │   └── ArchiveTooLarge  the commit's tree is over a limit of `archives:` in registry.yaml
 └── OriginError          an origin registry's answer is missing, malformed or fails verification
@@ -62,7 +65,16 @@ class NotFound(ClientError):
 
 
 class Unauthorized(ClientError):
-    """A webhook whose signature matches no configured secret."""
+    """No credentials, or credentials nobody issued: a webhook signature, a client token."""
+
+
+class Forbidden(ClientError):
+    """Credentials we know that do not open this; or a download URL's bad signature."""
+
+
+class AuthUnavailable(GitregError):
+    """The client's credentials cannot be checked now (its OIDC issuer or Git server fails);
+    never read as "allowed", nor as "refused for good"."""
 
 
 class SourceError(GitregError):

@@ -13,6 +13,7 @@ import yaml
 
 from gitreg.address import ModuleAddress
 from gitreg.catalog import yamldoc
+from gitreg.catalog.auth import AuthSection
 from gitreg.catalog.model import (
     SECRET_USES,
     ArchiveLimits,
@@ -62,7 +63,7 @@ def load_catalog(path: Path, secrets: Collection[SecretUse] = SECRET_USES) -> Ca
     return catalog
 
 
-class _Reader(ProviderSections):
+class _Reader(ProviderSections, AuthSection):
     """Reads the catalog's own keys, collecting problems instead of stopping at the first."""
 
     def catalog(self, document: Any, source: Path) -> Catalog | None:
@@ -88,6 +89,7 @@ class _Reader(ProviderSections):
                 "signing",
                 "mirror",
                 "archives",
+                "auth",
             },
         )
         if top is None:
@@ -130,6 +132,7 @@ class _Reader(ProviderSections):
             verify_keys=verify_keys,
             mirror=self.mirror(top),
             archive_limits=self.archive_limits(top),
+            auth=self.auth(top),
         )
 
     def archive_limits(self, top: yamldoc.Mapping) -> ArchiveLimits:

@@ -15,9 +15,11 @@ DownloadMode = Literal["archive", "git"]
 ArchiveScope = Literal["repository", "folder"]
 MovedPolicy = Literal["pin", "follow", "quarantine"]
 DeletedPolicy = Literal["keep", "remove"]
-# What a secret named in the catalog is for: Git credentials, webhook secrets, origin tokens.
-SecretUse = Literal["git", "webhook", "origin"]
-SECRET_USES: frozenset[SecretUse] = frozenset(("git", "webhook", "origin"))
+# What a secret named in the catalog is for: Git credentials, webhook secrets, origin tokens,
+# and the registry's own: client tokens and the key that signs download URLs.
+SecretUse = Literal["git", "webhook", "origin", "auth"]
+SECRET_USES: frozenset[SecretUse] = frozenset(("git", "webhook", "origin", "auth"))
+GitCheckUrl = Literal["repo", "git_url"]
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,60 @@ class ArchiveLimits:
 
 
 @dataclass(frozen=True)
+class TokenSpec:
+    """A client token: its name (the only thing logs and metrics show), where its value is known
+    from, and what it opens. `read` holds namespace patterns (`team-*`; `*` is every one)."""
+
+    name: str
+    sha256: str | None = None  # the hex SHA-256 of the token (token_sha256)
+    source: SecretRef | None = None  # token_env or token_file; a file is re-read when it changes
+    read: tuple[str, ...] = ()
+    mirror: bool = False  # may use the provider network mirror
+    ops: bool = False  # may read /v1/status and /metrics
+
+
+@dataclass(frozen=True)
+class GitCheck:
+    """auth.git: a client token that a module's own repository accepts (an authenticated
+    ls-remote over HTTPS, as `username`:token) opens that module; answers are kept `cache`
+    seconds, the good and the bad alike."""
+
+    check: GitCheckUrl = "repo"  # ask the repository gitreg fetches, or the module's git_url
+    username: str = "oauth2"
+    cache: float = 300.0
+    timeout: float = 10.0
+    ca_file: Path | None = None
+
+
+@dataclass(frozen=True)
+class OidcIssuer:
+    """auth.oidc[]: identity tokens (JWTs) of one issuer for one audience. A token whose claims
+    match every glob in `claims` may read the namespaces `read` names; `{claim}` in a pattern is
+    replaced by that claim's value (`{namespace_path}`)."""
+
+    name: str  # shown in logs and metrics
+    issuer: str  # https://...; its discovery document is ISSUER/.well-known/openid-configuration
+    audience: str
+    claims: tuple[tuple[str, str], ...] = ()
+    read: tuple[str, ...] = ()
+    mirror: bool = False
+    ops: bool = False
+    ca_file: Path | None = None  # the CA bundle that signs the issuer's HTTPS certificate
+
+
+@dataclass(frozen=True)
+class AuthSettings:
+    """auth: who may read what. Present: private by default, but for the `public` namespaces."""
+
+    public: tuple[str, ...] = ()  # namespace patterns anyone may read
+    tokens: tuple[TokenSpec, ...] = ()
+    url_keys: tuple[SecretRef, ...] = ()  # the first signs download URLs; the rest still verify
+    download_ttl: float = 600.0
+    git: GitCheck | None = None
+    oidc: tuple[OidcIssuer, ...] = ()
+
+
+@dataclass(frozen=True)
 class Catalog:
     source: Path
     hostname: str
@@ -153,6 +209,7 @@ class Catalog:
     verify_keys: tuple[Path, ...] = ()  # public keys that may have signed a release themselves
     mirror: MirrorSettings = MirrorSettings()
     archive_limits: ArchiveLimits = ArchiveLimits()  # what one archive may hold
+    auth: AuthSettings | None = None  # None: open to all, as without an auth: section
 
     @property
     def repositories(self) -> list[RepoLocation]:

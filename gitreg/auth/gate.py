@@ -1,0 +1,182 @@
+"""The one decision every protected request goes through: who sends it (a client token from
+registry.yaml, a CI identity token, or a token only the module's Git server knows) and whether
+that opens what it asks for. Counted per principal and outcome for /v1/status and /metrics."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import re
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitreg.auth.principal import ANONYMOUS, Access, NamespaceScope, Principal, Verifier
+from gitreg.auth.signed_urls import UrlSigner, generated_key
+from gitreg.auth.tokens import StaticTokens
+from gitreg.catalog.model import AuthSettings
+from gitreg.errors import AuthUnavailable, Forbidden, Unauthorized
+
+log = logging.getLogger(__name__)
+
+_BEARER = re.compile(r"bearer +([A-Za-z0-9\-._~+/]+=*) *", re.IGNORECASE)
+_BASIC = re.compile(r"basic +([A-Za-z0-9+/]+=*) *", re.IGNORECASE)
+GIT = Principal("git", git=True)  # a token no one here issued, that Git servers may accept
+
+# Asks the module's Git server whether `token` may read the repository at `url`.
+GitAsk = Callable[[str, str], Awaitable[bool]]
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a request wants: `read` a namespace (`what` names the module or provider, and
+    `git_url` is its repository, when the Git server may decide), the `mirror`, or `ops`."""
+
+    access: Access
+    what: str
+    namespace: str | None = None
+    git_url: Callable[[], str | None] | None = None
+
+
+class Gate:
+    def __init__(
+        self,
+        settings: AuthSettings,
+        signer: UrlSigner,
+        counts: Counter[tuple[str, str]],
+        verifiers: Sequence[Verifier] = (),
+        git: GitAsk | None = None,
+    ) -> None:
+        self.settings = settings
+        self.public = NamespaceScope(settings.public)
+        self.tokens = StaticTokens(settings.tokens)
+        self.signer = signer
+        self.counts = counts
+        self.verifiers = tuple(verifiers)
+        self.git = git
+
+    @classmethod
+    def build(
+        cls,
+        settings: AuthSettings,
+        cache_dir: Path,
+        counts: Counter[tuple[str, str]],
+        verifiers: Sequence[Verifier] = (),
+        git: GitAsk | None = None,
+    ) -> Gate:
+        keys = [v.encode() for ref in settings.url_keys if (v := ref.value())]
+        if not keys:
+            keys = [generated_key(cache_dir)]
+        signer = UrlSigner(keys, settings.download_ttl)
+        return cls(settings, signer, counts, verifiers, git)
+
+    def is_public(self, namespace: str) -> bool:
+        return self.public.covers(namespace)
+
+    async def admit(self, authorization: str | None, target: Target) -> Principal:
+        """The principal `target` is opened to; Unauthorized, Forbidden or AuthUnavailable,
+        each saying why, otherwise."""
+        if target.access == "read" and target.namespace and self.public.covers(target.namespace):
+            self.counts[(ANONYMOUS.name, "public")] += 1
+            return ANONYMOUS
+        try:
+            principal, token = await self._identify(authorization)
+            if principal.may(target.access, target.namespace):
+                self.counts[(principal.name, "allowed")] += 1
+                return principal
+            if principal.git and target.access == "read" and await self._git_allows(token, target):
+                self.counts[(principal.name, "allowed")] += 1
+                return principal
+        except Unauthorized as exc:
+            self.counts[(_name_in(exc), _reason_in(exc))] += 1
+            raise
+        except AuthUnavailable:
+            self.counts[("unknown", "unavailable")] += 1
+            raise
+        self.counts[(principal.name, "refused")] += 1
+        raise Forbidden(_refusal(principal, target))
+
+    def signed_url_principal(self, path: str, query: dict[str, str]) -> str:
+        """Who a signed download URL was given to; Forbidden when it does not verify."""
+        try:
+            name = self.signer.check(path, query)
+        except Forbidden:
+            self.counts[("anonymous", "bad_signature")] += 1
+            raise
+        self.counts[(name, "signed_url")] += 1
+        return name
+
+    async def _identify(self, authorization: str | None) -> tuple[Principal, str]:
+        token = bearer_token(authorization)
+        found = self.tokens.principal(token)
+        if found is not None:
+            return found, token
+        for verifier in self.verifiers:
+            found = await verifier.identify(token)
+            if found is not None:
+                return found, token
+        if self.git is not None:
+            return GIT, token
+        raise _Refused("unknown", "unknown_token", "the token is not one this registry knows")
+
+    async def _git_allows(self, token: str, target: Target) -> bool:
+        url = target.git_url() if target.git_url and self.git else None
+        return url is not None and self.git is not None and await self.git(token, url)
+
+    def close(self) -> None:
+        for verifier in self.verifiers:
+            verifier.close()
+
+
+def bearer_token(authorization: str | None) -> str:
+    """The token of `Authorization: Bearer TOKEN`, or the password of `Basic` (a netrc or a
+    URL's user:token, what OpenTofu sends for an archive); Unauthorized without one."""
+    if not authorization:
+        raise _Refused(
+            "anonymous",
+            "missing",
+            "this registry is private: send a token (Authorization: Bearer ...); the README's"
+            " 'Private registry' section shows how to give Terraform one",
+        )
+    if match := _BEARER.fullmatch(authorization):
+        return match[1]
+    if match := _BASIC.fullmatch(authorization):
+        try:
+            _, sep, password = base64.b64decode(match[1], validate=True).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            sep, password = "", ""
+        if sep and password:
+            return password
+    raise _Refused(
+        "anonymous", "malformed", "the Authorization header must be 'Bearer TOKEN' (or Basic)"
+    )
+
+
+class _Refused(Unauthorized):
+    """Unauthorized, with who (as far as known) and why, for the counts."""
+
+    def __init__(self, name: str, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.name, self.reason = name, reason
+
+
+def _name_in(exc: Unauthorized) -> str:
+    return exc.name if isinstance(exc, _Refused) else "unknown"
+
+
+def _reason_in(exc: Unauthorized) -> str:
+    return exc.reason if isinstance(exc, _Refused) else "invalid_token"
+
+
+def _refusal(principal: Principal, target: Target) -> str:
+    """Said the same whether `target` exists or not: a token outside a namespace learns nothing
+    of what is in it."""
+    if target.access == "mirror":
+        return f"token {principal.name!r} may not use the network mirror (it needs mirror: true)"
+    if target.access == "ops":
+        return f"token {principal.name!r} may not read {target.what} (it needs ops: true)"
+    if principal.git and principal.read == NamespaceScope():
+        return f"{target.what}: its Git server did not accept this token"
+    return f"token {principal.name!r} may not read {target.what} (it reads {principal.read})"

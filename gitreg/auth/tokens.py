@@ -1,0 +1,97 @@
+"""Client tokens listed in registry.yaml, held as SHA-256 digests: a request's token is hashed
+once and looked up, then compared in constant time. A token_file is read again when it changes."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import os
+import secrets
+import threading
+import time
+from pathlib import Path
+
+from gitreg.auth.principal import NamespaceScope, Principal
+from gitreg.catalog.model import TokenSpec
+
+log = logging.getLogger(__name__)
+
+RECHECK_FILES = 1.0  # seconds between two looks at a token file's modification time
+
+
+def digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+def new_token() -> str:
+    """A fresh client token: 256 random bits, URL-safe, with a prefix that says what it is."""
+    return "gitreg_" + secrets.token_urlsafe(32)
+
+
+class StaticTokens:
+    """The `auth.tokens` list as a digest → principal table."""
+
+    def __init__(self, specs: tuple[TokenSpec, ...], git: bool = False) -> None:
+        self._specs = specs
+        self._git = git
+        self._lock = threading.Lock()
+        self._stamps: dict[Path, tuple[int, int] | None] = {}
+        self._checked = 0.0
+        self._table: dict[bytes, tuple[bytes, Principal]] = {}
+        self._build()
+
+    def principal(self, token: str) -> Principal | None:
+        self._recheck_files()
+        presented = digest(token)
+        # Looked up by digest, so the lookup's timing tells nothing of a token; and the digest
+        # found is compared again in constant time.
+        stored, found = self._table.get(presented, (b"", None))
+        return found if found and hmac.compare_digest(presented, stored) else None
+
+    def _build(self) -> None:
+        table: dict[bytes, tuple[bytes, Principal]] = {}
+        for spec in self._specs:
+            value = _digest_of(spec)
+            if value is None:
+                continue
+            principal = Principal(
+                spec.name, NamespaceScope(spec.read), spec.mirror, spec.ops, git=self._git
+            )
+            table[value] = (value, principal)
+        self._table = table
+        files = [s.source.file for s in self._specs if s.source and s.source.file]
+        self._stamps = {path: _stamp(path) for path in files}
+
+    def _recheck_files(self) -> None:
+        if not self._stamps:
+            return
+        now = time.monotonic()
+        if now - self._checked < RECHECK_FILES:
+            return
+        with self._lock:
+            if now - self._checked < RECHECK_FILES:
+                return
+            self._checked = now
+            if any(_stamp(path) != stamp for path, stamp in self._stamps.items()):
+                log.info("a token file changed: reading the tokens again")
+                self._build()
+
+
+def _digest_of(spec: TokenSpec) -> bytes | None:
+    if spec.sha256 is not None:
+        return bytes.fromhex(spec.sha256)
+    value = spec.source.value() if spec.source else None
+    if value is None:
+        # Checked at start-up; a file emptied or removed since then opens nothing until fixed.
+        log.warning("token %s: its token_env or token_file is empty or unreadable", spec.name)
+        return None
+    return digest(value)
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size)

@@ -1,0 +1,122 @@
+"""The `auth:` section of registry.yaml: public namespaces, client tokens, the key that signs
+download URLs, read by the same reader as the rest (every problem with its key path and line)."""
+
+from __future__ import annotations
+
+import re
+
+from gitreg.catalog import yamldoc
+from gitreg.catalog.model import AuthSettings, SecretRef, TokenSpec
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_PATTERN = re.compile(r"[A-Za-z0-9_*?-]{1,64}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_TOKEN_KEYS = {"name", "token_sha256", "token_env", "token_file", "read", "mirror", "ops"}
+AUTH_KEYS = {
+    "public",
+    "tokens",
+    "signing_key_env",
+    "signing_key_file",
+    "previous_signing_key_env",
+    "previous_signing_key_file",
+    "download_ttl",
+}
+
+
+class AuthSection(yamldoc.Reader):
+    def auth(self, top: yamldoc.Mapping) -> AuthSettings | None:
+        m = self.section(top, "auth", "", AUTH_KEYS)
+        if m is None:
+            return None
+        ttl = self.duration(m, "download_ttl", "auth", 600.0)
+        if not 10 <= ttl <= 86400:
+            self.problem(
+                "auth.download_ttl", m.key_lines["download_ttl"], "must be from 10s to 24h"
+            )
+        keys = [self.key_ref(m, "signing_key"), self.key_ref(m, "previous_signing_key")]
+        if keys[1] is not None and keys[0] is None:
+            self.problem(
+                "auth.previous_signing_key_env",
+                m.line,
+                "a previous signing key needs a current one (signing_key_env or signing_key_file)",
+            )
+        return AuthSettings(
+            public=self.patterns(m, "public", "auth"),
+            tokens=self.tokens(m),
+            url_keys=tuple(k for k in keys if k is not None),
+            download_ttl=ttl,
+        )
+
+    def key_ref(self, m: yamldoc.Mapping, stem: str) -> SecretRef | None:
+        env = self.env_name(m, f"{stem}_env", "auth", "auth")
+        file = self.file(m, f"{stem}_file", "auth", "auth")
+        if env and file:
+            where = f"auth.{stem}_env"
+            self.problem(where, m.key_lines[f"{stem}_env"], f"give {stem}_env or _file, not both")
+        return SecretRef(env, file) if env or file else None
+
+    def patterns(self, m: yamldoc.Mapping, key: str, path: str) -> tuple[str, ...]:
+        result = []
+        for where, line, item in self.items(m, key, parent=path):
+            if isinstance(item, str) and _PATTERN.fullmatch(item):
+                result.append(item)
+            else:
+                self.problem(
+                    where,
+                    line,
+                    f"must be a namespace or a pattern of them (platform, team-*, *), not {item!r}",
+                )
+        return tuple(result)
+
+    def tokens(self, m: yamldoc.Mapping) -> tuple[TokenSpec, ...]:
+        result: list[TokenSpec] = []
+        names: dict[str, str] = {}
+        digests: dict[str, str] = {}
+        for path, line, item in self.items(m, "tokens", parent="auth"):
+            t = self.mapping(item, path, line, _TOKEN_KEYS, {"name"})
+            if t is None:
+                continue
+            name = self.string(t, "name", path)
+            if name is not None and not _NAME.fullmatch(name):
+                self.problem(
+                    yamldoc.join(path, "name"),
+                    t.key_lines["name"],
+                    "must be 1 to 64 letters, digits, '.', '_' or '-' (it is shown in logs"
+                    " and metrics)",
+                )
+            elif name is not None:
+                if name in names:
+                    self.problem(path, line, f"token {name!r} is already listed at {names[name]}")
+                names.setdefault(name, path)
+            digest = self.string(t, "token_sha256", path)
+            if digest is not None:
+                digest = digest.lower()
+                if not _SHA256.fullmatch(digest):
+                    self.problem(
+                        yamldoc.join(path, "token_sha256"),
+                        t.key_lines["token_sha256"],
+                        "must be 64 hex digits: the SHA-256 of the token (gitreg token new"
+                        " prints it)",
+                    )
+                    digest = None
+                elif digest in digests:
+                    self.problem(path, line, f"the same token as {digests[digest]}")
+                else:
+                    digests[digest] = path
+            env = self.env_name(t, "token_env", path, "auth")
+            file = self.file(t, "token_file", path, "auth")
+            given = [k for k in ("token_sha256", "token_env", "token_file") if k in t]
+            if len(given) != 1:
+                self.problem(path, line, "give one of token_sha256, token_env or token_file")
+            spec = TokenSpec(
+                name=name or "",
+                sha256=digest,
+                source=SecretRef(env, file) if env or file else None,
+                read=self.patterns(t, "read", path),
+                mirror=self.flag(t, "mirror", path, False),
+                ops=self.flag(t, "ops", path, False),
+            )
+            if self.problems_at(path):
+                continue
+            result.append(spec)
+        return tuple(result)
