@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import dataclasses
 import gc
+import json
 import logging
 import sys
 import tempfile
@@ -14,6 +15,8 @@ from pathlib import Path
 
 from gitreg import __version__
 from gitreg.atomic import sweep_stale
+from gitreg.auth.tokens import digest, new_token
+from gitreg.catalog.auth import TOKEN_NAME
 from gitreg.catalog.load import load_catalog, parse_listen
 from gitreg.catalog.model import SECRET_USES, Catalog, Listen, SecretUse, TlsFiles
 from gitreg.errors import ClientError, ConfigError, OriginError, SourceError, StartupError
@@ -45,8 +48,8 @@ log = logging.getLogger("gitreg")
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     configure_logging(args.log_level)
-    if args.command is cert:  # needs no catalog
-        status: int = cert(args)
+    if args.command in (cert, token):  # need no catalog
+        status: int = args.command(args)
         return status
     # `list --offline` fetches nothing, so it needs no Git credential either.
     secrets: frozenset[SecretUse] = frozenset() if getattr(args, "offline", False) else args.secrets
@@ -401,4 +404,37 @@ def _parser() -> argparse.ArgumentParser:
         help="a host name or IP address clients use to reach the server; repeatable",
     )
     sub.add_argument("--out", default="tls", help="the folder for the CA and certificate (tls)")
+    sub = commands.add_parser(
+        "token",
+        help="make a client token for a private registry",
+        description="Print a fresh random client token, and the auth.tokens entry for"
+        " registry.yaml that holds only its SHA-256.",
+    )
+    sub.set_defaults(command=token, log_level="warning")
+    sub.add_argument("action", choices=["new"], help="new: make one")
+    sub.add_argument("name", help="the token's name, shown in logs and metrics")
+    sub.add_argument(
+        "--read", action="append", default=[], help="a namespace (pattern) it reads; repeatable"
+    )
     return parser
+
+
+def token(args: argparse.Namespace) -> int:
+    if not TOKEN_NAME.fullmatch(args.name):
+        print(
+            f"{args.name!r}: a token's name is 1 to 64 letters, digits, '.', '_' or '-'",
+            file=sys.stderr,
+        )
+        return 2
+    value = new_token()
+    read = ", ".join(json.dumps(r) for r in args.read)
+    print(
+        f"token: {value}\n"
+        "\n"
+        "# Give the token to its user; paste this under auth.tokens in registry.yaml\n"
+        "# (it holds only the token's SHA-256, so registry.yaml can be shared):\n"
+        f"  - name: {args.name}\n"
+        f'    token_sha256: "{digest(value).hex()}"\n'
+        f"    read: [{read}]"
+    )
+    return 0

@@ -8,7 +8,7 @@ import re
 from gitreg.catalog import yamldoc
 from gitreg.catalog.model import AuthSettings, SecretRef, TokenSpec
 
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+TOKEN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _PATTERN = re.compile(r"[A-Za-z0-9_*?-]{1,64}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _TOKEN_KEYS = {"name", "token_sha256", "token_env", "token_file", "read", "mirror", "ops"}
@@ -77,7 +77,7 @@ class AuthSection(yamldoc.Reader):
             if t is None:
                 continue
             name = self.string(t, "name", path)
-            if name is not None and not _NAME.fullmatch(name):
+            if name is not None and not TOKEN_NAME.fullmatch(name):
                 self.problem(
                     yamldoc.join(path, "name"),
                     t.key_lines["name"],

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from dataclasses import dataclass
 
+from gitreg.auth.gate import Gate
 from gitreg.catalog.model import Catalog, MirrorSettings
 from gitreg.freshness.watching import reload_catalog
 from gitreg.mirror.answers import Answers
@@ -68,9 +70,18 @@ class LiveCatalog:
     modules, then a new provider side, built whole off the event loop, replaces the old one in
     one step on the loop (no await in between: a request sees all or none of it)."""
 
-    def __init__(self, registry: Registry, side: ProviderSide) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        side: ProviderSide,
+        auth_counts: Counter[tuple[str, str]] | None = None,
+    ) -> None:
         self.registry = registry
         self.side = side
+        self.auth_counts: Counter[tuple[str, str]] = (
+            Counter() if auth_counts is None else auth_counts
+        )
+        self.gate = gate_for(registry.snapshot.catalog, self.auth_counts)
         self._lock = asyncio.Lock()
         self._retiring: set[asyncio.Task[None]] = set()
 
@@ -91,6 +102,11 @@ class LiveCatalog:
             log.error("%s\nstill serving the previous providers and mirror", exc)
             return False
         self.side = new
+        if catalog.auth != (self.gate.settings if self.gate else None):
+            old_gate, self.gate = self.gate, gate_for(catalog, self.auth_counts)
+            if old_gate is not None:
+                old_gate.close()
+            log.info("auth: %s", "on" if self.gate else "off: anyone may read everything")
         if old.read_through is not None and old.read_through is not new.read_through:
             task = asyncio.create_task(_close_later(old.read_through))
             self._retiring.add(task)
@@ -104,6 +120,15 @@ class LiveCatalog:
         await asyncio.gather(*self._retiring, return_exceptions=True)
         if self.side.read_through is not None:
             self.side.read_through.close()
+        if self.gate is not None:
+            self.gate.close()
+
+
+def gate_for(catalog: Catalog, counts: Counter[tuple[str, str]]) -> Gate | None:
+    """The catalog's auth, or None when it has no auth: section (open to all)."""
+    if catalog.auth is None:
+        return None
+    return Gate.build(catalog.auth, catalog.cache_dir, counts)
 
 
 async def _close_later(read_through: ReadThrough) -> None:

@@ -145,13 +145,33 @@ class ProviderCollector(Collector):
         )
 
 
+class AuthCollector(Collector):
+    """Requests auth decided, by principal (a token's name, never the token) and outcome."""
+
+    def __init__(self, counts: Counter[tuple[str, str]]) -> None:
+        self.counts = counts
+
+    def collect(self) -> Iterator[Metric]:
+        requests = CounterMetricFamily(
+            "gitreg_auth_requests",
+            "Requests auth decided: allowed, public, signed_url; or refused, and why",
+            labels=["principal", "outcome"],
+        )
+        for (principal, outcome), n in sorted(self.counts.items()):
+            requests.add_metric([principal, outcome], n)
+        yield requests
+
+
 def exposition(
     registry: Registry,
     webhooks: Counter[tuple[str, str]],
     providers: ProviderCollector | None = None,
+    auth: Counter[tuple[str, str]] | None = None,
 ) -> bytes:
     collectors = CollectorRegistry(auto_describe=False)
     collectors.register(RegistryCollector(registry, webhooks))
     if providers is not None:
         collectors.register(providers)
+    if auth is not None:
+        collectors.register(AuthCollector(auth))
     return generate_latest(collectors)

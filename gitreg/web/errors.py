@@ -12,7 +12,9 @@ from starlette.responses import JSONResponse, Response
 from gitreg.errors import (
     ArchiveError,
     ArchiveTooLarge,
+    AuthUnavailable,
     ClientError,
+    Forbidden,
     NotFound,
     OriginError,
     SourceError,
@@ -33,12 +35,24 @@ def client_status(exc: ClientError) -> int:
         return 404
     if isinstance(exc, Unauthorized):
         return 401
+    if isinstance(exc, Forbidden):
+        return 403
     return 400
 
 
 async def client_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ClientError)
-    return error_response(client_status(exc), str(exc))
+    status = client_status(exc)
+    # A client without credentials is told how to send them (RFC 6750); a webhook is not.
+    asks_token = status == 401 and not request.url.path.startswith("/v1/webhooks/")
+    headers = {"WWW-Authenticate": 'Bearer realm="gitreg"'} if asks_token else None
+    return error_response(status, str(exc), headers)
+
+
+async def auth_unavailable(request: Request, exc: Exception) -> Response:
+    # Who the client is cannot be told now: neither a yes nor a final no.
+    log.warning("%s %s: %s", request.method, request.url.path, exc)
+    return error_response(503, f"cannot check credentials now: {exc}", {"Retry-After": "10"})
 
 
 async def http_error(request: Request, exc: Exception) -> Response:
@@ -74,6 +88,7 @@ HANDLERS = {
     ClientError: client_error,
     HTTPException: http_error,
     SourceError: upstream_error,
+    AuthUnavailable: auth_unavailable,
     ArchiveTooLarge: archive_refused,
     ArchiveError: upstream_error,
     OriginError: origin_error,

@@ -11,9 +11,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gitreg.address import ProviderAddress
-from gitreg.errors import ClientError, NotFound, OriginError
+from gitreg.auth.principal import Principal
+from gitreg.errors import ClientError, Forbidden, NotFound, OriginError, Unauthorized
 from gitreg.mirror.sources import NetworkMirror
 from gitreg.tags import parse_version
+from gitreg.web import access
 from gitreg.web.files import zip_response
 from gitreg.web.state import state_of
 
@@ -43,6 +45,8 @@ def _kind(file: str) -> str:
 
 
 def _outcome(exc: Exception) -> str:
+    if isinstance(exc, (Unauthorized, Forbidden)):
+        return "refused"
     if isinstance(exc, NotFound):
         return "not_found"
     if isinstance(exc, ClientError):
@@ -53,6 +57,33 @@ def _outcome(exc: Exception) -> str:
 
 
 async def _serve(request: Request, file: str) -> Response:
+    gate = access.gate_of(request)
+    if gate is None:
+        return await _answer(request, file)
+    if file.endswith(".zip") and "authorization" not in request.headers:
+        # Terraform fetches the archives without a token: their URLs carry the permission.
+        gate.signed_url_principal(request.url.path, dict(request.query_params))
+        return await _answer(request, file)
+    principal = await access.admit(request, "mirror", "the network mirror")
+    response = await _answer(request, file)
+    if file.endswith(".json") and file != "index.json" and principal is not None:
+        folder = request.url.path.rsplit("/", 1)[0]
+        return _with_signed_urls(request, response.body, folder, principal)
+    return response
+
+
+def _with_signed_urls(
+    request: Request, body: bytes | memoryview, folder: str, principal: Principal
+) -> Response:
+    """A version's archives, each URL signed for `principal` (the answer cache keeps them
+    unsigned: a signature is for one client, for a while)."""
+    answer = json.loads(bytes(body))
+    for archive in answer["archives"].values():
+        archive["url"] = access.signed(request, f"{folder}/{archive['url']}", principal)
+    return Response(_json(answer), media_type="application/json")
+
+
+async def _answer(request: Request, file: str) -> Response:
     side = state_of(request).live.side
     answers = side.answers
     params = request.path_params

@@ -9,12 +9,14 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
 from gitreg.address import ModuleAddress
+from gitreg.auth.principal import Principal
 from gitreg.errors import ClientError, NotFound, SourceError
 from gitreg.modules.downloads import archive_key
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.tags import parse_version
+from gitreg.web import access
 from gitreg.web.files import etag_matches
 from gitreg.web.state import state_of
 
@@ -24,7 +26,7 @@ ON_MISS_WAIT = 5.0  # seconds; Terraform gives up on a registry after 10
 
 
 async def versions(request: Request) -> Response:
-    snapshot, entry = _read(request)
+    snapshot, entry, _ = await _admitted(request)
     fresh = state_of(request).fresh_reads
     if fresh.due(entry.spec.repo):  # a tag pushed a moment ago is listed without a webhook
         await fresh.check(entry.spec.repo)
@@ -35,7 +37,7 @@ async def versions(request: Request) -> Response:
 
 
 async def download(request: Request) -> Response:
-    snapshot, entry = _read(request)
+    snapshot, entry, principal = await _admitted(request)
     text = request.path_params["version"]
     release = _release(entry, text)
     if release is None and await _refreshed_on_miss(request, entry):
@@ -48,11 +50,20 @@ async def download(request: Request) -> Response:
             f"{entry.spec.address} has no version {_normalised(text)} (newest: {newest})"
         )
     location = entry.location(release)
+    body: dict[str, object] = {"location": location}
+    if access.is_private(request, entry.spec.address.namespace) and location.startswith("/"):
+        # Terraform fetches the archive without a token: the URL carries its permission.
+        # OpenTofu 1.12+ may fetch it itself, with the registry's token.
+        archive, suffix, folder = location.partition(".tar.gz")
+        location = access.signed(request, archive + suffix, principal, folder)
+        body = {"location": location, "use_registry_credentials": True}
     # Terraform reads the header, OpenTofu the JSON body: send both, with the same value.
-    return JSONResponse({"location": location}, headers={"X-Terraform-Get": location})
+    return JSONResponse(body, headers={"X-Terraform-Get": location})
 
 
 async def archive(request: Request) -> Response:
+    address = _address(request)
+    private = await access.admit_download(request, f"module {address}", address.namespace)
     _, entry = _read(request)
     file = request.path_params["file"]
     match = _ARCHIVE_FILE.fullmatch(file)
@@ -62,7 +73,7 @@ async def archive(request: Request) -> Response:
     if f"{key.name}.tar.gz" != file or not entry.serves_commit(key.commit):
         raise NotFound(f"{entry.spec.address} has no archive {file}")
     etag = f'"{key.name}"'
-    headers = {"ETag": etag, "Cache-Control": _IMMUTABLE}
+    headers = {"ETag": etag, "Cache-Control": access.PRIVATE_CACHING if private else _IMMUTABLE}
     if etag_matches(request.headers.get("if-none-match", ""), etag):
         return Response(status_code=304, headers=headers)
     cache = state_of(request).archives
@@ -70,13 +81,36 @@ async def archive(request: Request) -> Response:
     return FileResponse(path, media_type="application/gzip", headers=headers)
 
 
-def _read(request: Request) -> tuple[RegistrySnapshot, ModuleEntry]:
-    """The snapshot served now, read once, and the module's entry in it."""
+async def _admitted(
+    request: Request,
+) -> tuple[RegistrySnapshot, ModuleEntry, Principal | None]:
+    """`_read`, once the request is admitted to the module's namespace: before anything is
+    looked up, so a client outside it learns nothing of what it holds."""
+    address = _address(request)
+    registry = state_of(request).registry
+
+    def git_url() -> str | None:
+        entry = registry.snapshot.index.get(address.namespace, address.name, address.system)
+        gate = access.gate_of(request)
+        if entry is None or gate is None:
+            return None
+        return access.git_check_url(gate.settings.git, entry.spec.repo, entry.spec.git_url)
+
+    principal = await access.admit(request, "read", f"module {address}", address.namespace, git_url)
+    return (*_read(request), principal)
+
+
+def _address(request: Request) -> ModuleAddress:
     params = request.path_params
     try:
-        address = ModuleAddress.parse(params["namespace"], params["name"], params["system"].lower())
+        return ModuleAddress.parse(params["namespace"], params["name"], params["system"].lower())
     except ValueError as exc:
         raise ClientError(str(exc)) from exc
+
+
+def _read(request: Request) -> tuple[RegistrySnapshot, ModuleEntry]:
+    """The snapshot served now, read once, and the module's entry in it."""
+    address = _address(request)
     snapshot = state_of(request).registry.snapshot
     entry = snapshot.index.get(address.namespace, address.name, address.system)
     if entry is None:

@@ -9,11 +9,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from gitreg.address import ProviderAddress
+from gitreg.auth.principal import Principal
 from gitreg.errors import ClientError, NotFound
 from gitreg.providers.artifacts import ProviderRelease
 from gitreg.providers.filenames import platform_problem
 from gitreg.providers.hosted import ProviderEntry
 from gitreg.tags import parse_version
+from gitreg.web import access
 from gitreg.web.files import zip_response
 from gitreg.web.state import state_of
 
@@ -22,7 +24,7 @@ _IMMUTABLE = "public, max-age=31536000, immutable"
 
 
 async def versions(request: Request) -> Response:
-    entry = _entry(request)
+    entry, _ = await _admitted(request)
     listed = [
         {
             "version": r.version,
@@ -35,7 +37,7 @@ async def versions(request: Request) -> Response:
 
 
 async def download(request: Request) -> Response:
-    entry = _entry(request)
+    entry, principal = await _admitted(request)
     release = _release(entry, request.path_params["version"])
     os_name, arch = request.path_params["os"], request.path_params["arch"]
     problem = platform_problem(os_name, arch)
@@ -48,6 +50,14 @@ async def download(request: Request) -> Response:
             f"{entry.spec} {release.version} has no package for {os_name}_{arch} (has {platforms})"
         )
     base = _files_url(entry, release)
+
+    def url(name: str) -> str:
+        path = f"{base}/{quote(name, safe='')}"
+        if access.is_private(request, entry.spec.namespace):
+            # Terraform fetches these three without a token: each URL carries its permission.
+            return access.signed(request, path, principal)
+        return path
+
     providers = state_of(request).live.side.providers
     keys = [
         {
@@ -65,9 +75,9 @@ async def download(request: Request) -> Response:
             "os": package.os,
             "arch": package.arch,
             "filename": package.filename,
-            "download_url": f"{base}/{package.filename}",
-            "shasums_url": f"{base}/{release.shasums_name}",
-            "shasums_signature_url": f"{base}/{release.shasums_name}.sig",
+            "download_url": url(package.filename),
+            "shasums_url": url(release.shasums_name),
+            "shasums_signature_url": url(f"{release.shasums_name}.sig"),
             "shasum": package.shasum,
             "signing_keys": {"gpg_public_keys": keys},
         }
@@ -76,29 +86,33 @@ async def download(request: Request) -> Response:
 
 async def files(request: Request) -> Response:
     """A release's zip, SHA256SUMS or SHA256SUMS.sig, with Content-Length, ETag and HEAD."""
+    address = _address(request)
+    private = await access.admit_download(request, f"provider {address}", address.namespace)
     entry = _entry(request)
     release = _release(entry, request.path_params["version"])
     name = request.path_params["file"]
+    caching = access.PRIVATE_CACHING if private else _IMMUTABLE
     if name == release.shasums_name:
-        return _bytes(request, release.shasums, "text/plain; charset=utf-8")
+        return _bytes(request, release.shasums, "text/plain; charset=utf-8", caching)
     if name == f"{release.shasums_name}.sig":
-        return _bytes(request, release.signature, "application/octet-stream")
+        return _bytes(request, release.signature, "application/octet-stream", caching)
     package = next((p for p in release.packages if p.filename == name), None)
     if package is None:
         raise NotFound(f"{entry.spec} {release.version} has no file {name}")
     etag = f'"{package.shasum}"'
     if etag in request.headers.get("if-none-match", ""):
         return Response(status_code=304, headers={"ETag": etag})
-    headers = {"ETag": etag, "Cache-Control": _IMMUTABLE}
+    headers = {"ETag": etag, "Cache-Control": caching}
     gone = f"{entry.spec} {release.version}: {name} is no longer in the release folder"
     return zip_response(package.path, gone, headers)
 
 
-def _bytes(request: Request, body: bytes, media_type: str) -> Response:
+def _bytes(request: Request, body: bytes, media_type: str, caching: str) -> Response:
     etag = f'"{hashlib.sha256(body).hexdigest()}"'
+    headers = {"ETag": etag, "Cache-Control": caching}
     if etag in request.headers.get("if-none-match", ""):
-        return Response(status_code=304, headers={"ETag": etag})
-    response = Response(body, media_type=media_type, headers={"ETag": etag})
+        return Response(status_code=304, headers=headers)
+    response = Response(body, media_type=media_type, headers=headers)
     if request.method == "HEAD":
         response.body = b""  # Content-Length stays that of the body
     return response
@@ -109,11 +123,34 @@ def _files_url(entry: ProviderEntry, release: ProviderRelease) -> str:
     return f"{FILES_PREFIX}/" + "/".join(quote(p, safe="") for p in parts)
 
 
-def _entry(request: Request) -> ProviderEntry:
+async def _admitted(request: Request) -> tuple[ProviderEntry, Principal | None]:
+    """`_entry`, once the request is admitted to the provider's namespace (before the lookup:
+    a client outside it learns nothing of what it holds)."""
+    address = _address(request)
+    side = state_of(request).live.side
+
+    def git_url() -> str | None:
+        entry = side.providers.get(address.namespace, address.type)
+        gate = access.gate_of(request)
+        if entry is None or gate is None or entry.spec.repo is None:
+            return None
+        return access.git_check_url(gate.settings.git, entry.spec.repo, None)
+
+    principal = await access.admit(
+        request, "read", f"provider {address}", address.namespace, git_url
+    )
+    return _entry(request), principal
+
+
+def _address(request: Request) -> ProviderAddress:
     try:
-        address = ProviderAddress.of(request.path_params["namespace"], request.path_params["type"])
+        return ProviderAddress.of(request.path_params["namespace"], request.path_params["type"])
     except ValueError as exc:
         raise ClientError(str(exc)) from exc
+
+
+def _entry(request: Request) -> ProviderEntry:
+    address = _address(request)
     providers = state_of(request).live.side.providers
     entry = providers.get(address.namespace, address.type)
     if entry is None:

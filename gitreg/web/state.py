@@ -35,6 +35,11 @@ class RegistryState:
     seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
     mirror_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (kind, outcome)
 
+    @property
+    def auth_counts(self) -> Counter[tuple[str, str]]:
+        """(principal, outcome) of every request auth decided; kept across reloads."""
+        return self.live.auth_counts
+
     @classmethod
     def build(
         cls,

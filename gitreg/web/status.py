@@ -13,10 +13,12 @@ from starlette.responses import JSONResponse, Response
 from gitreg.ops.metrics import ProviderCollector, exposition
 from gitreg.ops.provider_reports import origin_reports, provider_reports
 from gitreg.ops.reports import repository_reports
+from gitreg.web import access
 from gitreg.web.state import state_of
 
 
 async def status(request: Request) -> JSONResponse:
+    await access.admit(request, "ops", "/v1/status")
     state = state_of(request)
     registry, side = state.registry, state.live.side
     origin = side.read_through.origin if side.read_through else None
@@ -31,14 +33,22 @@ async def status(request: Request) -> JSONResponse:
                 {"archive": name, "reason": reason}
                 for name, reason in sorted(state.archives.refused().items())
             ],
+            "auth": {
+                "on": state.live.gate is not None,
+                "requests": [
+                    {"principal": principal, "outcome": outcome, "count": n}
+                    for (principal, outcome), n in sorted(state.auth_counts.items())
+                ],
+            },
         }
     )
 
 
 async def metrics(request: Request) -> Response:
+    await access.admit(request, "ops", "/metrics")
     state = state_of(request)
     registry, side = state.registry, state.live.side
     origin = side.read_through.origin if side.read_through else None
     providers = ProviderCollector(side.providers, origin, state.mirror_counts)
-    body = exposition(registry, state.webhook_counts, providers)
+    body = exposition(registry, state.webhook_counts, providers, state.auth_counts)
     return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -1,0 +1,77 @@
+"""Auth as the handlers meet it: admit a request to a module's or a provider's namespace, the
+network mirror or the ops pages; sign the download URLs a private answer hands out, and check
+them when they come back without a token."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from starlette.requests import Request
+
+from gitreg.auth.gate import Gate, Target
+from gitreg.auth.principal import Access, Principal
+from gitreg.catalog.model import GitCheck
+from gitreg.git.location import RepoLocation
+from gitreg.web.state import state_of
+
+# A private file may be kept by the client that fetched it, never by a shared cache.
+PRIVATE_CACHING = "private, max-age=31536000, immutable"
+
+
+def gate_of(request: Request) -> Gate | None:
+    return state_of(request).live.gate
+
+
+async def admit(
+    request: Request,
+    access: Access,
+    what: str,
+    namespace: str | None = None,
+    git_url: Callable[[], str | None] | None = None,
+) -> Principal | None:
+    """The principal this request is admitted as; None when the registry is open to all."""
+    gate = gate_of(request)
+    if gate is None:
+        return None
+    target = Target(access, what, namespace, git_url)
+    return await gate.admit(request.headers.get("authorization"), target)
+
+
+def is_private(request: Request, namespace: str) -> bool:
+    gate = gate_of(request)
+    return gate is not None and not gate.is_public(namespace)
+
+
+def signed(request: Request, path: str, principal: Principal | None, suffix: str = "") -> str:
+    """`path` (then `suffix`, a `//folder`) with a signature that lets `principal` fetch it
+    without a token until the download TTL runs out."""
+    gate = gate_of(request)
+    if gate is None or principal is None:
+        return path + suffix
+    query = gate.signer.query(path, principal.name)
+    return f"{path}{suffix}?{query}"
+
+
+async def admit_download(request: Request, what: str, namespace: str) -> bool:
+    """A file a private answer pointed at: its signed URL, or a token that opens it (what
+    OpenTofu sends with `use_registry_credentials`). True when it is private."""
+    gate = gate_of(request)
+    if gate is None or gate.is_public(namespace):
+        return False
+    query = request.query_params
+    if "signature" in query or "authorization" not in request.headers:
+        gate.signed_url_principal(request.url.path, dict(query))
+        return True
+    await admit(request, "read", what, namespace)
+    return True
+
+
+def git_check_url(
+    settings: GitCheck | None, repo: RepoLocation | None, git_url: str | None
+) -> str | None:
+    """Which URL the Git server is asked at: the repository gitreg fetches, or the module's
+    git_url; only over HTTPS, as the client's token goes with it."""
+    if settings is None:
+        return None
+    url = git_url if settings.check == "git_url" else (repo.clone_url if repo else None)
+    return url if url and url.startswith("https://") else None
