@@ -1,0 +1,78 @@
+"""Signed download URLs: what verifies, and every way one does not (with the reason)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qsl
+
+import pytest
+
+from gitreg.auth.signed_urls import UrlSigner, generated_key
+from gitreg.errors import Forbidden
+
+PATH = "/v1/archives/platform/net/aws/" + "a" * 40 + ".tar.gz"
+NOW = 1_800_000_000.0
+
+
+def signed(signer: UrlSigner, path: str = PATH, by: str = "ci") -> dict[str, str]:
+    return dict(parse_qsl(signer.query(path, by, now=NOW)))
+
+
+def test_a_signed_url_names_who_it_was_given_to() -> None:
+    signer = UrlSigner([b"key"], ttl=600)
+    assert signer.check(PATH, signed(signer), now=NOW + 599) == "ci"
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"signature": "x" * 43}, "does not verify"),
+        ({"by": "someone-else"}, "does not verify"),
+        ({"expires": str(int(NOW) + 10**6)}, "does not verify"),
+        ({"expires": "soon"}, "not a time"),
+        ({"expires": "9" * 40}, "not a time"),
+    ],
+)
+def test_a_tampered_url_is_refused(change: dict[str, str], reason: str) -> None:
+    signer = UrlSigner([b"key"], ttl=600)
+    with pytest.raises(Forbidden, match=reason):
+        signer.check(PATH, {**signed(signer), **change}, now=NOW)
+
+
+def test_an_expired_url_is_refused() -> None:
+    signer = UrlSigner([b"key"], ttl=600)
+    with pytest.raises(Forbidden, match="expired"):
+        signer.check(PATH, signed(signer), now=NOW + 601)
+
+
+def test_a_url_for_another_path_is_refused() -> None:
+    signer = UrlSigner([b"key"], ttl=600)
+    with pytest.raises(Forbidden, match="does not verify"):
+        signer.check(PATH.replace("net", "dns"), signed(signer), now=NOW)
+
+
+def test_a_missing_signature_says_how_to_get_one() -> None:
+    with pytest.raises(Forbidden, match="signed URL"):
+        UrlSigner([b"key"], ttl=600).check(PATH, {}, now=NOW)
+
+
+def test_keys_rotate_by_listing_the_previous_one() -> None:
+    old = UrlSigner([b"old"], ttl=600)
+    given = signed(old)
+    assert UrlSigner([b"new", b"old"], ttl=600).check(PATH, given, now=NOW) == "ci"
+    with pytest.raises(Forbidden, match="does not verify"):
+        UrlSigner([b"new"], ttl=600).check(PATH, given, now=NOW)
+
+
+def test_a_percent_encoded_path_is_signed_as_it_is_served() -> None:
+    signer = UrlSigner([b"key"], ttl=600)
+    query = dict(
+        parse_qsl(signer.query("/v1/provider-files/a/b/1.0.0%2Bmeta/x.zip", "ci", now=NOW))
+    )
+    assert signer.check("/v1/provider-files/a/b/1.0.0+meta/x.zip", query, now=NOW) == "ci"
+
+
+def test_the_generated_key_is_made_once_and_kept_private(tmp_path: Path) -> None:
+    first = generated_key(tmp_path)
+    assert generated_key(tmp_path) == first and len(first) == 64
+    assert (tmp_path / "auth" / "url-signing.key").stat().st_mode & 0o777 == 0o600
