@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import httpx
 import pytest
@@ -56,8 +58,24 @@ _segment = st.one_of(
 )
 
 
+TOKEN = "fuzz-token-0123456789"
+_AUTH = f"""auth:
+  tokens: [{{name: fuzz, token_sha256: "{hashlib.sha256(TOKEN.encode()).hexdigest()}",
+             read: [infra, acme], mirror: true, ops: true}}]
+"""
+
+
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> httpx.AsyncClient:
+    return _app(tmp_path_factory, "")
+
+
+@pytest.fixture(scope="module")
+def private_client(tmp_path_factory: pytest.TempPathFactory) -> httpx.AsyncClient:
+    return _app(tmp_path_factory, _AUTH)
+
+
+def _app(tmp_path_factory: pytest.TempPathFactory, auth: str) -> httpx.AsyncClient:
     root = tmp_path_factory.mktemp("fuzz")
     repo = GitRepo(root / "repo")
     repo.release("v1.0.0", module_files("1.0.0", "modules/vpc"))
@@ -72,7 +90,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> httpx.AsyncClient:
     (root / "registry.yaml").write_text(
         f"hostname: registry.example.test\ncache_dir: cache\nmodules:\n  - {{namespace: infra, name: vpc, system: aws, repo: {repo.path}, path: modules/vpc}}\n"
         "signing: {keys: [key.asc]}\nproviders:\n  - {namespace: acme, type: widget, artifacts: releases}\n"
-        "mirror: {folders: [mirror], read_through: false}\n"
+        "mirror: {folders: [mirror], read_through: false}\n" + auth
     )
     catalog = load_catalog(root / "registry.yaml")
     registry = Registry(catalog)
@@ -111,6 +129,70 @@ def test_no_client_request_gets_a_server_error(
     if response.status_code >= 400 and method != "HEAD":
         assert response.headers["content-type"] == "application/json"
         assert response.json()["errors"]
+
+
+_printable = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60)
+_b64 = st.binary(max_size=60).map(lambda b: base64.urlsafe_b64encode(b).decode().rstrip("="))
+_authorization = st.one_of(
+    st.none(),
+    st.just(f"Bearer {TOKEN}"),
+    _printable,
+    _printable.map(lambda t: f"Bearer {t}"),
+    _printable.map(lambda t: f"bearer  {t}"),
+    st.tuples(_b64, _b64, _b64).map(lambda p: "Bearer " + ".".join(p)),  # JWT-shaped
+    st.binary(max_size=60).map(lambda b: "Basic " + base64.b64encode(b).decode()),
+    _printable.map(lambda t: "Basic " + base64.b64encode(f"u:{t}".encode()).decode()),
+    st.just("Bearer " + "x" * 20_000),
+)
+_signature_query = st.one_of(
+    st.just(""),
+    st.fixed_dictionaries(
+        {"expires": _printable, "by": _printable, "signature": _printable | _b64}
+    ).map(lambda q: "?" + urlencode(q)),
+    _printable.map(lambda t: "?" + quote(t, safe="=&")),
+)
+
+
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    path=st.sampled_from(
+        [
+            "/v1/modules/infra/vpc/aws/versions",
+            "/v1/modules/infra/vpc/aws/1.0.0/download",
+            "/v1/modules/other/vpc/aws/versions",
+            "/v1/archives/infra/vpc/aws/" + "0" * 40 + ".tar.gz",
+            "/v1/providers/acme/widget/versions",
+            "/v1/providers/acme/widget/1.0.0/download/linux/amd64",
+            "/v1/provider-files/acme/widget/1.0.0/terraform-provider-widget_1.0.0_SHA256SUMS",
+            "/v1/mirror/example.com/acme/widget/index.json",
+            "/v1/mirror/example.com/acme/widget/1.0.0.json",
+            "/v1/mirror/example.com/acme/widget/terraform-provider-widget_1.0.0_linux_amd64.zip",
+            "/v1/status",
+            "/metrics",
+        ]
+    ),
+    authorization=_authorization,
+    query=_signature_query,
+    method=st.sampled_from(["GET", "HEAD"]),
+)
+def test_no_credentials_of_any_shape_get_a_server_error(
+    private_client: httpx.AsyncClient,
+    path: str,
+    authorization: str | None,
+    query: str,
+    method: str,
+) -> None:
+    headers = {"Authorization": authorization} if authorization is not None else {}
+    response = asyncio.run(private_client.request(method, path + query, headers=headers))
+    assert response.status_code < 500, (path, authorization, query, response.text)
+    if response.status_code in (401, 403) and method != "HEAD":
+        assert response.headers["content-type"] == "application/json"
+        assert response.json()["errors"]
+    if response.status_code == 401:
+        assert response.headers["www-authenticate"].startswith("Bearer")
+    assert TOKEN not in response.text
 
 
 _json = st.recursive(
