@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gitreg import __version__
 from gitreg.atomic import sweep_stale
+from gitreg.auth.review import auth_warnings
 from gitreg.auth.tokens import digest, new_token
 from gitreg.catalog.auth import TOKEN_NAME
 from gitreg.catalog.load import load_catalog, parse_listen
@@ -185,6 +186,7 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
         if warning := provider.warning():
             warnings.append(f"warning: {where}: {provider.spec} {warning}")
     problems += _origin_problems(catalog)
+    warnings += auth_warnings(catalog)
     for line in problems + warnings:
         print(line)
     counts = f"{len(catalog.modules)} modules, {len(catalog.providers)} providers"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import signal
 from pathlib import Path
 
 import httpx
 import pytest
 
+from gitreg.catalog.load import load_catalog
 from gitreg.cli import main
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
@@ -356,3 +358,45 @@ def test_check_warns_of_a_provider_with_no_release(
         " (no terraform-provider-gadget_VERSION_OS_ARCH.zip)",
         f"{tmp_path / 'registry.yaml'}: 0 modules, 2 providers, 0 problems, 2 warnings",
     ]
+
+
+def test_token_new_prints_a_token_and_the_lines_that_hold_only_its_digest(
+    catalog: Path,
+) -> None:
+    done = gitreg("token", "new", "ci-infra", "--read", "infra")
+    assert done.returncode == 0, done.stderr
+    token = done.stdout.splitlines()[0].removeprefix("token: ")
+    entry = done.stdout.split("registry.yaml\n", 1)[1].split("\n", 1)[1]
+    assert token not in entry
+    with catalog.open("a") as f:
+        f.write(f"auth:\n  tokens:\n{entry}\n")
+    checked = gitreg("check", "--config", str(catalog))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "0 warnings" in checked.stdout
+    loaded = load_catalog(catalog)
+    assert loaded.auth is not None
+    assert loaded.auth.tokens[0].sha256 == hashlib.sha256(token.encode()).hexdigest()
+    assert loaded.auth.tokens[0].read == ("infra",)
+
+
+def test_token_new_refuses_a_bad_name() -> None:
+    done = gitreg("token", "new", "no spaces")
+    assert done.returncode == 2 and "1 to 64 letters" in done.stderr
+
+
+def test_check_warns_of_namespaces_no_token_opens(catalog: Path) -> None:
+    with catalog.open("a") as f:
+        f.write("auth:\n  tokens: [{name: idle, token_sha256: '" + "0" * 64 + "'}]\n")
+    done = gitreg("check", "--config", str(catalog))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "token 'idle' opens nothing" in done.stdout
+    assert "no token opens namespace 'infra'" in done.stdout
+    assert "2 warnings" in done.stdout
+
+
+def test_check_refuses_a_bad_auth_section_with_its_line(catalog: Path) -> None:
+    with catalog.open("a") as f:
+        f.write("auth:\n  tokens: [{name: x, token_sha256: nope}]\n")
+    done = gitreg("check", "--config", str(catalog))
+    assert done.returncode == 2
+    assert "auth.tokens[0].token_sha256 (line 6): must be 64 hex digits" in done.stderr
