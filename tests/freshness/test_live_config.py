@@ -3,6 +3,7 @@ an invalid one is refused and the previous catalog keeps serving; SIGHUP reloads
 
 from __future__ import annotations
 
+import hashlib
 import signal
 import threading
 import time
@@ -105,3 +106,26 @@ def _safe_status(base: str, name: str) -> int:
         return _versions(base, name)
     except httpx.HTTPError:
         return 0
+
+
+def test_an_auth_section_applies_live_and_its_removal_opens_the_registry(repos: Path) -> None:
+    path = repos / "registry.yaml"
+    path.write_text(_catalog(repos, ["one"]))
+    token = "live-token-0123456789"
+    digest = hashlib.sha256(token.encode()).hexdigest()
+    private = f"auth:\n  tokens: [{{name: live, token_sha256: '{digest}', read: [org]}}]\n"
+    with RegistryServer(load_catalog(path), refresh=True) as server:
+        assert _versions(server.url, "one") == 200
+        path.write_text(_catalog(repos, ["one"], private))
+        wait_until(lambda: _versions(server.url, "one") == 401, what="auth turned on")
+        url = f"{server.url}/v1/modules/org/one/x/versions"
+        assert httpx.get(url, headers={"Authorization": f"Bearer {token}"}).status_code == 200
+        path.write_text(_catalog(repos, ["one"], "auth:\n  public: [org]\n"))
+        wait_until(lambda: _versions(server.url, "one") == 200, what="org made public")
+        path.write_text(_catalog(repos, ["one"], private))
+        wait_until(lambda: _versions(server.url, "one") == 401, what="org private again")
+        path.write_text(_catalog(repos, ["one"], "auth: {tokens: [{name: x}]}\n"))  # refused
+        time.sleep(0.5)  # a refused edit changes nothing: the token still opens it
+        assert httpx.get(url, headers={"Authorization": f"Bearer {token}"}).status_code == 200
+        path.write_text(_catalog(repos, ["one"]))
+        wait_until(lambda: _versions(server.url, "one") == 200, what="auth turned off")
