@@ -1,6 +1,7 @@
 """Log lines that cannot be forged: what a repository or a client controls (a tag, a file name,
 a symlink target, a path) is logged with its control characters escaped, so that it can never
-start a line of its own; a traceback, which is ours, keeps its lines."""
+start a line of its own; a traceback, which is ours, keeps its lines. A signed download URL's
+signature (a permission, for a while) is never written out: the access log would hold it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
+_SIGNATURE = re.compile(r"(?<=[?&]signature=)[^&\s\"']+")
 
 
 def escape_controls(text: str) -> str:
@@ -29,7 +31,7 @@ class SafeFormatter(logging.Formatter):
     """The message, arguments substituted, escaped; the exception text after it as it is."""
 
     def formatMessage(self, record: logging.LogRecord) -> str:
-        record.message = escape_controls(record.message)
+        record.message = _SIGNATURE.sub("(hidden)", escape_controls(record.message))
         return super().formatMessage(record)
 
 

@@ -31,6 +31,21 @@ def test_control_characters_are_escaped(text: str, logged: str) -> None:
     assert escape_controls(text) == logged
 
 
+def test_a_signed_urls_signature_never_reaches_a_log_line() -> None:
+    record = logging.LogRecord(
+        "gitreg.access",
+        logging.INFO,
+        __file__,
+        1,
+        '127.0.0.1 "GET /v1/archives/a/b/c/x.tar.gz?expires=1&by=ci&signature=c2VjcmV0 HTTP/1.1" 200',
+        None,
+        None,
+    )
+    line = SafeFormatter(TEXT_FORMAT).format(record)
+    assert "c2VjcmV0" not in line
+    assert "?expires=1&by=ci&signature=(hidden) HTTP/1.1" in line
+
+
 def test_an_argument_cannot_start_a_new_line_but_a_traceback_keeps_its_own() -> None:
     out = io.StringIO()
     handler = logging.StreamHandler(out)
