@@ -65,6 +65,13 @@ async def _serve(request: Request, file: str) -> Response:
         gate.signed_url_principal(request.url.path, dict(request.query_params))
         return await _answer(request, file)
     principal = await access.admit(request, "mirror", "the network mirror")
+    params = request.path_params
+    own = state_of(request).registry.snapshot.catalog.hostname
+    if params["hostname"].lower() == own and not gate.is_public(params["namespace"]):
+        # The hosted providers are the registry's own: the mirror opens no namespace that
+        # providers.v1 would keep closed to the same token.
+        what = f"provider {own}/{params['namespace']}/{params['type']}"
+        await access.admit(request, "read", what, params["namespace"])
     response = await _answer(request, file)
     if file.endswith(".json") and file != "index.json" and principal is not None:
         folder = request.url.path.rsplit("/", 1)[0]

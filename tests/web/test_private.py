@@ -50,6 +50,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     token_file.write_text(ROTATED + "\n")
     (root / "registry.yaml").write_text(f"""
 cache_dir: cache
+hostname: registry.example.test
 modules:
   - {{namespace: platform, name: net, system: aws, repo: {repo.path}}}
   - {{namespace: platform, name: vpc, system: aws, repo: {mono.path}, path: modules/vpc,
@@ -231,6 +232,17 @@ def test_the_network_mirror_needs_a_mirror_token(served: Served) -> None:
     assert served.client.get(path).status_code == 401
     assert served.client.get(path, headers=bearer(PLATFORM)).status_code == 403
     assert served.client.get(path, headers=bearer(MIRROR)).status_code == 404  # admitted; absent
+
+
+def test_the_mirror_opens_no_hosted_namespace_that_providers_v1_keeps_closed(
+    served: Served,
+) -> None:
+    """The registry's own providers through the mirror: the token must read their namespace."""
+    path = "/v1/mirror/registry.example.test/platform/widget/index.json"
+    refused = served.client.get(path, headers=bearer(MIRROR))
+    assert refused.status_code == 403 and "platform" in refused.json()["errors"][0]
+    public = "/v1/mirror/registry.example.test/examples/widget/index.json"
+    assert served.client.get(public, headers=bearer(MIRROR)).status_code == 404
 
 
 def test_a_token_file_is_read_again_when_it_changes(
