@@ -32,9 +32,8 @@ def new_token() -> str:
 class StaticTokens:
     """The `auth.tokens` list as a digest → principal table."""
 
-    def __init__(self, specs: tuple[TokenSpec, ...], git: bool = False) -> None:
+    def __init__(self, specs: tuple[TokenSpec, ...]) -> None:
         self._specs = specs
-        self._git = git
         self._lock = threading.Lock()
         self._stamps: dict[Path, tuple[int, int] | None] = {}
         self._checked = 0.0
@@ -55,9 +54,7 @@ class StaticTokens:
             value = _digest_of(spec)
             if value is None:
                 continue
-            principal = Principal(
-                spec.name, NamespaceScope(spec.read), spec.mirror, spec.ops, git=self._git
-            )
+            principal = Principal(spec.name, NamespaceScope(spec.read), spec.mirror, spec.ops)
             table[value] = (value, principal)
         self._table = table
         files = [s.source.file for s in self._specs if s.source and s.source.file]
