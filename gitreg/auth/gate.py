@@ -13,10 +13,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitreg.auth.git_access import GitAccess
 from gitreg.auth.principal import ANONYMOUS, Access, NamespaceScope, Principal, Verifier
 from gitreg.auth.signed_urls import UrlSigner, generated_key
 from gitreg.auth.tokens import StaticTokens
-from gitreg.catalog.model import AuthSettings
+from gitreg.catalog.model import AuthSettings, Credential
 from gitreg.errors import AuthUnavailable, Forbidden, Unauthorized
 
 log = logging.getLogger(__name__)
@@ -65,7 +66,12 @@ class Gate:
         counts: Counter[tuple[str, str]],
         verifiers: Sequence[Verifier] = (),
         git: GitAsk | None = None,
+        credential_for: Callable[[str], Credential | None] | None = None,
     ) -> Gate:
+        """With auth.git, the module's Git server is asked (`git`, else a GitAccess that
+        trusts the CA of `credential_for(url)`, the catalog's credential for that server)."""
+        if git is None and settings.git is not None:
+            git = GitAccess(settings.git, credential_for)
         keys = [v.encode() for ref in settings.url_keys if (v := ref.value())]
         if not keys:
             keys = [generated_key(cache_dir)]

@@ -1,17 +1,20 @@
 """The `auth:` section of registry.yaml: public namespaces, client tokens, the key that signs
-download URLs, read by the same reader as the rest (every problem with its key path and line)."""
+download URLs, whether a module's Git server may decide, read by the same reader as the rest
+(every problem with its key path and line)."""
 
 from __future__ import annotations
 
 import re
 
 from gitreg.catalog import yamldoc
-from gitreg.catalog.model import AuthSettings, SecretRef, TokenSpec
+from gitreg.catalog.model import AuthSettings, GitCheck, SecretRef, TokenSpec
 
 TOKEN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _PATTERN = re.compile(r"[A-Za-z0-9_*?-]{1,64}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _TOKEN_KEYS = {"name", "token_sha256", "token_env", "token_file", "read", "mirror", "ops"}
+_GIT_KEYS = {"check", "username", "cache", "timeout", "ca_file"}
+_GIT_USERNAME = re.compile(r"[^:\s]{1,64}")  # the user of Basic user:token, so no colon
 AUTH_KEYS = {
     "public",
     "tokens",
@@ -20,6 +23,7 @@ AUTH_KEYS = {
     "previous_signing_key_env",
     "previous_signing_key_file",
     "download_ttl",
+    "git",
 }
 
 
@@ -45,6 +49,7 @@ class AuthSection(yamldoc.Reader):
             tokens=self.tokens(m),
             url_keys=tuple(k for k in keys if k is not None),
             download_ttl=ttl,
+            git=self.git_check(m),
         )
 
     def key_ref(self, m: yamldoc.Mapping, stem: str) -> SecretRef | None:
@@ -120,3 +125,34 @@ class AuthSection(yamldoc.Reader):
                 continue
             result.append(spec)
         return tuple(result)
+
+    def git_check(self, m: yamldoc.Mapping) -> GitCheck | None:
+        """auth.git: a module's Git server decides for tokens this registry does not know.
+        Given alone (`git:` or `git: {}`), every default holds."""
+        g = self.section(m, "git", "auth", _GIT_KEYS)
+        if g is None:
+            return None
+        default = GitCheck()
+        check = self.choice(g, "check", "auth.git", ("repo", "git_url"))
+        username = self.string(g, "username", "auth.git", default.username)
+        if username is not None and not _GIT_USERNAME.fullmatch(username):
+            self.problem(
+                "auth.git.username",
+                g.key_lines["username"],
+                "must be 1 to 64 characters without ':' or spaces (the user of user:token)",
+            )
+        # A bound both ways: answers kept a second help no one; kept for a day, a revoked
+        # token would still read for a day.
+        cache = self.duration(g, "cache", "auth.git", default.cache)
+        if not 5 <= cache <= 3600:
+            self.problem("auth.git.cache", g.key_lines["cache"], "must be from 5s to 1h")
+        timeout = self.duration(g, "timeout", "auth.git", default.timeout)
+        if not 1 <= timeout <= 60:
+            self.problem("auth.git.timeout", g.key_lines["timeout"], "must be from 1s to 60s")
+        return GitCheck(
+            check="git_url" if check == "git_url" else "repo",
+            username=username or default.username,
+            cache=cache,
+            timeout=timeout,
+            ca_file=self.file(g, "ca_file", "auth.git"),
+        )

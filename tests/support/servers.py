@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO
@@ -196,12 +196,28 @@ def _http_backend() -> str:
     return str(path / "git-http-backend")
 
 
+@dataclass
+class GitHttpTap:
+    """What a `git_http_server` was asked (`requests`: "METHOD /path?query", in order), and the
+    faults it is told to inject: the next requests answer the statuses in `faults`, in order."""
+
+    requests: list[str] = field(default_factory=list)
+    faults: list[int] = field(default_factory=list)
+
+
 @contextlib.contextmanager
 def git_http_server(
-    root: Path, token: str | None = None, tls: TlsMaterial | None = None
+    root: Path,
+    token: str | None = None,
+    tls: TlsMaterial | None = None,
+    username: str | None = None,
+    tap: GitHttpTap | None = None,
+    login_page: bool = False,
 ) -> Iterator[str]:
-    """Smart HTTP through `git http-backend` (as CGI); with `token`, Basic auth is required;
-    with `tls`, over HTTPS. Yields the base URL."""
+    """Smart HTTP through `git http-backend` (as CGI); with `token`, Basic auth is required (as
+    `username`:token when a username is given, any user otherwise); with `tls`, over HTTPS.
+    With `login_page`, a request without the right credentials gets a 200 HTML page, as from
+    a forge's single sign-on, instead of a 401. Yields the base URL."""
     backend = _http_backend()
 
     class Handler(BaseHTTPRequestHandler):
@@ -215,14 +231,22 @@ def git_http_server(
             self._cgi()
 
         def _cgi(self) -> None:
+            if tap is not None:
+                tap.requests.append(f"{self.command} {self.path}")
+                if tap.faults:
+                    self._answer(tap.faults.pop(0), "text/plain", b"injected fault\n")
+                    return
             auth = self.headers.get("Authorization", "")
             if token is not None:
-                user_token = (
-                    base64.b64decode(auth.removeprefix("Basic ")).decode().partition(":")[2]
+                user, _, user_token = (
+                    base64.b64decode(auth.removeprefix("Basic ")).decode().partition(":")
                     if auth.startswith("Basic ")
-                    else ""
+                    else ("", "", "")
                 )
-                if user_token != token:
+                if user_token != token or (username is not None and user != username):
+                    if login_page:
+                        self._answer(200, "text/html", b"<html><form>Sign in</form></html>")
+                        return
                     self.send_response(401)
                     self.send_header("WWW-Authenticate", 'Basic realm="git"')
                     self.send_header("Content-Length", "0")
@@ -263,6 +287,13 @@ def git_http_server(
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
+
+        def _answer(self, status: int, content_type: str, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     if tls:

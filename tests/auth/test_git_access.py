@@ -1,0 +1,298 @@
+"""auth.git against a real Git server: `git http-backend` over HTTPS on 127.0.0.1 that checks
+Basic credentials, asked by GitAccess alone and through the gate."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gitreg.auth.gate import GIT, Gate, Target
+from gitreg.auth.git_access import GitAccess, check_url
+from gitreg.catalog.model import AuthSettings, Credential, GitCheck
+from gitreg.errors import AuthUnavailable, Forbidden
+from gitreg.git.location import RepoLocation
+from gitreg.tlscert import TlsMaterial
+from tests.conftest import require
+from tests.support.gitrepo import GitRepo, module_files
+from tests.support.servers import GitHttpTap, bare_clone, git_http_server
+
+TOKEN = "glpat-right-token-4b1d"
+WRONG = "glpat-wrong-token-77aa"
+REFS = "GET /infra/vpc.git/info/refs?service=git-upload-pack"
+
+
+class Clock:
+    """The time GitAccess reads, moved by the test: no sleeping."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """The server-side root holding one bare repository, infra/vpc.git."""
+    require("git")
+    work = GitRepo(tmp_path / "work")
+    work.release("v1.0.0", module_files("vpc-1.0.0"))
+    served = tmp_path / "server"
+    bare_clone(work.path, served / "infra" / "vpc.git")
+    return served
+
+
+@pytest.fixture
+def tap() -> GitHttpTap:
+    return GitHttpTap()
+
+
+@pytest.fixture
+def server(root: Path, tls: TlsMaterial, tap: GitHttpTap) -> Iterator[str]:
+    """The repository's URL on a Git server that wants oauth2:TOKEN."""
+    with git_http_server(root, token=TOKEN, tls=tls, username="oauth2", tap=tap) as base:
+        yield f"{base}/infra/vpc.git"
+
+
+def _access(tls: TlsMaterial, clock: Clock | None = None, **settings: object) -> GitAccess:
+    check = GitCheck(ca_file=tls.ca_cert, **settings)  # type: ignore[arg-type]
+    return GitAccess(check, clock=clock or Clock())
+
+
+def test_the_right_token_may_read_and_a_wrong_one_may_not(
+    server: str, tls: TlsMaterial, tap: GitHttpTap
+) -> None:
+    access = _access(tls)
+
+    async def ask() -> list[bool]:
+        return [await access(TOKEN, server), await access(WRONG, server)]
+
+    assert asyncio.run(ask()) == [True, False]
+    assert tap.requests == [REFS, REFS]
+
+
+def test_yes_and_no_are_kept_for_the_cache_time(
+    server: str, tls: TlsMaterial, tap: GitHttpTap
+) -> None:
+    clock = Clock()
+    access = _access(tls, clock, cache=60.0)
+
+    async def ask() -> list[bool]:
+        return [await access(TOKEN, server), await access(WRONG, server)]
+
+    assert asyncio.run(ask()) == [True, False]
+    clock.now += 59
+    assert asyncio.run(ask()) == [True, False]
+    assert len(tap.requests) == 2  # both answers came from the cache
+    clock.now += 2
+    assert asyncio.run(ask()) == [True, False]
+    assert len(tap.requests) == 4  # expired: both asked again
+
+
+def test_concurrent_checks_of_one_token_share_one_request(
+    server: str, tls: TlsMaterial, tap: GitHttpTap
+) -> None:
+    access = _access(tls)
+
+    async def ask() -> list[bool]:
+        return list(await asyncio.gather(*(access(TOKEN, server) for _ in range(20))))
+
+    assert asyncio.run(ask()) == [True] * 20
+    assert tap.requests == [REFS]
+
+
+def test_the_cache_is_bounded_oldest_first(server: str, tls: TlsMaterial, tap: GitHttpTap) -> None:
+    access = GitAccess(GitCheck(ca_file=tls.ca_cert), clock=Clock(), max_entries=2)
+
+    async def ask(*tokens: str) -> list[bool]:
+        return [await access(t, server) for t in tokens]
+
+    assert asyncio.run(ask(TOKEN, "other-1", "other-2")) == [True, False, False]
+    assert asyncio.run(ask("other-2", "other-1")) == [False, False]
+    assert len(tap.requests) == 3  # the two newest are still kept
+    assert asyncio.run(ask(TOKEN)) == [True]
+    assert len(tap.requests) == 4  # the oldest was evicted: asked again
+
+
+def test_a_server_that_stops_is_unavailable_never_yes(
+    root: Path, tls: TlsMaterial, tap: GitHttpTap
+) -> None:
+    clock = Clock()
+    access = _access(tls, clock, cache=60.0)
+    with git_http_server(root, token=TOKEN, tls=tls, tap=tap) as base:
+        url = f"{base}/infra/vpc.git"
+        assert asyncio.run(access(TOKEN, url)) is True
+    # Stopped: an answer still within its lifetime holds; nothing else can be told.
+    assert asyncio.run(access(TOKEN, url)) is True
+    for token in (WRONG, "never-seen"):
+        with pytest.raises(AuthUnavailable):
+            asyncio.run(access(token, url))
+    clock.now += 61
+    with pytest.raises(AuthUnavailable):
+        asyncio.run(access(TOKEN, url))
+    with pytest.raises(AuthUnavailable):  # the failure was not kept as an answer either
+        asyncio.run(access(TOKEN, url))
+
+
+@pytest.mark.parametrize("status", [500, 502, 503, 429, 408])
+def test_a_failing_server_is_unavailable_and_not_kept(
+    server: str, tls: TlsMaterial, tap: GitHttpTap, status: int
+) -> None:
+    access = _access(tls)
+    tap.faults.append(status)
+    with pytest.raises(AuthUnavailable):
+        asyncio.run(access(TOKEN, server))
+    assert asyncio.run(access(TOKEN, server)) is True  # asked again once it answers
+    assert len(tap.requests) == 2
+
+
+@pytest.mark.parametrize("status", [401, 403, 404, 410])
+def test_a_refusal_is_a_no(server: str, tls: TlsMaterial, tap: GitHttpTap, status: int) -> None:
+    tap.faults.append(status)
+    assert asyncio.run(_access(tls)(TOKEN, server)) is False
+
+
+def test_a_login_page_is_not_a_yes(root: Path, tls: TlsMaterial, tap: GitHttpTap) -> None:
+    access = _access(tls)
+    with git_http_server(root, token=TOKEN, tls=tls, tap=tap, login_page=True) as base:
+        url = f"{base}/infra/vpc.git"
+        assert asyncio.run(access(WRONG, url)) is False  # 200, text/html
+        assert asyncio.run(access(TOKEN, url)) is True
+    assert len(tap.requests) == 2
+
+
+def test_the_username_is_the_one_configured(server: str, tls: TlsMaterial) -> None:
+    assert asyncio.run(_access(tls, username="x-token-auth")(TOKEN, server)) is False
+    assert asyncio.run(_access(tls, username="oauth2")(TOKEN, server)) is True
+
+
+def test_http_is_never_asked(
+    root: Path, tap: GitHttpTap, tls: TlsMaterial, caplog: pytest.LogCaptureFixture
+) -> None:
+    access = _access(tls)
+    with (
+        caplog.at_level(logging.WARNING, "gitreg.auth.git_access"),
+        git_http_server(root, token=TOKEN, tap=tap) as base,
+    ):
+        url = f"{base}/infra/vpc.git"
+        assert asyncio.run(access(TOKEN, url)) is False
+        assert asyncio.run(access(TOKEN, url)) is False
+    assert tap.requests == []  # the token was never sent in clear
+    said = [r.getMessage() for r in caplog.records if url in r.getMessage()]
+    assert len(said) == 1 and "not an https URL" in said[0]
+
+
+def test_the_certificate_is_checked(server: str, tls: TlsMaterial, tap: GitHttpTap) -> None:
+    # Not trusted (the system store does not know the test CA): unavailable, not a yes.
+    with pytest.raises(AuthUnavailable):
+        asyncio.run(GitAccess(GitCheck())(TOKEN, server))
+    # The CA of the catalog's credential for that server is trusted when auth.git has none.
+    credential = Credential(url=server.rsplit("/", 2)[0] + "/", ca_file=tls.ca_cert)
+    access = GitAccess(
+        GitCheck(), lambda url: credential if url.startswith(credential.url) else None
+    )
+    assert asyncio.run(access(TOKEN, server)) is True
+
+
+def test_the_token_is_in_no_log_line_nor_exception(
+    root: Path, tls: TlsMaterial, tap: GitHttpTap, caplog: pytest.LogCaptureFixture
+) -> None:
+    secrets = [TOKEN, base64.b64encode(f"oauth2:{TOKEN}".encode()).decode()]
+    access = _access(tls)
+    raised: list[BaseException] = []
+    with caplog.at_level(logging.DEBUG):  # every logger: httpx's and httpcore's too
+        with git_http_server(root, token=TOKEN, tls=tls, tap=tap, login_page=True) as base:
+            url = f"{base}/infra/vpc.git"
+            assert asyncio.run(access(TOKEN, url)) is True
+            tap.faults += [503, 429]
+            for token in (f"{TOKEN}x", TOKEN):
+                with pytest.raises(AuthUnavailable) as caught:
+                    asyncio.run(access(token, f"{base}/infra/other.git"))
+                raised.append(caught.value)
+        with pytest.raises(AuthUnavailable) as caught:  # stopped
+            asyncio.run(access(f"{TOKEN}y", url))
+        raised.append(caught.value)
+    texts = [caplog.text, *(str(e) for e in raised), *(repr(e) for e in raised)]
+    assert caplog.records and all(s not in t for s in secrets for t in texts)
+    # Nothing chained either: httpx's exception holds the request, and so the token.
+    assert all(
+        e.__cause__ is None and (e.__context__ is None or e.__suppress_context__) for e in raised
+    )
+
+
+@pytest.mark.parametrize(
+    ("check", "repo", "git_url", "expected"),
+    [
+        (
+            "repo",
+            "https://git.example.com/infra/vpc.git",
+            None,
+            "https://git.example.com/infra/vpc.git",
+        ),
+        (
+            "repo",
+            "https://git.example.com/infra/vpc.git/",
+            "ssh://git@x/y.git",
+            "https://git.example.com/infra/vpc.git",
+        ),
+        ("repo", "http://git.example.com/infra/vpc.git", None, None),
+        ("repo", "ssh://git@git.example.com/infra/vpc.git", None, None),
+        ("repo", "git@git.example.com:infra/vpc.git", "https://x/y.git", None),
+        (
+            "git_url",
+            "ssh://git@git.example.com/infra/vpc.git",
+            "https://git.example.com/infra/vpc.git",
+            "https://git.example.com/infra/vpc.git",
+        ),
+        ("git_url", "https://git.example.com/infra/vpc.git", None, None),
+        ("git_url", "https://git.example.com/infra/vpc.git", "ssh://git@x/y.git", None),
+        ("git_url", "https://git.example.com/infra/vpc.git", "http://x/y.git", None),
+    ],
+)
+def test_check_url(
+    tmp_path: Path, check: str, repo: str, git_url: str | None, expected: str | None
+) -> None:
+    settings = GitCheck(check=check)  # type: ignore[arg-type]
+    assert check_url(settings, RepoLocation.parse(repo, tmp_path), git_url) == expected
+
+
+def test_the_gate_opens_a_module_to_a_token_its_git_server_accepts(
+    server: str, tls: TlsMaterial, tmp_path: Path, tap: GitHttpTap
+) -> None:
+    counts: Counter[tuple[str, str]] = Counter()
+    settings = AuthSettings(public=("open",), git=GitCheck(ca_file=tls.ca_cert))
+    gate = Gate.build(settings, tmp_path / "cache", counts)
+    vpc = Target("read", "module infra/vpc/aws", "infra", git_url=lambda: server)
+    no_repo = Target("read", "module infra/dns/aws", "infra", git_url=lambda: None)
+
+    async def admit(token: str, target: Target) -> object:
+        return await gate.admit(f"Bearer {token}", target)
+
+    assert asyncio.run(admit(TOKEN, vpc)) == GIT
+    with pytest.raises(Forbidden, match="its Git server did not accept this token"):
+        asyncio.run(admit(WRONG, vpc))
+    with pytest.raises(Forbidden):  # nothing to ask: no
+        asyncio.run(admit(TOKEN, no_repo))
+    with pytest.raises(Forbidden):  # the mirror is never the Git server's to open
+        asyncio.run(admit(TOKEN, Target("mirror", "the network mirror")))
+    assert tap.requests == [REFS, REFS]
+    assert counts[("git", "allowed")] == 1 and counts[("git", "refused")] == 3
+
+
+def test_the_gate_says_unavailable_when_the_git_server_is_down(
+    root: Path, tls: TlsMaterial, tmp_path: Path
+) -> None:
+    counts: Counter[tuple[str, str]] = Counter()
+    gate = Gate.build(AuthSettings(git=GitCheck(ca_file=tls.ca_cert)), tmp_path / "c", counts)
+    with git_http_server(root, token=TOKEN, tls=tls) as base:
+        url = f"{base}/infra/vpc.git"
+    target = Target("read", "module infra/vpc/aws", "infra", git_url=lambda: url)
+    with pytest.raises(AuthUnavailable):
+        asyncio.run(gate.admit(f"Bearer {TOKEN}", target))
+    assert counts == Counter({("unknown", "unavailable"): 1})
