@@ -128,7 +128,9 @@ def gate_for(catalog: Catalog, counts: Counter[tuple[str, str]]) -> Gate | None:
     """The catalog's auth, or None when it has no auth: section (open to all)."""
     if catalog.auth is None:
         return None
-    return Gate.build(catalog.auth, catalog.cache_dir, counts)
+    return Gate.build(
+        catalog.auth, catalog.cache_dir, counts, credential_for=catalog.credential_for
+    )
 
 
 async def _close_later(read_through: ReadThrough) -> None:

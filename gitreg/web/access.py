@@ -9,8 +9,8 @@ from collections.abc import Callable
 from starlette.requests import Request
 
 from gitreg.auth.gate import Gate, Target
+from gitreg.auth.git_access import check_url
 from gitreg.auth.principal import Access, Principal
-from gitreg.catalog.model import GitCheck
 from gitreg.git.location import RepoLocation
 from gitreg.web.state import state_of
 
@@ -66,12 +66,9 @@ async def admit_download(request: Request, what: str, namespace: str) -> bool:
     return True
 
 
-def git_check_url(
-    settings: GitCheck | None, repo: RepoLocation | None, git_url: str | None
-) -> str | None:
-    """Which URL the Git server is asked at: the repository gitreg fetches, or the module's
-    git_url; only over HTTPS, as the client's token goes with it."""
-    if settings is None:
+def git_check_url(repo: RepoLocation, git_url: str | None, request: Request) -> str | None:
+    """Which URL the module's Git server is asked at, when auth.git is on."""
+    gate = gate_of(request)
+    if gate is None or gate.settings.git is None:
         return None
-    url = git_url if settings.check == "git_url" else (repo.clone_url if repo else None)
-    return url if url and url.startswith("https://") else None
+    return check_url(gate.settings.git, repo, git_url)

@@ -91,10 +91,9 @@ async def _admitted(
 
     def git_url() -> str | None:
         entry = registry.snapshot.index.get(address.namespace, address.name, address.system)
-        gate = access.gate_of(request)
-        if entry is None or gate is None:
+        if entry is None:
             return None
-        return access.git_check_url(gate.settings.git, entry.spec.repo, entry.spec.git_url)
+        return access.git_check_url(entry.spec.repo, entry.spec.git_url, request)
 
     principal = await access.admit(request, "read", f"module {address}", address.namespace, git_url)
     return (*_read(request), principal)

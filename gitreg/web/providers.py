@@ -131,10 +131,9 @@ async def _admitted(request: Request) -> tuple[ProviderEntry, Principal | None]:
 
     def git_url() -> str | None:
         entry = side.providers.get(address.namespace, address.type)
-        gate = access.gate_of(request)
-        if entry is None or gate is None or entry.spec.repo is None:
+        if entry is None or entry.spec.repo is None:
             return None
-        return access.git_check_url(gate.settings.git, entry.spec.repo, None)
+        return access.git_check_url(entry.spec.repo, None, request)
 
     principal = await access.admit(
         request, "read", f"provider {address}", address.namespace, git_url
