@@ -1,13 +1,15 @@
-"""The `auth:` section of registry.yaml: public namespaces, client tokens, the key that signs
-download URLs, whether a module's Git server may decide, read by the same reader as the rest
-(every problem with its key path and line)."""
+"""The `auth:` section of registry.yaml: public namespaces, client tokens, CI identity tokens
+(OIDC issuers), the key that signs download URLs, whether a module's Git server may decide,
+read by the same reader as the rest (every problem with its key path and line)."""
 
 from __future__ import annotations
 
 import re
+from typing import Any
+from urllib.parse import urlsplit
 
 from gitreg.catalog import yamldoc
-from gitreg.catalog.model import AuthSettings, GitCheck, SecretRef, TokenSpec
+from gitreg.catalog.model import AuthSettings, GitCheck, OidcIssuer, SecretRef, TokenSpec
 
 TOKEN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _PATTERN = re.compile(r"[A-Za-z0-9_*?-]{1,64}")
@@ -15,9 +17,13 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _TOKEN_KEYS = {"name", "token_sha256", "token_env", "token_file", "read", "mirror", "ops"}
 _GIT_KEYS = {"check", "username", "cache", "timeout", "ca_file"}
 _GIT_USERNAME = re.compile(r"[^:\s]{1,64}")  # the user of Basic user:token, so no colon
+_OIDC_KEYS = {"name", "issuer", "audience", "claims", "read", "mirror", "ops", "ca_file"}
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+_CLAIM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 AUTH_KEYS = {
     "public",
     "tokens",
+    "oidc",
     "signing_key_env",
     "signing_key_file",
     "previous_signing_key_env",
@@ -44,12 +50,14 @@ class AuthSection(yamldoc.Reader):
                 m.line,
                 "a previous signing key needs a current one (signing_key_env or signing_key_file)",
             )
+        names: dict[str, str] = {}  # token and issuer names, unique together: where each is
         return AuthSettings(
             public=self.patterns(m, "public", "auth"),
-            tokens=self.tokens(m),
+            tokens=self.tokens(m, names),
             url_keys=tuple(k for k in keys if k is not None),
             download_ttl=ttl,
             git=self.git_check(m),
+            oidc=self.oidc(m, names),
         )
 
     def key_ref(self, m: yamldoc.Mapping, stem: str) -> SecretRef | None:
@@ -73,26 +81,14 @@ class AuthSection(yamldoc.Reader):
                 )
         return tuple(result)
 
-    def tokens(self, m: yamldoc.Mapping) -> tuple[TokenSpec, ...]:
+    def tokens(self, m: yamldoc.Mapping, names: dict[str, str]) -> tuple[TokenSpec, ...]:
         result: list[TokenSpec] = []
-        names: dict[str, str] = {}
         digests: dict[str, str] = {}
         for path, line, item in self.items(m, "tokens", parent="auth"):
             t = self.mapping(item, path, line, _TOKEN_KEYS, {"name"})
             if t is None:
                 continue
-            name = self.string(t, "name", path)
-            if name is not None and not TOKEN_NAME.fullmatch(name):
-                self.problem(
-                    yamldoc.join(path, "name"),
-                    t.key_lines["name"],
-                    "must be 1 to 64 letters, digits, '.', '_' or '-' (it is shown in logs"
-                    " and metrics)",
-                )
-            elif name is not None:
-                if name in names:
-                    self.problem(path, line, f"token {name!r} is already listed at {names[name]}")
-                names.setdefault(name, path)
+            name = self.principal_name(t, path, line, self.string(t, "name", path), names)
             digest = self.string(t, "token_sha256", path)
             if digest is not None:
                 digest = digest.lower()
@@ -156,3 +152,119 @@ class AuthSection(yamldoc.Reader):
             timeout=timeout,
             ca_file=self.file(g, "ca_file", "auth.git"),
         )
+
+    def principal_name(
+        self, m: yamldoc.Mapping, path: str, line: int, name: str | None, names: dict[str, str]
+    ) -> str | None:
+        """`name` checked: shown in logs and metrics, and unique among tokens and issuers."""
+        if name is not None and not TOKEN_NAME.fullmatch(name):
+            self.problem(
+                yamldoc.join(path, "name"),
+                m.key_lines.get("name", line),
+                f"must be 1 to 64 letters, digits, '.', '_' or '-' (it is shown in logs"
+                f" and metrics), not {name!r}",
+            )
+            return None
+        if name is not None:
+            if name in names:
+                self.problem(path, line, f"the name {name!r} is already listed at {names[name]}")
+            names.setdefault(name, path)
+        return name
+
+    def oidc(self, m: yamldoc.Mapping, names: dict[str, str]) -> tuple[OidcIssuer, ...]:
+        result: list[OidcIssuer] = []
+        for path, line, item in self.items(m, "oidc", parent="auth"):
+            o = self.mapping(item, path, line, _OIDC_KEYS, {"issuer", "audience"})
+            if o is None:
+                continue
+            issuer = self.string(o, "issuer", path)
+            if issuer is not None and (problem := _issuer_problem(issuer)):
+                self.problem(yamldoc.join(path, "issuer"), o.key_lines["issuer"], problem)
+                issuer = None
+            given = self.string(o, "name", path)
+            if given is None and "name" not in o and issuer is not None:
+                given = urlsplit(issuer).hostname
+            name = self.principal_name(o, path, line, given, names)
+            spec = OidcIssuer(
+                name=name or "",
+                issuer=issuer or "",
+                audience=self.string(o, "audience", path) or "",
+                claims=self.claims(o, path),
+                read=self.read_templates(o, path),
+                mirror=self.flag(o, "mirror", path, False),
+                ops=self.flag(o, "ops", path, False),
+                ca_file=self.file(o, "ca_file", path),
+            )
+            if self.problems_at(path):
+                continue
+            result.append(spec)
+        return tuple(result)
+
+    def claims(self, o: yamldoc.Mapping, path: str) -> tuple[tuple[str, str], ...]:
+        """claim → glob. A YAML true or 3 stands for the text a token carries ("true", "3")."""
+        c = o.get("claims")
+        where = yamldoc.join(path, "claims")
+        if c is None:
+            return ()
+        if not isinstance(c, yamldoc.Mapping):
+            self.problem(where, o.key_lines["claims"], "must be a mapping of claim: glob")
+            return ()
+        result = []
+        for claim, value in c.items():
+            glob = _claim_text(value)
+            if glob is None or not glob:
+                self.problem(
+                    yamldoc.join(where, claim),
+                    c.key_lines[claim],
+                    f"must be a glob the claim's value matches (main, 'refs/tags/*'), not"
+                    f" {value!r}",
+                )
+            else:
+                result.append((claim, glob))
+        return tuple(result)
+
+    def read_templates(self, o: yamldoc.Mapping, path: str) -> tuple[str, ...]:
+        """Namespace patterns in which `{claim}` stands for that claim's value."""
+        result = []
+        for where, line, item in self.items(o, "read", parent=path):
+            names = _PLACEHOLDER.findall(item) if isinstance(item, str) else []
+            bad = [n for n in names if not _CLAIM_NAME.fullmatch(n)]
+            filled = _PLACEHOLDER.sub("x", item) if isinstance(item, str) else None
+            if bad:
+                self.problem(
+                    where,
+                    line,
+                    f"{{{bad[0]}}} must name one claim: letters, digits and '_' (like"
+                    f" {{namespace_path}})",
+                )
+            elif filled is None or not _PATTERN.fullmatch(filled):
+                self.problem(
+                    where,
+                    line,
+                    "must be a namespace or a pattern of them (platform, team-*, *, or"
+                    f" {{claim}} for a claim's value), not {item!r}",
+                )
+            else:
+                result.append(item)
+        return tuple(result)
+
+
+def _issuer_problem(issuer: str) -> str | None:
+    try:
+        url = urlsplit(issuer)
+        url.port  # noqa: B018 - a bad port raises
+    except ValueError:
+        url = None
+    if url is None or url.scheme != "https" or not url.hostname:
+        return f"must be an https:// URL (https://gitlab.com), not {issuer!r}"
+    if url.query or url.fragment or "?" in issuer or "#" in issuer or url.username is not None:
+        return f"must be an https:// URL without user, query or fragment, not {issuer!r}"
+    return None
+
+
+def _claim_text(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int)):
+        return str(value).strip()
+    return None
