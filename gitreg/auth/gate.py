@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitreg.auth.git_access import GitAccess
-from gitreg.auth.principal import ANONYMOUS, Access, NamespaceScope, Principal, Verifier
+from gitreg.auth.oidc import OidcVerifier
+from gitreg.auth.principal import (
+    ANONYMOUS,
+    Access,
+    NamespaceScope,
+    Principal,
+    Refused,
+    Verifier,
+)
 from gitreg.auth.signed_urls import UrlSigner, generated_key
 from gitreg.auth.tokens import StaticTokens
 from gitreg.catalog.model import AuthSettings, Credential
@@ -76,6 +84,8 @@ class Gate:
         if not keys:
             keys = [generated_key(cache_dir)]
         signer = UrlSigner(keys, settings.download_ttl)
+        if settings.oidc:
+            verifiers = (*verifiers, OidcVerifier(settings.oidc))
         return cls(settings, signer, counts, verifiers, git)
 
     def is_public(self, namespace: str) -> bool:
@@ -125,7 +135,7 @@ class Gate:
                 return found, token
         if self.git is not None:
             return GIT, token
-        raise _Refused("unknown", "unknown_token", "the token is not one this registry knows")
+        raise Refused("unknown", "unknown_token", "the token is not one this registry knows")
 
     async def _git_allows(self, token: str, target: Target) -> bool:
         url = target.git_url() if target.git_url and self.git else None
@@ -140,7 +150,7 @@ def bearer_token(authorization: str | None) -> str:
     """The token of `Authorization: Bearer TOKEN`, or the password of `Basic` (a netrc or a
     URL's user:token, what OpenTofu sends for an archive); Unauthorized without one."""
     if not authorization:
-        raise _Refused(
+        raise Refused(
             "anonymous",
             "missing",
             "this registry is private: send a token (Authorization: Bearer ...); the README's"
@@ -155,25 +165,17 @@ def bearer_token(authorization: str | None) -> str:
             sep, password = "", ""
         if sep and password:
             return password
-    raise _Refused(
+    raise Refused(
         "anonymous", "malformed", "the Authorization header must be 'Bearer TOKEN' (or Basic)"
     )
 
 
-class _Refused(Unauthorized):
-    """Unauthorized, with who (as far as known) and why, for the counts."""
-
-    def __init__(self, name: str, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.name, self.reason = name, reason
-
-
 def _name_in(exc: Unauthorized) -> str:
-    return exc.name if isinstance(exc, _Refused) else "unknown"
+    return exc.name if isinstance(exc, Refused) else "unknown"
 
 
 def _reason_in(exc: Unauthorized) -> str:
-    return exc.reason if isinstance(exc, _Refused) else "invalid_token"
+    return exc.reason if isinstance(exc, Refused) else "invalid_token"
 
 
 def _refusal(principal: Principal, target: Target) -> str:

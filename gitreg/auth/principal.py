@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from fnmatch import translate
 from typing import Literal, Protocol
 
+from gitreg.errors import Unauthorized
+
 Access = Literal["read", "mirror", "ops"]
 
 
@@ -52,13 +54,21 @@ class Principal:
 ANONYMOUS = Principal("anonymous")
 
 
+class Refused(Unauthorized):
+    """Unauthorized, with who (as far as known) and why, for the counts."""
+
+    def __init__(self, name: str, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.name, self.reason = name, reason
+
+
 class Verifier(Protocol):
     """One way of telling who a Bearer token belongs to (CI identity tokens, ...)."""
 
     async def identify(self, token: str) -> Principal | None:
         """The token's principal; None when the token is not of this kind. Raises Unauthorized
-        (with the reason) when it is of this kind but fails a check, AuthUnavailable when it
-        cannot be checked now."""
+        (a Refused, saying whose and why) when it is of this kind but fails a check,
+        AuthUnavailable when it cannot be checked now."""
         ...
 
     def close(self) -> None: ...
