@@ -157,7 +157,7 @@ async def _json(client: httpx.AsyncClient, url: str, limit: int) -> dict[str, An
                 raise _Garbage(f"{url} answered over {limit} bytes")
     try:
         value = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: [[[[...
         value = None
     if not isinstance(value, dict):
         raise _Garbage(f"{url} did not answer a JSON object")

@@ -91,6 +91,9 @@ class OidcVerifier:
             raise Refused(
                 name, "malformed", f"the identity token cannot be read ({exc.error})"
             ) from None
+        except (ValueError, TypeError, KeyError, RecursionError):
+            # joserfc trips on some header values of the wrong type (`crit: 3`).
+            raise Refused(name, "malformed", "the identity token cannot be read") from None
         self._check_times(verified, name)
         audiences = _audiences(verified.get("aud"))
         matching = [e for e in entries if e.audience in audiences]
@@ -185,7 +188,7 @@ def _unverified(segment: str) -> dict[str, Any] | None:
     """A JWT segment's JSON object, read before anything is verified: only to find who signed."""
     try:
         value = json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
-    except (binascii.Error, ValueError):
+    except (binascii.Error, ValueError, RecursionError):  # RecursionError: [[[[...
         return None
     return value if isinstance(value, dict) else None
 

@@ -296,6 +296,12 @@ def test_signatures_and_keys(issuer: Issuer, verifier: OidcVerifier) -> None:
     assert "does not list" in str(error) and len(str(error)) < 300
     numbered = f"{_b64({'alg': 'RS256', 'kid': 7})}.{issuer.token().split('.')[1]}.c2ln"
     refused(verifier, numbered, "malformed")
+    crit = (
+        f"{_b64({'alg': 'RS256', 'kid': 'rsa-1', 'crit': 3})}.{issuer.token().split('.')[1]}.c2ln"
+    )
+    refused(verifier, crit, "malformed")
+    deep = f"{_b64({'alg': 'RS256'})}.{'W1tb' * 4000}.c2ln"  # [[[[... 12000 deep
+    assert identify(verifier, deep) is None
     too_large = issuer.token(padding="x" * MAX_TOKEN)
     refused(verifier, too_large, "malformed")
 
@@ -390,6 +396,7 @@ def test_an_issuer_whose_certificate_is_not_trusted(issuer: Issuer, clock: Clock
         (DISCOVERY, Answer(404, b"{}"), "answered 404"),
         (DISCOVERY, Answer(200, b'{"issuer": "https://evil.example"}'), "names the issuer"),
         (DISCOVERY, Answer(200, b" " * (65 << 10)), "answered over"),
+        (DISCOVERY, Answer(200, b"[" * 50000), "did not answer a JSON object"),
         ("/jwks", Answer(200, b'{"keys": []}'), "lists no keys"),
         ("/jwks", Answer(200, b'{"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}'), "no public"),
         ("/jwks", Answer(200, b'{"keys": [{"kty": "RSA", "n": "AQAB"}]}'), "cannot be read"),
