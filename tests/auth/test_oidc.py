@@ -1,195 +1,33 @@
-"""CI identity tokens against an OIDC issuer served over real TLS on 127.0.0.1."""
+"""CI identity tokens checked and mapped to namespaces, alone and through the gate."""
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import functools
-import hashlib
-import hmac
-import json
 import time
-import warnings
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from joserfc import jwt
-from joserfc.errors import SecurityWarning
-from joserfc.jwk import ECKey, Key, OKPKey, RSAKey
+from joserfc.jwk import ECKey, OKPKey
 
 from gitreg.auth.gate import Gate, Target
-from gitreg.auth.jwks import MIN_INTERVAL, REFRESH_AFTER
 from gitreg.auth.oidc import MAX_TOKEN, OidcVerifier
 from gitreg.auth.principal import NamespaceScope, Principal, Refused
-from gitreg.catalog.model import AuthSettings, OidcIssuer
+from gitreg.catalog.model import AuthSettings
 from gitreg.errors import AuthUnavailable, Forbidden
 from gitreg.tlscert import TlsMaterial
-from tests.support.origin_server import Answer, ScriptedOrigin
-from tests.support.servers import free_port
-
-AUDIENCE = "https://registry.test"
-DISCOVERY = "/.well-known/openid-configuration"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class Issuer:
-    """An OIDC issuer: a discovery document, a JWKS, and tokens signed with its keys."""
-
-    def __init__(self, origin: ScriptedOrigin, clock: Clock) -> None:
-        self.origin = origin
-        self.clock = clock
-        self.url = origin.url.rstrip("/")
-        self.minted: list[str] = []
-        self.rsa = rsa_key("rsa-1")
-        self.origin.json(DISCOVERY, {"issuer": self.url, "jwks_uri": f"{self.url}/jwks"})
-        self.serve(self.rsa)
-
-    def serve(self, *keys: Key) -> None:
-        self.origin.json("/jwks", {"keys": [k.as_dict(private=False) for k in keys]})
-
-    def token(
-        self, key: Key | None = None, header: dict[str, Any] | None = None, **claims: Any
-    ) -> str:
-        key = key or self.rsa
-        alg = {"RSA": "RS256", "EC": "ES256", "OKP": "EdDSA", "oct": "HS256"}[key.key_type]
-        now = int(self.clock.now)
-        body = {
-            "iss": self.url,
-            "aud": AUDIENCE,
-            "iat": now,
-            "nbf": now,
-            "exp": now + 300,
-            "sub": "project_path:platform/app:ref_type:branch:ref:main",
-            "namespace_path": "platform",
-            "ref_protected": "true",
-        }
-        body.update(claims)
-        for name in [n for n, v in body.items() if v is None]:
-            del body[name]
-        head = {"alg": alg, "kid": key.kid, **(header or {})}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SecurityWarning)  # EdDSA, the name RFC 9864 retires
-            minted = jwt.encode(head, body, key, algorithms=[head["alg"]])
-        self.minted.append(minted)
-        return minted
-
-    def hmac(self, secret: bytes) -> str:
-        """HS256 by hand: joserfc will not take a public key as a shared secret."""
-        now = int(self.clock.now)
-        body = {"iss": self.url, "aud": AUDIENCE, "exp": now + 300}
-        signing_input = f"{_b64({'alg': 'HS256', 'kid': 'rsa-1'})}.{_b64(body)}"
-        mac = hmac.new(secret, signing_input.encode(), hashlib.sha256).digest()
-        minted = f"{signing_input}.{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}"
-        self.minted.append(minted)
-        return minted
-
-    def unsigned(self, **claims: Any) -> str:
-        """`alg: none`: what joserfc will not make, made by hand."""
-        now = int(self.clock.now)
-        body = {"iss": self.url, "aud": AUDIENCE, "exp": now + 300, **claims}
-        minted = f"{_b64({'alg': 'none', 'typ': 'JWT'})}.{_b64(body)}."
-        self.minted.append(minted)
-        return minted
-
-
-@functools.cache
-def rsa_key(kid: str, whose: str = "issuer") -> RSAKey:
-    """One key per kid (and owner) for the whole run: making RSA keys takes a while."""
-    return RSAKey.generate_key(2048, parameters={"kid": kid})
-
-
-def _b64(value: object) -> str:
-    return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def issuer(tls: TlsMaterial, clock: Clock, caplog: pytest.LogCaptureFixture) -> Iterator[Issuer]:
-    caplog.set_level("DEBUG")
-    with ScriptedOrigin(tls) as origin:
-        made = Issuer(origin, clock)
-        yield made
-    for token in made.minted:  # no token, nor its signature, is ever logged
-        signature = token.split(".")[2]
-        assert token not in caplog.text and (not signature or signature not in caplog.text)
-
-
-def entries(issuer: Issuer, tls: TlsMaterial) -> tuple[OidcIssuer, ...]:
-    return (
-        OidcIssuer(
-            name="deploy",
-            issuer=issuer.url,
-            audience=AUDIENCE,
-            claims=(("namespace_path", "platform"), ("ref_protected", "true")),
-            read=("shared-*",),
-            mirror=True,
-            ca_file=tls.ca_cert,
-        ),
-        OidcIssuer(
-            name="ci",
-            issuer=issuer.url,
-            audience=AUDIENCE,
-            read=("{namespace_path}", "ci-{project_id}"),
-            ca_file=tls.ca_cert,
-        ),
-        OidcIssuer(
-            name="other-audience",
-            issuer=issuer.url,
-            audience="other",
-            read=("*",),
-            ops=True,
-            ca_file=tls.ca_cert,
-        ),
-    )
-
-
-@pytest.fixture
-def verifier(issuer: Issuer, tls: TlsMaterial, clock: Clock) -> Iterator[OidcVerifier]:
-    made = OidcVerifier(entries(issuer, tls), clock)
-    yield made
-    made.close()
-
-
-def identify(verifier: OidcVerifier, token: str) -> Principal | None:
-    """What the verifier says, once a fetch it started in the background is over."""
-
-    async def settled() -> Principal | None:
-        try:
-            return await verifier.identify(token)
-        finally:
-            others = asyncio.all_tasks() - {asyncio.current_task()}
-            await asyncio.gather(*others)
-
-    return asyncio.run(settled())
-
-
-def refused(verifier: OidcVerifier, token: str, reason: str) -> Refused:
-    with pytest.raises(Refused) as caught:
-        identify(verifier, token)
-    assert caught.value.reason == reason, caught.value
-    assert token not in str(caught.value) and token.split(".")[1] not in str(caught.value)
-    return caught.value
-
-
-def unavailable(verifier: OidcVerifier, token: str) -> AuthUnavailable:
-    with pytest.raises(AuthUnavailable) as caught:
-        identify(verifier, token)
-    assert token not in str(caught.value)
-    return caught.value
+from tests.auth.conftest import entries
+from tests.support.oidc_issuer import (
+    AUDIENCE,
+    DISCOVERY,
+    Clock,
+    Issuer,
+    b64,
+    identify,
+    refused,
+    rsa_key,
+)
 
 
 def test_claims_map_to_namespaces(issuer: Issuer, verifier: OidcVerifier) -> None:
@@ -231,8 +69,8 @@ def test_tokens_not_for_this_verifier_are_left_to_others(
         "a.b",
         "a.b.c.d",
         "not base64!.x.y",
-        f"{_b64([1])}.{_b64({'iss': issuer.url})}.x",
-        f"{_b64({'alg': 'RS256'})}.{_b64(['iss'])}.x",
+        f"{b64([1])}.{b64({'iss': issuer.url})}.x",
+        f"{b64({'alg': 'RS256'})}.{b64(['iss'])}.x",
         issuer.token(iss="https://elsewhere.example"),
         issuer.token(iss=None),
     ):
@@ -280,7 +118,7 @@ def test_only_asymmetric_algorithms(issuer: Issuer, verifier: OidcVerifier) -> N
     # HS256 with the issuer's public key as the secret: the classic confusion.
     error = refused(verifier, issuer.hmac(issuer.rsa.as_pem(private=False)), "bad_algorithm")
     assert "signed with 'HS256'" in str(error)
-    listed = f"{_b64({'alg': ['RS256']})}.{issuer.unsigned().split('.')[1]}.c2ln"
+    listed = f"{b64({'alg': ['RS256']})}.{issuer.unsigned().split('.')[1]}.c2ln"
     refused(verifier, listed, "bad_algorithm")
 
 
@@ -289,18 +127,16 @@ def test_signatures_and_keys(issuer: Issuer, verifier: OidcVerifier) -> None:
     error = refused(verifier, issuer.token(stranger), "bad_signature")
     assert "does not verify" in str(error)
     head, _, signature = issuer.token().split(".")
-    forged = f"{head}.{_b64({'iss': issuer.url, 'aud': AUDIENCE, 'exp': 2**40})}.{signature}"
+    forged = f"{head}.{b64({'iss': issuer.url, 'aud': AUDIENCE, 'exp': 2**40})}.{signature}"
     issuer.minted.append(forged)
     refused(verifier, forged, "bad_signature")
     error = refused(verifier, issuer.token(header={"kid": "x" * 500}), "unknown_key")
     assert "does not list" in str(error) and len(str(error)) < 300
-    numbered = f"{_b64({'alg': 'RS256', 'kid': 7})}.{issuer.token().split('.')[1]}.c2ln"
+    numbered = f"{b64({'alg': 'RS256', 'kid': 7})}.{issuer.token().split('.')[1]}.c2ln"
     refused(verifier, numbered, "malformed")
-    crit = (
-        f"{_b64({'alg': 'RS256', 'kid': 'rsa-1', 'crit': 3})}.{issuer.token().split('.')[1]}.c2ln"
-    )
+    crit = f"{b64({'alg': 'RS256', 'kid': 'rsa-1', 'crit': 3})}.{issuer.token().split('.')[1]}.c2ln"
     refused(verifier, crit, "malformed")
-    deep = f"{_b64({'alg': 'RS256'})}.{'W1tb' * 4000}.c2ln"  # [[[[... 12000 deep
+    deep = f"{b64({'alg': 'RS256'})}.{'W1tb' * 4000}.c2ln"  # [[[[... 12000 deep
     assert identify(verifier, deep) is None
     too_large = issuer.token(padding="x" * MAX_TOKEN)
     refused(verifier, too_large, "malformed")
@@ -313,109 +149,6 @@ def test_ec_and_ed25519_keys(issuer: Issuer, verifier: OidcVerifier, clock: Cloc
     assert identify(verifier, issuer.token(ec)) is not None
     assert identify(verifier, issuer.token(ed)) is not None
     assert identify(verifier, issuer.token(ed, header={"alg": "Ed25519"})) is not None
-
-
-def test_a_rotated_key_is_fetched_but_not_more_than_once_a_minute(
-    issuer: Issuer, verifier: OidcVerifier, clock: Clock
-) -> None:
-    assert identify(verifier, issuer.token()) is not None
-    assert issuer.origin.asked["/jwks"] == 1
-    rotated = rsa_key("rsa-2")
-    issuer.serve(rotated)
-    for kid in ("rsa-2", "made-up-1", "made-up-2", "made-up-3"):
-        refused(verifier, issuer.token(rotated, header={"kid": kid}), "unknown_key")
-    assert issuer.origin.asked["/jwks"] == 1  # a flood of unknown kids asks nothing more
-    clock.now += MIN_INTERVAL
-    assert identify(verifier, issuer.token(rotated)) is not None
-    assert issuer.origin.asked["/jwks"] == 2
-    refused(verifier, issuer.token(), "unknown_key")  # the issuer no longer lists the old key
-
-
-def test_keys_are_fetched_again_after_an_hour(
-    issuer: Issuer, verifier: OidcVerifier, clock: Clock
-) -> None:
-    assert identify(verifier, issuer.token()) is not None
-    clock.now += REFRESH_AFTER
-    rotated = rsa_key("rsa-2")
-    issuer.serve(rotated)
-    # The key held answers at once; the new list is fetched meanwhile, and the old key goes.
-    assert identify(verifier, issuer.token()) is not None
-    assert issuer.origin.asked["/jwks"] == 2
-    clock.now += MIN_INTERVAL
-    refused(verifier, issuer.token(), "unknown_key")
-    assert identify(verifier, issuer.token(rotated)) is not None
-
-
-def test_cached_keys_verify_while_the_issuer_is_down(
-    issuer: Issuer, verifier: OidcVerifier, clock: Clock
-) -> None:
-    assert identify(verifier, issuer.token()) is not None
-    issuer.origin.down = True
-    clock.now += REFRESH_AFTER + 1
-    for _ in range(3):
-        assert identify(verifier, issuer.token()) is not None
-    # A key it cannot look up is not refused for good: the issuer may have rotated it.
-    clock.now += MIN_INTERVAL
-    error = unavailable(verifier, issuer.token(header={"kid": "rsa-2"}))
-    assert "answered 503" in str(error)
-
-
-def test_an_issuer_that_is_down_is_asked_once_a_minute(
-    issuer: Issuer, verifier: OidcVerifier, clock: Clock
-) -> None:
-    issuer.origin.down = True
-    error = unavailable(verifier, issuer.token())
-    assert "cannot be fetched now" in str(error) and "answered 503" in str(error)
-    for _ in range(5):
-        unavailable(verifier, issuer.token())
-    assert issuer.origin.asked[DISCOVERY] == 1
-    issuer.origin.down = False
-    clock.now += MIN_INTERVAL
-    assert identify(verifier, issuer.token()) is not None
-
-
-def test_an_issuer_that_cannot_be_reached(tls: TlsMaterial, clock: Clock) -> None:
-    url = f"https://127.0.0.1:{free_port()}"
-    verifier = OidcVerifier([OidcIssuer("ci", url, AUDIENCE, ca_file=tls.ca_cert)], clock)
-    token = f"{_b64({'alg': 'RS256', 'kid': 'k'})}.{_b64({'iss': url})}.c2ln"
-    assert "cannot be fetched now" in str(unavailable(verifier, token))
-    verifier.close()
-
-
-def test_an_issuer_whose_certificate_is_not_trusted(issuer: Issuer, clock: Clock) -> None:
-    verifier = OidcVerifier([OidcIssuer("ci", issuer.url, AUDIENCE)], clock)
-    assert "CERTIFICATE_VERIFY_FAILED" in str(unavailable(verifier, issuer.token()))
-    verifier.close()
-
-
-@pytest.mark.parametrize(
-    ("path", "answer", "said"),
-    [
-        (DISCOVERY, Answer(200, b"[]"), "did not answer a JSON object"),
-        (DISCOVERY, Answer(200, b"{not json"), "did not answer a JSON object"),
-        (DISCOVERY, Answer(404, b"{}"), "answered 404"),
-        (DISCOVERY, Answer(200, b'{"issuer": "https://evil.example"}'), "names the issuer"),
-        (DISCOVERY, Answer(200, b" " * (65 << 10)), "answered over"),
-        (DISCOVERY, Answer(200, b"[" * 50000), "did not answer a JSON object"),
-        ("/jwks", Answer(200, b'{"keys": []}'), "lists no keys"),
-        ("/jwks", Answer(200, b'{"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}'), "no public"),
-        ("/jwks", Answer(200, b'{"keys": [{"kty": "RSA", "n": "AQAB"}]}'), "cannot be read"),
-        ("/jwks", Answer(200, b'{"keys": [{"kty": "RSA", "use": "enc"}]}'), "no public"),
-    ],
-)
-def test_an_issuer_that_answers_garbage(
-    issuer: Issuer, verifier: OidcVerifier, path: str, answer: Answer, said: str
-) -> None:
-    issuer.origin.answers[path] = answer
-    assert said in str(unavailable(verifier, issuer.token()))
-
-
-@pytest.mark.parametrize("jwks_uri", ["http://127.0.0.1/jwks", "/jwks", 3])
-def test_the_jwks_must_be_fetched_over_https(
-    issuer: Issuer, verifier: OidcVerifier, jwks_uri: object
-) -> None:
-    issuer.origin.json(DISCOVERY, {"issuer": issuer.url, "jwks_uri": jwks_uri})
-    assert "no https:// jwks_uri" in str(unavailable(verifier, issuer.token()))
 
 
 def test_through_the_gate(issuer: Issuer, tls: TlsMaterial, tmp_path: Path) -> None:
@@ -453,14 +186,3 @@ def test_through_the_gate(issuer: Issuer, tls: TlsMaterial, tmp_path: Path) -> N
         gate_down.close()
     finally:
         gate.close()
-
-
-def test_requests_at_once_share_one_fetch(issuer: Issuer, verifier: OidcVerifier) -> None:
-    tokens = [issuer.token(project_id=str(n)) for n in range(20)]
-
-    async def all_at_once() -> list[Principal | None]:
-        return await asyncio.gather(*(verifier.identify(t) for t in tokens))
-
-    found = asyncio.run(all_at_once())
-    assert [p.read.patterns[-1] for p in found if p] == [f"ci-{n}" for n in range(20)]
-    assert issuer.origin.asked[DISCOVERY] == 1 and issuer.origin.asked["/jwks"] == 1
