@@ -46,12 +46,14 @@ class UrlSigner:
                 " (its answer holds one), or send a token that opens it"
             )
         by, text = query["by"], query["expires"]
-        if not text.isdigit() or len(text) > 12:
+        if not (text.isascii() and text.isdigit()) or len(text) > 12:  # int() refuses "²"
             raise Forbidden("the download URL's expiry is not a time")
         expires = int(text)
-        given = query["signature"]
+        # As bytes: compare_digest refuses str with characters outside ASCII (a TypeError, a 500).
+        given = query["signature"].encode(errors="replace")
         if not any(
-            hmac.compare_digest(self._mac(key, path, expires, by), given) for key in self._keys
+            hmac.compare_digest(self._mac(key, path, expires, by).encode(), given)
+            for key in self._keys
         ):
             raise Forbidden("the download URL's signature does not verify: ask for it again")
         if expires < (time.time() if now is None else now):
