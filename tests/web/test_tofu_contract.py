@@ -1,0 +1,100 @@
+"""What OpenTofu (1.12+, read from its source: it cannot be installed here) relies on from a
+private registry: the download answer's JSON body, `use_registry_credentials` as a JSON boolean,
+and archives that open to the registry's token alone, byte for byte what the signed URL gives."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from gitreg.tlscert import TlsMaterial
+from tests.support.private_registry import (
+    OTHER,
+    READER,
+    PrivateRegistry,
+    bearer,
+    private_registry,
+)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterator[PrivateRegistry]:
+    with private_registry(tmp_path_factory.mktemp("tofu"), tls) as registry:
+        yield registry
+
+
+def _download(
+    served: PrivateRegistry, module: str, token: str | None = READER
+) -> dict[str, object]:
+    response = served.client.get(
+        f"/v1/modules/{module}/1.0.0/download", headers=bearer(token) if token else None
+    )
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/json"
+    body: dict[str, object] = json.loads(response.content)
+    assert body["location"] == response.headers["x-terraform-get"]  # tofu reads the body
+    return body
+
+
+@pytest.mark.parametrize("module", ["secret/single/generic", "secret/vpc/generic"])
+def test_a_private_download_asks_for_the_registry_credentials(
+    served: PrivateRegistry, module: str
+) -> None:
+    response = served.client.get(f"/v1/modules/{module}/1.0.0/download", headers=served.reader())
+    assert b'"use_registry_credentials":true' in response.content  # a boolean, not "true"
+    body = _download(served, module)
+    assert body["use_registry_credentials"] is True
+    assert set(body) == {"location", "use_registry_credentials"}
+
+
+def test_a_public_download_does_not(served: PrivateRegistry) -> None:
+    for token in (None, READER):
+        body = _download(served, "open/single/generic", token)
+        assert "use_registry_credentials" not in body
+        assert "signature=" not in str(body["location"])
+
+
+def test_a_git_location_does_not(served: PrivateRegistry) -> None:
+    # A git:: location never gets the registry's token, from either client.
+    body = _download(served, "secret/vpcgit/generic")
+    assert str(body["location"]).startswith("git::https://git.example.com/infra/mono.git")
+    assert "use_registry_credentials" not in body
+
+
+def _archive_path(served: PrivateRegistry, module: str) -> tuple[str, str]:
+    """The archive's path (no `//folder`, which a client keeps for itself) and its query."""
+    location = str(_download(served, module)["location"])
+    path, _, query = location.partition("?")
+    return path.split(".tar.gz", 1)[0] + ".tar.gz", query
+
+
+@pytest.mark.parametrize("module", ["secret/single/generic", "secret/vpc/generic"])
+def test_the_archive_opens_to_the_token_alone_with_the_same_bytes(
+    served: PrivateRegistry, module: str
+) -> None:
+    path, query = _archive_path(served, module)
+    signed = served.client.get(f"{path}?{query}")
+    assert signed.status_code == 200
+    with_token = served.client.get(path, headers=served.reader())
+    assert with_token.status_code == 200, with_token.text
+    assert with_token.content == signed.content
+    assert with_token.headers["content-type"] == "application/gzip"
+    # What tofu sends from a netrc: the token as Basic auth's password.
+    basic = base64.b64encode(f"anyone:{READER}".encode()).decode()
+    from_netrc = served.client.get(path, headers={"Authorization": f"Basic {basic}"})
+    assert from_netrc.status_code == 200 and from_netrc.content == signed.content
+
+
+def test_the_archive_refuses_without_a_signature_or_a_token(served: PrivateRegistry) -> None:
+    path, _ = _archive_path(served, "secret/single/generic")
+    bare = served.client.get(path)
+    assert bare.status_code == 403
+    assert "this download needs a signed URL" in bare.json()["errors"][0]
+    outside = served.client.get(path, headers=bearer(OTHER))
+    assert outside.status_code == 403
+    assert "token 'other' may not read module secret/single/generic" in outside.json()["errors"][0]
+    unknown = served.client.get(path, headers=bearer("not-a-token-we-issued"))
+    assert unknown.status_code == 401 and unknown.headers["www-authenticate"]
