@@ -63,7 +63,7 @@ async def _serve(request: Request, file: str) -> Response:
     if file.endswith(".zip") and "authorization" not in request.headers:
         # Terraform fetches the archives without a token: their URLs carry the permission.
         gate.signed_url_principal(request.url.path, dict(request.query_params))
-        return await _answer(request, file)
+        return _private(await _answer(request, file))
     principal = await access.admit(request, "mirror", "the network mirror")
     params = request.path_params
     own = state_of(request).registry.snapshot.catalog.hostname
@@ -73,9 +73,18 @@ async def _serve(request: Request, file: str) -> Response:
         what = f"provider {own}/{params['namespace']}/{params['type']}"
         await access.admit(request, "read", what, params["namespace"])
     response = await _answer(request, file)
+    if file.endswith(".zip"):
+        return _private(response)
     if file.endswith(".json") and file != "index.json" and principal is not None:
         folder = request.url.path.rsplit("/", 1)[0]
         return _with_signed_urls(request, response.body, folder, principal)
+    return response
+
+
+def _private(response: Response) -> Response:
+    """A zip behind the gate: a shared cache would hand it on past its URL's expiry (a FileResponse
+    has a Last-Modified, enough for a cache to keep it heuristically)."""
+    response.headers["Cache-Control"] = access.PRIVATE_CACHING
     return response
 
 
