@@ -21,6 +21,7 @@ from tests.support.servers import RegistryServer
 
 READER = "reader-token"  # reads `secret`
 OTHER = "other-token"  # reads `elsewhere` only
+MIRROR = "mirror-token"  # may use the network mirror
 OLD_KEY = b"the-url-key-before-the-rotation"
 NEW_KEY = b"the-url-key-after-the-rotation"
 WIDGET_ZIP = "terraform-provider-widget_1.0.0_linux_amd64.zip"
@@ -56,6 +57,7 @@ def write_private_registry(root: Path, url_keys: str) -> Path:
     path = root / "registry.yaml"
     path.write_text(
         f"""
+hostname: registry.example.test
 cache_dir: cache
 modules:
   - {{namespace: secret, name: single, system: generic, repo: {single}}}
@@ -76,6 +78,8 @@ auth:
         read: [secret]}}
     - {{name: other, token_sha256: "{hashlib.sha256(OTHER.encode()).hexdigest()}",
         read: [elsewhere]}}
+    - {{name: mirror, token_sha256: "{hashlib.sha256(MIRROR.encode()).hexdigest()}",
+        mirror: true}}
 {url_keys}"""
     )
     return path

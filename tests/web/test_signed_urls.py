@@ -13,10 +13,12 @@ import pytest
 from gitreg.auth.signed_urls import UrlSigner
 from gitreg.tlscert import TlsMaterial
 from tests.support.private_registry import (
+    MIRROR,
     NEW_KEY,
     OLD_KEY,
     WIDGET_ZIP,
     PrivateRegistry,
+    bearer,
     private_registry,
 )
 
@@ -174,3 +176,22 @@ def test_a_signature_outside_ascii_is_refused(served: PrivateRegistry) -> None:
     for signature in ("é", "\u00ff" * 43, "x\x00"):
         status, said = _get(served, path, {**query, "signature": signature})
         assert status == 403 and "signature does not verify" in said, said
+
+
+def test_the_mirror_signs_its_archive_urls_and_keeps_them_from_shared_caches(
+    served: PrivateRegistry,
+) -> None:
+    folder = "/v1/mirror/registry.example.test/secret/widget"
+    answer = served.client.get(f"{folder}/1.0.0.json", headers=bearer(MIRROR))
+    assert answer.status_code == 200, answer.text
+    url = answer.json()["archives"]["linux_amd64"]["url"]
+    path, _, text = url.partition("?")
+    assert path == f"{folder}/{WIDGET_ZIP}"
+    query = dict(parse_qsl(text))
+    assert query["by"] == "mirror"
+    assert _caching(served, path, query).startswith("private")
+    assert _get(served, path, {**query, "signature": _flip(query["signature"])})[0] == 403
+    assert _get(served, path, {})[0] == 403
+    with_token = served.client.get(path, headers=bearer(MIRROR))
+    assert with_token.status_code == 200
+    assert with_token.headers["cache-control"].startswith("private")
