@@ -12,7 +12,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import httpx
@@ -74,9 +74,11 @@ def hypercorn_app(app: str, port: int) -> list[str]:
     ]
 
 
-async def _load(url: str, requests: int, concurrency: int) -> float:
+async def _load(
+    url: str, requests: int, concurrency: int, headers: Mapping[str, str] | None = None
+) -> float:
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(limits=limits, timeout=30) as client:
+    async with httpx.AsyncClient(limits=limits, timeout=30, headers=headers) as client:
         remaining = requests
 
         async def worker() -> None:
@@ -92,26 +94,46 @@ async def _load(url: str, requests: int, concurrency: int) -> float:
 
 
 def requests_per_second(
-    url: str, requests: int = 2000, concurrency: int = 16, rounds: int = 3
+    url: str,
+    requests: int = 2000,
+    concurrency: int = 16,
+    rounds: int = 3,
+    headers: Mapping[str, str] | None = None,
 ) -> float:
     """The median of `rounds` bounded runs: wrk for 3 s each when it is installed (Debian: wrk),
-    else `requests` GETs from an httpx client (which then is likely the bottleneck)."""
+    else `requests` GETs from an httpx client (which then is likely the bottleneck); each
+    request with `headers`."""
     if shutil.which("wrk"):
-        return statistics.median(_wrk(url, concurrency) for _ in range(rounds))
-    asyncio.run(_load(url, 200, concurrency))  # warm-up
-    return statistics.median(asyncio.run(_load(url, requests, concurrency)) for _ in range(rounds))
+        return statistics.median(_wrk(url, concurrency, headers) for _ in range(rounds))
+    asyncio.run(_load(url, 200, concurrency, headers))  # warm-up
+    return statistics.median(
+        asyncio.run(_load(url, requests, concurrency, headers)) for _ in range(rounds)
+    )
 
 
 def paired_requests_per_second(
-    baseline: str, measured: str, rounds: int = 5, concurrency: int = 16
+    baseline: str,
+    measured: str,
+    rounds: int = 5,
+    concurrency: int = 16,
+    measured_headers: Mapping[str, str] | None = None,
 ) -> tuple[float, float, float]:
     """Requests/s of both URLs, measured in alternation, each round in the other order (the
     machine drifts: one measured after the other compares two moments): their medians, and the
-    median of each round's ratio measured/baseline."""
+    median of each round's ratio measured/baseline. `measured_headers` go with each request
+    to `measured` (a token)."""
     pairs = []
     for n in range(rounds):
         order = (baseline, measured) if n % 2 == 0 else (measured, baseline)
-        got = {url: requests_per_second(url, concurrency=concurrency, rounds=1) for url in order}
+        got = {
+            url: requests_per_second(
+                url,
+                concurrency=concurrency,
+                rounds=1,
+                headers=measured_headers if url == measured else None,
+            )
+            for url in order
+        }
         pairs.append((got[baseline], got[measured]))
     return (
         statistics.median(b for b, _ in pairs),
@@ -120,9 +142,10 @@ def paired_requests_per_second(
     )
 
 
-def _wrk(url: str, concurrency: int) -> float:
+def _wrk(url: str, concurrency: int, headers: Mapping[str, str] | None = None) -> float:
+    header_args = [arg for k, v in (headers or {}).items() for arg in ("-H", f"{k}: {v}")]
     out = subprocess.run(
-        ["wrk", "-t2", f"-c{concurrency}", "-d3s", url],
+        ["wrk", "-t2", f"-c{concurrency}", "-d3s", *header_args, url],
         capture_output=True,
         text=True,
         check=True,
