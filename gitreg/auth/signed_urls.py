@@ -13,7 +13,7 @@ import secrets
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from urllib.parse import unquote, urlencode
+from urllib.parse import quote_plus, unquote
 
 from gitreg.atomic import write_atomically
 from gitreg.errors import Forbidden
@@ -34,7 +34,9 @@ class UrlSigner:
         """The query string that lets `path` be fetched until the TTL runs out."""
         expires = int((time.time() if now is None else now) + self.ttl)
         mac = self._mac(self._keys[0], unquote(path), expires, principal)
-        return urlencode({"expires": expires, "by": principal, "signature": mac})
+        # What urlencode() gives, at a third of its cost (one per private download answer): the
+        # expiry is digits and the signature URL-safe base64, so only the name may need quoting.
+        return f"expires={expires}&by={quote_plus(principal)}&signature={mac}"
 
     def check(self, path: str, query: Mapping[str, str], now: float | None = None) -> str:
         """The name of the principal the URL was signed for; Forbidden, saying why, when its
