@@ -30,7 +30,9 @@ pytestmark = [
 ]
 
 OTHER = "other-namespace-token"  # reads a namespace this registry does not serve
-MIRROR = "mirror-token"  # may use the network mirror
+# May use the network mirror, and reads `secret`: the mirror opens none of the registry's own
+# hosted provider namespaces that providers.v1 keeps closed to the same token.
+MIRROR = "mirror-token"
 OPS = "ops-token"  # may read /v1/status
 
 
@@ -91,7 +93,7 @@ auth:
   tokens:
 {entry}
   - {{name: other, token_sha256: "{_sha256(OTHER)}", read: [elsewhere]}}
-  - {{name: mirror, token_sha256: "{_sha256(MIRROR)}", mirror: true}}
+  - {{name: mirror, token_sha256: "{_sha256(MIRROR)}", mirror: true, read: [secret]}}
   - {{name: ops, token_sha256: "{_sha256(OPS)}", ops: true}}
 """
     )

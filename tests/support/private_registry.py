@@ -21,7 +21,7 @@ from tests.support.servers import RegistryServer
 
 READER = "reader-token"  # reads `secret`
 OTHER = "other-token"  # reads `elsewhere` only
-MIRROR = "mirror-token"  # may use the network mirror
+MIRROR = "mirror-token"  # may use the network mirror, and reads `secret`
 OLD_KEY = b"the-url-key-before-the-rotation"
 NEW_KEY = b"the-url-key-after-the-rotation"
 WIDGET_ZIP = "terraform-provider-widget_1.0.0_linux_amd64.zip"
@@ -79,7 +79,7 @@ auth:
     - {{name: other, token_sha256: "{hashlib.sha256(OTHER.encode()).hexdigest()}",
         read: [elsewhere]}}
     - {{name: mirror, token_sha256: "{hashlib.sha256(MIRROR.encode()).hexdigest()}",
-        mirror: true}}
+        mirror: true, read: [secret]}}
 {url_keys}"""
     )
     return path
