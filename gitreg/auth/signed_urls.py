@@ -6,6 +6,7 @@ Keys rotate by listing the previous one after the new: all verify, the first sig
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import logging
@@ -21,6 +22,7 @@ from gitreg.errors import Forbidden
 log = logging.getLogger(__name__)
 
 QUERY_KEYS = ("expires", "by", "signature")
+EXPIRY_STEP = 10  # seconds: expiries are rounded up to a multiple of this
 
 
 class UrlSigner:
@@ -29,13 +31,21 @@ class UrlSigner:
             raise ValueError("signing download URLs needs a key")
         self._keys = [hmac.new(k, digestmod=hashlib.sha256) for k in keys]
         self.ttl = ttl
+        # A busy CI fleet asks for the same few downloads with the same token again and again.
+        self._signed_query = functools.lru_cache(maxsize=4096)(self._query)
 
     def query(self, path: str, principal: str, now: float | None = None) -> str:
-        """The query string that lets `path` be fetched until the TTL runs out."""
-        expires = int((time.time() if now is None else now) + self.ttl)
+        """The query string that lets `path` be fetched until the TTL runs out (rounded up to
+        the next EXPIRY_STEP seconds, so that the same download asked again by the same token
+        within those seconds gets the same URL, signed once)."""
+        moment = time.time() if now is None else now
+        expires = -(-int(moment + self.ttl) // EXPIRY_STEP) * EXPIRY_STEP
+        return self._signed_query(path, principal, expires)
+
+    def _query(self, path: str, principal: str, expires: int) -> str:
         mac = self._mac(self._keys[0], unquote(path), expires, principal)
-        # What urlencode() gives, at a third of its cost (one per private download answer): the
-        # expiry is digits and the signature URL-safe base64, so only the name may need quoting.
+        # What urlencode() gives, at a third of its cost: the expiry is digits and the
+        # signature URL-safe base64, so only the name may need quoting.
         return f"expires={expires}&by={quote_plus(principal)}&signature={mac}"
 
     def check(self, path: str, query: Mapping[str, str], now: float | None = None) -> str:

@@ -7,7 +7,7 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from gitreg.auth.signed_urls import UrlSigner, generated_key
+from gitreg.auth.signed_urls import EXPIRY_STEP, UrlSigner, generated_key
 from gitreg.errors import Forbidden
 
 PATH = "/v1/archives/platform/net/aws/" + "a" * 40 + ".tar.gz"
@@ -76,3 +76,12 @@ def test_the_generated_key_is_made_once_and_kept_private(tmp_path: Path) -> None
     first = generated_key(tmp_path)
     assert generated_key(tmp_path) == first and len(first) == 64
     assert (tmp_path / "auth" / "url-signing.key").stat().st_mode & 0o777 == 0o600
+
+
+def test_the_same_download_asked_again_within_the_step_gets_the_same_url() -> None:
+    signer = UrlSigner([b"key"], ttl=600)
+    first = signer.query(PATH, "ci", now=NOW + 1)
+    assert signer.query(PATH, "ci", now=NOW + 2) == first  # signed once, kept
+    assert signer.query(PATH, "other", now=NOW + 2) != first
+    expires = int(dict(parse_qsl(first))["expires"])
+    assert expires % EXPIRY_STEP == 0 and NOW + 601 <= expires < NOW + 601 + EXPIRY_STEP

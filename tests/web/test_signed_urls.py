@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl, urlencode
 
 import pytest
 
-from gitreg.auth.signed_urls import UrlSigner
+from gitreg.auth.signed_urls import EXPIRY_STEP, UrlSigner
 from gitreg.tlscert import TlsMaterial
 from tests.support.private_registry import (
     MIRROR,
@@ -56,7 +56,8 @@ def test_a_signed_url_opens_its_archive(served: PrivateRegistry) -> None:
     for module in ("secret/single/generic", "secret/vpc/generic"):
         path, query = _signed(served, module)
         assert set(query) == {"expires", "by", "signature"} and query["by"] == "reader"
-        assert 0 < int(query["expires"]) - time.time() <= 600  # download_ttl's default
+        # download_ttl's default, rounded up to the next EXPIRY_STEP
+        assert 0 < int(query["expires"]) - time.time() <= 600 + EXPIRY_STEP
         assert _get(served, path, query) == (200, "")
 
 
