@@ -1,0 +1,337 @@
+"""deploy/kubernetes: the base and the PostgreSQL overlay render (`kubectl kustomize`, else
+tests/support/kustomize.py), every manifest is valid against the Kubernetes schemas offline,
+the pieces select and reference one another, and the catalog in the ConfigMap loads and
+serves the probes and /metrics the manifests rely on."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import kubernetes_validate
+import pytest
+import yaml
+
+from gitreg.catalog.load import load_catalog
+from gitreg.errors import ConfigError
+from tests.support import kustomize
+from tests.support.gitrepo import GitRepo, module_files
+from tests.support.servers import RegistryServer
+
+Resource = dict[str, Any]
+
+KUBERNETES = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
+FOLDERS = ["base", "overlays/postgres"]
+REPLICAS = {"base": 2, "overlays/postgres": 3}
+# The oldest Kubernetes the manifests are for (a preStop `sleep` wants 1.30), and the newest
+# whose schemas kubernetes-validate bundles.
+OLDEST = "1.30"
+NEWEST = kubernetes_validate.latest_version()
+
+
+@functools.cache
+def rendered(folder: str) -> tuple[Resource, ...]:
+    """The folder's manifests as `kubectl kustomize` prints them, or as our renderer does
+    where kubectl is absent (test_our_renderer_agrees_with_kubectl keeps the two the same)."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        return tuple(kustomize.render(KUBERNETES / folder))
+    return tuple(_kubectl_kustomize(kubectl, folder))
+
+
+def _kubectl_kustomize(kubectl: str, folder: str) -> list[Resource]:
+    done = subprocess.run(
+        [kubectl, "kustomize", str(KUBERNETES / folder)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+
+
+def manifests(folder: str) -> list[Resource]:
+    return copy.deepcopy(list(rendered(folder)))
+
+
+def one(resources: list[Resource], kind: str, name: str | None = None) -> Resource:
+    found = [
+        r
+        for r in resources
+        if r["kind"] == kind and (name is None or r["metadata"]["name"] == name)
+    ]
+    assert len(found) == 1, f"{len(found)} {kind} {name or ''}"
+    return found[0]
+
+
+def container(resources: list[Resource]) -> Resource:
+    containers = one(resources, "Deployment")["spec"]["template"]["spec"]["containers"]
+    assert len(containers) == 1
+    result: Resource = containers[0]
+    return result
+
+
+def catalog_text(resources: list[Resource]) -> str:
+    text: str = one(resources, "ConfigMap")["data"]["registry.yaml"]
+    return text
+
+
+def secret_values(resources: list[Resource]) -> dict[str, str]:
+    """Every key of every Secret, as the Deployment's env would get it."""
+    values: dict[str, str] = {}
+    for secret in (r for r in resources if r["kind"] == "Secret"):
+        values.update(secret["stringData"])
+    return values
+
+
+def env_names(document: Any) -> set[str]:
+    """The environment variables a catalog names: every value of a key ending in _env."""
+    if isinstance(document, dict):
+        found = {v for k, v in document.items() if k.endswith("_env") and isinstance(v, str)}
+        for value in document.values():
+            found |= env_names(value)
+        return found
+    if isinstance(document, list):
+        return set().union(*(env_names(item) for item in document)) if document else set()
+    return set()
+
+
+def is_subset(labels: dict[str, str], of: dict[str, str]) -> bool:
+    return all(of.get(k) == v for k, v in labels.items())
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_our_renderer_agrees_with_kubectl(folder: str) -> None:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not on PATH: nothing to compare tests/support/kustomize.py with")
+
+    def key(resource: Resource) -> tuple[str, str]:
+        return resource["kind"], resource["metadata"]["name"]
+
+    ours = sorted(kustomize.render(KUBERNETES / folder), key=key)
+    assert ours == sorted(_kubectl_kustomize(kubectl, folder), key=key)
+
+
+def test_the_schemas_are_current() -> None:
+    major, minor = (int(part) for part in NEWEST.split(".")[:2])
+    assert (major, minor) >= (1, 37)
+
+
+@pytest.mark.parametrize("version", [OLDEST, NEWEST])
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_every_manifest_is_valid_kubernetes(folder: str, version: str) -> None:
+    resources = manifests(folder)
+    kinds = sorted(r["kind"] for r in resources)
+    expected = ["ConfigMap", "Deployment", "Ingress", "Namespace", "PodDisruptionBudget"]
+    expected += ["Secret", "Service"] + (["Secret"] if folder != "base" else [])
+    assert kinds == sorted(expected)
+    for resource in resources:
+        # strict: a field the schema does not know (a typo) is an error, not ignored
+        kubernetes_validate.validate(resource, version, strict=True)
+
+
+def test_a_misspelt_field_is_refused() -> None:
+    """The validation above would catch a typo: the schemas are strict."""
+    deployment = one(manifests("base"), "Deployment")
+    deployment["spec"]["template"]["spec"]["containers"][0]["securityContext"][
+        "readOnlyRootFileSystem"
+    ] = True
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(deployment, NEWEST, strict=True)
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_the_deployment_runs_replicas_locked_down(folder: str) -> None:
+    resources = manifests(folder)
+    deployment = one(resources, "Deployment")
+    spec = deployment["spec"]
+    pod = spec["template"]["spec"]
+    labels = spec["template"]["metadata"]["labels"]
+    assert spec["replicas"] == REPLICAS[folder] >= 2
+    assert is_subset(spec["selector"]["matchLabels"], labels)
+    assert spec["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+
+    c = container(resources)
+    assert c["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"}]
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    assert set(c["resources"]["requests"]) >= {"cpu", "memory"}
+    assert "memory" in c["resources"]["limits"]
+
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] >= 1000
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert c["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    assert pod["automountServiceAccountToken"] is False
+
+    # The preStop sleep lets endpoints drop the pod before SIGTERM; the grace covers both.
+    assert pod["terminationGracePeriodSeconds"] > c["lifecycle"]["preStop"]["sleep"]["seconds"]
+    spread = pod["topologySpreadConstraints"]
+    assert "kubernetes.io/hostname" in [s["topologyKey"] for s in spread]
+    assert all(is_subset(s["labelSelector"]["matchLabels"], labels) for s in spread)
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_the_volumes_are_the_only_writable_places(folder: str) -> None:
+    resources = manifests(folder)
+    pod = one(resources, "Deployment")["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    mounts = {m["mountPath"]: m for m in container(resources)["volumeMounts"]}
+    assert set(mounts) == {"/etc/gitreg", "/var/lib/gitreg", "/tmp"}
+    assert mounts["/etc/gitreg"]["readOnly"] is True
+    config = volumes[mounts["/etc/gitreg"]["name"]]
+    assert config["configMap"]["name"] == one(resources, "ConfigMap")["metadata"]["name"]
+    assert "registry.yaml" in one(resources, "ConfigMap")["data"]
+    for path in ("/var/lib/gitreg", "/tmp"):
+        assert "emptyDir" in volumes[mounts[path]["name"]]
+    args = container(resources)["args"]
+    assert args[:1] == ["serve"]
+    assert args[args.index("--config") + 1] == "/etc/gitreg/registry.yaml"
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_service_budget_and_ingress_reach_the_pods(folder: str) -> None:
+    resources = manifests(folder)
+    deployment = one(resources, "Deployment")
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    port_names = {p["name"] for p in container(resources)["ports"]}
+
+    service = one(resources, "Service")
+    assert is_subset(service["spec"]["selector"], labels)
+    assert {p["targetPort"] for p in service["spec"]["ports"]} <= port_names
+
+    budget = one(resources, "PodDisruptionBudget")["spec"]
+    assert is_subset(budget["selector"]["matchLabels"], labels)
+    # at least one serves during a drain, and a drain can proceed at all
+    assert 1 <= budget["minAvailable"] < deployment["spec"]["replicas"]
+
+    ingress = one(resources, "Ingress")["spec"]
+    hosts = [rule["host"] for rule in ingress["rules"]]
+    assert {h for tls in ingress["tls"] for h in tls["hosts"]} >= set(hosts)
+    service_ports = {p["name"] for p in service["spec"]["ports"]}
+    for rule in ingress["rules"]:
+        for path in rule["http"]["paths"]:
+            backend = path["backend"]["service"]
+            assert backend["name"] == service["metadata"]["name"]
+            assert backend["port"]["name"] in service_ports
+    # every path, the webhooks' (/v1/webhooks/<forge>) among them, reaches gitreg
+    assert [p["path"] for r in ingress["rules"] for p in r["http"]["paths"]] == ["/"]
+    assert hosts == [yaml.safe_load(catalog_text(resources))["hostname"]]
+
+    namespace = one(resources, "Namespace")["metadata"]["name"]
+    for resource in resources:
+        if resource["kind"] != "Namespace":
+            assert resource["metadata"]["namespace"] == namespace
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_every_secret_the_catalog_names_comes_from_a_secret(folder: str) -> None:
+    resources = manifests(folder)
+    secrets = {
+        (r["metadata"]["name"], key)
+        for r in resources
+        if r["kind"] == "Secret"
+        for key in r["stringData"]
+    }
+    from_secrets = {}
+    for env in container(resources)["env"]:
+        ref = env.get("valueFrom", {}).get("secretKeyRef")
+        if ref is not None:
+            assert (ref["name"], ref["key"]) in secrets, env["name"]
+            from_secrets[env["name"]] = ref
+    named = env_names(yaml.safe_load(catalog_text(resources)))
+    assert "GITREG_URL_KEY" in named
+    assert named == set(from_secrets)
+    if folder == "overlays/postgres":
+        assert from_secrets["GITREG_DATABASE_URL"]["name"] == "gitreg-database"
+    # the examples say what they are: nothing in them could pass for a real secret
+    assert all("REPLACE-ME" in value for value in secret_values(resources).values())
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_the_configmap_catalog_loads(
+    folder: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the loader only: the catalog names remote repositories, fetched by no test."""
+    resources = manifests(folder)
+    for name, value in secret_values(resources).items():
+        monkeypatch.setenv(name, value)
+    path = tmp_path / "registry.yaml"
+    path.write_text(catalog_text(resources))
+    try:
+        catalog = load_catalog(path)
+    except ConfigError as exc:
+        if [p.path for p in exc.problems] == ["state"] and "unknown key" in exc.problems[0].reason:
+            pytest.skip(
+                "this gitreg's loader does not know `state:` yet (issue 10, part 5, is built"
+                " on another branch): the overlay's catalog waits for it"
+            )
+        raise
+    assert folder == "base" or "state" in yaml.safe_load(catalog_text(resources))
+    assert (catalog.listen.host, catalog.listen.port) == ("0.0.0.0", 8080)
+    assert str(catalog.cache_dir) == "/var/lib/gitreg"
+    assert catalog.watch_catalog is False
+    assert catalog.auth is not None
+    assert [ref.env for ref in catalog.auth.url_keys] == ["GITREG_URL_KEY"]
+    assert {t.name: t.ops for t in catalog.auth.tokens} == {"ci": False, "prometheus": True}
+
+
+def test_the_overlays_catalog_is_the_bases_with_state() -> None:
+    base = yaml.safe_load(catalog_text(manifests("base")))
+    overlay = yaml.safe_load(catalog_text(manifests("overlays/postgres")))
+    assert overlay.pop("state") == {"postgres": {"dsn_env": "GITREG_DATABASE_URL"}}
+    assert overlay == base
+
+
+@pytest.fixture
+def served_as_deployed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The base's catalog, auth and all, served by the real app with the example Secret's
+    values, its repositories swapped for local ones (a test fetches nothing remote)."""
+    resources = manifests("base")
+    for name, value in secret_values(resources).items():
+        monkeypatch.setenv(name, value)
+    document = yaml.safe_load(catalog_text(resources))
+    document["cache_dir"] = str(tmp_path / "cache")
+    for module in document["modules"]:
+        repo = GitRepo(tmp_path / module["name"])
+        template = module.get("tags", "v{version}")
+        repo.release(
+            template.format(version="1.0.0"), module_files("1.0.0", module.get("path", ""))
+        )
+        module["repo"] = str(repo.path)
+    path = tmp_path / "registry.yaml"
+    path.write_text(yaml.safe_dump(document))
+    with RegistryServer(load_catalog(path)) as server:
+        yield server.url
+
+
+def test_the_probes_and_the_scrape_work_as_the_manifests_say(served_as_deployed: str) -> None:
+    resources = manifests("base")
+    c = container(resources)
+    annotations = one(resources, "Deployment")["spec"]["template"]["metadata"]["annotations"]
+    token = secret_values(resources)["GITREG_METRICS_TOKEN"]
+    with httpx.Client(base_url=served_as_deployed, timeout=10) as client:
+        # probes carry no token: they must be open with auth on
+        for probe in ("livenessProbe", "readinessProbe"):
+            assert client.get(c[probe]["httpGet"]["path"]).status_code == 200, probe
+        metrics = annotations["prometheus.io/path"]
+        assert client.get(metrics).status_code == 401
+        scraped = client.get(metrics, headers={"Authorization": f"Bearer {token}"})
+        assert scraped.status_code == 200
+        assert "gitreg_" in scraped.text
+        assert token not in scraped.text
+        versions = "/v1/modules/platform/vpc/aws/versions"
+        ci = secret_values(resources)["GITREG_CI_TOKEN"]
+        answer = client.get(versions, headers={"Authorization": f"Bearer {ci}"})
+        assert answer.json()["modules"][0]["versions"] == [{"version": "1.0.0"}]
