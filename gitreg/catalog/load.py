@@ -56,8 +56,11 @@ def load_catalog(path: Path, secrets: Collection[SecretUse] = SECRET_USES) -> Ca
         raise ConfigError(
             source, [ConfigProblem("(document)", line, f"not valid YAML: {reason}")]
         ) from exc
-    reader = _Reader(path.resolve().parent, secrets)
-    catalog = reader.catalog(document, path.resolve())
+    # Not resolved: a Kubernetes ConfigMap mounts registry.yaml as a symlink into a folder that
+    # is replaced at each update; the path as given is the one that stays valid.
+    location = Path(os.path.abspath(path))
+    reader = _Reader(location.parent, secrets)
+    catalog = reader.catalog(document, location)
     if reader.problems or catalog is None:
         raise ConfigError(source, reader.problems)
     return catalog

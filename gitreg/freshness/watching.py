@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
@@ -105,9 +106,12 @@ def _keep_what_needs_a_restart(old: Catalog, new: Catalog) -> Catalog:
 
 async def watch_catalog(path: Path, reload: Callable[[], Awaitable[object]]) -> None:
     """Call `reload` whenever registry.yaml is written (editors often replace it: watch its
-    folder); runs until cancelled."""
-    target = str(path.resolve())
-    async for _ in awatch(
-        path.resolve().parent, watch_filter=lambda _c, p: p == target, recursive=False, step=100
-    ):
+    folder), or its folder's `..data` link is swapped (a Kubernetes ConfigMap updated); runs
+    until cancelled."""
+    target = str(path)
+
+    def concerns(_change: object, changed: str) -> bool:
+        return changed == target or os.path.basename(changed) == "..data"
+
+    async for _ in awatch(path.parent, watch_filter=concerns, recursive=False, step=100):
         await reload()

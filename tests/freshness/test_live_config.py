@@ -4,6 +4,7 @@ an invalid one is refused and the previous catalog keeps serving; SIGHUP reloads
 from __future__ import annotations
 
 import hashlib
+import shutil
 import signal
 import threading
 import time
@@ -129,3 +130,26 @@ def test_an_auth_section_applies_live_and_its_removal_opens_the_registry(repos: 
         assert httpx.get(url, headers={"Authorization": f"Bearer {token}"}).status_code == 200
         path.write_text(_catalog(repos, ["one"]))
         wait_until(lambda: _versions(server.url, "one") == 200, what="auth turned off")
+
+
+def test_a_kubernetes_configmap_update_is_applied_live(repos: Path) -> None:
+    """A ConfigMap volume: registry.yaml -> ..data/registry.yaml, ..data -> a timestamped
+    folder; an update writes a new folder and swaps ..data in one rename."""
+    mount = repos / "etc"
+    mount.mkdir()
+
+    def publish(version: str, text: str) -> None:
+        folder = mount / f"..{version}"
+        folder.mkdir()
+        (folder / "registry.yaml").write_text(text)
+        (mount / "..data_tmp").symlink_to(folder.name)
+        (mount / "..data_tmp").rename(mount / "..data")
+
+    cache = f"cache_dir: {repos / 'cache'}"
+    publish("2026_11_23_01", _catalog(repos, ["one"]).replace("cache_dir: cache", cache))
+    (mount / "registry.yaml").symlink_to("..data/registry.yaml")
+    with RegistryServer(load_catalog(mount / "registry.yaml"), refresh=True) as server:
+        assert _versions(server.url, "two") == 404
+        publish("2026_11_23_02", _catalog(repos, ["one", "two"]).replace("cache_dir: cache", cache))
+        shutil.rmtree(mount / "..2026_11_23_01")  # as the kubelet does
+        wait_until(lambda: _versions(server.url, "two") == 200, what="the update applied")
