@@ -99,12 +99,13 @@ def requests_per_second(
     concurrency: int = 16,
     rounds: int = 3,
     headers: Mapping[str, str] | None = None,
+    threads: int = 2,
 ) -> float:
-    """The median of `rounds` bounded runs: wrk for 3 s each when it is installed (Debian: wrk),
-    else `requests` GETs from an httpx client (which then is likely the bottleneck); each
-    request with `headers`."""
+    """The median of `rounds` bounded runs: wrk (with `threads`) for 3 s each when it is
+    installed (Debian: wrk), else `requests` GETs from an httpx client (which then is likely the
+    bottleneck); each request with `headers`."""
     if shutil.which("wrk"):
-        return statistics.median(_wrk(url, concurrency, headers) for _ in range(rounds))
+        return statistics.median(_wrk(url, concurrency, headers, threads) for _ in range(rounds))
     asyncio.run(_load(url, 200, concurrency, headers))  # warm-up
     return statistics.median(
         asyncio.run(_load(url, requests, concurrency, headers)) for _ in range(rounds)
@@ -117,6 +118,7 @@ def paired_requests_per_second(
     rounds: int = 5,
     concurrency: int = 16,
     measured_headers: Mapping[str, str] | None = None,
+    threads: int = 2,
 ) -> tuple[float, float, float]:
     """Requests/s of both URLs, measured in alternation, each round in the other order (the
     machine drifts: one measured after the other compares two moments): their medians, and the
@@ -131,6 +133,7 @@ def paired_requests_per_second(
                 concurrency=concurrency,
                 rounds=1,
                 headers=measured_headers if url == measured else None,
+                threads=threads,
             )
             for url in order
         }
@@ -142,10 +145,12 @@ def paired_requests_per_second(
     )
 
 
-def _wrk(url: str, concurrency: int, headers: Mapping[str, str] | None = None) -> float:
+def _wrk(
+    url: str, concurrency: int, headers: Mapping[str, str] | None = None, threads: int = 2
+) -> float:
     header_args = [arg for k, v in (headers or {}).items() for arg in ("-H", f"{k}: {v}")]
     out = subprocess.run(
-        ["wrk", "-t2", f"-c{concurrency}", "-d3s", *header_args, url],
+        ["wrk", f"-t{threads}", f"-c{concurrency}", "-d3s", *header_args, url],
         capture_output=True,
         text=True,
         check=True,

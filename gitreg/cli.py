@@ -8,6 +8,7 @@ import dataclasses
 import gc
 import json
 import logging
+import socket
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +22,8 @@ from gitreg.catalog.auth import TOKEN_NAME
 from gitreg.catalog.load import load_catalog, parse_listen
 from gitreg.catalog.model import SECRET_USES, Catalog, Listen, SecretUse, TlsFiles
 from gitreg.errors import ClientError, ConfigError, OriginError, SourceError, StartupError
-from gitreg.git.clone import BareClone
+from gitreg.freshness.watching import reread_catalog
+from gitreg.git.clone import BareClone, move_old_clones
 from gitreg.git.location import RepoLocation
 from gitreg.logs import configure as configure_logging
 from gitreg.mirror.origin import OriginRegistry
@@ -34,6 +36,7 @@ from gitreg.providers.hashes import HashCache
 from gitreg.providers.hosted import Providers
 from gitreg.server import (
     TLS_KEYS,
+    SharingLoop,
     bind,
     check_tls,
     hypercorn_config,
@@ -42,8 +45,11 @@ from gitreg.server import (
 )
 from gitreg.web.app import create_app
 from gitreg.web.state import RegistryState
+from gitreg.workers import run_workers
 
 log = logging.getLogger("gitreg")
+
+MAX_WORKERS = 64
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,7 +86,10 @@ def serve(catalog: Catalog, args: argparse.Namespace) -> int:
         if missing:
             print(f"no such file: {', '.join(missing)}", file=sys.stderr)
             return 2
-    return run_server(catalog, listen, tls, args.access_log, tls_keys)
+    if not 1 <= args.workers <= MAX_WORKERS:
+        print(f"--workers: from 1 to {MAX_WORKERS}", file=sys.stderr)
+        return 2
+    return run_server(catalog, listen, tls, args.access_log, tls_keys, workers=args.workers)
 
 
 def run_server(
@@ -90,9 +99,11 @@ def run_server(
     access_log: bool = False,
     tls_keys: tuple[str, str] = TLS_KEYS,
     banner: str = "",
+    workers: int = 1,
 ) -> int:
-    """Serve until signalled; what would stop the start is refused before the repositories are
-    read, as one line (`banner` is printed once it cannot)."""
+    """Serve until signalled, in this process or in `workers` forked ones on the one socket;
+    what would stop the start is refused before the repositories are read, as one line
+    (`banner` is printed once it cannot)."""
     try:
         if tls is not None:
             check_tls(tls, tls_keys)
@@ -105,6 +116,31 @@ def run_server(
         log.info(
             "removed %d temporary files that a crashed writer left in %s", swept, catalog.cache_dir
         )
+    if workers == 1:
+        return _serve(catalog, listen, tls, access_log, sock, banner)
+    move_old_clones(catalog.cache_dir)  # once, here, rather than raced by the workers
+    if banner:
+        print(banner, flush=True)
+
+    def work(index: int, restarted: bool) -> int:
+        # A worker started again reads registry.yaml as a reload would: it may have changed.
+        served = reread_catalog(catalog) if restarted else catalog
+        return _serve(served, listen, tls, access_log, sock, worker=index)
+
+    return run_workers(workers, work)
+
+
+def _serve(
+    catalog: Catalog,
+    listen: Listen,
+    tls: TlsFiles | None,
+    access_log: bool,
+    sock: socket.socket,
+    banner: str = "",
+    worker: int | None = None,
+) -> int:
+    """Read the repositories and serve on `sock` until signalled: the only server process, or
+    one of several workers."""
     registry = Registry(catalog)
     log.info(
         "reading %d repositories for %d modules",
@@ -126,13 +162,14 @@ def run_server(
     gc.collect()
     gc.freeze()
     archives = ArchiveCache(catalog.cache_dir, limits=catalog.archive_limits)
-    state = RegistryState.build(registry, archives, providers)
+    state = RegistryState.build(registry, archives, providers, worker=worker)
     app = create_app(state, fetch_at_start=True)
-    config = hypercorn_config(listen, tls, access_log)
+    config = hypercorn_config(listen, tls, access_log, worker)
     if banner:
         print(banner, flush=True)
     try:
-        asyncio.run(serve_until_signalled(app, config, sock, state.live.reload))
+        with asyncio.Runner(loop_factory=None if worker is None else SharingLoop) as runner:
+            runner.run(serve_until_signalled(app, config, sock, state.live.reload))
     except StartupError as exc:
         print(f"gitreg: {exc}", file=sys.stderr)
         return exc.status
@@ -359,6 +396,12 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--certfile", help="TLS certificate (PEM); with --keyfile, serve HTTPS")
     sub.add_argument("--keyfile", help="TLS private key (PEM)")
     sub.add_argument("--access-log", action="store_true", help="log every request")
+    sub.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes serving the one socket (default: 1; about one per core)",
+    )
     command("check", check, "validate the catalog and reach every repository", "warning")
     sub = command(
         "list",

@@ -34,8 +34,22 @@ log = logging.getLogger(__name__)
 TLS_KEYS = ("tls.certfile", "tls.keyfile")  # how registry.yaml names the files
 
 
-def hypercorn_config(listen: Listen, tls: TlsFiles | None, access_log: bool = False) -> Config:
-    config = Config()
+class WorkerConfig(Config):
+    """Hypercorn's config for one of several workers: its responses say which one answered
+    (`X-Gitreg-Worker: N`), as a load balancer's `X-Served-By` would."""
+
+    def __init__(self, worker: int) -> None:
+        super().__init__()
+        self.worker_header = (b"x-gitreg-worker", str(worker).encode())
+
+    def response_headers(self, protocol: str) -> list[tuple[bytes, bytes]]:
+        return [*super().response_headers(protocol), self.worker_header]
+
+
+def hypercorn_config(
+    listen: Listen, tls: TlsFiles | None, access_log: bool = False, worker: int | None = None
+) -> Config:
+    config = Config() if worker is None else WorkerConfig(worker)
     config.bind = [str(listen)]
     config.alpn_protocols = ["h2", "http/1.1"]
     config.graceful_timeout = 5.0
@@ -45,6 +59,23 @@ def hypercorn_config(listen: Listen, tls: TlsFiles | None, access_log: bool = Fa
         config.certfile = str(tls.certfile)
         config.keyfile = str(tls.keyfile)
     return config
+
+
+class SharingLoop(asyncio.SelectorEventLoop):
+    """The event loop of one of several workers on one listening socket: it accepts one
+    connection each time the socket wakes it, not as many as wait (asyncio's way, up to the
+    backlog). Every worker is woken by a connection; the first awake would otherwise take a
+    whole burst of them (wrk's 32 keep-alive connections all went to one of two workers here),
+    while one at a time lets each take its turn, and a busy worker, slower to come back, fewer."""
+
+    def _start_serving(self, *args: Any, **kwargs: Any) -> None:
+        # (protocol_factory, sock, sslcontext, server, backlog, ...): only the accepts per
+        # wake-up change; the socket's listen backlog is Hypercorn's, set apart from this.
+        if len(args) > 4:
+            args = (*args[:4], 1, *args[5:])
+        else:
+            kwargs["backlog"] = 1
+        super()._start_serving(*args, **kwargs)  # type: ignore[misc]
 
 
 def bind(listen: Listen) -> socket.socket:

@@ -15,6 +15,7 @@ import asyncio
 import logging
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 from gitreg.git.location import RepoLocation
 from gitreg.modules.status import Mechanism
@@ -31,20 +32,27 @@ class SyncQueue:
         self.coalesced: Counter[str] = Counter()  # by mechanism: requests folded into another
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="gitreg-git")
         self._running: dict[RepoLocation, asyncio.Future[bool]] = {}
-        self._waiting: dict[RepoLocation, tuple[asyncio.Future[bool], Mechanism]] = {}
+        # The sync after the running one: its future, mechanism, and whether it fetches.
+        self._waiting: dict[RepoLocation, tuple[asyncio.Future[bool], Mechanism, bool]] = {}
         self._closed = False
 
-    def request(self, location: RepoLocation, mechanism: Mechanism) -> asyncio.Future[bool]:
+    def request(
+        self, location: RepoLocation, mechanism: Mechanism, fetch: bool = True
+    ) -> asyncio.Future[bool]:
         """A sync of the repository that starts after this call: the one waiting, if any, or a
-        new one. Its result says whether it succeeded. Call on the event loop."""
+        new one. Its result says whether it succeeded. Without `fetch`, it reads the clone only
+        (another worker fetched into it); a waiting sync fetches if any request for it does.
+        Call on the event loop."""
         if location not in self._running:
-            return self._start(location, mechanism)
+            return self._start(location, mechanism, fetch)
         waiting = self._waiting.get(location)
         if waiting is not None:
             self.coalesced[mechanism] += 1
-            return waiting[0]
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._waiting[location] = (future, mechanism)
+            future, first, fetches = waiting
+            self._waiting[location] = (future, first, fetches or fetch)
+            return future
+        future = asyncio.get_running_loop().create_future()
+        self._waiting[location] = (future, mechanism, fetch)
         return future
 
     def busy(self) -> bool:
@@ -55,9 +63,12 @@ class SyncQueue:
         self._closed = True
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def _start(self, location: RepoLocation, mechanism: Mechanism) -> asyncio.Future[bool]:
+    def _start(
+        self, location: RepoLocation, mechanism: Mechanism, fetch: bool
+    ) -> asyncio.Future[bool]:
         loop = asyncio.get_running_loop()
-        running = loop.run_in_executor(self._pool, self.registry.sync_repo, location, mechanism)
+        sync = partial(self.registry.sync_repo, location, mechanism, fetch)
+        running = loop.run_in_executor(self._pool, sync)
         self._running[location] = running
         running.add_done_callback(lambda done: self._finished(location, done))
         return running
@@ -69,11 +80,11 @@ class SyncQueue:
         waiting = self._waiting.pop(location, None)
         if waiting is None:
             return
-        future, mechanism = waiting
+        future, mechanism, fetch = waiting
         if self._closed:  # shutting down: the waiters get no sync
             future.cancel()
             return
-        _chain(self._start(location, mechanism), future)
+        _chain(self._start(location, mechanism, fetch), future)
 
 
 def _chain(source: asyncio.Future[bool], target: asyncio.Future[bool]) -> None:

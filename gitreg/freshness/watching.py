@@ -97,6 +97,15 @@ async def reload_catalog(
     return True
 
 
+def reread_catalog(catalog: Catalog) -> Catalog:
+    """registry.yaml as a reload would serve it now (blocking); `catalog` when it is invalid."""
+    try:
+        return _keep_what_needs_a_restart(catalog, load_catalog(catalog.source))
+    except ConfigError as exc:
+        log.error("%s\nserving the catalog read at start-up", exc)
+        return catalog
+
+
 def _keep_what_needs_a_restart(old: Catalog, new: Catalog) -> Catalog:
     for key in ("listen", "tls", "cache_dir"):
         if getattr(old, key) != getattr(new, key):

@@ -28,6 +28,7 @@ from dulwich.repo import Repo
 
 from gitreg.catalog.model import Credential
 from gitreg.errors import SourceError
+from gitreg.git.fetch_turns import FetchTurns
 from gitreg.git.location import RepoLocation, redact
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,7 @@ class BareClone:
         self.name = f"{slug.removesuffix('.git')}-{digest}"
         self.path = cache_dir / "git" / f"{self.name}.git"
         self._lock = threading.Lock()
+        self._turns = FetchTurns(self.path)  # the lock other processes' fetches take, too
         # What never changes for a given object id, kept so a rescan (a reload, a poll that saw a
         # change) does not read every tag and tree again: the tags as last peeled, with a digest
         # of the refs they came from, and per folder the commits known to hold it.
@@ -70,9 +72,16 @@ class BareClone:
     def exists(self) -> bool:
         return (self.path / "objects").is_dir()
 
-    def fetch(self) -> None:
-        """Bring every tag of the remote into the clone; raise SourceError on any failure."""
-        with self._lock:
+    def fetch(self, expect: Mapping[str, str] | None = None) -> bool:
+        """Bring every tag of the remote into the clone; raise SourceError on any failure.
+        False when there was no need, by this process's turn: another process's fetch, begun
+        since, brought the remote's tags, or the clone holds `expect` (tag ref → object id,
+        as `remote_tags` lists them)."""
+        ticket = self._turns.ticket()
+        with self._lock, self._turns.turn() as turn:
+            if turn.answered(ticket) or (expect is not None and self._holds(expect)):
+                return False
+            turn.begin()
             try:
                 repo = self._init()
                 repo.git.fetch(
@@ -90,6 +99,14 @@ class BareClone:
             except (git.GitError, OSError) as exc:
                 raise SourceError(f"fetch from {self.location} failed: {exc}") from exc
             self._pack_refs(repo)
+            turn.completed()
+            return True
+
+    def _holds(self, tags: Mapping[str, str]) -> bool:
+        try:
+            return self.exists() and self.local_tags() == tags
+        except SourceError:
+            return False
 
     def _pack_refs(self, repo: git.Repo) -> None:
         """Move the loose refs a fetch (or `keep`) wrote into packed-refs: a repository with

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import hashlib
 import logging
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +91,15 @@ class ArchiveCache:
             log.warning("archive %s failed: %s", key.name, error)
 
     def _build(self, clone_path: Path, key: ArchiveKey, path: Path) -> None:
+        # Workers on one host share the cache: one builds, under a lock of the archive's own,
+        # and the others wait for it, then find the file.
+        with _exclusive(self.directory.parent / "locks" / key.commit[:2] / f"{key.name}.lock"):
+            if path.is_file():
+                log.debug("archive %s was built by another worker", path.name)
+                return
+            self._build_alone(clone_path, key, path)
+
+    def _build_alone(self, clone_path: Path, key: ArchiveKey, path: Path) -> None:
         try:
             # Readers see the whole archive or none of it.
             with atomic_writer(path) as out, open_repo(clone_path) as repo:
@@ -98,3 +110,13 @@ class ArchiveCache:
             # Disk full, a clone deleted under us, a corrupt object: a 503, never a partial file.
             raise ArchiveError(f"cannot build archive {path.name}: {exc!r}") from exc
         log.info("built archive %s (%d bytes)", path.name, path.stat().st_size)
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path) -> Iterator[None]:
+    """An exclusive lock on `lock_path`, across processes. The file stays: removing it would let
+    a process that opened it before lock another inode than the next one."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield

@@ -93,6 +93,13 @@ class StatusBoard:
                 for location, name in wanted.items()
             }
 
+    def reread(self, location: RepoLocation, name: str) -> None:
+        """Take a tracked repository's status from the store (another worker on the same
+        cache_dir synced it)."""
+        with self._lock:
+            if location in self._statuses:
+                self._statuses[location] = self.store.read(name)
+
     def update(
         self, location: RepoLocation, name: str, change: Callable[[RepoStatus], RepoStatus]
     ) -> RepoStatus:

@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
@@ -108,8 +108,16 @@ class Registry:
         with ThreadPoolExecutor(workers, thread_name_prefix="gitreg-sync") as pool:
             list(pool.map(work, locations))
 
-    def sync_repo(self, location: RepoLocation, mechanism: Mechanism, fetch: bool = True) -> bool:
+    def sync_repo(
+        self,
+        location: RepoLocation,
+        mechanism: Mechanism,
+        fetch: bool = True,
+        expect: Mapping[str, str] | None = None,
+    ) -> bool:
         """Fetch one repository and swap in its versions; False when the fetch or read failed.
+        `expect`: the remote's tags, as a poll listed them (no fetch if the clone holds them by
+        its turn: another worker fetched them meanwhile).
 
         A repository that cannot be fetched keeps the versions it had, or, at start-up, serves
         what its clone already holds: a Git server outage never removes a version.
@@ -122,7 +130,7 @@ class Registry:
             previous = snapshot.entries_of(location)
             try:
                 if fetch:
-                    clone.fetch()
+                    clone.fetch(expect)
                 tags, entries = self._scan(snapshot, location, clone)
             except SourceError as exc:
                 self._count(mechanism, "failed")
@@ -174,7 +182,7 @@ class Registry:
                 clone, lambda s: s.succeeded(when, s.fingerprint or fingerprint, mechanism)
             )
             return False
-        if not self.sync_repo(location, mechanism):
+        if not self.sync_repo(location, mechanism, expect=remote):
             raise SourceError(self.status[location].last_error or f"fetch from {location} failed")
         return True
 

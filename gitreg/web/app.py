@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from gitreg.freshness.poller import Poller
+from gitreg.freshness.shared_cache import follow_shared_cache
 from gitreg.freshness.watching import watch_catalog, watch_repositories
 from gitreg.modules.downloads import ARCHIVES_PREFIX
 from gitreg.providers.hosted import watch_providers
@@ -68,15 +69,16 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, RegistryState]]:
         tasks = []
         if background:
-            tasks = [
-                asyncio.create_task(Poller(registry).run()),
-                asyncio.create_task(watch_repositories(registry, state.syncs)),
-                asyncio.create_task(watch_providers(live.providers)),
-            ]
+            tasks = [asyncio.create_task(watch_providers(live.providers))]
+            if state.fetcher:
+                tasks.append(asyncio.create_task(Poller(registry).run()))
+                tasks.append(asyncio.create_task(watch_repositories(registry, state.syncs)))
+            if state.worker is not None:
+                tasks.append(asyncio.create_task(follow_shared_cache(registry, state.syncs)))
             catalog = registry.snapshot.catalog
             if catalog.watch_catalog:
                 tasks.append(asyncio.create_task(watch_catalog(catalog.source, live.reload)))
-        if fetch_at_start:
+        if fetch_at_start and state.fetcher:
             # Served from the clones already; each repository is fetched now, in the background,
             # so a hung Git server delays nothing (its repository says so in /readyz).
             for location in registry.snapshot.clones:

@@ -34,6 +34,13 @@ class RegistryState:
     webhook_log: DeliveryLog = field(default_factory=DeliveryLog)
     seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
     mirror_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (kind, outcome)
+    worker: int | None = None  # which of several `gitreg serve --workers` (None: the only one)
+
+    @property
+    def fetcher(self) -> bool:
+        """Whether this process polls and fetches at start-up: the only one, or the first
+        worker (the others read what it fetched into the shared clones)."""
+        return self.worker in (None, 0)
 
     @property
     def auth_counts(self) -> Counter[tuple[str, str]]:
@@ -47,6 +54,7 @@ class RegistryState:
         archives: ArchiveCache,
         providers: Providers | None = None,
         fresh_reads: FreshReads | None = None,
+        worker: int | None = None,
     ) -> RegistryState:
         catalog = registry.snapshot.catalog
         if providers is None:
@@ -54,7 +62,12 @@ class RegistryState:
         side = ProviderSide.build(catalog, providers)
         live = LiveCatalog(registry, side)
         return cls(
-            registry, archives, live, fresh_reads or FreshReads(registry), SyncQueue(registry)
+            registry,
+            archives,
+            live,
+            fresh_reads or FreshReads(registry),
+            SyncQueue(registry),
+            worker=worker,
         )
 
 
