@@ -32,14 +32,19 @@ from gitreg.errors import StartupError
 log = logging.getLogger(__name__)
 
 TLS_KEYS = ("tls.certfile", "tls.keyfile")  # how registry.yaml names the files
+DEFAULT_GRACE = 20.0  # Kubernetes sends SIGKILL 30 s after SIGTERM by default: 10 s to spare
+# After the grace period: the lifespan's shutdown (background work, clients of origins).
+SHUTDOWN_MOST = 5.0
 
 
-def hypercorn_config(listen: Listen, tls: TlsFiles | None, access_log: bool = False) -> Config:
+def hypercorn_config(
+    listen: Listen, tls: TlsFiles | None, shutdown_grace: float = DEFAULT_GRACE
+) -> Config:
     config = Config()
     config.bind = [str(listen)]
     config.alpn_protocols = ["h2", "http/1.1"]
-    config.graceful_timeout = 5.0
-    config.accesslog = logging.getLogger("gitreg.access") if access_log else None
+    config.graceful_timeout = shutdown_grace  # what requests in flight get after a stop signal
+    config.accesslog = None  # the app writes its own (gitreg.access), with ids and routes
     config.errorlog = logging.getLogger("hypercorn.error")  # through our handlers, once
     if tls:
         config.certfile = str(tls.certfile)
@@ -123,22 +128,44 @@ async def serve_until_signalled(
     config: Config,
     sock: socket.socket,
     on_hangup: Callable[[], Awaitable[object]] | None = None,
+    on_stop: Callable[[], Awaitable[object]] | None = None,
 ) -> None:
-    """Serve on `sock` (from `bind`) until SIGINT or SIGTERM, then let requests in flight
-    finish; SIGHUP calls on_hangup."""
+    """Serve on `sock` (from `bind`) until SIGINT or SIGTERM; SIGHUP calls on_hangup.
+
+    On the first stop signal: stop accepting connections (the socket is closed, so new ones are
+    refused), call on_stop (the background work stops), and give requests in flight up to
+    config.graceful_timeout to finish; the whole shutdown is bounded by that plus SHUTDOWN_MOST.
+    A second signal stops at once."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    background: set[asyncio.Task[object]] = set()
+    serving: asyncio.Future[None] | None = None
+
+    def spawn(work: Callable[[], Awaitable[object]]) -> None:
+        task = asyncio.ensure_future(work())
+        background.add(task)
+        task.add_done_callback(background.discard)
+
+    def stopping() -> None:
+        if stop.is_set():
+            log.warning("stopping now, without waiting for requests in flight")
+            if serving is not None:
+                serving.cancel()
+            return
+        stop.set()
+        with contextlib.suppress(ValueError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGHUP)  # no reload while stopping
+        log.info(
+            "stopping: no new connections; requests in flight have %g s to finish",
+            config.graceful_timeout,
+        )
+        if on_stop is not None:
+            spawn(on_stop)
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    hangups: set[asyncio.Task[object]] = set()
+        loop.add_signal_handler(sig, stopping)
     if on_hangup is not None:
-
-        def hangup() -> None:
-            task = asyncio.ensure_future(on_hangup())
-            hangups.add(task)
-            task.add_done_callback(hangups.discard)
-
-        loop.add_signal_handler(signal.SIGHUP, hangup)
+        loop.add_signal_handler(signal.SIGHUP, spawn, on_hangup)
     where = _address(sock)
     try:
         sock.listen(config.backlog)  # from here on, connections wait for Hypercorn to accept
@@ -155,15 +182,36 @@ async def serve_until_signalled(
             "(or tls: in registry.yaml; gitreg cert makes a pair)"
         )
     loop.set_exception_handler(_quiet_about_clients)
+    serving = asyncio.ensure_future(serve(app, config, shutdown_trigger=stop.wait))  # type: ignore[arg-type]
     try:
-        await serve(app, config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
+        await _bounded(serving, stop, config.graceful_timeout + SHUTDOWN_MOST)
     except (ssl.SSLError, ConnectionError) as exc:
         if not stop.is_set():
             raise
         # Hypercorn's graceful shutdown waits for every connection and re-raises the first one
         # that failed; a client that broke TLS while we stopped is no failure of ours.
         log.debug("a client connection failed during shutdown: %s", exc)
+    except asyncio.CancelledError:
+        if not stop.is_set():
+            raise
     log.info("stopped")
+
+
+async def _bounded(serving: asyncio.Future[None], stop: asyncio.Event, most: float) -> None:
+    """Wait for `serving`; once `stop` is set, for at most `most` seconds more. Hypercorn bounds
+    the wait for requests in flight, but not what follows (on Python 3.12+, closing its server
+    waits for every connection to close), and a stopping server must end in time."""
+    stopped: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({serving, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        if not serving.done():
+            done, _ = await asyncio.wait({serving}, timeout=most)
+            if not done:
+                log.warning("requests still in flight after %g s: stopping without them", most)
+                serving.cancel()
+    finally:
+        stopped.cancel()
+    await serving
 
 
 def _quiet_about_clients(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
