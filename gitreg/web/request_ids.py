@@ -10,7 +10,7 @@ never reaches a line. Headers other than User-Agent are never read for it, so ne
 
 from __future__ import annotations
 
-import contextlib
+import itertools
 import logging
 import os
 import re
@@ -38,10 +38,26 @@ def sane_request_id(value: bytes) -> str | None:
 
 
 def new_request_id() -> str:
-    return os.urandom(8).hex()
+    """16 hex digits: this process's random prefix and a count (cheaper than 8 random bytes a
+    request, and as unique: the prefix differs between processes, restarts and forks)."""
+    return f"{_prefix}{next(_count) & 0xFFFFFFFF:08x}"
+
+
+def _new_prefix() -> None:
+    global _prefix, _count
+    _prefix, _count = os.urandom(4).hex(), itertools.count()
+
+
+_prefix, _count = "", itertools.count()
+_new_prefix()
+os.register_at_fork(after_in_child=_new_prefix)  # workers forked from one process differ too
 
 
 class RequestIds:
+    """An exception out of the app stops here: Starlette's ServerErrorMiddleware, inside this
+    one, has answered 500 and our handler has logged the traceback with the request id;
+    re-raised, it would only be logged again by Hypercorn, without the id."""
+
     def __init__(self, app: ASGIApp, access: bool = False) -> None:
         self.app = app
         self.access = access
@@ -57,8 +73,7 @@ class RequestIds:
                 break
         if request_id is None:
             request_id = new_request_id()
-        # Not reset afterwards: under Hypercorn each request runs in a task of its own, and a
-        # line the server writes about the request after the app returned should carry it too.
+        # Not reset afterwards: under Hypercorn each request runs in a task of its own.
         REQUEST_ID.set(request_id)
         header = (HEADER, request_id.encode())
         if not self.access:
@@ -68,7 +83,10 @@ class RequestIds:
                     message["headers"] = [*message.get("headers", ()), header]
                 await send(message)
 
-            await self._call(scope, receive, send_with_id)
+            try:  # noqa: SIM105 - a third of suppress()'s cost, on every request
+                await self.app(scope, receive, send_with_id)
+            except Exception:
+                pass
             return
         started = time.perf_counter()
         status = 0
@@ -84,16 +102,11 @@ class RequestIds:
             await send(message)
 
         try:
-            await self._call(scope, receive, send_counted)
+            await self.app(scope, receive, send_counted)
+        except Exception:
+            pass
         finally:  # a request cut short (the client left, shutdown's grace ran out) is logged too
             _log_access(scope, request_id, status, sent, time.perf_counter() - started)
-
-    async def _call(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # Starlette's ServerErrorMiddleware, inside this one, has answered 500 and our handler
-        # has logged the traceback with the request id; re-raised, the exception would only be
-        # logged again by Hypercorn.
-        with contextlib.suppress(Exception):
-            await self.app(scope, receive, send)
 
 
 def _log_access(scope: Scope, request_id: str, status: int, sent: int, seconds: float) -> None:
