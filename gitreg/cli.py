@@ -23,6 +23,7 @@ from gitreg.catalog.model import SECRET_USES, Catalog, Listen, SecretUse, TlsFil
 from gitreg.errors import ClientError, ConfigError, OriginError, SourceError, StartupError
 from gitreg.git.clone import BareClone
 from gitreg.git.location import RepoLocation
+from gitreg.logs import LOG_FORMATS
 from gitreg.logs import configure as configure_logging
 from gitreg.mirror.origin import OriginRegistry
 from gitreg.mirror.prefetch import sync
@@ -48,7 +49,8 @@ log = logging.getLogger("gitreg")
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    configure_logging(args.log_level)
+    flag_format = getattr(args, "log_format", None)  # serve and demo have --log-format
+    configure_logging(args.log_level, flag_format or "text")
     if args.command in (cert, token):  # need no catalog
         status: int = args.command(args)
         return status
@@ -63,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"{catalog.source} is invalid:\n  cache_dir: {problem}", file=sys.stderr)
         return 2
+    if hasattr(args, "log_format") and not flag_format and catalog.log_format != "text":
+        configure_logging(args.log_level, catalog.log_format)  # the flag wins over the catalog
     result: int = args.command(catalog, args)
     return result
 
@@ -127,12 +131,14 @@ def run_server(
     gc.freeze()
     archives = ArchiveCache(catalog.cache_dir, limits=catalog.archive_limits)
     state = RegistryState.build(registry, archives, providers)
-    app = create_app(state, fetch_at_start=True)
-    config = hypercorn_config(listen, tls, access_log)
+    app = create_app(state, fetch_at_start=True, access_log=access_log)
+    config = hypercorn_config(listen, tls, catalog.shutdown_grace)
     if banner:
         print(banner, flush=True)
     try:
-        asyncio.run(serve_until_signalled(app, config, sock, state.live.reload))
+        asyncio.run(
+            serve_until_signalled(app, config, sock, state.live.reload, state.background.stop)
+        )
     except StartupError as exc:
         print(f"gitreg: {exc}", file=sys.stderr)
         return exc.status
@@ -358,7 +364,10 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--listen", help="HOST:PORT (default: listen in registry.yaml)")
     sub.add_argument("--certfile", help="TLS certificate (PEM); with --keyfile, serve HTTPS")
     sub.add_argument("--keyfile", help="TLS private key (PEM)")
-    sub.add_argument("--access-log", action="store_true", help="log every request")
+    sub.add_argument(
+        "--access-log", action="store_true", help="log every request (gitreg.access, at info)"
+    )
+    _log_format_flag(sub)
     command("check", check, "validate the catalog and reach every repository", "warning")
     sub = command(
         "list",
@@ -392,6 +401,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = command("demo", demo, "serve the catalog over HTTPS with a throwaway certificate", "info")
     sub.add_argument("--listen", help="HOST:PORT (default: listen in registry.yaml)")
+    _log_format_flag(sub)
     sub = commands.add_parser(
         "cert",
         help="make a TLS certificate for serve, signed by a local CA kept in --out",
@@ -419,6 +429,14 @@ def _parser() -> argparse.ArgumentParser:
         "--read", action="append", default=[], help="a namespace (pattern) it reads; repeatable"
     )
     return parser
+
+
+def _log_format_flag(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        help="text, or json: one object a line (default: log_format in registry.yaml, or text)",
+    )
 
 
 def token(args: argparse.Namespace) -> int:

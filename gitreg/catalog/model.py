@@ -20,6 +20,7 @@ DeletedPolicy = Literal["keep", "remove"]
 SecretUse = Literal["git", "webhook", "origin", "auth"]
 SECRET_USES: frozenset[SecretUse] = frozenset(("git", "webhook", "origin", "auth"))
 GitCheckUrl = Literal["repo", "git_url"]
+LogFormat = Literal["text", "json"]
 
 
 @dataclass(frozen=True)
@@ -210,6 +211,11 @@ class Catalog:
     mirror: MirrorSettings = MirrorSettings()
     archive_limits: ArchiveLimits = ArchiveLimits()  # what one archive may hold
     auth: AuthSettings | None = None  # None: open to all, as without an auth: section
+    # /readyz answers 503 when a repository's last sync is older than this; 0: never (a Git
+    # server down would otherwise take every replica out of its load balancer at once).
+    max_staleness: float = 0.0
+    log_format: LogFormat = "text"  # serve and demo; --log-format wins
+    shutdown_grace: float = 20.0  # seconds requests in flight get to finish after SIGTERM
 
     @property
     def repositories(self) -> list[RepoLocation]:

@@ -12,6 +12,7 @@ the event loop, so it needs no lock.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -31,20 +32,27 @@ class SyncQueue:
         self.coalesced: Counter[str] = Counter()  # by mechanism: requests folded into another
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="gitreg-git")
         self._running: dict[RepoLocation, asyncio.Future[bool]] = {}
-        self._waiting: dict[RepoLocation, tuple[asyncio.Future[bool], Mechanism]] = {}
+        self._waiting: dict[
+            RepoLocation, tuple[asyncio.Future[bool], Mechanism, contextvars.Context]
+        ] = {}
         self._closed = False
 
     def request(self, location: RepoLocation, mechanism: Mechanism) -> asyncio.Future[bool]:
         """A sync of the repository that starts after this call: the one waiting, if any, or a
-        new one. Its result says whether it succeeded. Call on the event loop."""
+        new one. Its result says whether it succeeded; once closed (the server is stopping), a
+        request gets no sync and its result is False. Call on the event loop."""
+        if self._closed:
+            refused: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            refused.set_result(False)
+            return refused
         if location not in self._running:
-            return self._start(location, mechanism)
+            return self._start(location, mechanism, contextvars.copy_context())
         waiting = self._waiting.get(location)
         if waiting is not None:
             self.coalesced[mechanism] += 1
             return waiting[0]
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._waiting[location] = (future, mechanism)
+        self._waiting[location] = (future, mechanism, contextvars.copy_context())
         return future
 
     def busy(self) -> bool:
@@ -53,11 +61,18 @@ class SyncQueue:
     def close(self) -> None:
         # A shutdown must not wait for a hung Git server: fetches are killed by their timeout.
         self._closed = True
+        for future, _, _ in self._waiting.values():
+            _no_sync(future)
+        self._waiting.clear()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def _start(self, location: RepoLocation, mechanism: Mechanism) -> asyncio.Future[bool]:
+    def _start(
+        self, location: RepoLocation, mechanism: Mechanism, context: contextvars.Context
+    ) -> asyncio.Future[bool]:
         loop = asyncio.get_running_loop()
-        running = loop.run_in_executor(self._pool, self.registry.sync_repo, location, mechanism)
+        # In the context of the request that asked for it: its log lines carry its request id.
+        sync = self.registry.sync_repo
+        running = loop.run_in_executor(self._pool, context.run, sync, location, mechanism)
         self._running[location] = running
         running.add_done_callback(lambda done: self._finished(location, done))
         return running
@@ -69,11 +84,17 @@ class SyncQueue:
         waiting = self._waiting.pop(location, None)
         if waiting is None:
             return
-        future, mechanism = waiting
+        future, mechanism, context = waiting
         if self._closed:  # shutting down: the waiters get no sync
-            future.cancel()
+            _no_sync(future)
             return
-        _chain(self._start(location, mechanism), future)
+        _chain(self._start(location, mechanism, context), future)
+
+
+def _no_sync(future: asyncio.Future[bool]) -> None:
+    # Not cancelled: a request awaiting it would be cancelled with it, mid-answer.
+    if not future.done():
+        future.set_result(False)
 
 
 def _chain(source: asyncio.Future[bool], target: asyncio.Future[bool]) -> None:

@@ -3,11 +3,13 @@ lifespan state): handlers read `state_of(request).registry`, never an untyped ba
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
 from starlette.requests import Request
 
+from gitreg.freshness.background import BackgroundWork
 from gitreg.freshness.deliveries import DeliveryLog, SeenDeliveries
 from gitreg.freshness.fresh_reads import FreshReads
 from gitreg.freshness.live import LiveCatalog, ProviderSide
@@ -30,10 +32,12 @@ class RegistryState:
     live: LiveCatalog
     fresh_reads: FreshReads
     syncs: SyncQueue
+    background: BackgroundWork
     webhook_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (forge, outcome)
     webhook_log: DeliveryLog = field(default_factory=DeliveryLog)
     seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
     mirror_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (kind, outcome)
+    started: float = field(default_factory=time.time)  # readiness counts a never-synced age from it
 
     @property
     def auth_counts(self) -> Counter[tuple[str, str]]:
@@ -53,9 +57,9 @@ class RegistryState:
             providers = Providers(catalog, registry)
         side = ProviderSide.build(catalog, providers)
         live = LiveCatalog(registry, side)
-        return cls(
-            registry, archives, live, fresh_reads or FreshReads(registry), SyncQueue(registry)
-        )
+        syncs = SyncQueue(registry)
+        fresh_reads = fresh_reads or FreshReads(registry)
+        return cls(registry, archives, live, fresh_reads, syncs, BackgroundWork(live, syncs))
 
 
 def state_of(request: Request) -> RegistryState:
