@@ -154,7 +154,7 @@ modules:
                     process.wait(timeout=30)
     output = log_path.read_text()
     assert "serving on https://127.0.0.1" in output
-    assert output.rstrip().endswith("gitreg.server: stopped"), output
+    assert "gitreg.server: stopped" in output  # SIGTERM's way out (a poll may be cut after it)
     # What gitreg wrote in its volume is its user's.
     assert {path.stat().st_uid for path in cache.rglob("*")} == {UID}
 

@@ -3,8 +3,8 @@ from mmdebstrap, a wheelhouse of gitreg's dependencies, deploy/Containerfile bui
 working containers to run commands in, all with buildah's chroot isolation.
 
 The base image and the wheelhouse are kept between runs in ~/.cache/gitreg-test-images (and
-the base in buildah's storage), keyed by what they are made of: only the first run pays for
-them. A lock there keeps two test sessions from making the same thing at once.
+the base in buildah's storage), keyed by what they are made of (the package list; gitreg's
+dependencies): only the first run pays for them. A lock there keeps two test sessions from making the same thing at once.
 """
 
 from __future__ import annotations
@@ -25,9 +25,13 @@ from typing import Any
 
 SUITE = "bookworm"
 IMAGE_PYTHON = (3, 11)  # bookworm's python3: the wheelhouse is built for it
-PACKAGES = ("python3", "python3-venv", "python3-pip", "git", "openssh-client", "ca-certificates")
+# No python3-pip: the image's venv brings its own pip (python3-venv holds its wheel), and
+# python3-pip would add setuptools and wheel, and the time to unpack and byte-compile them.
+PACKAGES = ("python3", "python3-venv", "git", "openssh-client", "ca-certificates")
 # Documentation is a fifth of the tarball, and nothing here reads it.
 _EXCLUDES = ("/usr/share/doc/*", "/usr/share/man/*", "/usr/share/info/*", "/usr/share/locale/*")
+# A throwaway root filesystem: dpkg need not sync every file it unpacks.
+_DPKG_OPTIONS = ("force-unsafe-io", *(f"path-exclude={pattern}" for pattern in _EXCLUDES))
 BASE_REPOSITORY = "localhost/gitreg-test-base"
 
 
@@ -105,7 +109,7 @@ def image_exists(name: str) -> bool:
 def base_image() -> str:
     """A Debian base with Python, git and ssh, as `localhost/gitreg-test-base:KEY`: from buildah's
     storage, else imported from the cached tarball, else made by mmdebstrap first."""
-    key = _key(SUITE, "minbase", PACKAGES, _EXCLUDES)
+    key = _key(SUITE, "minbase", PACKAGES, _DPKG_OPTIONS)
     name = f"{BASE_REPOSITORY}:{key}"
     root = cache_root()
     with _locked(root):
@@ -122,7 +126,7 @@ def base_image() -> str:
                     "--quiet",
                     "--variant=minbase",
                     f"--include={','.join(PACKAGES)}",
-                    *(f"--dpkgopt=path-exclude={pattern}" for pattern in _EXCLUDES),
+                    *(f"--dpkgopt={option}" for option in _DPKG_OPTIONS),
                     SUITE,
                     str(partial),
                 ],
@@ -147,10 +151,11 @@ def _import(tarball: Path, name: str) -> None:
 def wheelhouse(repo: Path) -> Path:
     """Wheels of gitreg's dependencies and of its build backend, for an offline image build
     (`--no-index --find-links`); gitreg itself is built in the image, from its own files."""
-    pyproject = (repo / "pyproject.toml").read_bytes()
-    build_requires = tomllib.loads(pyproject.decode())["build-system"]["requires"]
+    pyproject = tomllib.loads((repo / "pyproject.toml").read_text())
+    build_requires = pyproject["build-system"]["requires"]
+    dependencies = pyproject["project"]["dependencies"]
     root = cache_root()
-    folder = root / f"wheels-{_key(pyproject.decode(), IMAGE_PYTHON)}"
+    folder = root / f"wheels-{_key(dependencies, build_requires, IMAGE_PYTHON)}"
     with _locked(root):
         if folder.is_dir():
             return folder
