@@ -365,7 +365,7 @@ def _parser() -> argparse.ArgumentParser:
         list_modules,
         "show every module and provider, their versions, and what was ignored or refused",
         "warning",
-        frozenset({"git"}),
+        frozenset({"git", "state"}),
     )
     sub.add_argument("--offline", action="store_true", help="never fetch, not even new mirrors")
     sub.add_argument("--fetch", action="store_true", help="fetch every repository first")
@@ -374,7 +374,7 @@ def _parser() -> argparse.ArgumentParser:
         accept,
         "publish a moved tag's new commit (pinned or quarantined)",
         "warning",
-        frozenset(),
+        frozenset({"state"}),
     )
     sub.add_argument("module", help="NAMESPACE/NAME/SYSTEM")
     sub.add_argument("version", help="the version whose tag moved")

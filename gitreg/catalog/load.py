@@ -30,6 +30,7 @@ from gitreg.catalog.model import (
     TlsFiles,
 )
 from gitreg.catalog.providers import ProviderSections
+from gitreg.catalog.state import StateSection
 from gitreg.errors import ConfigError, ConfigProblem
 from gitreg.git.location import RepoLocation, is_scp_like
 
@@ -63,7 +64,7 @@ def load_catalog(path: Path, secrets: Collection[SecretUse] = SECRET_USES) -> Ca
     return catalog
 
 
-class _Reader(ProviderSections, AuthSection):
+class _Reader(ProviderSections, AuthSection, StateSection):
     """Reads the catalog's own keys, collecting problems instead of stopping at the first."""
 
     def catalog(self, document: Any, source: Path) -> Catalog | None:
@@ -90,6 +91,7 @@ class _Reader(ProviderSections, AuthSection):
                 "mirror",
                 "archives",
                 "auth",
+                "state",
             },
         )
         if top is None:
@@ -133,6 +135,7 @@ class _Reader(ProviderSections, AuthSection):
             mirror=self.mirror(top),
             archive_limits=self.archive_limits(top),
             auth=self.auth(top),
+            state=self.state(top),
         )
 
     def archive_limits(self, top: yamldoc.Mapping) -> ArchiveLimits:

@@ -16,9 +16,10 @@ ArchiveScope = Literal["repository", "folder"]
 MovedPolicy = Literal["pin", "follow", "quarantine"]
 DeletedPolicy = Literal["keep", "remove"]
 # What a secret named in the catalog is for: Git credentials, webhook secrets, origin tokens,
-# and the registry's own: client tokens and the key that signs download URLs.
-SecretUse = Literal["git", "webhook", "origin", "auth"]
-SECRET_USES: frozenset[SecretUse] = frozenset(("git", "webhook", "origin", "auth"))
+# the registry's own: client tokens and the key that signs download URLs; and the shared state's
+# database URL.
+SecretUse = Literal["git", "webhook", "origin", "auth", "state"]
+SECRET_USES: frozenset[SecretUse] = frozenset(("git", "webhook", "origin", "auth", "state"))
 GitCheckUrl = Literal["repo", "git_url"]
 
 
@@ -189,6 +190,14 @@ class AuthSettings:
 
 
 @dataclass(frozen=True)
+class PostgresState:
+    """state.postgres: the ledger of published tags, shared by replicas, in PostgreSQL. `dsn` is
+    where its connection string (a secret: it may hold a password) is read at connect time."""
+
+    dsn: SecretRef
+
+
+@dataclass(frozen=True)
 class Catalog:
     source: Path
     hostname: str
@@ -210,6 +219,7 @@ class Catalog:
     mirror: MirrorSettings = MirrorSettings()
     archive_limits: ArchiveLimits = ArchiveLimits()  # what one archive may hold
     auth: AuthSettings | None = None  # None: open to all, as without an auth: section
+    state: PostgresState | None = None  # None: the ledger on local disk, in cache_dir
 
     @property
     def repositories(self) -> list[RepoLocation]:
