@@ -190,7 +190,7 @@ class AuthSettings:
 
 
 @dataclass(frozen=True)
-class PostgresState:
+class PostgresSettings:
     """state.postgres: the ledger of published tags, shared by replicas, in PostgreSQL. `dsn` is
     where its connection string (a secret: it may hold a password) is read at connect time."""
 
@@ -219,7 +219,7 @@ class Catalog:
     mirror: MirrorSettings = MirrorSettings()
     archive_limits: ArchiveLimits = ArchiveLimits()  # what one archive may hold
     auth: AuthSettings | None = None  # None: open to all, as without an auth: section
-    state: PostgresState | None = None  # None: the ledger on local disk, in cache_dir
+    state: PostgresSettings | None = None  # None: the ledger on local disk, in cache_dir
 
     @property
     def repositories(self) -> list[RepoLocation]:

@@ -4,11 +4,11 @@ replicas must agree (PostgreSQL); read by the same reader as the rest (key path 
 from __future__ import annotations
 
 from gitreg.catalog import yamldoc
-from gitreg.catalog.model import PostgresState, SecretRef
+from gitreg.catalog.model import PostgresSettings, SecretRef
 
 
 class StateSection(yamldoc.Reader):
-    def state(self, top: yamldoc.Mapping) -> PostgresState | None:
+    def state(self, top: yamldoc.Mapping) -> PostgresSettings | None:
         m = self.section(top, "state", "", {"postgres"}, {"postgres"})
         if m is None or "postgres" not in m:
             return None
@@ -26,4 +26,4 @@ class StateSection(yamldoc.Reader):
                     "give dsn_env or dsn_file (one of them): where the database URL is read",
                 )
             return None
-        return PostgresState(SecretRef(env, file))
+        return PostgresSettings(SecretRef(env, file))

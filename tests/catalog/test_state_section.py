@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.model import PostgresState, SecretRef
+from gitreg.catalog.model import PostgresSettings, SecretRef
 from gitreg.errors import ConfigError
 from tests.conftest import WriteCatalog
 
@@ -24,7 +24,7 @@ def test_the_database_url_from_the_environment(
 ) -> None:
     monkeypatch.setenv("GITREG_TEST_DSN", DSN)
     catalog = write_catalog(MODULE + "state:\n  postgres: {dsn_env: GITREG_TEST_DSN}\n")
-    assert catalog.state == PostgresState(SecretRef(env="GITREG_TEST_DSN"))
+    assert catalog.state == PostgresSettings(SecretRef(env="GITREG_TEST_DSN"))
     assert catalog.state.dsn.value() == DSN
     assert "hunter2" not in repr(catalog)
 
@@ -32,7 +32,7 @@ def test_the_database_url_from_the_environment(
 def test_the_database_url_from_a_file(write_catalog: WriteCatalog, tmp_path: Path) -> None:
     (tmp_path / "dsn").write_text(DSN + "\n")
     catalog = write_catalog(MODULE + "state:\n  postgres:\n    dsn_file: dsn\n")
-    assert catalog.state == PostgresState(SecretRef(file=tmp_path / "dsn"))
+    assert catalog.state == PostgresSettings(SecretRef(file=tmp_path / "dsn"))
 
 
 @pytest.mark.parametrize(
