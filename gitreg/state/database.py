@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import select
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -79,6 +80,13 @@ def connect(settings: PostgresSettings, autocommit: bool = True) -> psycopg.Conn
         raise StateUnavailable(f"PostgreSQL: cannot connect: {describe(exc)}") from None
 
 
+def _readable(conn: psycopg.Connection[Any]) -> bool:
+    try:
+        return bool(select.select([conn.fileno()], [], [], 0)[0])
+    except (OSError, ValueError, psycopg.Error):
+        return True
+
+
 class Database:
     """The replica's connection for reads and writes of the shared state (one at a time: each
     is a statement or two, and a lock is cheaper than a pool here)."""
@@ -112,8 +120,10 @@ class Database:
             self._backoff = 0.0
 
     def retry_now(self) -> None:
-        """Connect again at the next operation (the database is known to be back)."""
+        """Connect again at the next operation: the database is known to be back (the next
+        operation says so, or fails anew)."""
         self._retry_at = 0.0
+        self.problem = None
 
     def close(self) -> None:
         with self._lock:
@@ -124,7 +134,13 @@ class Database:
 
     def _connection(self) -> psycopg.Connection[Any]:
         if self._conn is not None and not self._conn.closed:
-            return self._conn
+            if not _readable(self._conn):
+                return self._conn
+            # An idle connection with something to read was ended by the server (a restart,
+            # an administrator): open a new one rather than fail the operation on it.
+            with contextlib.suppress(psycopg.Error):
+                self._conn.close()
+            self._conn = None
         if self.clock() < self._retry_at:
             raise StateUnavailable(f"PostgreSQL: {self.problem or 'unavailable'}")
         try:

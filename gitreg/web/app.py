@@ -42,7 +42,11 @@ async def healthz(request: Request) -> JSONResponse:
 async def readyz(request: Request) -> JSONResponse:
     """Readiness: every repository's versions are known (fetched once, or read from its clone);
     otherwise 503 with the reasons. Repositories served from their clone while their Git server
-    fails are listed as stale, without making the server unready: it serves what they held."""
+    fails are listed as stale, without making the server unready: it serves what they held.
+
+    A shared state (PostgreSQL) that cannot be reached makes the replica `degraded`, still 200:
+    it serves what the database confirmed and publishes nothing new, which is right for clients;
+    a 503 would take every replica out of the load balancer at once for one database outage."""
     registry = state_of(request).registry
     snapshot = registry.snapshot
     waiting, stale = [], []
@@ -52,8 +56,18 @@ async def readyz(request: Request) -> JSONResponse:
             waiting.append({"repository": str(location), "reason": unknown})
         elif (error := registry.status[location].last_error) is not None:
             stale.append({"repository": str(location), "last_error": error})
-    body = {"ready": not waiting, "waiting": waiting, "stale": stale}
+    problem = registry.shared.problem()
+    body: dict[str, object] = {"ready": not waiting, "waiting": waiting, "stale": stale}
+    body["degraded"] = problem is not None
+    if problem is not None:
+        body["state"] = f"{problem}: serving what it confirmed, publishing no new tag"
     return JSONResponse(body, status_code=503 if waiting else 200)
+
+
+def _sync_from_peer(state: RegistryState, repository: str | None) -> None:
+    for location in state.registry.snapshot.clones:
+        if repository is None or location.url == repository:
+            state.syncs.request(location, "peer")
 
 
 def create_app(
@@ -76,6 +90,14 @@ def create_app(
             catalog = registry.snapshot.catalog
             if catalog.watch_catalog:
                 tasks.append(asyncio.create_task(watch_catalog(catalog.source, live.reload)))
+            loop = asyncio.get_running_loop()
+
+            def changed(repository: str | None) -> None:
+                # From the listener's thread: another replica changed a repository (None: every
+                # one may have, while this replica was not listening).
+                loop.call_soon_threadsafe(_sync_from_peer, state, repository)
+
+            registry.shared.listen(changed)
         if fetch_at_start:
             # Served from the clones already; each repository is fetched now, in the background,
             # so a hung Git server delays nothing (its repository says so in /readyz).
@@ -86,6 +108,7 @@ def create_app(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await live.close()
+        await asyncio.to_thread(registry.shared.close)
         state.fresh_reads.close()
         state.syncs.close()
 
