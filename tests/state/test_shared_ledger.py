@@ -129,3 +129,20 @@ def test_with_the_database_away_what_was_confirmed_is_served_and_new_tags_wait(
         assert one.sync_repo(one.snapshot.catalog.repositories[0], "poll")
         assert set(_served(one)) == {"1.0.0", "1.1.0"}
         assert one.shared.problem() is None
+
+
+def test_one_replica_polls_a_repository_the_others_skip_it(
+    tmp_path: Path, remote: Remote, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITREG_TEST_DSN", database_url)
+    one = _replica(tmp_path, "one", remote, "GITREG_TEST_DSN")
+    two = _replica(tmp_path, "two", remote, "GITREG_TEST_DSN")
+    for registry in (one, two):
+        registry.refresh()
+    (location,) = one.snapshot.catalog.repositories
+    one.poll_repo(location)
+    two.poll_repo(location)
+    one.poll_repo(location)
+    assert one.sync_counts[("poll", "unchanged")] == 2
+    assert two.sync_counts[("poll", "skipped")] == 1
+    assert two.sync_counts[("poll", "unchanged")] == 0
