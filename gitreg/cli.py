@@ -241,6 +241,11 @@ def accept(catalog: Catalog, args: argparse.Namespace) -> int:
     except (ClientError, ValueError) as exc:
         print(exc, file=sys.stderr)
         return 1
+    finally:
+        registry.shared.close()
+    if catalog.state is not None:
+        print("the replicas on the same database were told, and serve it now")
+        return 0
     print("a running server serves it from its next poll of the repository (or now, on SIGHUP)")
     return 0
 

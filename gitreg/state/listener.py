@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "gitreg_changes"
 MAX_BACKOFF = 10.0
+NOT_YET = "not listening to the other replicas yet"
 
 
 def notice(replica: str, repository: str) -> str:
@@ -35,7 +36,8 @@ class ChangeListener:
         self.replica = replica
         self.on_change = on_change
         self.connected = threading.Event()
-        self.problem: str | None = None  # why it is not listening, after a failure
+        # Why it is not listening; until it first does, it may miss another replica's notice.
+        self.problem: str | None = NOT_YET
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="gitreg-listen", daemon=True)
 
@@ -88,7 +90,7 @@ class ChangeListener:
             conn.execute("SELECT 1")
 
     def _lost(self, reason: str) -> None:
-        if self.problem is None:
+        if self.problem in (None, NOT_YET):
             log.warning("PostgreSQL: not listening for other replicas' changes: %s", reason)
         self.problem = reason
         self.connected.clear()

@@ -47,6 +47,8 @@ class Replica:
             "serve", "--config", str(self.config), "--listen", f"127.0.0.1:{self.port}", output=log
         )
         wait_until(lambda: answers(f"{self.url}/healthz"), 30, f"replica {self.name} to serve")
+        # Listening to the others (until then, it says it is degraded).
+        wait_until(lambda: self.readiness()[1]["degraded"] is False, 30, f"{self.name} to listen")
         return self
 
     def stop(self) -> None:
