@@ -247,6 +247,11 @@ def accept(catalog: Catalog, args: argparse.Namespace) -> int:
     except (ClientError, ValueError) as exc:
         print(exc, file=sys.stderr)
         return 1
+    finally:
+        registry.shared.close()
+    if catalog.state is not None:
+        print("the replicas on the same database were told, and serve it now")
+        return 0
     print("a running server serves it from its next poll of the repository (or now, on SIGHUP)")
     return 0
 
@@ -374,7 +379,7 @@ def _parser() -> argparse.ArgumentParser:
         list_modules,
         "show every module and provider, their versions, and what was ignored or refused",
         "warning",
-        frozenset({"git"}),
+        frozenset({"git", "state"}),
     )
     sub.add_argument("--offline", action="store_true", help="never fetch, not even new mirrors")
     sub.add_argument("--fetch", action="store_true", help="fetch every repository first")
@@ -383,7 +388,7 @@ def _parser() -> argparse.ArgumentParser:
         accept,
         "publish a moved tag's new commit (pinned or quarantined)",
         "warning",
-        frozenset(),
+        frozenset({"state"}),
     )
     sub.add_argument("module", help="NAMESPACE/NAME/SYSTEM")
     sub.add_argument("version", help="the version whose tag moved")

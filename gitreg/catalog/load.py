@@ -31,6 +31,7 @@ from gitreg.catalog.model import (
     TlsFiles,
 )
 from gitreg.catalog.providers import ProviderSections
+from gitreg.catalog.state import StateSection
 from gitreg.errors import ConfigError, ConfigProblem
 from gitreg.git.location import RepoLocation, is_scp_like
 
@@ -67,7 +68,7 @@ def load_catalog(path: Path, secrets: Collection[SecretUse] = SECRET_USES) -> Ca
     return catalog
 
 
-class _Reader(ProviderSections, AuthSection):
+class _Reader(ProviderSections, AuthSection, StateSection):
     """Reads the catalog's own keys, collecting problems instead of stopping at the first."""
 
     def catalog(self, document: Any, source: Path) -> Catalog | None:
@@ -97,6 +98,7 @@ class _Reader(ProviderSections, AuthSection):
                 "readiness",
                 "log_format",
                 "shutdown_grace",
+                "state",
             },
         )
         if top is None:
@@ -144,6 +146,7 @@ class _Reader(ProviderSections, AuthSection):
             max_staleness=self.max_staleness(top, refresh_interval),
             log_format=cast(LogFormat, self.choice(top, "log_format", "", ("text", "json"))),
             shutdown_grace=self.duration(top, "shutdown_grace", "", 20.0, zero_is_off=True),
+            state=self.state(top),
         )
 
     def max_staleness(self, top: yamldoc.Mapping, refresh_interval: float) -> float:

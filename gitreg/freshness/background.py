@@ -36,6 +36,21 @@ class BackgroundWork:
         catalog = registry.snapshot.catalog
         if catalog.watch_catalog:
             self._tasks.append(asyncio.create_task(watch_catalog(catalog.source, self.live.reload)))
+        loop = asyncio.get_running_loop()
+
+        def changed(repository: str | None) -> None:
+            # From the listener's thread: another replica changed a repository (None: every one
+            # may have, while this replica was not listening).
+            loop.call_soon_threadsafe(self._sync_from_peer, repository)
+
+        registry.shared.listen(changed)
+
+    def _sync_from_peer(self, repository: str | None) -> None:
+        if self._stopped:
+            return
+        for location in self.live.registry.snapshot.clones:
+            if repository is None or location.url == repository:
+                self.syncs.request(location, "peer")
 
     def fetch_all(self) -> None:
         """Fetch every repository once, in the background (start-up: served from the clones
@@ -56,3 +71,8 @@ class BackgroundWork:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self.syncs.close()
+
+    async def close(self) -> None:
+        """At the end of the lifespan: stopped, and the shared state's connections closed."""
+        await self.stop()
+        await asyncio.to_thread(self.live.registry.shared.close)

@@ -17,19 +17,27 @@ class Readiness:
     stale: list[dict[str, str]]  # served from their clone while their Git server fails
     outdated: list[dict[str, Any]]  # last synced longer ago than max_staleness
     max_staleness: float  # seconds; 0: not checked
+    # The shared state (PostgreSQL) cannot be reached: still ready, as it serves what the
+    # database confirmed and publishes nothing new; a 503 would take every replica out of the
+    # load balancer at once for one database outage.
+    degraded: str | None = None
 
     @property
     def ready(self) -> bool:
         return not self.waiting and not self.outdated
 
     def body(self) -> dict[str, Any]:
-        return {
+        body: dict[str, Any] = {
             "ready": self.ready,
             "waiting": self.waiting,
             "stale": self.stale,
             "outdated": self.outdated,
             "max_staleness": self.max_staleness or None,
+            "degraded": self.degraded is not None,
         }
+        if self.degraded is not None:
+            body["state"] = f"{self.degraded}: serving what it confirmed, publishing no new tag"
+        return body
 
 
 def readiness(registry: Registry, now: float, started: float) -> Readiness:
@@ -64,4 +72,4 @@ def readiness(registry: Registry, now: float, started: float) -> Readiness:
                     "reason": reason,
                 }
             )
-    return Readiness(waiting, stale, outdated, bound)
+    return Readiness(waiting, stale, outdated, bound, registry.shared.problem())

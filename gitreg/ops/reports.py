@@ -16,7 +16,7 @@ class TagChangeReport:
     kind: str  # moved | deleted
     published: str
     current: str | None
-    action: str  # pinned | followed | quarantined | kept | removed
+    action: str  # pinned | followed | quarantined | kept | removed | withheld
 
 
 @dataclass(frozen=True)

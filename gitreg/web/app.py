@@ -80,7 +80,7 @@ def create_app(
         if fetch_at_start:
             state.background.fetch_all()
         yield {STATE_KEY: state}
-        await state.background.stop()  # at once, if a stop signal did not already
+        await state.background.close()  # stopped at once, if a stop signal did not already
         await state.live.close()
         state.fresh_reads.close()
 

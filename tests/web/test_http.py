@@ -278,4 +278,5 @@ def test_ready_once_every_repository_was_read(served: Served) -> None:
         "stale": [],
         "outdated": [],
         "max_staleness": None,
+        "degraded": False,
     }

@@ -1,0 +1,132 @@
+"""Replicas that agree: real `gitreg serve` processes, each with its own cache_dir, on one real
+PostgreSQL. A webhook to one lists the version on the others within 2 s; a moved tag is pinned
+to one commit by all, including a replica started after the move, whose archives are the same
+bytes; PostgreSQL stopped and started again; a replica killed with SIGKILL while it syncs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support.gitrepo import GitRepo, git, module_files
+from tests.support.postgres import postgres_server
+from tests.support.replicas import replicas
+from tests.support.servers import bare_clone, git_daemon, wait_until
+
+
+@dataclass
+class Remote:
+    work: GitRepo
+    bare: Path
+    base: str  # the git daemon's base URL
+
+    def release(self, tag: str) -> str:
+        commit = self.work.release(tag, module_files(tag))
+        git(self.work.path, "push", "-q", "--force", str(self.bare), f"refs/tags/{tag}")
+        return commit
+
+    def move(self, tag: str) -> str:
+        commit = self.work.release(f"moved-{tag}", module_files(f"moved-{tag}"))
+        git(self.work.path, "tag", "-f", tag)
+        git(self.work.path, "push", "-q", "--force", str(self.bare), f"refs/tags/{tag}")
+        return commit
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Iterator[Remote]:
+    work = GitRepo(tmp_path / "work")
+    work.release("v1.0.0", module_files("1.0.0"))
+    bare = bare_clone(work.path, tmp_path / "server" / "org" / "repo.git")
+    with git_daemon(tmp_path / "server") as base:
+        yield Remote(work, bare, base)
+
+
+def test_a_webhook_to_one_replica_lists_the_version_on_the_others(
+    tmp_path: Path, remote: Remote, database_url: str
+) -> None:
+    with replicas(tmp_path, remote.base, 3) as group:
+        for replica in group:
+            replica.start(database_url)
+        for replica in group:
+            wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        remote.release("v1.1.0")
+        assert group[0].webhook() == 202
+        # Within 2 s of the webhook, every replica lists it: the others were told (NOTIFY).
+        wait_until(
+            lambda: all(r.versions() == ["1.0.0", "1.1.0"] for r in group),
+            2.0,
+            "every replica to list 1.1.0",
+        )
+
+
+def test_a_moved_tag_is_pinned_by_all_and_archives_are_the_same_bytes(
+    tmp_path: Path, remote: Remote, database_url: str
+) -> None:
+    with replicas(tmp_path, remote.base, 3) as group:
+        first, second, late = group
+        for replica in (first, second):
+            replica.start(database_url)
+            wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        published = first.archive("1.0.0")
+        remote.move("v1.0.0")
+        remote.release("v1.1.0")
+        assert second.webhook() == 202
+        late.start(database_url)  # never saw the first commit of v1.0.0 itself
+        wait_until(
+            lambda: all(r.versions() == ["1.0.0", "1.1.0"] for r in group),
+            30,
+            "every replica to list 1.1.0",
+        )
+        for replica in group:
+            assert replica.archive("1.0.0") == published  # the commit first published
+        assert first.archive("1.1.0") == second.archive("1.1.0") == late.archive("1.1.0")
+
+
+def test_postgresql_stopped_and_started_again(tmp_path: Path, remote: Remote) -> None:
+    with postgres_server() as db, replicas(tmp_path, remote.base, 2) as group:
+        url = db.database()
+        for replica in group:
+            replica.start(url)
+            wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        before = group[0].archive("1.0.0")
+        db.stop()
+        remote.release("v1.1.0")
+        assert group[0].webhook() == 202
+
+        def degraded() -> bool:
+            status, body = group[0].readiness()
+            return status == 200 and body["degraded"] is True
+
+        wait_until(degraded, 30, "readiness to say degraded")
+        # Serving goes on; the tag no database confirmed is not published.
+        for replica in group:
+            assert replica.versions() == ["1.0.0"]
+            assert replica.archive("1.0.0") == before
+        db.start()
+        wait_until(
+            lambda: all(r.versions() == ["1.0.0", "1.1.0"] for r in group),
+            60,
+            "both replicas to catch up",
+        )
+        wait_until(lambda: group[0].readiness()[1]["degraded"] is False, 30, "readiness to clear")
+        for replica in group:
+            assert "hunter2" not in replica.output() and db.password not in replica.output()
+
+
+def test_a_replica_killed_while_it_syncs(tmp_path: Path, remote: Remote, database_url: str) -> None:
+    with replicas(tmp_path, remote.base, 2, refresh="1s") as group:
+        victim, survivor = group
+        for replica in group:
+            replica.start(database_url)
+            wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        remote.release("v1.1.0")
+        assert victim.webhook() == 202
+        victim.kill()  # SIGKILL, while the sync the webhook asked for runs (or just after)
+        # The survivor learns it (told, or by its own poll once the victim's lease expired).
+        wait_until(lambda: survivor.versions() == ["1.0.0", "1.1.0"], 30, "the survivor to list it")
+        victim.start(database_url)
+        wait_until(lambda: victim.versions() == ["1.0.0", "1.1.0"], 30, "the victim to catch up")
+        assert victim.archive("1.1.0") == survivor.archive("1.1.0")
