@@ -144,8 +144,12 @@ class Registry:
                 _log_changes(previous, entries, mechanism)
             if served_differs or snapshot.tags.get(location) != tags:
                 self._swap(location, tags, entries)
-            if served_differs and mechanism != "peer":
-                self.shared.announce(location)  # the other replicas sync it too
+            if served_differs:
+                # The other replicas sync it too. A sync a peer asked for announces its change
+                # as well: it may be the one that saw a new tag first (a webhook folded into it,
+                # or a tag pushed while it fetched). A replica announces only a change of what
+                # it serves, so the announcements stop once every replica agrees.
+                self.shared.announce(location)
             if pending is not None:
                 # Served: what the shared ledger confirmed. New tags wait for it (a failure, so
                 # that every poll tries again until they are published).

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.postgres import postgres_server
 from tests.support.replicas import replicas
 from tests.support.servers import bare_clone, git_daemon, wait_until
+from tests.support.terraform_cli import needs_terraform, run_terraform
 
 
 @dataclass
@@ -61,6 +63,34 @@ def test_a_webhook_to_one_replica_lists_the_version_on_the_others(
             10.0,
             "every replica to list 1.1.0",
         )
+
+
+@needs_terraform
+def test_terraform_installs_through_another_replica_what_a_webhook_told_one(
+    tmp_path: Path, remote: Remote, database_url: str, tls: TlsMaterial
+) -> None:
+    """End to end: a tag pushed, a webhook to one replica behind the load balancer, and the
+    real terraform, going to another, installs the new version at once."""
+    with replicas(tmp_path, remote.base, 2, tls=tls) as (told, other):
+        for replica in (told, other):
+            replica.start(database_url)
+            wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        remote.release("v1.1.0")
+        assert told.webhook() == 202
+        wait_until(lambda: other.versions() == ["1.0.0", "1.1.0"], 10.0, "the other replica")
+        workdir = tmp_path / "tf"
+        workdir.mkdir()
+        (workdir / "cli.tfrc").write_text("")
+        source = f"127.0.0.1:{other.port}/org/repo/x"
+        (workdir / "main.tf").write_text(
+            f'module "m" {{\n  source  = "{source}"\n  version = "1.1.0"\n}}\n'
+            'output "version" {\n  value = module.m.version\n}\n'
+        )
+        for args in (("init", "-input=false"), ("apply", "-auto-approve", "-input=false")):
+            done = run_terraform(workdir, tls.ca_cert, *args)
+            assert done.returncode == 0, done.stdout + done.stderr
+        shown = run_terraform(workdir, tls.ca_cert, "output", "-raw", "version")
+        assert shown.stdout == "v1.1.0"
 
 
 def test_a_moved_tag_is_pinned_by_all_and_archives_are_the_same_bytes(
