@@ -25,6 +25,7 @@ from gitreg.errors import ClientError, ConfigError, OriginError, SourceError, St
 from gitreg.freshness.watching import reread_catalog
 from gitreg.git.clone import BareClone, move_old_clones
 from gitreg.git.location import RepoLocation
+from gitreg.logs import LOG_FORMATS
 from gitreg.logs import configure as configure_logging
 from gitreg.mirror.origin import OriginRegistry
 from gitreg.mirror.prefetch import sync
@@ -35,6 +36,7 @@ from gitreg.ops.listing import print_listing
 from gitreg.providers.hashes import HashCache
 from gitreg.providers.hosted import Providers
 from gitreg.server import (
+    SHUTDOWN_MOST,
     TLS_KEYS,
     SharingLoop,
     bind,
@@ -54,7 +56,8 @@ MAX_WORKERS = 64
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    configure_logging(args.log_level)
+    flag_format = getattr(args, "log_format", None)  # serve and demo have --log-format
+    configure_logging(args.log_level, flag_format or "text")
     if args.command in (cert, token):  # need no catalog
         status: int = args.command(args)
         return status
@@ -69,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"{catalog.source} is invalid:\n  cache_dir: {problem}", file=sys.stderr)
         return 2
+    if hasattr(args, "log_format") and not flag_format and catalog.log_format != "text":
+        configure_logging(args.log_level, catalog.log_format)  # the flag wins over the catalog
     result: int = args.command(catalog, args)
     return result
 
@@ -127,7 +132,9 @@ def run_server(
         served = reread_catalog(catalog) if restarted else catalog
         return _serve(served, listen, tls, access_log, sock, worker=index)
 
-    return run_workers(workers, work)
+    # A worker's stop: the grace its requests get, then at most SHUTDOWN_MOST to close.
+    stop_within = catalog.shutdown_grace + SHUTDOWN_MOST + 10.0
+    return run_workers(workers, work, sock, stop_within)
 
 
 def _serve(
@@ -163,13 +170,15 @@ def _serve(
     gc.freeze()
     archives = ArchiveCache(catalog.cache_dir, limits=catalog.archive_limits)
     state = RegistryState.build(registry, archives, providers, worker=worker)
-    app = create_app(state, fetch_at_start=True)
-    config = hypercorn_config(listen, tls, access_log, worker)
+    app = create_app(state, fetch_at_start=True, access_log=access_log)
+    config = hypercorn_config(listen, tls, catalog.shutdown_grace, worker)
     if banner:
         print(banner, flush=True)
     try:
         with asyncio.Runner(loop_factory=None if worker is None else SharingLoop) as runner:
-            runner.run(serve_until_signalled(app, config, sock, state.live.reload))
+            runner.run(
+                serve_until_signalled(app, config, sock, state.live.reload, state.background.stop)
+            )
     except StartupError as exc:
         print(f"gitreg: {exc}", file=sys.stderr)
         return exc.status
@@ -278,6 +287,11 @@ def accept(catalog: Catalog, args: argparse.Namespace) -> int:
     except (ClientError, ValueError) as exc:
         print(exc, file=sys.stderr)
         return 1
+    finally:
+        registry.shared.close()
+    if catalog.state is not None:
+        print("the replicas on the same database were told, and serve it now")
+        return 0
     print("a running server serves it from its next poll of the repository (or now, on SIGHUP)")
     return 0
 
@@ -395,7 +409,10 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--listen", help="HOST:PORT (default: listen in registry.yaml)")
     sub.add_argument("--certfile", help="TLS certificate (PEM); with --keyfile, serve HTTPS")
     sub.add_argument("--keyfile", help="TLS private key (PEM)")
-    sub.add_argument("--access-log", action="store_true", help="log every request")
+    sub.add_argument(
+        "--access-log", action="store_true", help="log every request (gitreg.access, at info)"
+    )
+    _log_format_flag(sub)
     sub.add_argument(
         "--workers",
         type=int,
@@ -408,7 +425,7 @@ def _parser() -> argparse.ArgumentParser:
         list_modules,
         "show every module and provider, their versions, and what was ignored or refused",
         "warning",
-        frozenset({"git"}),
+        frozenset({"git", "state"}),
     )
     sub.add_argument("--offline", action="store_true", help="never fetch, not even new mirrors")
     sub.add_argument("--fetch", action="store_true", help="fetch every repository first")
@@ -417,7 +434,7 @@ def _parser() -> argparse.ArgumentParser:
         accept,
         "publish a moved tag's new commit (pinned or quarantined)",
         "warning",
-        frozenset(),
+        frozenset({"state"}),
     )
     sub.add_argument("module", help="NAMESPACE/NAME/SYSTEM")
     sub.add_argument("version", help="the version whose tag moved")
@@ -435,6 +452,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = command("demo", demo, "serve the catalog over HTTPS with a throwaway certificate", "info")
     sub.add_argument("--listen", help="HOST:PORT (default: listen in registry.yaml)")
+    _log_format_flag(sub)
     sub = commands.add_parser(
         "cert",
         help="make a TLS certificate for serve, signed by a local CA kept in --out",
@@ -462,6 +480,14 @@ def _parser() -> argparse.ArgumentParser:
         "--read", action="append", default=[], help="a namespace (pattern) it reads; repeatable"
     )
     return parser
+
+
+def _log_format_flag(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        help="text, or json: one object a line (default: log_format in registry.yaml, or text)",
+    )
 
 
 def token(args: argparse.Namespace) -> int:

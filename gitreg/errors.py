@@ -11,6 +11,7 @@ GitregError
 │   └── Forbidden        credentials we know, that do not open this (or a download URL's
 │                        signature that is expired, tampered with or for another path)
 ├── SourceError          a Git repository could not be fetched or read
+│   └── StateUnavailable the shared state (PostgreSQL) cannot be reached: nothing new is published
 ├── AuthUnavailable      who the client is cannot be told now: its issuer or Git server is down
 ├── ArchiveError         an archive could not be built from a commit, or kept on disk
 │   └── ArchiveTooLarge  the commit's tree is over a limit of `archives:` in registry.yaml
@@ -79,6 +80,12 @@ class AuthUnavailable(GitregError):
 
 class SourceError(GitregError):
     """A repository could not be fetched or read; the message never holds secrets."""
+
+
+class StateUnavailable(SourceError):
+    """The shared state (state.postgres) cannot be reached or used now. A SourceError: a sync
+    that meets it serves what it knew. The message never holds the database URL, its host or
+    its password: it says what failed in gitreg's words, not the driver's."""
 
 
 class ArchiveError(GitregError):

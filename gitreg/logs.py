@@ -1,22 +1,49 @@
-"""Log lines that cannot be forged: what a repository or a client controls (a tag, a file name,
-a symlink target, a path) is logged with its control characters escaped, so that it can never
-start a line of its own; a traceback, which is ours, keeps its lines. A signed download URL's
-signature (a permission, for a while) is never written out: the access log would hold it."""
+"""Log lines that cannot be forged or leak: what a repository or a client controls (a tag, a file
+name, a symlink target, a path) is logged with its control characters escaped, so that it can
+never start a line of its own; a traceback, which is ours, keeps its lines in text, and becomes
+one field in JSON. A signed download URL's signature (a permission, for a while) is never written
+out: the access log would hold it. Every line a request causes carries its request id."""
 
 from __future__ import annotations
 
+import datetime
+import json
 import logging
 import re
 import sys
+from contextvars import ContextVar
+from typing import Any
+
+LOG_FORMATS = ("text", "json")
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
 _SIGNATURE = re.compile(r"(?<=[?&]signature=)[^&\s\"']+")
+# JSON leaves these unescaped, yet Python's str.splitlines (and some log shippers) break on them.
+_LINE_BREAKS = re.compile(r"[\u0085\u2028\u2029]")
+
+# The id of the request being served, set by the web layer's outermost middleware. Each request
+# runs in a task of its own, so the id goes with the task (and with threads given a copy of its
+# context: asyncio.to_thread, and the pools that build archives and run syncs).
+REQUEST_ID: ContextVar[str | None] = ContextVar("gitreg_request_id", default=None)
+
+# What every LogRecord has: anything else on a record is an extra field of the JSON line.
+_STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
+    "message",
+    "asctime",
+    "request_id",
+    "taskName",  # Python 3.12+
+}
 
 
 def escape_controls(text: str) -> str:
     """`text` with every control character written as an escape (`\\n`, `\\x1b`, `\\u2028`)."""
     return _CONTROL.sub(_escaped, text)
+
+
+def hide_signatures(text: str) -> str:
+    """`text` with the value of every `signature=` query parameter replaced by `(hidden)`."""
+    return _SIGNATURE.sub("(hidden)", text) if "signature=" in text else text
 
 
 def _escaped(match: re.Match[str]) -> str:
@@ -27,18 +54,65 @@ def _escaped(match: re.Match[str]) -> str:
     return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
 
 
+class RequestIdFilter(logging.Filter):
+    """Adds `request_id` (None outside a request) to every record a handler writes, unless the
+    record was given one."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "request_id", None) is None:
+            record.request_id = REQUEST_ID.get()
+        return True
+
+
 class SafeFormatter(logging.Formatter):
-    """The message, arguments substituted, escaped; the exception text after it as it is."""
+    """The message, arguments substituted, escaped, then ` request_id=ID` when a request caused
+    it; the exception text after it as it is."""
 
     def formatMessage(self, record: logging.LogRecord) -> str:
-        record.message = _SIGNATURE.sub("(hidden)", escape_controls(record.message))
+        message = hide_signatures(escape_controls(record.message))
+        request_id = getattr(record, "request_id", None)
+        record.message = f"{message} request_id={request_id}" if request_id else message
         return super().formatMessage(record)
 
 
-def configure(level: str) -> None:
-    """The process's logging: one line per event on stderr, at `level` and above."""
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: time (ISO 8601, UTC), level, logger, message, request_id when a
+    request caused it, the record's extra fields, and the exception (traceback) as a field."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": _iso(record.created),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": hide_signatures(record.getMessage()),
+        }
+        request_id = getattr(record, "request_id", None)
+        if request_id:
+            entry["request_id"] = request_id
+        for key, value in record.__dict__.items():
+            if key not in _STANDARD and not key.startswith("_"):
+                entry[key] = hide_signatures(value) if isinstance(value, str) else value
+        if record.exc_info:
+            entry["exception"] = hide_signatures(self.formatException(record.exc_info))
+        elif record.exc_text:
+            entry["exception"] = hide_signatures(record.exc_text)
+        if record.stack_info:
+            entry["stack"] = self.formatStack(record.stack_info)
+        line = json.dumps(entry, ensure_ascii=False, default=str)
+        return _LINE_BREAKS.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
+
+
+def _iso(created: float) -> str:
+    when = datetime.datetime.fromtimestamp(created, datetime.UTC)
+    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def configure(level: str, log_format: str = "text") -> None:
+    """The process's logging: one line per event on stderr, at `level` and above, as text or as
+    JSON (`log_format`, one of LOG_FORMATS)."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(SafeFormatter(TEXT_FORMAT))
+    handler.addFilter(RequestIdFilter())
+    handler.setFormatter(JsonFormatter() if log_format == "json" else SafeFormatter(TEXT_FORMAT))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(getattr(logging, level.upper()))

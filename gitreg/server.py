@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import datetime
 import errno
+import gc
 import logging
 import os
 import signal
@@ -32,6 +33,9 @@ from gitreg.errors import StartupError
 log = logging.getLogger(__name__)
 
 TLS_KEYS = ("tls.certfile", "tls.keyfile")  # how registry.yaml names the files
+DEFAULT_GRACE = 20.0  # Kubernetes sends SIGKILL 30 s after SIGTERM by default: 10 s to spare
+# After the grace period: the lifespan's shutdown (background work, clients of origins).
+SHUTDOWN_MOST = 5.0
 
 
 class WorkerConfig(Config):
@@ -47,13 +51,16 @@ class WorkerConfig(Config):
 
 
 def hypercorn_config(
-    listen: Listen, tls: TlsFiles | None, access_log: bool = False, worker: int | None = None
+    listen: Listen,
+    tls: TlsFiles | None,
+    shutdown_grace: float = DEFAULT_GRACE,
+    worker: int | None = None,
 ) -> Config:
     config = Config() if worker is None else WorkerConfig(worker)
     config.bind = [str(listen)]
     config.alpn_protocols = ["h2", "http/1.1"]
-    config.graceful_timeout = 5.0
-    config.accesslog = logging.getLogger("gitreg.access") if access_log else None
+    config.graceful_timeout = shutdown_grace  # what requests in flight get after a stop signal
+    config.accesslog = None  # the app writes its own (gitreg.access), with ids and routes
     config.errorlog = logging.getLogger("hypercorn.error")  # through our handlers, once
     if tls:
         config.certfile = str(tls.certfile)
@@ -154,23 +161,46 @@ async def serve_until_signalled(
     config: Config,
     sock: socket.socket,
     on_hangup: Callable[[], Awaitable[object]] | None = None,
+    on_stop: Callable[[], Awaitable[object]] | None = None,
 ) -> None:
-    """Serve on `sock` (from `bind`) until SIGINT or SIGTERM, then let requests in flight
-    finish; SIGHUP calls on_hangup."""
+    """Serve on `sock` (from `bind`) until SIGINT or SIGTERM; SIGHUP calls on_hangup.
+
+    On the first stop signal: stop accepting connections (the socket is closed, so new ones are
+    refused), call on_stop (the background work stops), and give requests in flight
+    config.graceful_timeout seconds to finish; the connections still open then are closed. A
+    second signal closes them at once."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    hangups: set[asyncio.Task[object]] = set()
-    if on_hangup is not None:
-
-        def hangup() -> None:
-            task = asyncio.ensure_future(on_hangup())
-            hangups.add(task)
-            task.add_done_callback(hangups.discard)
-
-        loop.add_signal_handler(signal.SIGHUP, hangup)
+    grace = config.graceful_timeout
+    # Hypercorn's own timer becomes a backstop: when it runs out it cancels the connections, but
+    # one whose client reads nothing never finishes closing (its unsent bytes wait for the
+    # client), and Hypercorn then fails on its own bookkeeping. We close those ourselves first.
+    config.graceful_timeout = grace + SHUTDOWN_MOST
+    background: set[asyncio.Task[object]] = set()
     where = _address(sock)
+    cut_short = asyncio.Event()
+
+    def spawn(work: Callable[[], Awaitable[object]]) -> None:
+        task = asyncio.ensure_future(work())
+        background.add(task)
+        task.add_done_callback(background.discard)
+
+    def stopping() -> None:
+        if stop.is_set():
+            log.warning("stopping now, without waiting for requests in flight")
+            cut_short.set()
+            return
+        stop.set()
+        with contextlib.suppress(ValueError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGHUP)  # no reload while stopping
+        log.info("stopping: no new connections; requests in flight have %g s to finish", grace)
+        if on_stop is not None:
+            spawn(on_stop)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stopping)
+    if on_hangup is not None:
+        loop.add_signal_handler(signal.SIGHUP, spawn, on_hangup)
     try:
         sock.listen(config.backlog)  # from here on, connections wait for Hypercorn to accept
     except OSError as exc:  # another socket took the port between bind and listen
@@ -186,8 +216,9 @@ async def serve_until_signalled(
             "(or tls: in registry.yaml; gitreg cert makes a pair)"
         )
     loop.set_exception_handler(_quiet_about_clients)
+    serving = asyncio.ensure_future(serve(app, config, shutdown_trigger=stop.wait))  # type: ignore[arg-type]
     try:
-        await serve(app, config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
+        await _drained(serving, stop, cut_short, grace, where.port)
     except (ssl.SSLError, ConnectionError) as exc:
         if not stop.is_set():
             raise
@@ -195,6 +226,60 @@ async def serve_until_signalled(
         # that failed; a client that broke TLS while we stopped is no failure of ours.
         log.debug("a client connection failed during shutdown: %s", exc)
     log.info("stopped")
+
+
+async def _drained(
+    serving: asyncio.Future[None],
+    stop: asyncio.Event,
+    cut_short: asyncio.Event,
+    grace: float,
+    port: int,
+) -> None:
+    """Wait for `serving` to end; once `stop` is set, for `grace` seconds (or until `cut_short`),
+    then close the connections still open and wait SHUTDOWN_MOST more at most."""
+    await _first(serving, stop)
+    if serving.done():
+        return serving.result()
+    await _first(serving, cut_short, timeout=grace)
+    if serving.done():
+        return serving.result()
+    aborted = abort_connections(port)
+    if aborted:
+        why = "a second signal" if cut_short.is_set() else "the grace period is over"
+        log.warning("%s: closed the %d connections still open", why, aborted)
+    await _first(serving, asyncio.Event(), timeout=SHUTDOWN_MOST)
+    if serving.done():
+        return serving.result()
+    log.warning("shutdown still under way after %g s more: stopping without it", SHUTDOWN_MOST)
+    serving.cancel()
+
+
+async def _first(
+    serving: asyncio.Future[None], event: asyncio.Event, timeout: float | None = None
+) -> None:
+    """Until `serving` ends or `event` is set, or `timeout` seconds have passed."""
+    waiting: asyncio.Future[Any] = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({serving, waiting}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiting.cancel()
+
+
+def abort_connections(port: int) -> int:
+    """Abort every client connection to our `port` (it is not told apart otherwise: Hypercorn
+    keeps its connections to itself, so they are found among the live objects; this runs once,
+    at the end of a shutdown). Unsent bytes are dropped. Returns how many were aborted."""
+    aborted: set[object] = set()  # peers: a TLS transport and the one under it are one
+    for thing in gc.get_objects():
+        if not isinstance(thing, asyncio.Transport):
+            continue
+        with contextlib.suppress(Exception):  # a transport half torn down answers oddly
+            local, peer = thing.get_extra_info("sockname"), thing.get_extra_info("peername")
+            open_socket = thing.get_extra_info("socket")
+            if peer and local and local[1] == port and open_socket.fileno() >= 0:
+                thing.abort()
+                aborted.add(peer)
+    return len(aborted)
 
 
 def _quiet_about_clients(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:

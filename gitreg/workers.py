@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -29,9 +30,6 @@ log = logging.getLogger(__name__)
 MAX_DEATHS = 5
 DEATH_WINDOW = 60.0
 RESTART_PAUSE = 0.5  # seconds, times the deaths in the window
-# After SIGTERM a worker finishes its requests (Hypercorn's graceful timeout) and stops its Git
-# processes; one that takes longer than this is killed.
-STOP_WITHIN = 30.0
 
 _SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD}
 
@@ -44,6 +42,8 @@ Work = Callable[[int, bool], int]  # (worker index, restarted) → exit status
 class _Pool:
     work: Work
     mask: set[int | signal.Signals]  # the signal mask the workers run with (the caller's)
+    listening: socket.socket  # kept for a worker started again; closed when stopping
+    stop_within: float
     children: dict[int, int] = field(default_factory=dict)  # pid → worker index
     due: dict[int, float] = field(default_factory=dict)  # worker index → restart time
     deaths: deque[float] = field(default_factory=deque)
@@ -94,14 +94,15 @@ class _Pool:
                 os.kill(pid, signo)
 
 
-def run_workers(count: int, work: Work) -> int:
-    """Run `work` in `count` forked workers until SIGTERM or SIGINT (0, once they stopped), or
-    until workers die too often (1). SIGHUP is passed on to every worker."""
+def run_workers(count: int, work: Work, listening: socket.socket, stop_within: float) -> int:
+    """Run `work` in `count` forked workers, which serve `listening`, until SIGTERM or SIGINT
+    (0, once they stopped; those still running after `stop_within` seconds are killed), or until
+    workers die too often (1). SIGHUP is passed on to every worker."""
     if threading.active_count() > 1:
         # A fork copies one thread: locks another one held would stay held in the workers.
         raise RuntimeError("workers must be forked before any thread starts")
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
-    pool = _Pool(work, mask)
+    pool = _Pool(work, mask, listening, stop_within)
     try:
         for index in range(count):
             pool.spawn(index, restarted=False)
@@ -145,20 +146,27 @@ def _supervise(pool: _Pool) -> int:
 
 
 def _stop(pool: _Pool, status: int) -> int:
-    """SIGTERM to every worker, SIGKILL to those still running after STOP_WITHIN; `status`,
-    or 1 when a worker had to be killed or failed."""
+    """SIGTERM to every worker (and again on a second signal: they then stop at once), SIGKILL
+    to those still running after stop_within; `status`, or 1 when a worker had to be killed or
+    failed."""
     pool.due.clear()
+    # The parent's copy first: once the workers have closed theirs, connections are refused.
+    pool.listening.close()
     pool.signal_all(signal.SIGTERM)
-    deadline = time.monotonic() + STOP_WITHIN
+    deadline = time.monotonic() + pool.stop_within
     while pool.children and time.monotonic() < deadline:
         for index, code in pool.reap():
             if code not in _STOPPED:
                 log.warning("worker %d stopped with status %d", index, code)
                 status = 1
         if pool.children:
-            signal.sigtimedwait({signal.SIGCHLD}, 0.2)
+            received = signal.sigtimedwait(_SIGNALS, 0.2)
+            if received and received.si_signo in (signal.SIGTERM, signal.SIGINT):
+                pool.signal_all(signal.SIGTERM)
     if pool.children:
-        log.error("%d workers still run after %g s: killing them", len(pool.children), STOP_WITHIN)
+        log.error(
+            "%d workers still run after %g s: killing them", len(pool.children), pool.stop_within
+        )
         pool.signal_all(signal.SIGKILL)
         while pool.children:
             pid, _ = os.wait()

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -10,6 +10,7 @@ import pytest
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
 from gitreg.tlscert import TlsMaterial, ensure_local_tls
+from tests.support.postgres import PostgresServer, postgres_server
 
 WriteCatalog = Callable[[str], Catalog]
 
@@ -39,3 +40,16 @@ def require(binary: str) -> str:
     if path is None:
         pytest.skip(f"{binary} is not on PATH")
     return path
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One real PostgreSQL for the session (skips when it is not installed)."""
+    with postgres_server() as server:
+        yield server
+
+
+@pytest.fixture
+def database_url(postgres: PostgresServer) -> str:
+    """The URL of a fresh database on the session's PostgreSQL."""
+    return postgres.database()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import signal
 from pathlib import Path
 
@@ -400,3 +401,32 @@ def test_check_refuses_a_bad_auth_section_with_its_line(catalog: Path) -> None:
     done = gitreg("check", "--config", str(catalog))
     assert done.returncode == 2
     assert "auth.tokens[0].token_sha256 (line 6): must be 64 hex digits" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("in_catalog", "flag", "json_lines"),
+    [
+        ("", [], False),
+        ("log_format: json\n", [], True),
+        ("log_format: json\n", ["--log-format", "text"], False),
+        ("", ["--log-format", "json"], True),
+    ],
+)
+def test_log_format_from_the_catalog_and_the_flag_that_wins(
+    catalog: Path, in_catalog: str, flag: list[str], json_lines: bool
+) -> None:
+    catalog.write_text(in_catalog + catalog.read_text())
+    port = free_port()
+    process = start_gitreg(
+        "serve", "--config", str(catalog), "--listen", f"127.0.0.1:{port}", *flag
+    )
+    try:
+        wait_until(lambda: answers(f"http://127.0.0.1:{port}/readyz"), 60, "gitreg serving")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=30)
+    assert process.returncode == 0, output
+    lines = output.splitlines()
+    assert lines and all(line.startswith("{") == json_lines for line in lines), output
+    if json_lines:
+        assert [json.loads(line)["message"] for line in lines][-1] == "stopped"

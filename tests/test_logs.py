@@ -1,16 +1,26 @@
-"""Log lines cannot be forged by what a repository or a client controls."""
+"""Log lines cannot be forged by what a repository or a client controls, as text or JSON."""
 
 from __future__ import annotations
 
 import io
+import json
 import logging
 import signal
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
-from gitreg.logs import TEXT_FORMAT, SafeFormatter, escape_controls
+from gitreg.logs import (
+    REQUEST_ID,
+    TEXT_FORMAT,
+    JsonFormatter,
+    RequestIdFilter,
+    SafeFormatter,
+    escape_controls,
+)
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import answers, free_port, start_gitreg, wait_until
 
@@ -92,3 +102,93 @@ def test_a_symlink_target_with_a_newline_cannot_forge_a_line_of_serve(tmp_path: 
         output = process.communicate(timeout=30)[0]
     assert "leaving out symlink" in output
     assert not [line for line in output.splitlines() if "forged" in line and "evil" not in line]
+
+
+@pytest.fixture
+def logged(request: pytest.FixtureRequest) -> Iterator[tuple[logging.Logger, io.StringIO]]:
+    """A logger writing through the formatter the test is parametrized with (text or json)."""
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.addFilter(RequestIdFilter())
+    handler.setFormatter(JsonFormatter() if request.param == "json" else SafeFormatter(TEXT_FORMAT))
+    log = logging.getLogger(f"gitreg.test_logs.{request.param}")
+    log.addHandler(handler)
+    log.propagate = False
+    log.setLevel(logging.DEBUG)
+    try:
+        yield log, out
+    finally:
+        log.removeHandler(handler)
+
+
+def json_lines(out: io.StringIO) -> list[dict[str, Any]]:
+    lines = out.getvalue().splitlines()  # splitlines breaks on \u2028 too: none may be left
+    return [json.loads(line) for line in lines]
+
+
+@pytest.mark.parametrize("logged", ["json"], indirect=True)
+def test_a_json_line_has_time_level_logger_message_and_extra_fields(
+    logged: tuple[logging.Logger, io.StringIO],
+) -> None:
+    log, out = logged
+    log.info("archive %s built", "x.tar.gz", extra={"bytes": 1234, "route": "/v1/{x}"})
+    (entry,) = json_lines(out)
+    assert entry["time"].endswith("Z") and entry["time"][10] == "T"  # ISO 8601, UTC
+    assert entry["level"] == "INFO" and entry["logger"] == log.name
+    assert entry["message"] == "archive x.tar.gz built"
+    assert entry["bytes"] == 1234 and entry["route"] == "/v1/{x}"
+    assert "request_id" not in entry  # caused by no request
+
+
+@pytest.mark.parametrize("logged", ["json"], indirect=True)
+def test_a_json_line_cannot_be_split_or_forged(logged: tuple[logging.Logger, io.StringIO]) -> None:
+    log, out = logged
+    forged = 'x"}\n{"level": "ERROR", "message": "forged"}\u2028\u2029\x85\r\x1b'
+    log.warning("tag %s", forged, extra={"path": forged})
+    (entry,) = json_lines(out)
+    assert entry["message"] == f"tag {forged}" and entry["path"] == forged
+
+
+@pytest.mark.parametrize("logged", ["json"], indirect=True)
+def test_an_exception_is_one_field_of_one_line(logged: tuple[logging.Logger, io.StringIO]) -> None:
+    log, out = logged
+    try:
+        raise ValueError("boom at /x?signature=c2VjcmV0")
+    except ValueError:
+        log.exception("failed")
+    (entry,) = json_lines(out)
+    assert entry["message"] == "failed"
+    assert entry["exception"].startswith("Traceback (most recent call last):")
+    assert entry["exception"].endswith("ValueError: boom at /x?signature=(hidden)")
+
+
+@pytest.mark.parametrize("logged", ["text", "json"], indirect=True)
+def test_a_signature_is_hidden_in_every_format_and_field(
+    logged: tuple[logging.Logger, io.StringIO],
+) -> None:
+    log, out = logged
+    url = "/v1/archives/a/b/c/x.tar.gz?expires=1&by=ci&signature=c2VjcmV0"
+    log.info("GET %s", url, extra={"path": url})
+    text = out.getvalue()
+    assert "c2VjcmV0" not in text
+    assert "signature=(hidden)" in text
+
+
+@pytest.mark.parametrize("logged", ["text", "json"], indirect=True)
+def test_a_line_written_while_a_request_is_served_carries_its_id(
+    logged: tuple[logging.Logger, io.StringIO],
+) -> None:
+    log, out = logged
+    token = REQUEST_ID.set("req-42")
+    try:
+        log.info("inside")
+    finally:
+        REQUEST_ID.reset(token)
+    log.info("outside")
+    inside, outside = out.getvalue().splitlines()
+    if log.name.endswith("json"):
+        assert json.loads(inside)["request_id"] == "req-42"
+        assert "request_id" not in json.loads(outside)
+    else:
+        assert inside.endswith("inside request_id=req-42")
+        assert outside.endswith("outside")

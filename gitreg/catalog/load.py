@@ -23,6 +23,7 @@ from gitreg.catalog.model import (
     DeletedPolicy,
     DownloadMode,
     Listen,
+    LogFormat,
     ModuleSpec,
     MovedPolicy,
     SecretRef,
@@ -30,6 +31,7 @@ from gitreg.catalog.model import (
     TlsFiles,
 )
 from gitreg.catalog.providers import ProviderSections
+from gitreg.catalog.state import StateSection
 from gitreg.errors import ConfigError, ConfigProblem
 from gitreg.git.location import RepoLocation, is_scp_like
 
@@ -66,7 +68,7 @@ def load_catalog(path: Path, secrets: Collection[SecretUse] = SECRET_USES) -> Ca
     return catalog
 
 
-class _Reader(ProviderSections, AuthSection):
+class _Reader(ProviderSections, AuthSection, StateSection):
     """Reads the catalog's own keys, collecting problems instead of stopping at the first."""
 
     def catalog(self, document: Any, source: Path) -> Catalog | None:
@@ -93,6 +95,10 @@ class _Reader(ProviderSections, AuthSection):
                 "mirror",
                 "archives",
                 "auth",
+                "readiness",
+                "log_format",
+                "shutdown_grace",
+                "state",
             },
         )
         if top is None:
@@ -115,13 +121,14 @@ class _Reader(ProviderSections, AuthSection):
                 "there is nothing to serve: list a module or a provider, or give a mirror:"
                 " section (mirror: {} serves the network mirror alone)",
             )
+        refresh_interval = self.duration(top, "refresh_interval", "", 60.0)
         return Catalog(
             source=source,
             hostname=hostname,
             listen=listen,
             tls=self.tls(top),
             cache_dir=cache_dir,
-            refresh_interval=self.duration(top, "refresh_interval", "", 60.0),
+            refresh_interval=refresh_interval,
             fetch_timeout=self.duration(top, "fetch_timeout", "", 120.0),
             credentials=credentials,
             modules=modules,
@@ -136,7 +143,26 @@ class _Reader(ProviderSections, AuthSection):
             mirror=self.mirror(top),
             archive_limits=self.archive_limits(top),
             auth=self.auth(top),
+            max_staleness=self.max_staleness(top, refresh_interval),
+            log_format=cast(LogFormat, self.choice(top, "log_format", "", ("text", "json"))),
+            shutdown_grace=self.duration(top, "shutdown_grace", "", 20.0, zero_is_off=True),
+            state=self.state(top),
         )
+
+    def max_staleness(self, top: yamldoc.Mapping, refresh_interval: float) -> float:
+        m = self.section(top, "readiness", "", {"max_staleness"})
+        if m is None:
+            return 0.0
+        bound = self.duration(m, "max_staleness", "readiness", 0.0, zero_is_off=True)
+        if 0 < bound <= refresh_interval:
+            self.problem(
+                "readiness.max_staleness",
+                m.key_lines["max_staleness"],
+                f"must be longer than refresh_interval ({refresh_interval:g} s), or every"
+                " repository turns stale between two polls (or 0: off)",
+            )
+            return 0.0
+        return bound
 
     def archive_limits(self, top: yamldoc.Mapping) -> ArchiveLimits:
         default = ArchiveLimits()

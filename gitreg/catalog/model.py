@@ -16,10 +16,12 @@ ArchiveScope = Literal["repository", "folder"]
 MovedPolicy = Literal["pin", "follow", "quarantine"]
 DeletedPolicy = Literal["keep", "remove"]
 # What a secret named in the catalog is for: Git credentials, webhook secrets, origin tokens,
-# and the registry's own: client tokens and the key that signs download URLs.
-SecretUse = Literal["git", "webhook", "origin", "auth"]
-SECRET_USES: frozenset[SecretUse] = frozenset(("git", "webhook", "origin", "auth"))
+# the registry's own: client tokens and the key that signs download URLs; and the shared state's
+# database URL.
+SecretUse = Literal["git", "webhook", "origin", "auth", "state"]
+SECRET_USES: frozenset[SecretUse] = frozenset(("git", "webhook", "origin", "auth", "state"))
 GitCheckUrl = Literal["repo", "git_url"]
+LogFormat = Literal["text", "json"]
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,14 @@ class AuthSettings:
 
 
 @dataclass(frozen=True)
+class PostgresSettings:
+    """state.postgres: the ledger of published tags, shared by replicas, in PostgreSQL. `dsn` is
+    where its connection string (a secret: it may hold a password) is read at connect time."""
+
+    dsn: SecretRef
+
+
+@dataclass(frozen=True)
 class Catalog:
     source: Path
     hostname: str
@@ -210,6 +220,12 @@ class Catalog:
     mirror: MirrorSettings = MirrorSettings()
     archive_limits: ArchiveLimits = ArchiveLimits()  # what one archive may hold
     auth: AuthSettings | None = None  # None: open to all, as without an auth: section
+    # /readyz answers 503 when a repository's last sync is older than this; 0: never (a Git
+    # server down would otherwise take every replica out of its load balancer at once).
+    max_staleness: float = 0.0
+    log_format: LogFormat = "text"  # serve and demo; --log-format wins
+    shutdown_grace: float = 20.0  # seconds requests in flight get to finish after SIGTERM
+    state: PostgresSettings | None = None  # None: the ledger on local disk, in cache_dir
 
     @property
     def repositories(self) -> list[RepoLocation]:

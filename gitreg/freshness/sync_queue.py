@@ -12,10 +12,12 @@ the event loop, so it needs no lock.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from typing import NamedTuple
 
 from gitreg.git.location import RepoLocation
 from gitreg.modules.status import Mechanism
@@ -26,33 +28,46 @@ log = logging.getLogger(__name__)
 WORKERS = 16  # repositories synced at the same time; a hung one holds one thread, not a slot each
 
 
+class _Waiting(NamedTuple):
+    """The sync after the running one, and whether a request for it wants a fetch."""
+
+    future: asyncio.Future[bool]
+    mechanism: Mechanism
+    context: contextvars.Context
+    fetch: bool
+
+
 class SyncQueue:
     def __init__(self, registry: Registry, workers: int = WORKERS) -> None:
         self.registry = registry
         self.coalesced: Counter[str] = Counter()  # by mechanism: requests folded into another
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="gitreg-git")
         self._running: dict[RepoLocation, asyncio.Future[bool]] = {}
-        # The sync after the running one: its future, mechanism, and whether it fetches.
-        self._waiting: dict[RepoLocation, tuple[asyncio.Future[bool], Mechanism, bool]] = {}
+        self._waiting: dict[RepoLocation, _Waiting] = {}
         self._closed = False
 
     def request(
         self, location: RepoLocation, mechanism: Mechanism, fetch: bool = True
     ) -> asyncio.Future[bool]:
         """A sync of the repository that starts after this call: the one waiting, if any, or a
-        new one. Its result says whether it succeeded. Without `fetch`, it reads the clone only
+        new one. Its result says whether it succeeded; once closed (the server is stopping), a
+        request gets no sync and its result is False. Without `fetch`, it reads the clone only
         (another worker fetched into it); a waiting sync fetches if any request for it does.
         Call on the event loop."""
+        if self._closed:
+            refused: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            refused.set_result(False)
+            return refused
         if location not in self._running:
-            return self._start(location, mechanism, fetch)
+            return self._start(location, mechanism, contextvars.copy_context(), fetch)
         waiting = self._waiting.get(location)
         if waiting is not None:
             self.coalesced[mechanism] += 1
-            future, first, fetches = waiting
-            self._waiting[location] = (future, first, fetches or fetch)
-            return future
-        future = asyncio.get_running_loop().create_future()
-        self._waiting[location] = (future, mechanism, fetch)
+            if fetch and not waiting.fetch:
+                self._waiting[location] = waiting._replace(fetch=True)
+            return waiting.future
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._waiting[location] = _Waiting(future, mechanism, contextvars.copy_context(), fetch)
         return future
 
     def busy(self) -> bool:
@@ -61,14 +76,22 @@ class SyncQueue:
     def close(self) -> None:
         # A shutdown must not wait for a hung Git server: fetches are killed by their timeout.
         self._closed = True
+        for waiting in self._waiting.values():
+            _no_sync(waiting.future)
+        self._waiting.clear()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _start(
-        self, location: RepoLocation, mechanism: Mechanism, fetch: bool
+        self,
+        location: RepoLocation,
+        mechanism: Mechanism,
+        context: contextvars.Context,
+        fetch: bool,
     ) -> asyncio.Future[bool]:
         loop = asyncio.get_running_loop()
+        # In the context of the request that asked for it: its log lines carry its request id.
         sync = partial(self.registry.sync_repo, location, mechanism, fetch)
-        running = loop.run_in_executor(self._pool, sync)
+        running = loop.run_in_executor(self._pool, context.run, sync)
         self._running[location] = running
         running.add_done_callback(lambda done: self._finished(location, done))
         return running
@@ -80,11 +103,17 @@ class SyncQueue:
         waiting = self._waiting.pop(location, None)
         if waiting is None:
             return
-        future, mechanism, fetch = waiting
         if self._closed:  # shutting down: the waiters get no sync
-            future.cancel()
+            _no_sync(waiting.future)
             return
-        _chain(self._start(location, mechanism, fetch), future)
+        started = self._start(location, waiting.mechanism, waiting.context, waiting.fetch)
+        _chain(started, waiting.future)
+
+
+def _no_sync(future: asyncio.Future[bool]) -> None:
+    # Not cancelled: a request awaiting it would be cancelled with it, mid-answer.
+    if not future.done():
+        future.set_result(False)
 
 
 def _chain(source: asyncio.Future[bool], target: asyncio.Future[bool]) -> None:

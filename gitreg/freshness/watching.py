@@ -107,10 +107,11 @@ def reread_catalog(catalog: Catalog) -> Catalog:
 
 
 def _keep_what_needs_a_restart(old: Catalog, new: Catalog) -> Catalog:
-    for key in ("listen", "tls", "cache_dir"):
+    kept = ("listen", "tls", "cache_dir", "log_format", "shutdown_grace")
+    for key in kept:
         if getattr(old, key) != getattr(new, key):
             log.warning("catalog reload: a change of %s takes effect at the next restart", key)
-    return dataclasses.replace(new, listen=old.listen, tls=old.tls, cache_dir=old.cache_dir)
+    return dataclasses.replace(new, **{key: getattr(old, key) for key in kept})
 
 
 async def watch_catalog(path: Path, reload: Callable[[], Awaitable[object]]) -> None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import fcntl
 import hashlib
 import logging
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from gitreg.atomic import atomic_writer
@@ -79,7 +81,9 @@ class ArchiveCache:
         async with self._slots:
             if not path.is_file():
                 loop = asyncio.get_running_loop()
-                await loop.run_in_executor(self._pool, self._build, clone_path, key, path)
+                # In this task's context, the first requester's: its lines carry its request id.
+                build = partial(contextvars.copy_context().run, self._build, clone_path, key, path)
+                await loop.run_in_executor(self._pool, build)
         return path
 
     def _finished(self, key: ArchiveKey, task: asyncio.Task[Path]) -> None:

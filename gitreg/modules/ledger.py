@@ -1,8 +1,9 @@
 """The ledger: which commit each published tag pointed to when gitreg first saw it.
 
-One JSON file per repository in cache_dir, so that a tag moved or deleted later can be held
-to what was published. Written atomically, under a file lock, because `gitreg accept` may
-write it while a server reads it.
+`TagLedger` is what a sync needs of it, per repository; where it lives is the state's business
+(`gitreg/state/`). `DiskLedger`, the default: one JSON file per repository in cache_dir, so that a
+tag moved or deleted later can be held to what was published. Written atomically, under a file
+lock, because `gitreg accept` may write it while a server reads it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from gitreg.atomic import write_atomically
 from gitreg.errors import SourceError
@@ -25,12 +27,35 @@ class Published:
     first_seen: float
 
 
-class Ledger:
+class TagLedger(Protocol):
+    """One repository's ledger. First writer wins: `record` never changes a tag already in it
+    (only `accept`, an operator's decision, does). A shared ledger that cannot be reached raises
+    StateUnavailable from `record` and `accept`; `read` may then answer what it last confirmed."""
+
+    def version(self) -> object:
+        """A value that changes whenever the ledger does (an operator's `gitreg accept`, say)."""
+        ...
+
+    def read(self) -> dict[str, Published]: ...
+
+    def record(self, tags: Mapping[str, str]) -> dict[str, Published]:
+        """Add the tags not yet in the ledger (tag → commit); return the whole ledger, whose
+        commits for those tags may be another writer's, who was first."""
+        ...
+
+    def accept(self, tag: str, commit: str) -> None:
+        """An operator's decision: `commit` is now what `tag` publishes."""
+        ...
+
+
+class DiskLedger:
+    """The ledger of one repository in a JSON file (one server, or workers on one host)."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
 
     def version(self) -> int | None:
-        """Changes whenever the file does (an operator's `gitreg accept`, say)."""
+        """Changes whenever the file does."""
         try:
             return self.path.stat().st_mtime_ns
         except OSError:
@@ -48,7 +73,6 @@ class Ledger:
         }
 
     def record(self, tags: Mapping[str, str]) -> dict[str, Published]:
-        """Add the tags not yet in the ledger (tag → commit); return the whole ledger."""
         with self._locked():
             published = self.read()
             new = {t: Published(c, time.time()) for t, c in tags.items() if t not in published}
@@ -58,7 +82,6 @@ class Ledger:
             return published
 
     def accept(self, tag: str, commit: str) -> None:
-        """An operator's decision: `commit` is now what `tag` publishes."""
         with self._locked():
             published = self.read()
             published[tag] = Published(commit, time.time())
@@ -70,6 +93,12 @@ class Ledger:
         with open(self.path.with_suffix(".lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             yield
+
+    def replace(self, published: Mapping[str, Published]) -> None:
+        """Hold exactly `published` (a copy of a shared ledger, kept for when it is away)."""
+        with self._locked():
+            if self.read() != published:
+                self._write(published)
 
     def _write(self, published: Mapping[str, Published]) -> None:
         body = {

@@ -4,15 +4,20 @@ them. A sync or a catalog reload makes a new snapshot and swaps it in whole."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from types import MappingProxyType
 
 from gitreg.catalog.model import Catalog, ModuleSpec
 from gitreg.git.clone import BareClone, TagRef
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry, VersionIndex
-from gitreg.modules.ledger import Ledger
+from gitreg.modules.ledger import DiskLedger, TagLedger
+
+# A repository's ledger, by its location and its clone's name.
+LedgerFor = Callable[[RepoLocation, str], TagLedger]
 
 
 @dataclass(frozen=True)
@@ -20,13 +25,16 @@ class RegistrySnapshot:
     catalog: Catalog
     clones: Mapping[RepoLocation, BareClone]
     specs: Mapping[RepoLocation, tuple[ModuleSpec, ...]]  # the modules each repository holds
-    ledgers: Mapping[RepoLocation, Ledger]
+    ledgers: Mapping[RepoLocation, TagLedger]
     index: VersionIndex
     tags: Mapping[RepoLocation, tuple[TagRef, ...]]  # as last read; providers gate on them
 
     @classmethod
     def serving(
-        cls, catalog: Catalog, previous: RegistrySnapshot | None = None
+        cls,
+        catalog: Catalog,
+        previous: RegistrySnapshot | None = None,
+        ledger_for: LedgerFor | None = None,
     ) -> RegistrySnapshot:
         """The snapshot that serves `catalog`. From `previous`, what still applies is kept: a
         clone whose credential and timeout did not change, the tags of a repository still
@@ -46,10 +54,9 @@ class RegistrySnapshot:
         specs: dict[RepoLocation, list[ModuleSpec]] = {location: [] for location in clones}
         for spec in catalog.modules:
             specs[spec.repo].append(spec)
-        ledgers = {
-            location: Ledger(catalog.cache_dir / "ledgers" / f"{clone.name}.json")
-            for location, clone in clones.items()
-        }
+        if ledger_for is None:
+            ledger_for = partial(_disk_ledger, catalog.cache_dir)
+        ledgers = {location: ledger_for(location, clone.name) for location, clone in clones.items()}
         listed = {spec.address.key for spec in catalog.modules}
         kept = [
             e
@@ -90,3 +97,7 @@ class RegistrySnapshot:
             VersionIndex(index),
             MappingProxyType({**self.tags, location: tags}),
         )
+
+
+def _disk_ledger(cache_dir: Path, location: RepoLocation, name: str) -> TagLedger:
+    return DiskLedger(cache_dir / "ledgers" / f"{name}.json")

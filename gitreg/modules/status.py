@@ -19,7 +19,7 @@ from gitreg.atomic import write_atomically
 from gitreg.git.location import RepoLocation
 
 Mechanism = Literal[
-    "startup", "poll", "watch", "webhook", "fresh-read", "on-demand", "reload", "cli"
+    "startup", "poll", "watch", "webhook", "fresh-read", "on-demand", "reload", "cli", "peer"
 ]
 
 

@@ -17,10 +17,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from functools import partial
 
+from dulwich.repo import Repo
+
 from gitreg.catalog.model import Catalog
-from gitreg.errors import NotFound, SourceError
+from gitreg.errors import NotFound, SourceError, StateUnavailable
 from gitreg.git.clone import BareClone, TagRef, move_old_clones
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry
@@ -28,6 +31,7 @@ from gitreg.modules.resolve import ModuleVersions, resolve_versions
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.status import Mechanism, RepoStatus, StatusBoard, StatusStore
 from gitreg.modules.tag_policy import effective_tags
+from gitreg.state.shared import SharedState, open_state
 from gitreg.tags import parse_version, released_version
 
 log = logging.getLogger(__name__)
@@ -39,16 +43,19 @@ ON_DEMAND_EVERY = 10.0  # seconds between refreshes one repository's cache misse
 class Registry:
     """`snapshot`, replaced whole by each sync; `status`, each repository's, beside it."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, shared: SharedState | None = None) -> None:
         move_old_clones(catalog.cache_dir)
+        # Where the ledgers live (local disk, or PostgreSQL shared with other replicas); fixed
+        # for the process: a reload that changes state: needs a restart.
+        self.shared = shared or open_state(catalog)
         self.status = StatusBoard(StatusStore(catalog.cache_dir / "state"))
         self.sync_counts: Counter[tuple[str, str]] = Counter()  # (mechanism, ok|failed|unchanged)
         self._swap_lock = threading.Lock()
         self._locks_lock = threading.Lock()
         self._sync_locks: dict[RepoLocation, threading.Lock] = {}
         self._on_demand: dict[RepoLocation, float] = {}
-        self._ledger_seen: dict[RepoLocation, int | None] = {}
-        snapshot = RegistrySnapshot.serving(catalog)
+        self._ledger_seen: dict[RepoLocation, object] = {}
+        snapshot = RegistrySnapshot.serving(catalog, ledger_for=self.shared.ledger)
         self.status.track((loc, clone.name) for loc, clone in snapshot.clones.items())
         self.snapshot = snapshot
 
@@ -69,7 +76,7 @@ class Registry:
         """Serve a new catalog: new repositories are fetched, the others re-read, not fetched."""
         with self._swap_lock:
             before = self.snapshot
-            snapshot = RegistrySnapshot.serving(catalog, before)
+            snapshot = RegistrySnapshot.serving(catalog, before, self.shared.ledger)
             self.status.track((loc, clone.name) for loc, clone in snapshot.clones.items())
             self.snapshot = snapshot
         self.refresh(fetch=lambda loc: loc not in before.clones, mechanism="reload")
@@ -94,7 +101,7 @@ class Registry:
             with self._sync_lock(location):
                 snapshot = self.snapshot
                 clone = snapshot.clones[location]
-                tags, entries = self._scan_or_empty(snapshot, location, clone)
+                tags, entries, _ = self._scan_or_empty(snapshot, location, clone)
                 if clone.exists():
                     _log_changes([], entries, "startup")
                 self._swap(location, tags, entries)
@@ -131,20 +138,32 @@ class Registry:
             try:
                 if fetch:
                     clone.fetch(expect)
-                tags, entries = self._scan(snapshot, location, clone)
+                tags, entries, pending = self._scan(snapshot, location, clone)
             except SourceError as exc:
                 self._count(mechanism, "failed")
                 log.warning("%s; serving the versions known before", exc)
                 message = str(exc)
                 self._set_status(clone, lambda s: s.failed(message))
                 if not previous:
-                    self._swap(location, *self._scan_or_empty(snapshot, location, clone))
+                    self._swap(location, *self._scan_or_empty(snapshot, location, clone)[:2])
                 return False
             served_differs = _summary(previous) != _summary(entries)
             if served_differs:
                 _log_changes(previous, entries, mechanism)
             if served_differs or snapshot.tags.get(location) != tags:
                 self._swap(location, tags, entries)
+            if served_differs:
+                # The other replicas sync it too. A sync a peer asked for announces its change
+                # as well: it may be the one that saw a new tag first (a webhook folded into it,
+                # or a tag pushed while it fetched). A replica announces only a change of what
+                # it serves, so the announcements stop once every replica agrees.
+                self.shared.announce(location)
+            if pending is not None:
+                # Served: what the shared ledger confirmed. New tags wait for it (a failure, so
+                # that every poll tries again until they are published).
+                self._count(mechanism, "failed")
+                self._set_status(clone, lambda s: s.failed(pending))
+                return False
             if fetch:  # a read of the clone alone is no sync: the status stays as it was
                 self._count(mechanism, "ok")
                 when, fingerprint = time.time(), _fingerprint(entries)
@@ -157,6 +176,17 @@ class Registry:
         snapshot = self.snapshot
         clone = snapshot.clones.get(location)
         if clone is None:
+            return False
+        status = self.status[location]
+        lease = 2 * max(snapshot.catalog.refresh_interval, 1.0)
+        if (
+            mechanism == "poll"
+            and status.last_error is None
+            and not status.never_fetched
+            and not self.shared.may_poll(location, lease)
+        ):
+            # Another replica polls it this round, and says so when it changes.
+            self._count(mechanism, "skipped")
             return False
         try:
             remote = {
@@ -171,7 +201,6 @@ class Registry:
             unchanged = clone.exists() and clone.local_tags() == remote
         except SourceError:
             unchanged = False
-        status = self.status[location]
         fingerprint = status.fingerprint
         if unchanged and status.last_error is None and fingerprint is not None:
             if snapshot.ledgers[location].version() != self._ledger_seen.get(location):
@@ -216,56 +245,86 @@ class Registry:
 
     def _scan(
         self, snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone
-    ) -> tuple[tuple[TagRef, ...], list[ModuleEntry]]:
+    ) -> tuple[tuple[TagRef, ...], list[ModuleEntry], str | None]:
+        """The clone's tags and the entries they make; and, when the ledger could not record
+        the tags seen first now, why (those are left out: published only once it can)."""
         try:
             tags = clone.tags()
             ledger = snapshot.ledgers[location]
             published = {tag: p.commit for tag, p in ledger.read().items()}
-            entries = []
+            pending = None
             with clone.open() as repo:
-                for spec in snapshot.specs[location]:
-                    effective, changes = effective_tags(
-                        spec, tags, published, partial(clone.has_commit, repo)
-                    )
-                    has_folder = partial(clone.has_folder, repo, folder=spec.path)
-                    entries.append(
-                        ModuleEntry(
-                            spec,
-                            clone.path,
-                            resolve_versions(spec, effective, has_folder),
-                            tuple(changes),
+                entries = self._entries(snapshot, location, clone, repo, tags, published)
+                new = {
+                    r.tag: r.commit
+                    for e in entries
+                    for r in e.versions.releases
+                    if r.tag not in published
+                }
+                if new:
+                    try:
+                        agreed = {tag: p.commit for tag, p in ledger.record(new).items()}
+                    except StateUnavailable as exc:
+                        pending = f"{exc}; {len(new)} new tags wait for it"
+                        entries = [_without(e, new) for e in entries]
+                    else:
+                        if any(agreed.get(tag) != commit for tag, commit in new.items()):
+                            # Another replica saw these tags first, at other commits: its win.
+                            entries = self._entries(snapshot, location, clone, repo, tags, agreed)
+                        clone.keep(
+                            {
+                                tag: agreed[tag]
+                                for tag in new
+                                if tag in agreed and clone.has_commit(repo, agreed[tag])
+                            }
                         )
-                    )
-            new = {
-                r.tag: r.commit
-                for e in entries
-                for r in e.versions.releases
-                if r.tag not in published
-            }
-            if new:
-                ledger.record(new)
-                clone.keep(new)
             self._ledger_seen[location] = ledger.version()
-            return tuple(tags), entries
+            return tuple(tags), entries, pending
         except SourceError:
             raise
         except Exception as exc:
             # A corrupt clone is one repository's fault: it must not stop the others.
             raise SourceError(f"cannot read the clone of {clone.location}: {exc!r}") from exc
 
+    @staticmethod
+    def _entries(
+        snapshot: RegistrySnapshot,
+        location: RepoLocation,
+        clone: BareClone,
+        repo: Repo,
+        tags: list[TagRef],
+        published: dict[str, str],
+    ) -> list[ModuleEntry]:
+        entries = []
+        for spec in snapshot.specs[location]:
+            effective, changes = effective_tags(
+                spec, tags, published, partial(clone.has_commit, repo)
+            )
+            has_folder = partial(clone.has_folder, repo, folder=spec.path)
+            entries.append(
+                ModuleEntry(
+                    spec,
+                    clone.path,
+                    resolve_versions(spec, effective, has_folder),
+                    tuple(changes),
+                )
+            )
+        return entries
+
     def _scan_or_empty(
         self, snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone
-    ) -> tuple[tuple[TagRef, ...], list[ModuleEntry]]:
+    ) -> tuple[tuple[TagRef, ...], list[ModuleEntry], str | None]:
         if clone.exists():
             try:
                 return self._scan(snapshot, location, clone)
             except SourceError:
                 pass
         # Listed but never read: known to the registry, with no versions yet.
-        return (), [
+        empty = [
             ModuleEntry(spec, clone.path, ModuleVersions((), (), 0))
             for spec in snapshot.specs[location]
         ]
+        return (), empty, None
 
     def _swap(
         self, location: RepoLocation, tags: tuple[TagRef, ...], entries: list[ModuleEntry]
@@ -283,6 +342,14 @@ class Registry:
     def _sync_lock(self, location: RepoLocation) -> threading.Lock:
         with self._locks_lock:
             return self._sync_locks.setdefault(location, threading.Lock())
+
+
+def _without(entry: ModuleEntry, tags: dict[str, str]) -> ModuleEntry:
+    """The entry without the releases of `tags` (not published yet)."""
+    releases = tuple(r for r in entry.versions.releases if r.tag not in tags)
+    return ModuleEntry(
+        entry.spec, entry.clone_path, replace(entry.versions, releases=releases), entry.changes
+    )
 
 
 def _fingerprint(entries: list[ModuleEntry]) -> str:

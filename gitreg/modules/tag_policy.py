@@ -4,6 +4,8 @@ A tag's published commit is the one the ledger recorded when gitreg first saw it
 - moved tag: `pin` keeps serving the published commit (and warns), `follow` serves the new one,
   `quarantine` stops serving the version until an operator runs `gitreg accept`;
 - deleted tag: `keep` goes on serving the published commit, `remove` drops the version.
+A pinned or kept tag whose published commit is not in the clone is `withheld`: never served at
+another commit (a replica that started after the tag moved, when the old commit is gone).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from gitreg.catalog.model import ModuleSpec
 from gitreg.git.clone import TagRef
 from gitreg.tags import released_version
 
-Action = Literal["pinned", "followed", "quarantined", "kept", "removed"]
+Action = Literal["pinned", "followed", "quarantined", "kept", "removed", "withheld"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,11 @@ class TagChange:
         return "deleted" if self.current is None else "moved"
 
     def __str__(self) -> str:
+        if self.action == "withheld":
+            return (
+                f"tag {self.tag} moved from {self.published[:12]} to"
+                f" {str(self.current)[:12]}: withheld (the published commit is not in the clone)"
+            )
         if self.current is None:
             return f"tag {self.tag} was deleted (published {self.published[:12]}): {self.action}"
         return (
@@ -60,6 +67,8 @@ def effective_tags(
             or not _concerns(spec, tag.name)
         ):
             result.append(tag)
+        elif spec.moved_tags == "pin" and not has_commit(first):
+            changes.append(TagChange(tag.name, first, tag.commit, "withheld"))
         elif spec.moved_tags == "pin":
             result.append(TagRef(tag.name, first))
             changes.append(TagChange(tag.name, first, tag.commit, "pinned"))

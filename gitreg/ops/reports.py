@@ -16,7 +16,7 @@ class TagChangeReport:
     kind: str  # moved | deleted
     published: str
     current: str | None
-    action: str  # pinned | followed | quarantined | kept | removed
+    action: str  # pinned | followed | quarantined | kept | removed | withheld
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,9 @@ def repository_reports(snapshot: RegistrySnapshot, statuses: StatusBoard) -> lis
                 url=str(location),
                 modules=[str(spec.address) for spec in specs],
                 state=status.state,
-                last_success=_iso(status.last_success),
+                last_success=iso(status.last_success),
                 last_error=status.last_error,
-                last_update=_iso(status.last_update),
+                last_update=iso(status.last_update),
                 mechanism=status.mechanism,
                 tag_changes=changes,
             )
@@ -66,7 +66,7 @@ def repository_reports(snapshot: RegistrySnapshot, statuses: StatusBoard) -> lis
     return reports
 
 
-def _iso(when: float | None) -> str | None:
+def iso(when: float | None) -> str | None:
     if when is None:
         return None
     return datetime.datetime.fromtimestamp(when, datetime.UTC).isoformat(timespec="seconds")

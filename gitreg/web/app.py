@@ -1,24 +1,23 @@
 """The ASGI app: a route table over the registry, and a lifespan that yields the typed state
-handlers share, keeps the index fresh and applies registry.yaml live (`freshness/live.py`)."""
+handlers share and starts the background work that keeps it fresh (`freshness/background.py`)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
-from gitreg.freshness.poller import Poller
-from gitreg.freshness.shared_cache import follow_shared_cache
-from gitreg.freshness.watching import watch_catalog, watch_repositories
 from gitreg.modules.downloads import ARCHIVES_PREFIX
-from gitreg.providers.hosted import watch_providers
+from gitreg.ops.readiness import readiness
 from gitreg.web import discovery, modules, status, webhooks
 from gitreg.web import mirror as mirror_routes
 from gitreg.web import providers as provider_routes
@@ -26,6 +25,7 @@ from gitreg.web.bodies import BufferedBodies
 from gitreg.web.errors import HANDLERS
 from gitreg.web.mirror import MIRROR_PREFIX
 from gitreg.web.providers import FILES_PREFIX
+from gitreg.web.request_ids import RequestIds
 from gitreg.web.state import STATE_KEY, RegistryState, state_of
 
 log = logging.getLogger(__name__)
@@ -41,55 +41,48 @@ async def healthz(request: Request) -> JSONResponse:
 
 
 async def readyz(request: Request) -> JSONResponse:
-    """Readiness: every repository's versions are known (fetched once, or read from its clone);
-    otherwise 503 with the reasons. Repositories served from their clone while their Git server
-    fails are listed as stale, without making the server unready: it serves what they held."""
-    registry = state_of(request).registry
-    snapshot = registry.snapshot
-    waiting, stale = [], []
-    for location in snapshot.clones:
-        unknown = registry.unknown_versions(snapshot, location)
-        if unknown is not None:
-            waiting.append({"repository": str(location), "reason": unknown})
-        elif (error := registry.status[location].last_error) is not None:
-            stale.append({"repository": str(location), "last_error": error})
-    body = {"ready": not waiting, "waiting": waiting, "stale": stale}
-    return JSONResponse(body, status_code=503 if waiting else 200)
+    """Readiness: every repository's versions are known (fetched once, or read from its clone)
+    and, with readiness.max_staleness, none was last synced longer ago; otherwise 503 with the
+    reasons. Repositories served from their clone while their Git server fails are listed as
+    stale, without making the server unready (but for that bound): it serves what they held."""
+    state = state_of(request)
+    answer = readiness(state.registry, time.time(), state.started)
+    return JSONResponse(answer.body(), status_code=200 if answer.ready else 503)
+
+
+class RegistryApp(Starlette):
+    """Starlette, with request ids (and the access log) outside its error middleware: the 500
+    it answers, and the traceback it logs, carry the request's id too."""
+
+    def __init__(self, *args: Any, access_log: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.access_log = access_log
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return RequestIds(super().build_middleware_stack(), access=self.access_log)
 
 
 def create_app(
-    state: RegistryState, background: bool = True, fetch_at_start: bool = False
+    state: RegistryState,
+    background: bool = True,
+    fetch_at_start: bool = False,
+    access_log: bool = False,
 ) -> Starlette:
     """The registry app; with `background`, its lifespan polls the repositories, watches the
     local ones and the provider folders, and reloads registry.yaml when it changes; with
-    `fetch_at_start`, it fetches every repository once, in the background, as it starts."""
-    registry, live = state.registry, state.live
+    `fetch_at_start`, it fetches every repository once, in the background, as it starts; with
+    `access_log`, it logs a line per request (`gitreg.access`)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, RegistryState]]:
-        tasks = []
         if background:
-            tasks = [asyncio.create_task(watch_providers(live.providers))]
-            if state.fetcher:
-                tasks.append(asyncio.create_task(Poller(registry).run()))
-                tasks.append(asyncio.create_task(watch_repositories(registry, state.syncs)))
-            if state.worker is not None:
-                tasks.append(asyncio.create_task(follow_shared_cache(registry, state.syncs)))
-            catalog = registry.snapshot.catalog
-            if catalog.watch_catalog:
-                tasks.append(asyncio.create_task(watch_catalog(catalog.source, live.reload)))
-        if fetch_at_start and state.fetcher:
-            # Served from the clones already; each repository is fetched now, in the background,
-            # so a hung Git server delays nothing (its repository says so in /readyz).
-            for location in registry.snapshot.clones:
-                state.syncs.request(location, "startup")
+            state.background.start()
+        if fetch_at_start:
+            state.background.fetch_all()
         yield {STATE_KEY: state}
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await live.close()
+        await state.background.close()  # stopped at once, if a stop signal did not already
+        await state.live.close()
         state.fresh_reads.close()
-        state.syncs.close()
 
     routes = [
         # First: a busy network mirror answers many requests a second from its answer cache, and
@@ -120,9 +113,10 @@ def create_app(
         Route("/metrics", status.metrics),
         Route("/v1/webhooks/{forge}", webhooks.receive, methods=["POST"]),
     ]
-    return Starlette(
+    return RegistryApp(
         routes=routes,
         exception_handlers=HANDLERS,
         lifespan=lifespan,
         middleware=[Middleware(BufferedBodies)],
+        access_log=access_log,
     )

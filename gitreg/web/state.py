@@ -3,11 +3,13 @@ lifespan state): handlers read `state_of(request).registry`, never an untyped ba
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
 from starlette.requests import Request
 
+from gitreg.freshness.background import BackgroundWork
 from gitreg.freshness.deliveries import DeliveryLog, SeenDeliveries
 from gitreg.freshness.fresh_reads import FreshReads
 from gitreg.freshness.live import LiveCatalog, ProviderSide
@@ -30,17 +32,12 @@ class RegistryState:
     live: LiveCatalog
     fresh_reads: FreshReads
     syncs: SyncQueue
+    background: BackgroundWork
     webhook_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (forge, outcome)
     webhook_log: DeliveryLog = field(default_factory=DeliveryLog)
     seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
     mirror_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (kind, outcome)
-    worker: int | None = None  # which of several `gitreg serve --workers` (None: the only one)
-
-    @property
-    def fetcher(self) -> bool:
-        """Whether this process polls and fetches at start-up: the only one, or the first
-        worker (the others read what it fetched into the shared clones)."""
-        return self.worker in (None, 0)
+    started: float = field(default_factory=time.time)  # readiness counts a never-synced age from it
 
     @property
     def auth_counts(self) -> Counter[tuple[str, str]]:
@@ -56,18 +53,17 @@ class RegistryState:
         fresh_reads: FreshReads | None = None,
         worker: int | None = None,
     ) -> RegistryState:
+        """`worker`: which of several `gitreg serve --workers` this process is (None: the only
+        server process)."""
         catalog = registry.snapshot.catalog
         if providers is None:
             providers = Providers(catalog, registry)
         side = ProviderSide.build(catalog, providers)
         live = LiveCatalog(registry, side)
+        syncs = SyncQueue(registry)
+        fresh_reads = fresh_reads or FreshReads(registry)
         return cls(
-            registry,
-            archives,
-            live,
-            fresh_reads or FreshReads(registry),
-            SyncQueue(registry),
-            worker=worker,
+            registry, archives, live, fresh_reads, syncs, BackgroundWork(live, syncs, worker)
         )
 
 

@@ -7,7 +7,7 @@ import multiprocessing
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
-from gitreg.modules.ledger import Ledger
+from gitreg.modules.ledger import DiskLedger
 
 WRITERS = 4
 ROUNDS = 20
@@ -16,7 +16,7 @@ ROUNDS = 20
 def _record(
     path: str, start: Barrier, writer: int, answers: multiprocessing.Queue[tuple[int, int, str]]
 ) -> None:
-    ledger = Ledger(Path(path))
+    ledger = DiskLedger(Path(path))
     for n in range(ROUNDS):
         start.wait()
         # Each writer saw tag vN at a commit of its own (the tag moved between their reads).
@@ -38,7 +38,7 @@ def test_writers_at_once_agree_on_the_first_commit_of_each_tag(tmp_path: Path) -
     for process in processes:
         process.join(timeout=60)
         assert process.exitcode == 0
-    stored = Ledger(path).read()
+    stored = DiskLedger(path).read()
     for n in range(ROUNDS):
         told = {commit for (tag, _, commit) in got if tag == n}
         assert told == {stored[f"v{n}"].commit}, n

@@ -104,9 +104,11 @@ class RegistryServer:
         refresh: bool = False,
         fresh_wait: float = WAIT,
         fetch_first: bool = True,
+        access_log: bool = False,
     ) -> None:
         """`refresh`: run the background work (polling, watching); without `fetch_first`, the
-        server starts from what its clones hold, as `gitreg serve` does, fetching nothing."""
+        server starts from what its clones hold, as `gitreg serve` does, fetching nothing;
+        `access_log`: a line per request (`gitreg.access`)."""
         self.registry = Registry(catalog)
         if fetch_first:
             self.registry.refresh()
@@ -120,7 +122,7 @@ class RegistryServer:
             self.providers,
             FreshReads(self.registry, wait=fresh_wait),
         )
-        self.app = create_app(self.state, background=refresh)
+        self.app = create_app(self.state, background=refresh, access_log=access_log)
         self.port = free_port()
         self.scheme = "https" if tls else "http"
         self.config = hypercorn_config(Listen("127.0.0.1", self.port), tls)

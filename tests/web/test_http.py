@@ -272,4 +272,11 @@ def test_an_archive_over_a_limit_is_refused_naming_it_and_shown_in_status(
 def test_ready_once_every_repository_was_read(served: Served) -> None:
     ready = served.client.get("/readyz")
     assert ready.status_code == 200
-    assert ready.json() == {"ready": True, "waiting": [], "stale": []}
+    assert ready.json() == {
+        "ready": True,
+        "waiting": [],
+        "stale": [],
+        "outdated": [],
+        "max_staleness": None,
+        "degraded": False,
+    }

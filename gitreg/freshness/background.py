@@ -1,0 +1,89 @@
+"""The background work of a serving registry: polling, watching local repositories, provider
+folders and registry.yaml, and the event-driven syncs. Started by the app's lifespan; stopped
+when a stop is asked for (SIGTERM), before the requests in flight are drained, so that a
+stopping server starts no new fetch, and again, harmlessly, when the lifespan ends.
+
+Of several workers on one host (`gitreg serve --workers N`), only the first polls, fetches at
+start-up and watches local repositories; every worker follows what the others fetch into the
+shared clones (`shared_cache.py`), and each handles the webhooks and clients that reach it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from gitreg.freshness.live import LiveCatalog
+from gitreg.freshness.poller import Poller
+from gitreg.freshness.shared_cache import follow_shared_cache
+from gitreg.freshness.sync_queue import SyncQueue
+from gitreg.freshness.watching import watch_catalog, watch_repositories
+from gitreg.providers.hosted import watch_providers
+
+log = logging.getLogger(__name__)
+
+
+class BackgroundWork:
+    def __init__(self, live: LiveCatalog, syncs: SyncQueue, worker: int | None = None) -> None:
+        self.live = live
+        self.syncs = syncs
+        self.worker = worker  # which of several workers (None: the only server process)
+        self.fetcher = worker in (None, 0)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stopped = False
+
+    def start(self) -> None:
+        """Poll the repositories, watch the local ones, the provider folders and registry.yaml
+        (unless watch_catalog is off); on the event loop."""
+        registry = self.live.registry
+        self._tasks = [asyncio.create_task(watch_providers(self.live.providers))]
+        if self.fetcher:
+            self._tasks.append(asyncio.create_task(Poller(registry).run()))
+            self._tasks.append(asyncio.create_task(watch_repositories(registry, self.syncs)))
+        if self.worker is not None:
+            self._tasks.append(asyncio.create_task(follow_shared_cache(registry, self.syncs)))
+        catalog = registry.snapshot.catalog
+        if catalog.watch_catalog:
+            self._tasks.append(asyncio.create_task(watch_catalog(catalog.source, self.live.reload)))
+        loop = asyncio.get_running_loop()
+
+        def changed(repository: str | None) -> None:
+            # From the listener's thread: another replica changed a repository (None: every one
+            # may have, while this replica was not listening).
+            loop.call_soon_threadsafe(self._sync_from_peer, repository)
+
+        registry.shared.listen(changed)
+
+    def _sync_from_peer(self, repository: str | None) -> None:
+        if self._stopped:
+            return
+        for location in self.live.registry.snapshot.clones:
+            if repository is None or location.url == repository:
+                self.syncs.request(location, "peer")
+
+    def fetch_all(self) -> None:
+        """Fetch every repository once, in the background (start-up: served from the clones
+        already, so a hung Git server delays nothing; its repository says so in /readyz). Of
+        several workers, the first alone: the others read what it fetched."""
+        if not self.fetcher:
+            return
+        for location in self.live.registry.snapshot.clones:
+            self.syncs.request(location, "startup")
+
+    async def stop(self) -> None:
+        """Cancel the pollers and watchers and refuse new syncs; fetches under way are left to
+        their threads (a shutdown must not wait on a slow Git server; `serve` ends their `git`
+        processes once it stops). Idempotent."""
+        if not self._stopped:
+            self._stopped = True
+            if self._tasks:
+                log.info("background work stopped: no more polls, watches or syncs")
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self.syncs.close()
+
+    async def close(self) -> None:
+        """At the end of the lifespan: stopped, and the shared state's connections closed."""
+        await self.stop()
+        await asyncio.to_thread(self.live.registry.shared.close)

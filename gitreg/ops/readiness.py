@@ -1,0 +1,75 @@
+"""Readiness (`/readyz`): the catalog is loaded, every repository's versions are known (fetched
+once, or read from its clone), and, when `readiness.max_staleness` is set, none was last synced
+(fetched, or its remote's tags listed) longer ago than that."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gitreg.modules.sync import Registry
+from gitreg.ops.reports import iso
+
+
+@dataclass(frozen=True)
+class Readiness:
+    waiting: list[dict[str, str]]  # versions unknown yet: never fetched, and no clone
+    stale: list[dict[str, str]]  # served from their clone while their Git server fails
+    outdated: list[dict[str, Any]]  # last synced longer ago than max_staleness
+    max_staleness: float  # seconds; 0: not checked
+    # The shared state (PostgreSQL) cannot be reached: still ready, as it serves what the
+    # database confirmed and publishes nothing new; a 503 would take every replica out of the
+    # load balancer at once for one database outage.
+    degraded: str | None = None
+
+    @property
+    def ready(self) -> bool:
+        return not self.waiting and not self.outdated
+
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "ready": self.ready,
+            "waiting": self.waiting,
+            "stale": self.stale,
+            "outdated": self.outdated,
+            "max_staleness": self.max_staleness or None,
+            "degraded": self.degraded is not None,
+        }
+        if self.degraded is not None:
+            body["state"] = f"{self.degraded}: serving what it confirmed, publishing no new tag"
+        return body
+
+
+def readiness(registry: Registry, now: float, started: float) -> Readiness:
+    """The registry's readiness at `now` (seconds since the epoch); a repository never synced is
+    as old as the server (`started`), so one served from its clone while its Git server has
+    been down since the start turns outdated too, once the bound has passed."""
+    snapshot = registry.snapshot
+    bound = snapshot.catalog.max_staleness
+    waiting, stale, outdated = [], [], []
+    for location in snapshot.clones:
+        status = registry.status[location]
+        unknown = registry.unknown_versions(snapshot, location)
+        if unknown is not None:
+            waiting.append({"repository": str(location), "reason": unknown})
+            continue
+        if status.last_error is not None:
+            stale.append({"repository": str(location), "last_error": status.last_error})
+        if not bound:
+            continue
+        synced = status.last_success
+        age = now - (synced if synced is not None else started)
+        if age > bound:
+            since = "last synced" if synced is not None else "not synced since the start,"
+            reason = f"{since} {age:.0f} s ago, longer than max_staleness ({bound:g} s)"
+            if status.last_error:
+                reason += f"; last error: {status.last_error}"
+            outdated.append(
+                {
+                    "repository": str(location),
+                    "last_success": iso(synced),
+                    "age_seconds": round(age),
+                    "reason": reason,
+                }
+            )
+    return Readiness(waiting, stale, outdated, bound, registry.shared.problem())

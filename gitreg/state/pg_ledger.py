@@ -1,0 +1,91 @@
+"""The ledger of one repository in PostgreSQL, shared by every replica: the first replica to
+record a tag decides its commit (INSERT ... ON CONFLICT DO NOTHING, then read back what won).
+
+What the database last confirmed is kept in a file too: while the database is away, a replica
+serves those tags, and no other; a tag first seen then waits until the database decides it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import psycopg
+
+from gitreg.errors import StateUnavailable
+from gitreg.modules.ledger import DiskLedger, Published
+from gitreg.state.database import Database
+
+
+class PostgresLedger:
+    def __init__(self, db: Database, repository: str, confirmed: DiskLedger) -> None:
+        self.db = db
+        self.repository = repository
+        self.confirmed = confirmed  # what the database last said, for when it is away
+        self._version: object = None
+
+    def version(self) -> object:
+        try:
+            with self.db.transaction() as conn:
+                row = conn.execute(
+                    "SELECT count(*), coalesce(max(first_seen), 0) FROM gitreg_published"
+                    " WHERE repository = %s",
+                    (self.repository,),
+                ).fetchone()
+        except StateUnavailable:
+            return self._version  # unknown: no change to act on
+        self._version = tuple(row) if row else None
+        return self._version
+
+    def read(self) -> dict[str, Published]:
+        try:
+            return self._read_shared()
+        except StateUnavailable:
+            return self.confirmed.read()
+
+    def record(self, tags: Mapping[str, str]) -> dict[str, Published]:
+        now = time.time()
+        with self.db.transaction() as conn:
+            with conn.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO gitreg_published (repository, tag, commit_id, first_seen)"
+                    " VALUES (%s, %s, %s, %s) ON CONFLICT (repository, tag) DO NOTHING",
+                    [(self.repository, tag, commit, now) for tag, commit in sorted(tags.items())],
+                )
+            published = self._select(conn)
+        self.confirmed.replace(published)
+        return published
+
+    def accept(self, tag: str, commit: str) -> None:
+        with self.db.transaction() as conn:
+            row = conn.execute(
+                "SELECT commit_id FROM gitreg_published WHERE repository = %s AND tag = %s"
+                " FOR UPDATE",
+                (self.repository, tag),
+            ).fetchone()
+            conn.execute(
+                "INSERT INTO gitreg_published"
+                " (repository, tag, commit_id, first_seen, accepted) VALUES (%s, %s, %s, %s, true)"
+                " ON CONFLICT (repository, tag) DO UPDATE SET commit_id = excluded.commit_id,"
+                " first_seen = excluded.first_seen, accepted = true",
+                (self.repository, tag, commit, time.time()),
+            )
+            conn.execute(
+                "INSERT INTO gitreg_decisions (repository, tag, previous_commit, commit_id)"
+                " VALUES (%s, %s, %s, %s)",
+                (self.repository, tag, row[0] if row else None, commit),
+            )
+        self._read_shared()
+
+    def _read_shared(self) -> dict[str, Published]:
+        with self.db.transaction() as conn:
+            published = self._select(conn)
+        self.confirmed.replace(published)
+        return published
+
+    def _select(self, conn: psycopg.Connection[Any]) -> dict[str, Published]:
+        rows = conn.execute(
+            "SELECT tag, commit_id, first_seen FROM gitreg_published WHERE repository = %s",
+            (self.repository,),
+        ).fetchall()
+        return {tag: Published(commit, first_seen) for tag, commit, first_seen in rows}

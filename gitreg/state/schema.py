@@ -1,0 +1,63 @@
+"""The shared state's tables, created and migrated by gitreg itself: each step once, in order,
+under a transaction-scoped advisory lock, so replicas that start at once take turns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from gitreg.errors import StateUnavailable
+
+LOCK = 0x67697472_6567  # "gitreg": the advisory lock that serialises migrations
+
+# Each step: the statements that take the schema from the version before it to its own.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        # The ledger: the first commit seen per (repository, tag); `accepted` when an operator's
+        # `gitreg accept` decided it instead.
+        """CREATE TABLE gitreg_published (
+            repository text NOT NULL,
+            tag text NOT NULL,
+            commit_id text NOT NULL,
+            first_seen double precision NOT NULL,
+            accepted boolean NOT NULL DEFAULT false,
+            PRIMARY KEY (repository, tag)
+        )""",
+        # Every `gitreg accept`, for the record.
+        """CREATE TABLE gitreg_decisions (
+            id bigserial PRIMARY KEY,
+            repository text NOT NULL,
+            tag text NOT NULL,
+            previous_commit text,
+            commit_id text NOT NULL,
+            decided_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        # Who polls a repository: one replica at a time, until `expires`.
+        """CREATE TABLE gitreg_poll_leases (
+            repository text PRIMARY KEY,
+            holder text NOT NULL,
+            expires timestamptz NOT NULL
+        )""",
+    ),
+)
+
+
+def migrate(conn: psycopg.Connection[Any]) -> int:
+    """Bring the schema up to date; return its version. Idempotent, and safe to run from every
+    replica at once: the advisory lock lets one through at a time, the others then find it done."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK,))
+        conn.execute("CREATE TABLE IF NOT EXISTS gitreg_schema (version integer NOT NULL)")
+        row = conn.execute("SELECT coalesce(max(version), 0) FROM gitreg_schema").fetchone()
+        current = int(row[0]) if row else 0
+        if current > len(MIGRATIONS):
+            raise StateUnavailable(
+                f"PostgreSQL: the schema is at version {current}, newer than this gitreg knows"
+                f" ({len(MIGRATIONS)}): upgrade gitreg"
+            )
+        for version in range(current + 1, len(MIGRATIONS) + 1):
+            for statement in MIGRATIONS[version - 1]:
+                conn.execute(statement)
+            conn.execute("INSERT INTO gitreg_schema (version) VALUES (%s)", (version,))
+        return len(MIGRATIONS)

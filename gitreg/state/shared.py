@@ -1,0 +1,74 @@
+"""What the sync service needs of the state it may share with other replicas (`SharedState`),
+and the default that shares nothing: the ledger on local disk (`LocalState`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from gitreg.catalog.model import Catalog
+from gitreg.git.location import RepoLocation
+from gitreg.modules.ledger import DiskLedger, TagLedger
+
+# Called with a repository's URL when another replica says it changed, and with None when the
+# replica may have missed such notices (it reconnected): then every repository is due a sync.
+OnChange = Callable[[str | None], None]
+
+
+class SharedState(Protocol):
+    def ledger(self, location: RepoLocation, name: str) -> TagLedger:
+        """The ledger of one repository (`name`: its clone's, unique in cache_dir)."""
+        ...
+
+    def announce(self, location: RepoLocation) -> None:
+        """Tell the other replicas that what this one serves of `location` changed."""
+        ...
+
+    def may_poll(self, location: RepoLocation, lease: float) -> bool:
+        """Whether this replica polls `location` this round; others hold it for `lease` s."""
+        ...
+
+    def listen(self, on_change: OnChange) -> None:
+        """Start hearing other replicas' announcements (in a thread of its own)."""
+        ...
+
+    def problem(self) -> str | None:
+        """Why the shared state cannot be used now (the registry is degraded), or None."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class LocalState:
+    """No sharing: one ledger file per repository in cache_dir/ledgers."""
+
+    def __init__(self, cache_dir: Path) -> None:
+        self.directory = cache_dir / "ledgers"
+
+    def ledger(self, location: RepoLocation, name: str) -> TagLedger:
+        return DiskLedger(self.directory / f"{name}.json")
+
+    def announce(self, location: RepoLocation) -> None:
+        pass
+
+    def may_poll(self, location: RepoLocation, lease: float) -> bool:
+        return True
+
+    def listen(self, on_change: OnChange) -> None:
+        pass
+
+    def problem(self) -> str | None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+def open_state(catalog: Catalog) -> SharedState:
+    """The state `catalog` asks for; PostgreSQL is connected to at first use, not here."""
+    if catalog.state is None:
+        return LocalState(catalog.cache_dir)
+    from gitreg.state.postgres_state import PostgresState  # psycopg only when configured
+
+    return PostgresState(catalog.state, catalog.cache_dir)

@@ -1,0 +1,163 @@
+"""Replicas that agree: real `gitreg serve` processes, each with its own cache_dir, on one real
+PostgreSQL. A webhook to one lists the version on the others within 2 s; a moved tag is pinned
+to one commit by all, including a replica started after the move, whose archives are the same
+bytes; PostgreSQL stopped and started again; a replica killed with SIGKILL while it syncs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gitreg.tlscert import TlsMaterial
+from tests.support.gitrepo import GitRepo, git, module_files
+from tests.support.postgres import postgres_server
+from tests.support.replicas import replicas
+from tests.support.servers import bare_clone, git_daemon, wait_until
+from tests.support.terraform_cli import needs_terraform, run_terraform
+
+
+@dataclass
+class Remote:
+    work: GitRepo
+    bare: Path
+    base: str  # the git daemon's base URL
+
+    def release(self, tag: str) -> str:
+        commit = self.work.release(tag, module_files(tag))
+        git(self.work.path, "push", "-q", "--force", str(self.bare), f"refs/tags/{tag}")
+        return commit
+
+    def move(self, tag: str) -> str:
+        commit = self.work.release(f"moved-{tag}", module_files(f"moved-{tag}"))
+        git(self.work.path, "tag", "-f", tag)
+        git(self.work.path, "push", "-q", "--force", str(self.bare), f"refs/tags/{tag}")
+        return commit
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Iterator[Remote]:
+    work = GitRepo(tmp_path / "work")
+    work.release("v1.0.0", module_files("1.0.0"))
+    bare = bare_clone(work.path, tmp_path / "server" / "org" / "repo.git")
+    with git_daemon(tmp_path / "server") as base:
+        yield Remote(work, bare, base)
+
+
+def test_a_webhook_to_one_replica_lists_the_version_on_the_others(
+    tmp_path: Path, remote: Remote, database_url: str
+) -> None:
+    with replicas(tmp_path, remote.base, 3) as group:
+        for replica in group:
+            replica.start(database_url)
+        for replica in group:
+            wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        remote.release("v1.1.0")
+        assert group[0].webhook() == 202
+        # Every replica lists it: the others were told (NOTIFY). How fast is measured by
+        # bench/replicas.py (p99 0.26 s); this deadline only bounds the wait on a busy machine.
+        wait_until(
+            lambda: all(r.versions() == ["1.0.0", "1.1.0"] for r in group),
+            10.0,
+            "every replica to list 1.1.0",
+        )
+
+
+@needs_terraform
+def test_terraform_installs_through_another_replica_what_a_webhook_told_one(
+    tmp_path: Path, remote: Remote, database_url: str, tls: TlsMaterial
+) -> None:
+    """End to end: a tag pushed, a webhook to one replica behind the load balancer, and the
+    real terraform, going to another, installs the new version at once."""
+    with replicas(tmp_path, remote.base, 2, tls=tls) as (told, other):
+        for replica in (told, other):
+            replica.start(database_url)
+            wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        remote.release("v1.1.0")
+        assert told.webhook() == 202
+        wait_until(lambda: other.versions() == ["1.0.0", "1.1.0"], 10.0, "the other replica")
+        workdir = tmp_path / "tf"
+        workdir.mkdir()
+        (workdir / "cli.tfrc").write_text("")
+        source = f"127.0.0.1:{other.port}/org/repo/x"
+        (workdir / "main.tf").write_text(
+            f'module "m" {{\n  source  = "{source}"\n  version = "1.1.0"\n}}\n'
+            'output "version" {\n  value = module.m.version\n}\n'
+        )
+        for args in (("init", "-input=false"), ("apply", "-auto-approve", "-input=false")):
+            done = run_terraform(workdir, tls.ca_cert, *args)
+            assert done.returncode == 0, done.stdout + done.stderr
+        shown = run_terraform(workdir, tls.ca_cert, "output", "-raw", "version")
+        assert shown.stdout == "v1.1.0"
+
+
+def test_a_moved_tag_is_pinned_by_all_and_archives_are_the_same_bytes(
+    tmp_path: Path, remote: Remote, database_url: str
+) -> None:
+    with replicas(tmp_path, remote.base, 3) as group:
+        first, second, late = group
+        for replica in (first, second):
+            replica.start(database_url)
+            wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        published = first.archive("1.0.0")
+        remote.move("v1.0.0")
+        remote.release("v1.1.0")
+        assert second.webhook() == 202
+        late.start(database_url)  # never saw the first commit of v1.0.0 itself
+        wait_until(
+            lambda: all(r.versions() == ["1.0.0", "1.1.0"] for r in group),
+            30,
+            "every replica to list 1.1.0",
+        )
+        for replica in group:
+            assert replica.archive("1.0.0") == published  # the commit first published
+        assert first.archive("1.1.0") == second.archive("1.1.0") == late.archive("1.1.0")
+
+
+def test_postgresql_stopped_and_started_again(tmp_path: Path, remote: Remote) -> None:
+    with postgres_server() as db, replicas(tmp_path, remote.base, 2) as group:
+        url = db.database()
+        for replica in group:
+            replica.start(url)
+            wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        before = group[0].archive("1.0.0")
+        db.stop()
+        remote.release("v1.1.0")
+        assert group[0].webhook() == 202
+
+        def degraded() -> bool:
+            status, body = group[0].readiness()
+            return status == 200 and body["degraded"] is True
+
+        wait_until(degraded, 30, "readiness to say degraded")
+        # Serving goes on; the tag no database confirmed is not published.
+        for replica in group:
+            assert replica.versions() == ["1.0.0"]
+            assert replica.archive("1.0.0") == before
+        db.start()
+        wait_until(
+            lambda: all(r.versions() == ["1.0.0", "1.1.0"] for r in group),
+            60,
+            "both replicas to catch up",
+        )
+        wait_until(lambda: group[0].readiness()[1]["degraded"] is False, 30, "readiness to clear")
+        for replica in group:
+            assert "hunter2" not in replica.output() and db.password not in replica.output()
+
+
+def test_a_replica_killed_while_it_syncs(tmp_path: Path, remote: Remote, database_url: str) -> None:
+    with replicas(tmp_path, remote.base, 2, refresh="1s") as group:
+        victim, survivor = group
+        for replica in group:
+            replica.start(database_url)
+            wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        remote.release("v1.1.0")
+        assert victim.webhook() == 202
+        victim.kill()  # SIGKILL, while the sync the webhook asked for runs (or just after)
+        # The survivor learns it (told, or by its own poll once the victim's lease expired).
+        wait_until(lambda: survivor.versions() == ["1.0.0", "1.1.0"], 30, "the survivor to list it")
+        victim.start(database_url)
+        wait_until(lambda: victim.versions() == ["1.0.0", "1.1.0"], 30, "the victim to catch up")
+        assert victim.archive("1.1.0") == survivor.archive("1.1.0")
