@@ -48,6 +48,7 @@ async def follow_shared_cache(registry: Registry, syncs: SyncQueue) -> None:
             ledgers[str(_in(folders[1], clone.name))] = location
             statuses[str(_in(folders[2], clone.name))] = (location, clone.name)
         watched = frozenset(fetches) | frozenset(ledgers) | frozenset(statuses)
+        caught_up = False
         async for changes in awatch(
             *folders,
             watch_filter=partial(_concerns, watched),
@@ -58,6 +59,11 @@ async def follow_shared_cache(registry: Registry, syncs: SyncQueue) -> None:
             yield_on_timeout=True,
         ):
             paths = {path for _, path in changes}
+            if not caught_up:
+                # The watch is on from the first step: what another worker wrote before it (the
+                # first worker's fetch at start-up, say) is read now, once.
+                caught_up = True
+                paths = set(watched)
             for path in paths & statuses.keys():
                 registry.status.reread(*statuses[path])
             read = {ledgers[path] for path in paths & ledgers.keys()}
