@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitreg.atomic import write_atomically
+from gitreg.errors import SourceError
 
 
 @dataclass(frozen=True)
@@ -45,9 +46,14 @@ class FetchTurns:
 
     @contextlib.contextmanager
     def turn(self) -> Iterator[Turn]:
-        """Hold the clone's fetch lock (waiting for another process's fetch to end)."""
-        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.lock_path, "a") as lock:
+        """Hold the clone's fetch lock (waiting for another process's fetch to end); SourceError
+        when it cannot be had (a full disk cannot make the file)."""
+        try:
+            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+            lock = open(self.lock_path, "a")  # noqa: SIM115 (closed below, after the turn)
+        except OSError as exc:
+            raise SourceError(f"cannot lock {self.lock_path} to fetch: {exc.strerror}") from exc
+        with lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process ends
             yield Turn(self, self._read())
 
@@ -60,7 +66,10 @@ class FetchTurns:
 
     def _write(self, counts: Counts) -> None:
         body = f"{counts.begun} {counts.answered}\n".encode()
-        write_atomically(self.counts_path, body, sync="none")
+        # Counts not written only cost fetches: a fetch begun unseen is not waited for, one
+        # completed unseen answers nobody. Not worth failing the fetch (a full disk, say).
+        with contextlib.suppress(OSError):
+            write_atomically(self.counts_path, body, sync="none")
 
 
 class Turn:

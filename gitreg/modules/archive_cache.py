@@ -119,8 +119,13 @@ class ArchiveCache:
 @contextlib.contextmanager
 def _exclusive(lock_path: Path) -> Iterator[None]:
     """An exclusive lock on `lock_path`, across processes. The file stays: removing it would let
-    a process that opened it before lock another inode than the next one."""
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "a") as lock:
+    a process that opened it before lock another inode than the next one. ArchiveError (a 503)
+    when it cannot be made (a full disk)."""
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(lock_path, "a")  # noqa: SIM115 (closed below, after the build)
+    except OSError as exc:
+        raise ArchiveError(f"cannot lock {lock_path.name} to build it: {exc.strerror}") from exc
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
