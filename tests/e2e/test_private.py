@@ -20,7 +20,13 @@ import pytest
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.provider_releases import new_key, write_key, write_release
-from tests.support.servers import answers, free_port, run_gitreg, start_gitreg, wait_until
+from tests.support.servers import (
+    answers,
+    free_port,
+    run_gitreg,
+    start_serve,
+    wait_until,
+)
 
 pytestmark = [
     pytest.mark.terraform,
@@ -99,18 +105,7 @@ auth:
     )
     port = free_port()
     with (root / "gitreg.log").open("w") as log:
-        process = start_gitreg(
-            "serve",
-            "--config",
-            str(root / "registry.yaml"),
-            "--listen",
-            f"127.0.0.1:{port}",
-            "--certfile",
-            str(tls.certfile),
-            "--keyfile",
-            str(tls.keyfile),
-            output=log,
-        )
+        process = start_serve(root / "registry.yaml", port, tls, log)
     base = f"https://127.0.0.1:{port}"
     context = ssl.create_default_context(cafile=str(tls.ca_cert))
     try:

@@ -22,7 +22,7 @@ import yaml
 
 from gitreg.tlscert import TlsMaterial
 from tests.support.provider_releases import provider_zip
-from tests.support.servers import answers, free_port, start_gitreg, wait_until
+from tests.support.servers import answers, free_port, start_gitreg, start_serve, wait_until
 from tests.support.terraform_cli import run_terraform
 
 TOP = Path(__file__).resolve().parents[2]
@@ -196,18 +196,7 @@ def _provider_recipe(tls: TlsMaterial, root: Path, env: dict[str, str]) -> None:
     )
     port = free_port()
     log = (root / "gitreg.log").open("w")
-    process = start_gitreg(
-        "serve",
-        "--config",
-        str(root / "registry.yaml"),
-        "--listen",
-        f"127.0.0.1:{port}",
-        "--certfile",
-        str(tls.certfile),
-        "--keyfile",
-        str(tls.keyfile),
-        output=log,
-    )
+    process = start_serve(root / "registry.yaml", port, tls, log)
     try:
         base = f"https://127.0.0.1:{port}"
         wait_until(

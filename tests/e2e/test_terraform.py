@@ -27,6 +27,7 @@ from tests.support.servers import (
     free_port,
     git_daemon,
     start_gitreg,
+    start_serve,
     wait_until,
 )
 
@@ -82,18 +83,7 @@ modules:
 """)
         port = free_port()
         log = (root / "gitreg.log").open("w")
-        process = start_gitreg(
-            "serve",
-            "--config",
-            str(root / "registry.yaml"),
-            "--listen",
-            f"127.0.0.1:{port}",
-            "--certfile",
-            str(tls.certfile),
-            "--keyfile",
-            str(tls.keyfile),
-            output=log,
-        )
+        process = start_serve(root / "registry.yaml", port, tls, log)
         try:
             _wait_ready(f"https://127.0.0.1:{port}/readyz", tls, process)
             yield Registry(f"127.0.0.1:{port}", tls, root)

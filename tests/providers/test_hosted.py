@@ -23,7 +23,14 @@ from gitreg.catalog.model import TlsFiles
 from gitreg.providers.hashes import zip_hashes
 from gitreg.tlscert import TlsMaterial
 from tests.support.provider_releases import new_key, provider_zip, write_key, write_release
-from tests.support.servers import RegistryServer, answers, free_port, start_gitreg, wait_until
+from tests.support.servers import (
+    RegistryServer,
+    answers,
+    free_port,
+    start_gitreg,
+    start_serve,
+    wait_until,
+)
 from tests.support.terraform_cli import needs_terraform, run_terraform
 
 
@@ -73,18 +80,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterat
     port = free_port()
     log = root / "gitreg.log"
     with log.open("w") as out:
-        process = start_gitreg(
-            "serve",
-            "--config",
-            str(root / "registry.yaml"),
-            "--listen",
-            f"127.0.0.1:{port}",
-            "--certfile",
-            str(tls.certfile),
-            "--keyfile",
-            str(tls.keyfile),
-            output=out,
-        )
+        process = start_serve(root / "registry.yaml", port, tls, out)
         context = ssl.create_default_context(cafile=str(tls.ca_cert))
         base = f"https://127.0.0.1:{port}"
         try:

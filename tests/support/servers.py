@@ -43,6 +43,16 @@ def start_gitreg(*args: str, output: IO[str] | None = None) -> subprocess.Popen[
     )
 
 
+def start_serve(
+    config: Path, port: int, tls: TlsMaterial | None = None, output: IO[str] | None = None
+) -> subprocess.Popen[str]:
+    """`gitreg serve` of `config` on 127.0.0.1:`port`, over TLS with `tls`."""
+    args = ["serve", "--config", str(config), "--listen", f"127.0.0.1:{port}"]
+    if tls is not None:
+        args += ["--certfile", str(tls.certfile), "--keyfile", str(tls.keyfile)]
+    return start_gitreg(*args, output=output)
+
+
 def run_gitreg(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """`python -m gitreg ARGS` to its end, its output captured."""
     return subprocess.run(
