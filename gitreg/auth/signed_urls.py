@@ -10,6 +10,7 @@ import functools
 import hashlib
 import hmac
 import logging
+import os
 import secrets
 import time
 from collections.abc import Mapping, Sequence
@@ -81,14 +82,22 @@ class UrlSigner:
 
 def generated_key(cache_dir: Path) -> bytes:
     """The registry's own URL key, made once and kept (mode 0600) in its cache: used when
-    registry.yaml names none, so signed URLs survive a restart."""
+    registry.yaml names none, so signed URLs survive a restart. The first process to make it
+    wins (workers start at once, and must all sign with one key): a new key is linked into
+    place only where none is, and every process then reads the one there."""
     path = cache_dir / "auth" / "url-signing.key"
     try:
         return path.read_bytes().strip()
     except FileNotFoundError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_hex(32).encode()
-    write_atomically(path, key, mode=0o600)
-    log.info("made a key for signed download URLs: %s", path)
-    return key
+    made = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    write_atomically(made, secrets.token_hex(32).encode(), mode=0o600)
+    try:
+        os.link(made, path)  # fails where another process linked its key first
+        log.info("made a key for signed download URLs: %s", path)
+    except FileExistsError:
+        pass
+    finally:
+        made.unlink(missing_ok=True)
+    return path.read_bytes().strip()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 from pathlib import Path
 from urllib.parse import parse_qsl
 
@@ -85,3 +86,12 @@ def test_the_same_download_asked_again_within_the_step_gets_the_same_url() -> No
     assert signer.query(PATH, "other", now=NOW + 2) != first
     expires = int(dict(parse_qsl(first))["expires"])
     assert expires % EXPIRY_STEP == 0 and NOW + 601 <= expires < NOW + 601 + EXPIRY_STEP
+
+
+def test_processes_making_the_key_at_once_all_get_the_same_one(tmp_path: Path) -> None:
+    """Workers start together: every one must sign with the key the others verify with."""
+    with multiprocessing.get_context("fork").Pool(6) as pool:
+        keys = pool.map(generated_key, [tmp_path] * 24)
+    assert len(set(keys)) == 1
+    assert keys[0] == (tmp_path / "auth" / "url-signing.key").read_bytes()
+    assert [p.name for p in (tmp_path / "auth").iterdir()] == ["url-signing.key"]
