@@ -24,7 +24,7 @@ from tests.support.servers import (
     bare_clone,
     free_port,
     git_daemon,
-    start_gitreg,
+    start_serve,
     wait_until,
 )
 from tests.support.webhook_payloads import FORGES
@@ -102,16 +102,8 @@ auth:
         port = free_port()
         log = tmp_path / "serve.log"
         with log.open("w") as written:
-            process = start_gitreg(
-                "serve",
-                "--config",
-                str(catalog),
-                "--listen",
-                f"127.0.0.1:{port}",
-                "--log-format",
-                "json",
-                "--access-log",
-                output=written,
+            process = start_serve(
+                catalog, port, output=written, extra=("--log-format", "json", "--access-log")
             )
         base = f"http://127.0.0.1:{port}"
         try:

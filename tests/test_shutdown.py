@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from tests.support.gitrepo import GitRepo, module_files
-from tests.support.servers import answers, free_port, start_gitreg, wait_until
+from tests.support.servers import answers, free_port, start_serve, wait_until
 
 
 def _in_flight_bytes() -> int:
@@ -66,16 +66,8 @@ def serving(catalog: Path) -> Iterator[Served]:
     port = free_port()
     output = catalog.with_suffix(".log")
     with output.open("w") as written:
-        process = start_gitreg(
-            "serve",
-            "--config",
-            str(catalog),
-            "--listen",
-            f"127.0.0.1:{port}",
-            "--log-format",
-            "json",
-            "--access-log",
-            output=written,
+        process = start_serve(
+            catalog, port, output=written, extra=("--log-format", "json", "--access-log")
         )
     try:
         wait_until(lambda: answers(f"http://127.0.0.1:{port}/readyz"), 60, "gitreg ready")

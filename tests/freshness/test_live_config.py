@@ -109,7 +109,9 @@ def _safe_status(base: str, name: str) -> int:
         return 0
 
 
-def test_an_auth_section_applies_live_and_its_removal_opens_the_registry(repos: Path) -> None:
+def test_an_auth_section_applies_live_and_its_removal_opens_the_registry(
+    repos: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = repos / "registry.yaml"
     path.write_text(_catalog(repos, ["one"]))
     token = "live-token-0123456789"
@@ -126,7 +128,9 @@ def test_an_auth_section_applies_live_and_its_removal_opens_the_registry(repos: 
         path.write_text(_catalog(repos, ["one"], private))
         wait_until(lambda: _versions(server.url, "one") == 401, what="org private again")
         path.write_text(_catalog(repos, ["one"], "auth: {tokens: [{name: x}]}\n"))  # refused
-        time.sleep(0.5)  # a refused edit changes nothing: the token still opens it
+        refused = "still serving the previous catalog"
+        wait_until(lambda: refused in caplog.text, what="the edit refused")
+        # A refused edit changes nothing: the token still opens it.
         assert httpx.get(url, headers={"Authorization": f"Bearer {token}"}).status_code == 200
         path.write_text(_catalog(repos, ["one"]))
         wait_until(lambda: _versions(server.url, "one") == 200, what="auth turned off")

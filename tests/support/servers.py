@@ -44,10 +44,14 @@ def start_gitreg(*args: str, output: IO[str] | None = None) -> subprocess.Popen[
 
 
 def start_serve(
-    config: Path, port: int, tls: TlsMaterial | None = None, output: IO[str] | None = None
+    config: Path,
+    port: int,
+    tls: TlsMaterial | None = None,
+    output: IO[str] | None = None,
+    extra: tuple[str, ...] = (),
 ) -> subprocess.Popen[str]:
-    """`gitreg serve` of `config` on 127.0.0.1:`port`, over TLS with `tls`."""
-    args = ["serve", "--config", str(config), "--listen", f"127.0.0.1:{port}"]
+    """`gitreg serve` of `config` on 127.0.0.1:`port`, over TLS with `tls`, with `extra` flags."""
+    args = ["serve", "--config", str(config), "--listen", f"127.0.0.1:{port}", *extra]
     if tls is not None:
         args += ["--certfile", str(tls.certfile), "--keyfile", str(tls.keyfile)]
     return start_gitreg(*args, output=output)
