@@ -1,0 +1,1 @@
+"""The registry's pages for people: templates, their stylesheet and script, safe READMEs."""
