@@ -8,6 +8,7 @@ import base64
 import binascii
 import logging
 import re
+import secrets
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -23,8 +24,9 @@ from gitreg.auth.principal import (
     Refused,
     Verifier,
 )
+from gitreg.auth.sessions import SessionSigner
 from gitreg.auth.signed_urls import UrlSigner, generated_key
-from gitreg.auth.tokens import StaticTokens
+from gitreg.auth.tokens import StaticTokens, digest
 from gitreg.catalog.model import AuthSettings, Credential
 from gitreg.errors import AuthUnavailable, Forbidden, Unauthorized
 
@@ -57,7 +59,10 @@ class Gate:
         counts: Counter[tuple[str, str]],
         verifiers: Sequence[Verifier] = (),
         git: GitAsk | None = None,
+        sessions: SessionSigner | None = None,
     ) -> None:
+        """`sessions`: signs browser sessions (by default with a key made now, which a restart
+        forgets: Gate.build derives it from the URL-signing keys)."""
         self.settings = settings
         self.public = NamespaceScope(settings.public)
         self.tokens = StaticTokens(settings.tokens)
@@ -65,6 +70,7 @@ class Gate:
         self.counts = counts
         self.verifiers = tuple(verifiers)
         self.git = git
+        self.sessions = sessions or SessionSigner([secrets.token_bytes(32)])
 
     @classmethod
     def build(
@@ -86,19 +92,25 @@ class Gate:
         signer = UrlSigner(keys, settings.download_ttl)
         if settings.oidc:
             verifiers = (*verifiers, OidcVerifier(settings.oidc))
-        return cls(settings, signer, counts, verifiers, git)
+        return cls(settings, signer, counts, verifiers, git, SessionSigner(keys))
 
     def is_public(self, namespace: str) -> bool:
         return self.public.covers(namespace)
 
-    async def admit(self, authorization: str | None, target: Target) -> Principal:
+    async def admit(
+        self, authorization: str | None, target: Target, session: str | None = None
+    ) -> Principal:
         """The principal `target` is opened to; Unauthorized, Forbidden or AuthUnavailable,
-        each saying why, otherwise."""
+        each saying why, otherwise. `session`: a browser's session cookie, used when the
+        request carries no Authorization header."""
         if target.access == "read" and target.namespace and self.public.covers(target.namespace):
             self.counts[(ANONYMOUS.name, "public")] += 1
             return ANONYMOUS
         try:
-            principal, token = await self._identify(authorization)
+            if authorization is None and session is not None:
+                principal, token = self._session(session), ""
+            else:
+                principal, token = await self._identify(authorization)
             if principal.may(target.access, target.namespace):
                 self.counts[(principal.name, "allowed")] += 1
                 return principal
@@ -123,6 +135,28 @@ class Gate:
             raise
         self.counts[(name, "signed_url")] += 1
         return name
+
+    def sign_in(self, token: str) -> tuple[Principal, str] | None:
+        """A client token pasted in a browser: its principal and the session cookie's value;
+        None for a token that is not one of registry.yaml's (a CI identity token expires within
+        minutes, and a token only a Git server knows would have to be kept: neither opens a
+        session)."""
+        found = self.tokens.principal(token)
+        if found is None:
+            self.counts[("unknown", "bad_sign_in")] += 1
+            return None
+        self.counts[(found.name, "signed_in")] += 1
+        return found, self.sessions.issue(found.name, digest(token))
+
+    def session_principal(self, session: str) -> Principal | None:
+        """Whom a session cookie signs in; None when it no longer does."""
+        return self.sessions.principal(session, self.tokens.entries())
+
+    def _session(self, session: str) -> Principal:
+        found = self.session_principal(session)
+        if found is None:
+            raise Refused("anonymous", "session_expired", "the session has ended: sign in again")
+        return found
 
     async def _identify(self, authorization: str | None) -> tuple[Principal, str]:
         token = bearer_token(authorization)

@@ -48,6 +48,12 @@ class StaticTokens:
         stored, found = self._table.get(presented, (b"", None))
         return found if found and hmac.compare_digest(presented, stored) else None
 
+    def entries(self) -> list[tuple[bytes, Principal]]:
+        """Each token's digest and principal, as registry.yaml (and its token files) hold them
+        now: what a browser session is checked against."""
+        self._recheck_files()
+        return list(self._table.values())
+
     def _build(self) -> None:
         table: dict[bytes, tuple[bytes, Principal]] = {}
         for spec in self._specs:

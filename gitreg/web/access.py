@@ -11,6 +11,7 @@ from starlette.requests import Request
 from gitreg.auth.gate import Gate, Target
 from gitreg.auth.git_access import check_url
 from gitreg.auth.principal import Access, Principal
+from gitreg.auth.sessions import COOKIE
 from gitreg.git.location import RepoLocation
 from gitreg.web.state import state_of
 
@@ -34,7 +35,15 @@ async def admit(
     if gate is None:
         return None
     target = Target(access, what, namespace, git_url)
-    return await gate.admit(request.headers.get("authorization"), target)
+    return await gate.admit(request.headers.get("authorization"), target, session_of(request))
+
+
+def session_of(request: Request) -> str | None:
+    """The browser session's cookie, honoured for reading only: a GET or HEAD (with
+    SameSite=Strict, another site's page cannot make the browser send it at all)."""
+    if request.method not in ("GET", "HEAD"):
+        return None
+    return request.cookies.get(COOKIE)
 
 
 def is_private(request: Request, namespace: str) -> bool:
