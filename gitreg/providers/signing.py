@@ -19,6 +19,13 @@ import pgpy
 class PublicKey:
     key_id: str  # 16 upper-case hex digits, as Terraform shows them
     ascii_armor: str
+    fingerprint: str = ""  # 40 upper-case hex digits in groups of four, as gpg shows them
+
+    @classmethod
+    def of(cls, key: pgpy.PGPKey) -> PublicKey:
+        hexed = str(key.fingerprint).replace(" ", "").upper()
+        spaced = " ".join(hexed[i : i + 4] for i in range(0, len(hexed), 4))
+        return cls(key.fingerprint.keyid.upper(), str(key.pubkey), spaced)
 
 
 @contextmanager
@@ -79,7 +86,7 @@ class Keyring:
         return bool(self._signing)
 
     def public_keys(self) -> list[PublicKey]:
-        return [PublicKey(key.fingerprint.keyid.upper(), str(key.pubkey)) for key in self._all]
+        return [PublicKey.of(key) for key in self._all]
 
     def sign(self, data: bytes) -> bytes:
         """A binary detached signature by the first signing key."""
@@ -102,7 +109,7 @@ class Keyring:
             try:
                 with _quiet():
                     if key.pubkey.verify(data, parsed):
-                        return PublicKey(key.fingerprint.keyid.upper(), str(key.pubkey))
+                        return PublicKey.of(key)
             except Exception:
                 continue
         return None
