@@ -1,0 +1,69 @@
+"""The Jinja2 environment the pages are rendered with: templates and static files shipped in
+the package, every value HTML-escaped unless marked safe (only a sanitised README is)."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import jinja2
+
+_PACKAGE = "gitreg.pages"
+_STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
+
+
+@dataclass(frozen=True)
+class StaticFile:
+    body: bytes
+    media_type: str
+    etag: str
+
+
+def _date(moment: int | None) -> str:
+    if moment is None:
+        return ""
+    return datetime.datetime.fromtimestamp(moment, datetime.UTC).strftime("%Y-%m-%d")
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader(_PACKAGE, "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["date"] = _date
+    env.filters["short"] = lambda commit: commit[:12]
+    return env
+
+
+def _static() -> dict[str, StaticFile]:
+    found = {}
+    for item in resources.files(_PACKAGE).joinpath("static").iterdir():
+        suffix = "." + item.name.rpartition(".")[2]
+        if suffix not in _STATIC_TYPES:
+            continue
+        body = item.read_bytes()
+        etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
+        found[item.name] = StaticFile(body, _STATIC_TYPES[suffix], etag)
+    return found
+
+
+class Pages:
+    """The templates, compiled once, and the static files, read once."""
+
+    def __init__(self) -> None:
+        self.env = _environment()
+        self.static = _static()
+        # The stylesheet's and script's URLs change with their content: cached for a year.
+        self.env.globals["asset"] = lambda name: f"/static/{name}?v={self.static[name].etag[1:9]}"
+
+    def render(self, template: str, **values: Any) -> str:
+        return self.env.get_template(template).render(**values)
+
+
+PAGES = Pages()

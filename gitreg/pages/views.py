@@ -1,0 +1,158 @@
+"""What a page shows, worked out from the registry's values: the module page (its release, docs,
+usage snippet, versions with dates) and the provider page. Plain data for the templates."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from gitreg.docs.model import ModuleDocs, ParseProblem
+from gitreg.modules.index import ModuleEntry
+from gitreg.modules.resolve import Release
+from gitreg.pages.links import RepositoryLinks, web_url
+from gitreg.pages.readme import render_readme
+from gitreg.providers.artifacts import ProviderRelease, ReleaseProblem
+from gitreg.providers.hosted import ProviderEntry
+from gitreg.providers.signing import PublicKey
+from gitreg.tags import parse_version
+
+
+@dataclass(frozen=True)
+class ReleaseRow:
+    version: str
+    tag: str
+    commit: str
+    date: int | None  # the commit's committer time (unix), when known
+
+
+@dataclass(frozen=True)
+class ModulePage:
+    address: str
+    namespace: str
+    url: str  # the page of the module's latest version
+    version: str
+    tag: str
+    commit: str
+    date: int | None
+    latest: str
+    is_latest: bool
+    web: str | None  # the repository's page, when it has an https URL
+    source: str  # what a configuration's `source` says
+    snippet: str
+    description: str
+    readme_html: str  # sanitised
+    docs: ModuleDocs | None  # None: not built (docs_error says why)
+    problems: tuple[ParseProblem, ...]
+    docs_error: str
+    releases: tuple[ReleaseRow, ...]
+
+
+@dataclass(frozen=True)
+class ProviderPage:
+    address: str
+    namespace: str
+    warning: str | None
+    snippet: str
+    releases: tuple[ProviderRelease, ...]
+    keys: tuple[PublicKey, ...]
+    problems: tuple[ReleaseProblem, ...]
+
+
+def latest_release(releases: Sequence[Release]) -> Release | None:
+    """The newest release that is no prerelease (what `~>` picks), else the newest."""
+    for release in releases:
+        if not _prerelease(release.version):
+            return release
+    return releases[0] if releases else None
+
+
+def constraint(version: str) -> str:
+    """`~> X.Y` for a release; a prerelease only ever matches exactly."""
+    if _prerelease(version):
+        return version
+    parsed = parse_version(version)
+    return f"~> {parsed.major}.{parsed.minor}"
+
+
+def _prerelease(version: str) -> bool:
+    try:
+        return parse_version(version).prerelease is not None
+    except ValueError:
+        return False
+
+
+def module_url(entry: ModuleEntry) -> str:
+    a = entry.spec.address
+    return f"/modules/{a.namespace}/{a.name}/{a.system}"
+
+
+def module_page(
+    hostname: str,
+    entry: ModuleEntry,
+    release: Release,
+    docs: ModuleDocs | None,
+    times: Mapping[str, int],
+    docs_error: str = "",
+) -> ModulePage:
+    a = entry.spec.address
+    source = f"{hostname}/{a.namespace}/{a.name}/{a.system}"
+    snippet = (
+        f'module "{a.name.replace("-", "_")}" {{\n'
+        f'  source  = "{source}"\n'
+        f'  version = "{constraint(release.version)}"\n'
+        "}"
+    )
+    web = web_url(entry.spec)
+    latest = latest_release(entry.versions.releases) or release
+    readme_html = ""
+    problems: tuple[ParseProblem, ...] = ()
+    if docs is not None:
+        links = RepositoryLinks(web, release.commit, entry.spec.path)
+        readme_html = render_readme(docs.root.readme, links) if docs.root.readme else ""
+        folders = (docs.root, *docs.submodules, *docs.examples)
+        problems = tuple(p for folder in folders for p in folder.problems)
+    rows = tuple(
+        ReleaseRow(r.version, r.tag, r.commit, times.get(r.commit)) for r in entry.versions.releases
+    )
+    return ModulePage(
+        address=f"{a.namespace}/{a.name}/{a.system}",
+        namespace=a.namespace,
+        url=module_url(entry),
+        version=release.version,
+        tag=release.tag,
+        commit=release.commit,
+        date=times.get(release.commit),
+        latest=latest.version,
+        is_latest=latest.version == release.version,
+        web=web,
+        source=source,
+        snippet=snippet,
+        description=docs.root.description if docs is not None else "",
+        readme_html=readme_html,
+        docs=docs,
+        problems=problems,
+        docs_error=docs_error,
+        releases=rows,
+    )
+
+
+def provider_page(hostname: str, entry: ProviderEntry, keys: Sequence[PublicKey]) -> ProviderPage:
+    spec = entry.spec
+    snippet = ""
+    if entry.releases:
+        snippet = (
+            "terraform {\n  required_providers {\n"
+            f"    {spec.type} = {{\n"
+            f'      source  = "{hostname}/{spec.namespace}/{spec.type}"\n'
+            f'      version = "{constraint(entry.releases[0].version)}"\n'
+            "    }\n  }\n}"
+        )
+    return ProviderPage(
+        address=f"{spec.namespace}/{spec.type}",
+        namespace=spec.namespace,
+        warning=entry.warning(),
+        snippet=snippet,
+        releases=entry.releases,
+        keys=tuple(keys),
+        problems=entry.problems,
+    )

@@ -1,0 +1,125 @@
+"""Signing a browser in with a pasted client token, and out again. The cookie is `HttpOnly`
+(no script reads it), `SameSite=Strict` (no other site's page makes the browser send it),
+`Path=/` and always `Secure`: browsers keep a Secure cookie from http://localhost and
+http://127.0.0.1 (trustworthy origins), so tests and `gitreg demo` work over plain HTTP, while
+over plain HTTP to any other host the browser drops it, as it should: a session sent in clear
+text could be taken. The sign-in page then says why. Both POSTs must come from a page of this
+registry (their Origin), so another site cannot sign a browser in or out."""
+
+from __future__ import annotations
+
+import datetime
+from urllib.parse import parse_qs, urlsplit
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from gitreg.auth.sessions import COOKIE, SESSION_TTL
+from gitreg.errors import ClientError, Forbidden
+from gitreg.web import access
+from gitreg.web.pages import SECURITY_HEADERS, html, page, session_reader
+
+MAX_TOKEN = 4096  # characters: a pasted token, never a document
+
+
+@page
+async def sign_in_page(request: Request) -> Response:
+    reader = await session_reader(request)
+    problem = ""
+    if request.query_params.get("done") and reader is None and access.gate_of(request):
+        problem = (
+            "Your browser did not keep the session cookie. It is marked Secure: open this"
+            " registry over HTTPS (or as http://localhost) to sign in."
+        )
+    ends = ""
+    if reader is not None:
+        value = request.cookies.get(COOKIE, "")
+        expires = value.split(".")[2] if value.count(".") == 3 else ""
+        if expires.isdigit():
+            ends = datetime.datetime.fromtimestamp(int(expires), datetime.UTC).strftime(
+                "%Y-%m-%d %H:%M UTC"
+            )
+    return html(
+        request,
+        "signin.html",
+        reader=reader,
+        problem=problem,
+        ends=ends,
+        hours=SESSION_TTL // 3600,
+    )
+
+
+@page
+async def sign_in(request: Request) -> Response:
+    _same_origin(request)
+    gate = access.gate_of(request)
+    if gate is None:
+        return _back_to("/")
+    token = _token_in(await request.body())
+    signed = gate.sign_in(token)
+    if signed is None:
+        return html(
+            request,
+            "signin.html",
+            status=401,
+            reader=None,
+            problem=(
+                "This token is not one of this registry's client tokens (auth.tokens). CI"
+                " identity tokens and tokens only a Git server knows cannot open a browser"
+                " session."
+            ),
+            ends="",
+            hours=SESSION_TTL // 3600,
+        )
+    _, value = signed
+    response = _back_to("/signin?done=1")
+    response.set_cookie(
+        COOKIE,
+        value,
+        max_age=SESSION_TTL,
+        path="/",
+        secure=True,
+        httponly=True,
+        samesite="strict",
+    )
+    return response
+
+
+@page
+async def sign_out(request: Request) -> Response:
+    _same_origin(request)
+    response = _back_to("/")
+    response.delete_cookie(COOKIE, path="/", secure=True, httponly=True, samesite="strict")
+    return response
+
+
+def _token_in(body: bytes) -> str:
+    """The `token` field of a urlencoded form (no multipart parser: a token needs none)."""
+    if len(body) > 2 * MAX_TOKEN:
+        raise ClientError("paste a token to sign in (this is far longer than one)")
+    try:
+        fields = parse_qs(body.decode("ascii"), max_num_fields=4, strict_parsing=False)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ClientError("the sign-in form must be sent urlencoded") from exc
+    token = (fields.get("token") or [""])[0].strip()
+    if not token:
+        raise ClientError("paste a token to sign in")
+    return token
+
+
+def _back_to(path: str) -> RedirectResponse:
+    # 303: the browser follows with a GET, so a reload does not post the token again.
+    return RedirectResponse(path, status_code=303, headers=SECURITY_HEADERS)
+
+
+def _same_origin(request: Request) -> None:
+    """Refuse a POST another site's page made (login CSRF, forced sign-out). Browsers send
+    Origin with every POST; a client that sends neither it nor Sec-Fetch-Site is refused too."""
+    origin = request.headers.get("origin")
+    host = request.headers.get("host", "")
+    if origin is not None and origin != "null":
+        if urlsplit(origin).netloc.lower() == host.lower():
+            return
+    elif request.headers.get("sec-fetch-site") == "same-origin":
+        return
+    raise Forbidden("this form must be sent from this registry's own sign-in page")
