@@ -126,6 +126,19 @@ class Gate:
         self.counts[(principal.name, "refused")] += 1
         raise Forbidden(_refusal(principal, target))
 
+    async def identify(self, authorization: str) -> tuple[Principal, str]:
+        """Who sends `authorization`, and its token, for what a list shows them; Unauthorized
+        (counted as for `admit`) when it is no token this registry, an issuer or auth.git
+        accepts, AuthUnavailable when that cannot be told now."""
+        try:
+            return await self._identify(authorization)
+        except Unauthorized as exc:
+            self.counts[(_name_in(exc), _reason_in(exc))] += 1
+            raise
+        except AuthUnavailable:
+            self.counts[("unknown", "unavailable")] += 1
+            raise
+
     def signed_url_principal(self, path: str, query: dict[str, str]) -> str:
         """Who a signed download URL was given to; Forbidden when it does not verify."""
         try:

@@ -23,6 +23,43 @@ def gate_of(request: Request) -> Gate | None:
     return state_of(request).live.gate
 
 
+def authorization_of(request: Request) -> str | None:
+    """The credential a request carries, as an Authorization header value: the one place that
+    reads it, so that the gate and the lists honour the same ones (and a browser's session
+    cookie, `session_of`, where there is none)."""
+    return request.headers.get("authorization")
+
+
+async def reader_of(request: Request) -> Principal | None:
+    """Who asks, for what a list shows them: None for anyone without a token (who sees every
+    namespace without auth:, and only `auth.public` ones with it). A token that is sent but not
+    accepted is Unauthorized, as on every other route: a bad token is never quietly read as
+    none. With auth.git, a token no one here knows is the `git` principal, which reads what its
+    Git servers accept (`web/listings.py` asks them)."""
+    gate = gate_of(request)
+    if gate is None:
+        return None
+    authorization = authorization_of(request)
+    if authorization is None:
+        # A signed-in browser: its session, while it lasts (an ended one reads as anonymous,
+        # so that the list still shows the public namespaces, and the page offers to sign in).
+        session = session_of(request)
+        return gate.session_principal(session) if session is not None else None
+    principal, _ = await gate.identify(authorization)
+    return principal
+
+
+def may_read(request: Request, reader: Principal | None) -> Callable[[str], bool]:
+    """Whether `reader` may read a namespace: every one without auth:, public ones and those
+    of its token with it."""
+    gate = gate_of(request)
+    if gate is None:
+        return lambda namespace: True
+    if reader is None:
+        return gate.is_public
+    return lambda namespace: gate.is_public(namespace) or reader.may("read", namespace)
+
+
 async def admit(
     request: Request,
     access: Access,
@@ -35,7 +72,7 @@ async def admit(
     if gate is None:
         return None
     target = Target(access, what, namespace, git_url)
-    return await gate.admit(request.headers.get("authorization"), target, session_of(request))
+    return await gate.admit(authorization_of(request), target, session_of(request))
 
 
 def session_of(request: Request) -> str | None:
@@ -68,7 +105,7 @@ async def admit_download(request: Request, what: str, namespace: str) -> bool:
     if gate is None or gate.is_public(namespace):
         return False
     query = request.query_params
-    if "signature" in query or "authorization" not in request.headers:
+    if "signature" in query or authorization_of(request) is None:
         gate.signed_url_principal(request.url.path, dict(query))
         return True
     await admit(request, "read", what, namespace)
