@@ -1,5 +1,5 @@
-"""Where a module's repository can be read in a browser: its https URL (without `.git` or a user
-name), and links into it at a commit for the README's relative links and images."""
+"""Where a module's repository can be read in a browser (its https page), and links into it at a
+commit for the README's relative links and images."""
 
 from __future__ import annotations
 
@@ -7,21 +7,21 @@ import posixpath
 from urllib.parse import quote, urlsplit
 
 from gitreg.catalog.model import ModuleSpec
+from gitreg.directory.repository_url import web_url as repository_web_url
+from gitreg.git.location import RepoLocation
 
 
 def web_url(spec: ModuleSpec) -> str | None:
-    """The repository's page: its https URL (or the module's https git_url), else None. A local
-    path, ssh or git:// URL names no page a browser can open."""
-    for url in (spec.git_url, spec.repo.url if spec.repo.transport == "https" else None):
-        if not url:
-            continue
-        url = url.removeprefix("git::")
-        parts = urlsplit(url)
-        if parts.scheme != "https" or not parts.hostname or parts.query:
-            continue
-        host = parts.hostname + (f":{parts.port}" if parts.port else "")
-        path = parts.path.rstrip("/").removesuffix(".git")
-        return f"https://{host}{path}"
+    """The repository's page when a browser can open it over https: from the URL gitreg
+    fetches, else from the module's `git_url` (a module fetched from a local path may name
+    where people clone it)."""
+    candidates = [spec.repo]
+    if spec.git_url and spec.git_url.removeprefix("git::").startswith("https://"):
+        candidates.append(RepoLocation(spec.git_url.removeprefix("git::"), "https"))
+    for location in candidates:
+        url = repository_web_url(location)
+        if url is not None and url.startswith("https://"):
+            return url
     return None
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from gitreg.directory.listing import NamespaceGroup
 from gitreg.docs.model import ModuleDocs, ParseProblem
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
@@ -156,3 +157,48 @@ def provider_page(hostname: str, entry: ProviderEntry, keys: Sequence[PublicKey]
         keys=tuple(keys),
         problems=entry.problems,
     )
+
+
+@dataclass(frozen=True)
+class ListItem:
+    title: str
+    url: str
+    kind: str  # "module" or "provider"
+    version: str
+    description: str
+    search: str  # what the script filters on: the words a server-side search matches too
+
+
+@dataclass(frozen=True)
+class Group:
+    namespace: str
+    items: tuple[ListItem, ...]
+
+
+def list_groups(groups: Sequence[NamespaceGroup]) -> list[Group]:
+    shown = []
+    for group in groups:
+        items = [
+            ListItem(
+                f"{m.name}/{m.system}",
+                f"/modules/{m.namespace}/{m.name}/{m.system}",
+                "module",
+                m.version,
+                m.description,
+                f"{m.address} {m.namespace} {m.name} {m.system} {m.description}".casefold(),
+            )
+            for m in group.modules
+        ]
+        items += [
+            ListItem(
+                p.type,
+                f"/providers/{p.namespace}/{p.type}",
+                "provider",
+                p.version,
+                p.description,
+                f"{p.address} {p.namespace} {p.type} {p.description}".casefold(),
+            )
+            for p in group.providers
+        ]
+        shown.append(Group(group.namespace, tuple(items)))
+    return shown

@@ -18,7 +18,7 @@ from starlette.types import ASGIApp
 
 from gitreg.modules.downloads import ARCHIVES_PREFIX
 from gitreg.ops.readiness import readiness
-from gitreg.web import discovery, modules, status, webhooks
+from gitreg.web import discovery, modules, pages, signin, status, webhooks
 from gitreg.web import mirror as mirror_routes
 from gitreg.web import providers as provider_routes
 from gitreg.web.bodies import BufferedBodies
@@ -112,6 +112,19 @@ def create_app(
         Route("/v1/status", status.status),
         Route("/metrics", status.metrics),
         Route("/v1/webhooks/{forge}", webhooks.receive, methods=["POST"]),
+        # The pages, for people (after the protocols, which tools ask far more often).
+        Route("/", pages.home, methods=["GET", "HEAD"]),
+        Route("/modules/{namespace}/{name}/{system}", pages.module, methods=["GET", "HEAD"]),
+        Route(
+            "/modules/{namespace}/{name}/{system}/{version}",
+            pages.module,
+            methods=["GET", "HEAD"],
+        ),
+        Route("/providers/{namespace}/{type}", pages.provider, methods=["GET", "HEAD"]),
+        Route("/static/{file}", pages.static, methods=["GET", "HEAD"]),
+        Route("/signin", signin.sign_in_page, methods=["GET", "HEAD"]),
+        Route("/signin", signin.sign_in, methods=["POST"]),
+        Route("/signout", signin.sign_out, methods=["POST"]),
     ]
     return RegistryApp(
         routes=routes,

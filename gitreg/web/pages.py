@@ -5,19 +5,26 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from gitreg.address import ModuleAddress, ProviderAddress
 from gitreg.auth.principal import Principal
-from gitreg.errors import ClientError, NotFound, Unauthorized
+from gitreg.directory.listing import Listing
+from gitreg.directory.search import search, search_providers
+from gitreg.docs.model import ModuleDocs
+from gitreg.errors import ClientError, GitregError, NotFound, Unauthorized
+from gitreg.modules.index import ModuleEntry
+from gitreg.modules.resolve import Release
 from gitreg.pages.render import PAGES
-from gitreg.pages.views import provider_page
+from gitreg.pages.views import latest_release, list_groups, module_page, provider_page
+from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.errors import client_status
+from gitreg.web.listings import listing_for
 from gitreg.web.state import state_of
 
 log = logging.getLogger(__name__)
@@ -86,6 +93,84 @@ async def session_reader(request: Request) -> Principal | None:
     return gate.session_principal(cookie)
 
 
+class DocsSource(Protocol):
+    """What the pages need of the docs service (`state.docs`)."""
+
+    async def module_docs(self, entry: ModuleEntry, release: Release) -> ModuleDocs: ...
+
+    async def commit_times(self, entry: ModuleEntry) -> Mapping[str, int]: ...
+
+
+@page
+async def home(request: Request) -> Response:
+    """Every module and provider the reader may read, by namespace; `?q=` searches them (on the
+    server: the page works without script, which only filters what is shown as one types)."""
+    query = request.query_params.get("q", "").strip()
+    listing = await listing_for(request)
+    if query:
+        try:
+            listing = Listing(
+                tuple(search(listing, query)), tuple(search_providers(listing, query))
+            )
+        except ValueError as exc:
+            raise ClientError(str(exc)) from exc
+    groups = list_groups(listing.namespaces())
+    count = len(listing.modules) + len(listing.providers)
+    reader = await access.reader_of(request)
+    return html(request, "home.html", groups=groups, query=query, count=count, reader=reader)
+
+
+@page
+async def module(request: Request) -> Response:
+    """A module at its latest version, or at `version`: README, inputs, outputs, ..."""
+    address = module_address(request)
+    state = state_of(request)
+    registry = state.registry
+
+    def git_url() -> str | None:
+        entry = registry.snapshot.index.get(address.namespace, address.name, address.system)
+        if entry is None:
+            return None
+        return access.git_check_url(entry.spec.repo, entry.spec.git_url, request)
+
+    await access.admit(request, "read", f"module {address}", address.namespace, git_url)
+    snapshot = registry.snapshot
+    entry = snapshot.index.get(address.namespace, address.name, address.system)
+    if entry is None:
+        raise NotFound(f"no module {address} on this registry")
+    release = _release(entry, request.path_params.get("version"))
+    source: DocsSource | None = getattr(state, "docs", None)
+    docs, times, problem = None, {}, ""
+    if source is not None:
+        try:
+            docs = await source.module_docs(entry, release)
+            times = dict(await source.commit_times(entry))
+        except (GitregError, OSError) as exc:
+            # The page still says what is known (versions, usage); the docs say why not.
+            log.warning("docs of %s %s: %s", address, release.version, exc)
+            problem = f"The documentation of this version could not be read: {exc}"
+    view = module_page(snapshot.catalog.hostname, entry, release, docs, times, problem)
+    return html(request, "module.html", page=view, reader=await access.reader_of(request))
+
+
+def _release(entry: ModuleEntry, text: str | None) -> Release:
+    if text is None:
+        latest = latest_release(entry.versions.releases)
+        if latest is None:
+            raise NotFound(f"{entry.spec.address} serves no version yet")
+        return latest
+    found = entry.by_version.get(text)
+    if found is None:
+        try:
+            normalised = str(parse_version(text.removeprefix("v")))
+        except ValueError as exc:
+            raise ClientError(str(exc)) from exc
+        found = entry.by_version.get(normalised)
+    if found is None:
+        raise NotFound(f"{entry.spec.address} has no version {text}")
+    return found
+
+
 @page
 async def provider(request: Request) -> Response:
     try:
@@ -99,7 +184,7 @@ async def provider(request: Request) -> Response:
         raise NotFound(f"no provider {address} on this registry")
     hostname = state_of(request).registry.snapshot.catalog.hostname
     view = provider_page(hostname, entry, providers.public_keys())
-    return html(request, "provider.html", page=view, reader=await session_reader(request))
+    return html(request, "provider.html", page=view, reader=await access.reader_of(request))
 
 
 async def static(request: Request) -> Response:

@@ -4,7 +4,7 @@
 "use strict";
 
 function filterEntries(input) {
-  const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+  const words = input.value.toLowerCase().split(/[\s/]+/).filter(Boolean);
   let shown = 0;
   for (const group of document.querySelectorAll("[data-group]")) {
     let inGroup = 0;
