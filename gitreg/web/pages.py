@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -93,14 +93,6 @@ async def session_reader(request: Request) -> Principal | None:
     return gate.session_principal(cookie)
 
 
-class DocsSource(Protocol):
-    """What the pages need of the docs service (`state.docs`)."""
-
-    async def module_docs(self, entry: ModuleEntry, release: Release) -> ModuleDocs: ...
-
-    async def commit_times(self, entry: ModuleEntry) -> Mapping[str, int]: ...
-
-
 @page
 async def home(request: Request) -> Response:
     """Every module and provider the reader may read, by namespace; `?q=` searches them (on the
@@ -139,16 +131,16 @@ async def module(request: Request) -> Response:
     if entry is None:
         raise NotFound(f"no module {address} on this registry")
     release = _release(entry, request.path_params.get("version"))
-    source: DocsSource | None = getattr(state, "docs", None)
-    docs, times, problem = None, {}, ""
-    if source is not None:
-        try:
-            docs = await source.module_docs(entry, release)
-            times = dict(await source.commit_times(entry))
-        except (GitregError, OSError) as exc:
-            # The page still says what is known (versions, usage); the docs say why not.
-            log.warning("docs of %s %s: %s", address, release.version, exc)
-            problem = f"The documentation of this version could not be read: {exc}"
+    docs: ModuleDocs | None = None
+    times: Mapping[str, int] = {}
+    problem = ""
+    try:
+        docs = await state.docs.module_docs(entry, release)
+        times = await state.docs.commit_times(entry)
+    except (GitregError, OSError) as exc:
+        # The page still says what is known (versions, usage); the docs say why not.
+        log.warning("docs of %s %s: %s", address, release.version, exc)
+        problem = f"The documentation of this version could not be read: {exc}"
     view = module_page(snapshot.catalog.hostname, entry, release, docs, times, problem)
     return html(request, "module.html", page=view, reader=await access.reader_of(request))
 
