@@ -1,0 +1,28 @@
+"""The catalogue served for real (Hypercorn on 127.0.0.1, plain HTTP), once per test module:
+with auth (`open` public, the reader token reads `secret`) and without."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gitreg.catalog.load import load_catalog
+from tests.support.catalogue import write_catalogue
+from tests.support.servers import RegistryServer
+
+
+def _served(root: Path, auth: bool) -> Iterator[RegistryServer]:
+    with RegistryServer(load_catalog(write_catalogue(root, auth))) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def catalogue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryServer]:
+    yield from _served(tmp_path_factory.mktemp("catalogue"), auth=True)
+
+
+@pytest.fixture(scope="module")
+def open_catalogue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryServer]:
+    yield from _served(tmp_path_factory.mktemp("open-catalogue"), auth=False)
