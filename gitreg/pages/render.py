@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import threading
+from collections.abc import Hashable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 _PACKAGE = "gitreg.pages"
 _STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
@@ -53,14 +56,34 @@ def _static() -> dict[str, StaticFile]:
     return found
 
 
+FRAGMENTS = 20_000  # rendered list items kept: a list of 1,000 modules is rendered from them
+
+
 class Pages:
     """The templates, compiled once, and the static files, read once."""
 
     def __init__(self) -> None:
         self.env = _environment()
         self.static = _static()
+        # A list's items change far less often than it is shown: each is rendered once for
+        # its values (a frozen, hashable view), then joined. Forgotten all at once when full.
+        self._fragments: dict[tuple[str, Hashable], Markup] = {}
+        self._lock = threading.Lock()
+        self.env.globals["fragment"] = self.fragment
         # The stylesheet's and script's URLs change with their content: cached for a year.
         self.env.globals["asset"] = lambda name: f"/static/{name}?v={self.static[name].etag[1:9]}"
+
+    def fragment(self, template: str, item: Hashable) -> Markup:
+        """`template` rendered with `item`, remembered for the same values."""
+        key = (template, item)
+        found = self._fragments.get(key)
+        if found is None:
+            found = Markup(self.env.get_template(template).render(item=item))
+            with self._lock:
+                if len(self._fragments) >= FRAGMENTS:
+                    self._fragments.clear()
+                self._fragments[key] = found
+        return found
 
     def render(self, template: str, **values: Any) -> str:
         return self.env.get_template(template).render(**values)

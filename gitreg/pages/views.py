@@ -166,7 +166,6 @@ class ListItem:
     kind: str  # "module" or "provider"
     version: str
     description: str
-    search: str  # what the script filters on: the words a server-side search matches too
 
 
 @dataclass(frozen=True)
@@ -185,7 +184,6 @@ def list_groups(groups: Sequence[NamespaceGroup]) -> list[Group]:
                 "module",
                 m.version,
                 m.description,
-                f"{m.address} {m.namespace} {m.name} {m.system} {m.description}".casefold(),
             )
             for m in group.modules
         ]
@@ -196,7 +194,6 @@ def list_groups(groups: Sequence[NamespaceGroup]) -> list[Group]:
                 "provider",
                 p.version,
                 p.description,
-                f"{p.address} {p.namespace} {p.type} {p.description}".casefold(),
             )
             for p in group.providers
         ]

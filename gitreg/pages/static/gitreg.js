@@ -8,8 +8,14 @@ function filterEntries(input) {
   let shown = 0;
   for (const group of document.querySelectorAll("[data-group]")) {
     let inGroup = 0;
-    for (const item of group.querySelectorAll("[data-search]")) {
-      const text = item.getAttribute("data-search");
+    const namespace = group.getAttribute("data-group");
+    for (const item of group.querySelectorAll("li")) {
+      // What the server's search matches too: the namespace, the name and the description.
+      if (item.searchText === undefined) {
+        const link = item.querySelector("a").getAttribute("href");
+        item.searchText = `${namespace} ${link} ${item.textContent}`.toLowerCase();
+      }
+      const text = item.searchText;
       const match = words.every((w) => text.includes(w));
       item.hidden = !match;
       if (match) inGroup += 1;
