@@ -3,6 +3,7 @@ usage snippet, versions with dates) and the provider page. Plain data for the te
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -108,8 +109,7 @@ def module_page(
     readme_html = ""
     problems: tuple[ParseProblem, ...] = ()
     if docs is not None:
-        links = RepositoryLinks(web, release.commit, entry.spec.path)
-        readme_html = render_readme(docs.root.readme, links) if docs.root.readme else ""
+        readme_html = _readme_html(docs.root.readme, web, release.commit, entry.spec.path)
         folders = (docs.root, *docs.submodules, *docs.examples)
         problems = tuple(p for folder in folders for p in folder.problems)
     rows = tuple(
@@ -135,6 +135,12 @@ def module_page(
         docs_error=docs_error,
         releases=rows,
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _readme_html(readme: str, web: str | None, commit: str, folder: str) -> str:
+    """Rendered and sanitised once per README and place: a page is read far more often."""
+    return render_readme(readme, RepositoryLinks(web, commit, folder)) if readme else ""
 
 
 def provider_page(hostname: str, entry: ProviderEntry, keys: Sequence[PublicKey]) -> ProviderPage:
