@@ -77,7 +77,10 @@ class _Folder:
         except hcl.HclSyntaxError as exc:
             self.problems.append(ParseProblem(shown, str(exc)))
             return
-        self._read(body, shown)
+        try:
+            self._read(body, shown)
+        except Exception as exc:  # a shape nobody foresaw: this file's fault, not the module's
+            self.problems.append(ParseProblem(shown, f"cannot document: {exc!r}"[:300]))
 
     def _read(self, body: Mapping[str, Any], shown: str) -> None:
         for name, block in hcl.labelled(body, "variable"):

@@ -18,13 +18,14 @@ from pathlib import Path
 from gitreg.docs.cache import DocsCache
 from gitreg.docs.extract import module_docs
 from gitreg.docs.model import ModuleDocs
+from gitreg.errors import SourceError
 from gitreg.git.clone import commit_times, doc_files
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 
 log = logging.getLogger(__name__)
 
-BUILDERS = 4  # docs built at once
+BUILDERS = 3  # docs built at once (CPU-bound under the GIL: more threads would not go faster)
 REMEMBERED = 2048  # ModuleDocs kept in memory: a list's latest versions, and the pages just seen
 TIMES_REMEMBERED = 100_000  # commit times kept in memory (a commit's time never changes)
 
@@ -45,6 +46,7 @@ class DocsService:
         self._memory: OrderedDict[Key, ModuleDocs] = OrderedDict()
         self._building: dict[Key, Future[ModuleDocs]] = {}
         self._times: dict[tuple[str, str], int] = {}
+        self._closed = False
 
     async def module_docs(self, entry: ModuleEntry, release: Release) -> ModuleDocs:
         """The docs of `release`: from memory, from disk, or built (once, however many ask).
@@ -74,6 +76,8 @@ class DocsService:
                 done: Future[ModuleDocs] = Future()
                 done.set_result(docs)
                 return done
+            if self._closed:
+                raise SourceError("the registry is stopping: no new docs are built")
             future = self._building.get(key)
             if future is None:
                 future = self._pool.submit(self._load_or_build, key)
@@ -99,6 +103,8 @@ class DocsService:
 
     def close(self) -> None:
         """No new builds; those under way finish on their threads."""
+        with self._lock:
+            self._closed = True
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _load_or_build(self, key: Key) -> ModuleDocs:
@@ -119,8 +125,13 @@ class DocsService:
         return docs
 
     def _build(self, clone_path: Path, commit: str, folder: str) -> ModuleDocs:
-        files = doc_files(clone_path, commit, folder)
-        when = commit_times(clone_path, [commit]).get(commit, 0)
+        try:
+            files = doc_files(clone_path, commit, folder)
+            when = commit_times(clone_path, [commit]).get(commit, 0)
+        except SourceError:
+            raise
+        except Exception as exc:  # a corrupt clone is one repository's fault, and a 503
+            raise SourceError(f"cannot read commit {commit[:12]} in the clone: {exc!r}") from exc
         with self._lock:
             self.builds += 1
         return module_docs(files, commit=commit, folder=folder, commit_time=when)

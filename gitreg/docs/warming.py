@@ -15,7 +15,7 @@ from gitreg.modules.sync import Registry
 log = logging.getLogger(__name__)
 
 CHECK_EVERY = 1.0  # seconds between looks at which snapshot is served
-AT_ONCE = 2  # warming builds at a time: the others of the pool stay free for requests
+AT_ONCE = 1  # warming builds at a time: parsing holds the GIL, which requests need too
 
 
 async def keep_warm(

@@ -343,8 +343,12 @@ def _subtree(repo: Repo, tree: Tree, name: bytes) -> Tree | None:
 
 def commit_times(clone_path: Path, commits: Iterable[str]) -> dict[str, int]:
     """Each commit's committer time (Unix seconds); commits not in the clone are left out."""
-    times = {}
-    with open_repo(clone_path) as repo:
+    times: dict[str, int] = {}
+    try:
+        repo = Repo(str(clone_path))
+    except NotGitRepository:
+        return times  # no clone yet: no commit is known
+    with repo:
         for commit in commits:
             try:
                 obj = repo[commit.encode()]

@@ -292,3 +292,29 @@ def test_submodules_and_examples_have_the_same_fields() -> None:
     assert example.description == "Every option."
     assert example.module_calls == (ModuleCall("this", "../../"),)
     assert docs.root.problems == ()
+
+
+def test_odd_shapes_are_documented_as_far_as_they_go() -> None:
+    root = _root(
+        {
+            "odd.tf": """
+variable "two" "labels" {}
+variable "typed_legacy" { type = "string" }
+resource "one_label" {}
+output "no_value" {}
+module "no_source" {}
+terraform { required_providers {} }
+terraform {}
+locals {}
+moved {
+  from = a.b
+  to   = a.c
+}
+"""
+        }
+    )
+    assert [i.name for i in root.inputs] == ["two", "typed_legacy"]
+    assert root.inputs[1].type == '"string"'  # before 0.12, types were strings: as written
+    assert root.outputs == (Output("no_value"),)
+    assert root.module_calls == (ModuleCall("no_source", ""),)
+    assert root.resources == () and root.providers == () and root.problems == ()
