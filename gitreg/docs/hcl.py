@@ -137,10 +137,10 @@ def _unescape(inner: str) -> str:
     def one(match: re.Match[str]) -> str:
         code = match.group(1)
         if code[0] in "uU" and len(code) > 1:
-            try:
-                return chr(int(code[1:], 16))
-            except ValueError:  # beyond Unicode
+            point = int(code[1:], 16)
+            if point > 0x10FFFF or 0xD800 <= point <= 0xDFFF:  # no character: left as written
                 return match.group(0)
+            return chr(point)
         return _SIMPLE.get(code, match.group(0))
 
     # `$${` and `%%{` are HCL's escapes of a literal `${` and `%{`.

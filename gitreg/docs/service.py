@@ -58,6 +58,12 @@ class DocsService:
         # Shielded: a client that goes away must not cancel the build others wait for.
         return await asyncio.shield(asyncio.wrap_future(future))
 
+    def remember(self, at_least: int) -> None:
+        """Keep at least this many docs in memory (the warming asks for one per module, so a
+        list of every module finds each in `known`)."""
+        with self._lock:
+            self._remembered = max(self._remembered, at_least)
+
     def known(self, entry: ModuleEntry, release: Release) -> ModuleDocs | None:
         """The docs of `release` if they are in memory; never waits."""
         key = _key(entry, release)
@@ -115,7 +121,7 @@ class DocsService:
             docs = self._build(Path(clone_path), commit, folder)
             try:
                 self.disk.store(clone, folder, docs)
-            except OSError as exc:  # a full disk: served all the same, built again next time
+            except (OSError, ValueError) as exc:  # a full disk: served all the same, built again
                 log.warning("cannot keep the docs of %s in the cache: %s", commit[:12], exc)
         with self._lock:
             self._memory[key] = docs

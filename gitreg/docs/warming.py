@@ -8,7 +8,7 @@ import asyncio
 import logging
 from collections.abc import Iterable
 
-from gitreg.docs.service import DocsService
+from gitreg.docs.service import REMEMBERED, DocsService
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.sync import Registry
 
@@ -29,7 +29,13 @@ async def keep_warm(
         snapshot = registry.snapshot
         if snapshot is not seen:
             seen = snapshot
-            await warm(docs, snapshot.index.entries(), at_once=at_once)
+            entries = snapshot.index.entries()
+            # Room for every module's latest version, and as many pages again (the default).
+            docs.remember(len(entries) + REMEMBERED)
+            try:
+                await warm(docs, entries, at_once=at_once)
+            except Exception:  # a bug here must not end the warming for good
+                log.exception("warming the docs failed; trying again at the next swap")
         await asyncio.sleep(every)
 
 

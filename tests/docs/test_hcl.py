@@ -81,3 +81,7 @@ def test_syntax_errors_say_where(source: str, message: str) -> None:
     with pytest.raises(hcl.HclSyntaxError) as caught:
         hcl.parse(source)
     assert str(caught.value).startswith(message)
+
+
+def test_an_escape_of_no_character_is_left_as_written() -> None:
+    assert hcl.text('"\\ud800 and \\U00110000"') == "\\ud800 and \\U00110000"
