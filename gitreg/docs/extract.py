@@ -20,7 +20,7 @@ from gitreg.docs.model import (
     Resource,
 )
 from gitreg.docs.readme import description
-from gitreg.git.clone import DOC_FILE_MOST, DocFile
+from gitreg.git.trees import DOC_FILE_MOST, DocFile
 
 
 def module_docs(

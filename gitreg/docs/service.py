@@ -19,7 +19,7 @@ from gitreg.docs.cache import DocsCache
 from gitreg.docs.extract import module_docs
 from gitreg.docs.model import ModuleDocs
 from gitreg.errors import SourceError
-from gitreg.git.clone import commit_times, doc_files
+from gitreg.git.trees import commit_times, doc_files
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 

@@ -16,7 +16,7 @@ from gitreg.docs.model import (
     ProviderRequirement,
     Resource,
 )
-from gitreg.git.clone import DocFile
+from gitreg.git.trees import DocFile
 
 
 def _docs(files: dict[str, str | None], folder: str = "") -> ModuleDocs:
