@@ -74,6 +74,7 @@ class FolderDocs:
     resources: tuple[Resource, ...] = ()
     problems: tuple[ParseProblem, ...] = ()
     description: str = ""  # the README's first paragraph as plain text, for lists and search
+    terraform_version: str = ""  # `terraform { required_version }` as written; empty when none
 
 
 @dataclass(frozen=True)
@@ -85,3 +86,4 @@ class ModuleDocs:
     root: FolderDocs
     submodules: tuple[FolderDocs, ...] = ()
     examples: tuple[FolderDocs, ...] = ()
+    commit_time: int = 0  # the commit's committer time, Unix seconds

@@ -3,6 +3,7 @@ handlers share and starts the background work that keeps it fresh (`freshness/ba
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -16,6 +17,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from gitreg.docs.warming import keep_warm
 from gitreg.modules.downloads import ARCHIVES_PREFIX
 from gitreg.ops.readiness import readiness
 from gitreg.web import discovery, modules, status, webhooks
@@ -79,7 +81,11 @@ def create_app(
             state.background.start()
         if fetch_at_start:
             state.background.fetch_all()
+        warming = asyncio.create_task(keep_warm(state.docs, state.registry))
         yield {STATE_KEY: state}
+        warming.cancel()
+        await asyncio.gather(warming, return_exceptions=True)
+        state.docs.close()
         await state.background.close()  # stopped at once, if a stop signal did not already
         await state.live.close()
         state.fresh_reads.close()

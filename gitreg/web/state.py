@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from starlette.requests import Request
 
+from gitreg.docs.service import DocsService
 from gitreg.freshness.background import BackgroundWork
 from gitreg.freshness.deliveries import DeliveryLog, SeenDeliveries
 from gitreg.freshness.fresh_reads import FreshReads
@@ -33,6 +34,7 @@ class RegistryState:
     fresh_reads: FreshReads
     syncs: SyncQueue
     background: BackgroundWork
+    docs: DocsService  # module docs, built once per commit, warmed after each swap
     webhook_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (forge, outcome)
     webhook_log: DeliveryLog = field(default_factory=DeliveryLog)
     seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
@@ -63,7 +65,13 @@ class RegistryState:
         syncs = SyncQueue(registry)
         fresh_reads = fresh_reads or FreshReads(registry)
         return cls(
-            registry, archives, live, fresh_reads, syncs, BackgroundWork(live, syncs, worker)
+            registry,
+            archives,
+            live,
+            fresh_reads,
+            syncs,
+            BackgroundWork(live, syncs, worker),
+            DocsService(catalog.cache_dir),
         )
 
 

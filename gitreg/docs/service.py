@@ -1,0 +1,134 @@
+"""The documentation of module versions as handlers ask for it: built once per (clone, commit,
+folder) on threads of its own, never on the event loop; kept on disk (`cache.py`) and, for the
+most recent, in memory, so that a list of 1,000 modules reads descriptions without waiting.
+
+Concurrent asks for one key share one build. A build runs on a small pool: parsing HCL is
+CPU-bound Python, and a burst of first visits must not take every thread a sync needs."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from gitreg.docs.cache import DocsCache
+from gitreg.docs.extract import module_docs
+from gitreg.docs.model import ModuleDocs
+from gitreg.git.clone import commit_times, doc_files
+from gitreg.modules.index import ModuleEntry
+from gitreg.modules.resolve import Release
+
+log = logging.getLogger(__name__)
+
+BUILDERS = 4  # docs built at once
+REMEMBERED = 2048  # ModuleDocs kept in memory: a list's latest versions, and the pages just seen
+TIMES_REMEMBERED = 100_000  # commit times kept in memory (a commit's time never changes)
+
+# (clone path, commit, folder): what the docs of a version depend on, and nothing else.
+Key = tuple[str, str, str]
+
+
+class DocsService:
+    def __init__(
+        self, cache_dir: Path, *, builders: int = BUILDERS, remembered: int = REMEMBERED
+    ) -> None:
+        self.disk = DocsCache(cache_dir)
+        self.builds = 0  # built from the clone (not read from disk): tests and metrics count them
+        self._remembered = remembered
+        self._pool = ThreadPoolExecutor(builders, thread_name_prefix="gitreg-docs")
+        # Reentrant: a build done before its callback is added runs the callback at once.
+        self._lock = threading.RLock()
+        self._memory: OrderedDict[Key, ModuleDocs] = OrderedDict()
+        self._building: dict[Key, Future[ModuleDocs]] = {}
+        self._times: dict[tuple[str, str], int] = {}
+
+    async def module_docs(self, entry: ModuleEntry, release: Release) -> ModuleDocs:
+        """The docs of `release`: from memory, from disk, or built (once, however many ask).
+        Raises SourceError when the clone lacks the commit or the module's folder."""
+        known = self.known(entry, release)
+        if known is not None:
+            return known
+        future = self.request(entry, release)
+        # Shielded: a client that goes away must not cancel the build others wait for.
+        return await asyncio.shield(asyncio.wrap_future(future))
+
+    def known(self, entry: ModuleEntry, release: Release) -> ModuleDocs | None:
+        """The docs of `release` if they are in memory; never waits."""
+        key = _key(entry, release)
+        with self._lock:
+            docs = self._memory.get(key)
+            if docs is not None:
+                self._memory.move_to_end(key)
+            return docs
+
+    def request(self, entry: ModuleEntry, release: Release) -> Future[ModuleDocs]:
+        """The build (or disk read) of `release`'s docs, started unless one is under way."""
+        key = _key(entry, release)
+        with self._lock:
+            docs = self._memory.get(key)
+            if docs is not None:
+                done: Future[ModuleDocs] = Future()
+                done.set_result(docs)
+                return done
+            future = self._building.get(key)
+            if future is None:
+                future = self._pool.submit(self._load_or_build, key)
+                self._building[key] = future
+                future.add_done_callback(lambda _: self._forget_build(key))
+            return future
+
+    async def commit_times(self, entry: ModuleEntry) -> Mapping[str, int]:
+        """Commit → committer time (Unix seconds), for every release of `entry`."""
+        clone = str(entry.clone_path)
+        commits = {r.commit for r in entry.versions.releases}
+        with self._lock:
+            times = {c: t for c in commits if (t := self._times.get((clone, c))) is not None}
+        missing = commits - times.keys()
+        if missing:
+            read = await asyncio.to_thread(commit_times, entry.clone_path, missing)
+            with self._lock:
+                if len(self._times) + len(read) > TIMES_REMEMBERED:
+                    self._times.clear()
+                self._times.update(((clone, c), t) for c, t in read.items())
+            times.update(read)
+        return times
+
+    def close(self) -> None:
+        """No new builds; those under way finish on their threads."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _load_or_build(self, key: Key) -> ModuleDocs:
+        clone_path, commit, folder = key
+        clone = Path(clone_path).name.removesuffix(".git")
+        docs = self.disk.load(clone, commit, folder)
+        if docs is None:
+            docs = self._build(Path(clone_path), commit, folder)
+            try:
+                self.disk.store(clone, folder, docs)
+            except OSError as exc:  # a full disk: served all the same, built again next time
+                log.warning("cannot keep the docs of %s in the cache: %s", commit[:12], exc)
+        with self._lock:
+            self._memory[key] = docs
+            self._memory.move_to_end(key)
+            while len(self._memory) > self._remembered:
+                self._memory.popitem(last=False)
+        return docs
+
+    def _build(self, clone_path: Path, commit: str, folder: str) -> ModuleDocs:
+        files = doc_files(clone_path, commit, folder)
+        when = commit_times(clone_path, [commit]).get(commit, 0)
+        with self._lock:
+            self.builds += 1
+        return module_docs(files, commit=commit, folder=folder, commit_time=when)
+
+    def _forget_build(self, key: Key) -> None:
+        with self._lock:
+            self._building.pop(key, None)
+
+
+def _key(entry: ModuleEntry, release: Release) -> Key:
+    return (str(entry.clone_path), release.commit, entry.spec.path)

@@ -1,0 +1,57 @@
+"""Docs ready before anyone asks: after each snapshot swap, the latest version of every module
+is read from disk or built, in the background, a few at a time, so that a list of every
+module finds its descriptions in memory (`DocsService.known`)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+
+from gitreg.docs.service import DocsService
+from gitreg.modules.index import ModuleEntry
+from gitreg.modules.sync import Registry
+
+log = logging.getLogger(__name__)
+
+CHECK_EVERY = 1.0  # seconds between looks at which snapshot is served
+AT_ONCE = 2  # warming builds at a time: the others of the pool stay free for requests
+
+
+async def keep_warm(
+    docs: DocsService, registry: Registry, *, every: float = CHECK_EVERY, at_once: int = AT_ONCE
+) -> None:
+    """Warm the latest versions each time the snapshot is replaced; runs until cancelled.
+    Syncs swap the snapshot on their own threads; comparing which one is served, once a
+    second, tells of every swap without a hook into them, and never delays one."""
+    seen = None
+    while True:
+        snapshot = registry.snapshot
+        if snapshot is not seen:
+            seen = snapshot
+            await warm(docs, snapshot.index.entries(), at_once=at_once)
+        await asyncio.sleep(every)
+
+
+async def warm(docs: DocsService, entries: Iterable[ModuleEntry], *, at_once: int = AT_ONCE) -> int:
+    """The docs of each entry's latest version in memory; returns how many were not before."""
+    wanted = iter(
+        [
+            (entry, entry.versions.releases[0])
+            for entry in entries
+            if entry.versions.releases and docs.known(entry, entry.versions.releases[0]) is None
+        ]
+    )
+    loaded = 0
+
+    async def one_by_one() -> None:
+        nonlocal loaded
+        for entry, release in wanted:
+            try:
+                await asyncio.wrap_future(docs.request(entry, release))
+                loaded += 1
+            except Exception as exc:  # one module's clone must not stop the others warming
+                log.info("no docs for %s %s yet: %s", entry.spec.address, release.version, exc)
+
+    await asyncio.gather(*(one_by_one() for _ in range(at_once)))
+    return loaded

@@ -1,0 +1,182 @@
+"""DocsService against real Git repositories: docs of a tag's tree (a monorepo folder too),
+built once per commit and kept on disk, rebuilt when the cache file is gone or corrupt, shared by
+concurrent asks, and warmed after a swap for the lists that read `known`."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import pytest
+
+from gitreg.docs.service import DocsService
+from gitreg.docs.warming import warm
+from gitreg.errors import SourceError
+from gitreg.modules.index import ModuleEntry
+from gitreg.modules.resolve import Release
+from gitreg.modules.sync import Registry
+from tests.conftest import WriteCatalog
+from tests.support.gitrepo import GitRepo
+
+VPC = {
+    "README.md": "# VPC\n\n[![ci](https://ci/badge.svg)](https://ci)\n\nMakes a **VPC**.\n",
+    "variables.tf": 'variable "cidr" {\n  type = string\n  description = "The block"\n}\n',
+    "outputs.tf": 'output "id" {\n  value = "x"\n}\n',
+    "modules/subnet/main.tf": 'variable "zone" {\n  default = "a"\n}\n',
+    "examples/basic/main.tf": 'module "vpc" {\n  source = "../.."\n  cidr = "10.0.0.0/16"\n}\n',
+}
+
+
+def _entry(registry: Registry, name: str = "vpc") -> ModuleEntry:
+    entry = registry.snapshot.index.get("a", name, "aws")
+    assert entry is not None and entry.versions.releases
+    return entry
+
+
+def _registry(write_catalog: WriteCatalog, repo: GitRepo, extra: str = "") -> Registry:
+    registry = Registry(
+        write_catalog(
+            f"modules:\n  - {{namespace: a, name: vpc, system: aws, repo: {repo.path}{extra}}}\n"
+        )
+    )
+    registry.refresh()
+    return registry
+
+
+def test_docs_of_a_tag_with_its_submodules_examples_and_commit_time(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    commit = repo.release("v1.0.0", VPC)
+    registry = _registry(write_catalog, repo)
+    entry = _entry(registry)
+    service = DocsService(tmp_path / "cache")
+    docs = asyncio.run(service.module_docs(entry, entry.versions.releases[0]))
+    assert docs.commit == commit
+    assert docs.commit_time == 1700000000  # tests/support/gitrepo.py's fixed date
+    assert docs.root.description == "Makes a VPC."
+    assert [(i.name, i.type, i.description, i.required) for i in docs.root.inputs] == [
+        ("cidr", "string", "The block", True)
+    ]
+    assert [o.name for o in docs.root.outputs] == ["id"]
+    assert [(s.path, [i.name for i in s.inputs]) for s in docs.submodules] == [
+        ("modules/subnet", ["zone"])
+    ]
+    assert [(e.path, [c.source for c in e.module_calls]) for e in docs.examples] == [
+        ("examples/basic", ["../.."])
+    ]
+    assert asyncio.run(service.commit_times(entry)) == {commit: 1700000000}
+
+
+def test_a_monorepo_module_is_documented_from_its_folder(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    files = {f"net/vpc/{name}": text for name, text in VPC.items()}
+    files["net/other/main.tf"] = 'variable "unrelated" {}\n'
+    files["net/vpc/broken.tf"] = 'variable "x" {\n'
+    repo.release("vpc/v2.0.0", files)
+    registry = _registry(write_catalog, repo, ', path: net/vpc, tags: "vpc/v{version}"')
+    entry = _entry(registry)
+    docs = asyncio.run(
+        DocsService(tmp_path / "cache").module_docs(entry, entry.versions.releases[0])
+    )
+    assert [i.name for i in docs.root.inputs] == ["cidr"]
+    assert [(p.path, p.message) for p in docs.root.problems] == [
+        ("net/vpc/broken.tf", "syntax error at line 2, column 1: unexpected end of file")
+    ]
+    assert [s.path for s in docs.submodules] == ["modules/subnet"]
+
+
+def test_the_disk_cache_serves_a_second_service_and_a_corrupt_file_is_rebuilt(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.release("v1.0.0", VPC)
+    entry = _entry(_registry(write_catalog, repo))
+    release = entry.versions.releases[0]
+    first = DocsService(tmp_path / "cache")
+    built = asyncio.run(first.module_docs(entry, release))
+    assert first.builds == 1
+    assert asyncio.run(first.module_docs(entry, release)) is built  # from memory
+
+    files = list((tmp_path / "cache" / "docs").rglob("*.json"))
+    assert len(files) == 1
+    second = DocsService(tmp_path / "cache")
+    assert second.known(entry, release) is None  # memory only: nothing read yet
+    assert asyncio.run(second.module_docs(entry, release)) == built
+    assert second.builds == 0  # read from disk
+    assert second.known(entry, release) == built
+
+    for corrupt in (b"", b'{"format": 1, "folder": "", "docs": {"commit": 3}}', b"\xff{"):
+        files[0].write_bytes(corrupt)
+        third = DocsService(tmp_path / "cache")
+        assert asyncio.run(third.module_docs(entry, release)) == built
+        assert third.builds == 1
+    files[0].write_text(files[0].read_text().replace('"format":1', '"format":0'))
+    assert (
+        DocsService(tmp_path / "cache").disk.load(files[0].parent.name, release.commit, "") is None
+    )  # another format: rebuilt
+
+
+def test_concurrent_asks_share_one_build(tmp_path: Path, write_catalog: WriteCatalog) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.release("v1.0.0", VPC)
+    entry = _entry(_registry(write_catalog, repo))
+    release = entry.versions.releases[0]
+    service = DocsService(tmp_path / "cache")
+    gate = threading.Event()
+    original = service._build
+
+    def held(*args: object) -> object:
+        assert gate.wait(30)  # every ask arrives while the first build is under way
+        return original(*args)  # type: ignore[arg-type]
+
+    service._build = held  # type: ignore[method-assign,assignment]
+
+    async def asks() -> list[object]:
+        tasks = [asyncio.create_task(service.module_docs(entry, release)) for _ in range(20)]
+        await asyncio.sleep(0)
+        gate.set()
+        return list(await asyncio.gather(*tasks))
+
+    answers = asyncio.run(asks())
+    assert service.builds == 1
+    assert all(a is answers[0] for a in answers)
+
+
+def test_a_commit_the_clone_lacks_is_a_source_error_and_not_cached(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.release("v1.0.0", VPC)
+    entry = _entry(_registry(write_catalog, repo))
+    service = DocsService(tmp_path / "cache")
+    missing = Release("9.9.9", "v9.9.9", "0" * 40)
+    with pytest.raises(SourceError):
+        asyncio.run(service.module_docs(entry, missing))
+    assert service.known(entry, missing) is None
+    assert not list((tmp_path / "cache" / "docs").rglob("*.json"))
+
+
+def test_warming_puts_each_latest_version_in_memory(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    repos = []
+    for name in ("one", "two", "three"):
+        repo = GitRepo(tmp_path / name)
+        repo.release("v1.0.0", {"README.md": f"Module {name}.\n", "main.tf": ""})
+        repo.release("v1.1.0", {"README.md": f"Module {name}, newer.\n"})
+        repos.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {repo.path}}}\n")
+    registry = Registry(write_catalog("modules:\n" + "".join(repos)))
+    registry.refresh()
+    service = DocsService(tmp_path / "cache")
+    entries = registry.snapshot.index.entries()
+    assert asyncio.run(warm(service, entries)) == 3
+    for entry in entries:
+        latest = service.known(entry, entry.versions.releases[0])
+        assert latest is not None
+        assert latest.root.description == f"Module {entry.spec.address.name}, newer."
+        assert service.known(entry, entry.versions.releases[1]) is None  # only the latest
+    assert asyncio.run(warm(service, entries)) == 0  # all known: nothing to do
