@@ -156,7 +156,7 @@ def _list_modules(entries: Iterable[ModuleEntry]) -> tuple[ListedModule, ...]:
     listed = []
     urls: dict[object, str | None] = {}
     for entry in entries:
-        release = _newest(entry.versions.releases)
+        release = newest(entry.versions.releases)
         if release is None:
             continue
         spec = entry.spec
@@ -182,7 +182,7 @@ def _list_modules(entries: Iterable[ModuleEntry]) -> tuple[ListedModule, ...]:
 def _providers_of(entries: Iterable[ProviderEntry]) -> list[ListedProvider]:
     listed = []
     for entry in entries:
-        release = _newest(entry.releases)
+        release = newest(entry.releases)
         if release is None:
             continue
         spec = entry.spec
@@ -194,7 +194,7 @@ def _providers_of(entries: Iterable[ProviderEntry]) -> list[ListedProvider]:
     return listed
 
 
-def _newest(releases: Sequence[_R]) -> _R | None:
+def newest(releases: Sequence[_R]) -> _R | None:
     """The first (newest) release that is not a prerelease; the newest, when all are."""
     for release in releases:
         try:

@@ -58,8 +58,7 @@ async def listing_for(request: Request) -> Listing:
         specs += [e.spec for e in providers.entries()]
         closed = [s for s in specs if not may_read(_namespace(s))]
         opened = await _git_opened(request, gate, reader, closed)
-    docs: KnownDocs | None = getattr(state, "docs", None)
-    return readable_listing(snapshot, providers, may_read, describer(docs), opened)
+    return readable_listing(snapshot, providers, may_read, describer(state.docs), opened)
 
 
 async def _git_opened(
