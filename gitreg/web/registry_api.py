@@ -177,7 +177,7 @@ def _systems(request: Request, entry: ModuleEntry, principal: Principal | None) 
 def _matches(
     module: ListedModule, namespace: str | None, name: str | None, system: str | None
 ) -> bool:
-    ns, n, sys = module.entry.spec.address.key
+    ns, n, sys = module.key
     return (
         (namespace is None or ns == namespace)
         and (name is None or n == name)
