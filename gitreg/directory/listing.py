@@ -21,8 +21,9 @@ from gitreg.tags import parse_version
 
 _R = TypeVar("_R", Release, ProviderRelease)
 
-# The description of a module version (the README's first paragraph, once its docs are built).
-Describe = Callable[[ModuleEntry, Release], str]
+# The description of a module version (the README's first paragraph), or None while it is not
+# known yet (its docs are not built): asked again next time, where a text, even empty, is kept.
+Describe = Callable[[ModuleEntry, Release], str | None]
 # What a reader may open beyond its namespaces: with auth.git, a repository whose Git server
 # accepted its token.
 Opened = Callable[[ModuleSpec | ProviderSpec], bool]
@@ -38,6 +39,7 @@ class ListedModule:
     repository_url: str | None  # where people read the repository, when it can be told
     entry: ModuleEntry
     release: Release  # the release `version` names
+    key: tuple[str, str, str] = ("", "", "")  # namespace, name and system in lower case
 
     @property
     def address(self) -> str:
@@ -97,7 +99,7 @@ class Listing:
 
     def module(self, namespace: str, name: str, system: str) -> ListedModule | None:
         key = (namespace.lower(), name.lower(), system.lower())
-        return next((m for m in self.modules if m.entry.spec.address.key == key), None)
+        return next((m for m in self.modules if m.key == key), None)
 
 
 def readable_listing(
@@ -119,9 +121,10 @@ def readable_listing(
             allowed = answers[key] = may_read(namespace)
         return allowed or (opened is not None and opened(spec))
 
+    built = _built.of(snapshot.index, describe)
     modules = tuple(
-        dataclasses.replace(m, description=describe(m.entry, m.release))
-        for m in _modules_of(snapshot.index)
+        built.described(i, describe)
+        for i, m in enumerate(built.modules)
         if readable(m.namespace, m.entry.spec)
     )
     listed = tuple(
@@ -131,32 +134,58 @@ def readable_listing(
 
 
 class _Built:
-    """The modules of the index served last, listed: rebuilt only when a sync swaps it."""
+    """The modules of one index, listed, and those already described: a module version's
+    description never changes once its docs are built (they are per commit), so it is asked
+    for until there is one, then kept. Replaced when a sync swaps the index."""
+
+    def __init__(self, index: VersionIndex | None, describe: Describe | None) -> None:
+        self.index, self.describe = index, describe
+        self.modules = _list_modules(index.entries()) if index is not None else ()
+        self._described: dict[int, ListedModule] = {}
+
+    def described(self, position: int, describe: Describe) -> ListedModule:
+        known = self._described.get(position)
+        if known is not None:
+            return known
+        module = self.modules[position]
+        text = describe(module.entry, module.release)
+        if text is None:
+            return module
+        described = module if not text else dataclasses.replace(module, description=text)
+        self._described[position] = described
+        return described
+
+
+class _Last:
+    """The listing built last; a request that lists under the same index reuses it."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.index: VersionIndex | None = None
-        self.modules: tuple[ListedModule, ...] = ()
+        self._lock = threading.Lock()
+        self._built = _Built(None, None)
+
+    def of(self, index: VersionIndex, describe: Describe) -> _Built:
+        with self._lock:
+            built = self._built
+        if built.index is index and built.describe is describe:
+            return built
+        if built.index is index:  # another describer (tests): the same modules, described anew
+            fresh = _Built(None, describe)
+            fresh.index, fresh.modules = index, built.modules
+        else:
+            fresh = _Built(index, describe)
+        with self._lock:
+            self._built = fresh
+        return fresh
 
 
-_built = _Built()
-
-
-def _modules_of(index: VersionIndex) -> tuple[ListedModule, ...]:
-    with _built.lock:
-        if _built.index is index:
-            return _built.modules
-    modules = _list_modules(index.entries())
-    with _built.lock:
-        _built.index, _built.modules = index, modules
-    return modules
+_built = _Last()
 
 
 def _list_modules(entries: Iterable[ModuleEntry]) -> tuple[ListedModule, ...]:
     listed = []
     urls: dict[object, str | None] = {}
     for entry in entries:
-        release = _newest(entry.versions.releases)
+        release = newest(entry.versions.releases)
         if release is None:
             continue
         spec = entry.spec
@@ -173,16 +202,17 @@ def _list_modules(entries: Iterable[ModuleEntry]) -> tuple[ListedModule, ...]:
                 urls[spec.repo],
                 entry,
                 release,
+                address.key,
             )
         )
-    listed.sort(key=lambda m: m.entry.spec.address.key)
+    listed.sort(key=lambda m: m.key)
     return tuple(listed)
 
 
 def _providers_of(entries: Iterable[ProviderEntry]) -> list[ListedProvider]:
     listed = []
     for entry in entries:
-        release = _newest(entry.releases)
+        release = newest(entry.releases)
         if release is None:
             continue
         spec = entry.spec
@@ -194,7 +224,7 @@ def _providers_of(entries: Iterable[ProviderEntry]) -> list[ListedProvider]:
     return listed
 
 
-def _newest(releases: Sequence[_R]) -> _R | None:
+def newest(releases: Sequence[_R]) -> _R | None:
     """The first (newest) release that is not a prerelease; the newest, when all are."""
     for release in releases:
         try:

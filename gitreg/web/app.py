@@ -20,7 +20,7 @@ from starlette.types import ASGIApp
 from gitreg.docs.warming import keep_warm
 from gitreg.modules.downloads import ARCHIVES_PREFIX
 from gitreg.ops.readiness import readiness
-from gitreg.web import discovery, modules, pages, signin, status, webhooks
+from gitreg.web import discovery, modules, pages, registry_api, signin, status, webhooks
 from gitreg.web import mirror as mirror_routes
 from gitreg.web import providers as provider_routes
 from gitreg.web.bodies import BufferedBodies
@@ -101,6 +101,15 @@ def create_app(
         Route("/.well-known/terraform.json", discovery.terraform_json),
         Route(f"{_MODULE}/versions", modules.versions),
         Route(f"{_MODULE}/{{version}}/download", modules.download),
+        # The registry API, after the two routes Terraform uses: `versions` and a version's
+        # `download` must never be read as a version, and `search` never as a namespace.
+        Route("/v1/modules", registry_api.list_modules),
+        Route("/v1/modules/search", registry_api.search_modules),
+        Route("/v1/modules/{namespace}", registry_api.list_modules),
+        Route("/v1/modules/{namespace}/{name}", registry_api.module_systems),
+        Route(_MODULE, registry_api.latest),
+        Route(f"{_MODULE}/download", registry_api.download_latest),
+        Route(f"{_MODULE}/{{version}}", registry_api.version),
         Route(
             f"{ARCHIVES_PREFIX}/{{namespace}}/{{name}}/{{system}}/{{file}}",
             modules.archive,

@@ -5,6 +5,7 @@ auth:), with one what it reads; a bad token is a 401, as everywhere."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Iterable
 from typing import Protocol
@@ -34,13 +35,15 @@ class KnownDocs(Protocol):
     def known(self, entry: ModuleEntry, release: Release) -> ModuleDocs | None: ...
 
 
+@functools.lru_cache(maxsize=8)
 def describer(docs: KnownDocs | None) -> Describe:
     """A module version's description: its README's first paragraph, once its docs are built
-    (a list never waits for a build; the description shows up once one has run)."""
+    (a list never waits for a build; the description shows up once one has run). One per docs
+    service, so the directory keeps what it described."""
 
-    def describe(entry: ModuleEntry, release: Release) -> str:
+    def describe(entry: ModuleEntry, release: Release) -> str | None:
         found = docs.known(entry, release) if docs is not None else None
-        return found.root.description if found is not None else ""
+        return found.root.description if found is not None else None
 
     return describe
 
@@ -58,8 +61,7 @@ async def listing_for(request: Request) -> Listing:
         specs += [e.spec for e in providers.entries()]
         closed = [s for s in specs if not may_read(_namespace(s))]
         opened = await _git_opened(request, gate, reader, closed)
-    docs: KnownDocs | None = getattr(state, "docs", None)
-    return readable_listing(snapshot, providers, may_read, describer(docs), opened)
+    return readable_listing(snapshot, providers, may_read, describer(state.docs), opened)
 
 
 async def _git_opened(

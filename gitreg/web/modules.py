@@ -26,29 +26,27 @@ ON_MISS_WAIT = 5.0  # seconds; Terraform gives up on a registry after 10
 
 
 async def versions(request: Request) -> Response:
-    snapshot, entry, _ = await _admitted(request)
+    snapshot, entry, _ = await admitted(request)
     fresh = state_of(request).fresh_reads
     if fresh.due(entry.spec.repo):  # a tag pushed a moment ago is listed without a webhook
         await fresh.check(entry.spec.repo)
         snapshot, entry = _read(request)
-    _versions_known(request, snapshot, entry)
+    versions_known(request, snapshot, entry)
     listed = [{"version": r.version} for r in entry.versions.releases]
     return JSONResponse({"modules": [{"versions": listed}]})
 
 
 async def download(request: Request) -> Response:
-    snapshot, entry, principal = await _admitted(request)
+    snapshot, entry, principal = await admitted(request)
     text = request.path_params["version"]
-    release = _release(entry, text)
+    release = release_of(entry, text)
     if release is None and await _refreshed_on_miss(request, entry):
         snapshot, entry = _read(request)
-        release = _release(entry, text)
+        release = release_of(entry, text)
     if release is None:
-        _versions_known(request, snapshot, entry)
+        versions_known(request, snapshot, entry)
         newest = ", ".join(r.version for r in entry.versions.releases[:5]) or "none"
-        raise NotFound(
-            f"{entry.spec.address} has no version {_normalised(text)} (newest: {newest})"
-        )
+        raise NotFound(f"{entry.spec.address} has no version {normalised(text)} (newest: {newest})")
     location = entry.location(release)
     body: dict[str, object] = {"location": location}
     if access.is_private(request, entry.spec.address.namespace) and location.startswith("/"):
@@ -81,7 +79,7 @@ async def archive(request: Request) -> Response:
     return FileResponse(path, media_type="application/gzip", headers=headers)
 
 
-async def _admitted(
+async def admitted(
     request: Request,
 ) -> tuple[RegistrySnapshot, ModuleEntry, Principal | None]:
     """`_read`, once the request is admitted to the module's namespace: before anything is
@@ -117,7 +115,7 @@ def _read(request: Request) -> tuple[RegistrySnapshot, ModuleEntry]:
     return snapshot, entry
 
 
-def _versions_known(request: Request, snapshot: RegistrySnapshot, entry: ModuleEntry) -> None:
+def versions_known(request: Request, snapshot: RegistrySnapshot, entry: ModuleEntry) -> None:
     """No versions must mean "none", never "we could not reach Git": a client told so (503,
     Retry-After) tries again rather than concluding the module has no version."""
     if entry.versions.releases:
@@ -130,12 +128,12 @@ def _versions_known(request: Request, snapshot: RegistrySnapshot, entry: ModuleE
         )
 
 
-def _release(entry: ModuleEntry, text: str) -> Release | None:
+def release_of(entry: ModuleEntry, text: str) -> Release | None:
     release = entry.by_version.get(text)  # the common case: exactly as listed
-    return release or entry.by_version.get(_normalised(text))
+    return release or entry.by_version.get(normalised(text))
 
 
-def _normalised(text: str) -> str:
+def normalised(text: str) -> str:
     try:
         return str(parse_version(text.removeprefix("v")))
     except ValueError as exc:

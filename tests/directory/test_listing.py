@@ -113,3 +113,26 @@ def test_web_urls(url: str, web: str | None) -> None:
 
 def test_a_local_repository_has_no_web_url(tmp_path: Path) -> None:
     assert web_url(RepoLocation.parse(str(tmp_path), tmp_path)) is None
+
+
+def test_a_description_is_asked_for_until_known_then_kept(served: Served) -> None:
+    asked: list[str] = []
+    built: set[str] = set()
+
+    def describe(entry: ModuleEntry, release: Release) -> str | None:
+        name = entry.spec.address.name
+        asked.append(name)
+        if name not in built:
+            return None  # its docs are not built yet
+        return "" if name == "dns" else f"about {name}"
+
+    def listing() -> Listing:
+        snapshot = served.registry.snapshot
+        return readable_listing(snapshot, served.providers, lambda ns: True, describe)
+
+    assert [m.description for m in listing().modules] == ["", "", "", ""]
+    built.update({"vpc", "dns"})
+    assert [m.description for m in listing().modules] == ["", "", "", "about vpc"]
+    asked.clear()
+    listing()
+    assert sorted(asked) == ["naming", "web-vpc"]  # vpc's and dns's (none) are kept

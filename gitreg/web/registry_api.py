@@ -1,0 +1,199 @@
+"""The registry API beyond what Terraform needs, shaped like the public registry's: lists and
+search of the modules a requester may read, and a version's documentation from its code.
+
+Lists are filtered, never refused (`web/listings.py`); a module's own routes go through the
+gate as `versions` does, before anything is looked up."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Mapping
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from gitreg.address import name_problem, system_problem
+from gitreg.auth.principal import Principal
+from gitreg.directory.listing import ListedModule, newest
+from gitreg.directory.repository_url import web_url
+from gitreg.directory.search import query_problem, search
+from gitreg.docs.service import DocsService
+from gitreg.errors import ClientError, NotFound
+from gitreg.modules.index import ModuleEntry
+from gitreg.modules.resolve import Release
+from gitreg.web import access
+from gitreg.web.listings import listing_for
+from gitreg.web.modules import admitted, normalised, release_of, versions_known
+from gitreg.web.registry_json import Json, details_json, module_json, page_meta
+from gitreg.web.state import state_of
+
+DEFAULT_LIMIT = 15  # as the public registry
+MAX_LIMIT = 100
+MAX_OFFSET = 1_000_000
+_DIGITS = re.compile(r"[0-9]{1,9}")
+
+
+def _docs(request: Request) -> DocsService:
+    return state_of(request).docs
+
+
+async def list_modules(request: Request) -> Response:
+    """GET /v1/modules and /v1/modules/:namespace (offset, limit, provider, verified)."""
+    namespace = request.path_params.get("namespace")
+    if namespace is not None:
+        _check_name(namespace, "namespace")
+    return await _listed(request, "", namespace)
+
+
+async def search_modules(request: Request) -> Response:
+    """GET /v1/modules/search?q= (offset, limit, namespace, provider, verified)."""
+    query = request.query_params.get("q")
+    if query is None or not query.strip():
+        raise ClientError("search needs a query: ?q=words")
+    problem = query_problem(query)
+    if problem:
+        raise ClientError(problem)
+    return await _listed(request, query, None)
+
+
+async def module_systems(request: Request) -> Response:
+    """GET /v1/modules/:namespace/:name: the newest version of the module for each system."""
+    namespace, name = request.path_params["namespace"], request.path_params["name"]
+    _check_name(namespace, "namespace")
+    _check_name(name, "name")
+    return await _listed(request, "", namespace, name)
+
+
+async def latest(request: Request) -> Response:
+    """GET /v1/modules/:namespace/:name/:system: the newest version, with its docs."""
+    entry, principal = await _module(request)
+    release = newest(entry.versions.releases)
+    if release is None:
+        raise NotFound(f"{entry.spec.address} has no version yet")
+    return JSONResponse(await _details(request, entry, release, principal))
+
+
+async def version(request: Request) -> Response:
+    """GET /v1/modules/:namespace/:name/:system/:version, with its docs."""
+    entry, principal = await _module(request)
+    text = request.path_params["version"]
+    release = release_of(entry, text)
+    if release is None:
+        raise NotFound(f"{entry.spec.address} has no version {normalised(text)}")
+    return JSONResponse(await _details(request, entry, release, principal))
+
+
+async def download_latest(request: Request) -> Response:
+    """GET /v1/modules/:namespace/:name/:system/download: to the newest version's download."""
+    entry, _ = await _module(request)
+    release = newest(entry.versions.releases)
+    if release is None:
+        raise NotFound(f"{entry.spec.address} has no version yet")
+    return RedirectResponse(
+        f"{request.url.path.removesuffix('/download')}/{release.version}/download", 302
+    )
+
+
+async def _listed(
+    request: Request, query: str, namespace: str | None, name: str | None = None
+) -> Response:
+    params = request.query_params
+    limit = _int(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    offset = _int(params, "offset", 0, 0, MAX_OFFSET)
+    kept: dict[str, str] = {"q": query} if query else {}
+    if namespace is None and (namespace := params.get("namespace")) is not None:
+        _check_name(namespace, "namespace")
+        kept["namespace"] = namespace
+    system = params.get("provider")
+    if system is not None:
+        system = system.lower()
+        if problem := system_problem(system):
+            raise ClientError(f"provider: {problem}")
+        kept["provider"] = system
+    verified = params.get("verified")
+    if verified is not None:
+        if verified not in ("true", "false"):
+            raise ClientError(f"verified must be true or false, not {verified!r}")
+        kept["verified"] = verified
+    listing = await listing_for(request)
+    modules = search(listing, query) if query else list(listing.modules)
+    key = (
+        namespace.lower() if namespace is not None else None,
+        name.lower() if name is not None else None,
+        system,
+    )
+    if verified == "true":
+        modules = []  # nothing here is verified
+    modules = [m for m in modules if _matches(m, *key)]
+    page = modules[offset : offset + limit]
+    times = await asyncio.gather(*(_docs(request).commit_times(m.entry) for m in page))
+    body = {
+        "meta": page_meta(request.url.path, kept, limit, offset, len(modules)),
+        "modules": [
+            module_json(
+                m.entry, m.release, m.description, m.repository_url, t.get(m.release.commit)
+            )
+            for m, t in zip(page, times, strict=True)
+        ],
+    }
+    return JSONResponse(body)
+
+
+async def _module(request: Request) -> tuple[ModuleEntry, Principal | None]:
+    """The module of the path, once the gate admits the request to its namespace; its versions
+    must be known (503 while its repository was never fetched, as `versions`)."""
+    snapshot, entry, principal = await admitted(request)
+    versions_known(request, snapshot, entry)
+    return entry, principal
+
+
+async def _details(
+    request: Request, entry: ModuleEntry, release: Release, principal: Principal | None
+) -> Json:
+    docs_source = _docs(request)
+    docs, times = await asyncio.gather(
+        docs_source.module_docs(entry, release), docs_source.commit_times(entry)
+    )
+    summary = module_json(
+        entry, release, docs.root.description, web_url(entry.spec.repo), times.get(release.commit)
+    )
+    versions = [r.version for r in entry.versions.releases]
+    return details_json(summary, docs, _systems(request, entry, principal), versions)
+
+
+def _systems(request: Request, entry: ModuleEntry, principal: Principal | None) -> list[str]:
+    """The systems the module has in its namespace; only its own when the reader was let in by
+    its repository's Git server rather than the namespace (the others may be elsewhere)."""
+    address = entry.spec.address
+    if not access.may_read(request, principal)(address.namespace):
+        return [address.system]
+    index = state_of(request).registry.snapshot.index
+    key = (address.namespace.lower(), address.name.lower())
+    systems = {e.spec.address.system for e in index.entries() if e.spec.address.key[:2] == key}
+    return sorted(systems | {address.system})
+
+
+def _matches(
+    module: ListedModule, namespace: str | None, name: str | None, system: str | None
+) -> bool:
+    ns, n, sys = module.key
+    return (
+        (namespace is None or ns == namespace)
+        and (name is None or n == name)
+        and (system is None or sys == system)
+    )
+
+
+def _int(params: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    text = params.get(name)
+    if text is None:
+        return default
+    if not _DIGITS.fullmatch(text) or not low <= int(text) <= high:
+        raise ClientError(f"{name} must be a whole number from {low} to {high}, not {text[:40]!r}")
+    return int(text)
+
+
+def _check_name(value: str, what: str) -> None:
+    if problem := name_problem(value, what):
+        raise ClientError(problem)

@@ -1,0 +1,141 @@
+"""The registry API's JSON, in the shapes the public registry documents (module objects, a
+version's root, submodules and examples, `meta` paging), with gitreg's own fields added beside
+theirs: the tag and commit, `sensitive`, `nullable`, `deprecated`, and files that did not parse."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from posixpath import basename
+from typing import Any
+from urllib.parse import urlencode
+
+from gitreg.docs.model import FolderDocs, ModuleDocs, ProviderRequirement
+from gitreg.modules.index import ModuleEntry
+from gitreg.modules.resolve import Release
+
+Json = dict[str, Any]
+
+
+def module_json(
+    entry: ModuleEntry,
+    release: Release,
+    description: str,
+    source: str | None,
+    published: int | None,
+) -> Json:
+    """A module version as the public registry lists one. `downloads` is always 0: gitreg does
+    not count downloads; `verified` is always false: there is no one here to verify."""
+    address = entry.spec.address
+    return {
+        "id": f"{address}/{release.version}",
+        "owner": "",
+        "namespace": address.namespace,
+        "name": address.name,
+        "version": release.version,
+        "provider": address.system,
+        "description": description,
+        "source": source or "",
+        "published_at": _timestamp(published),
+        "downloads": 0,
+        "verified": False,
+        "tag": release.tag,
+        "commit": release.commit,
+    }
+
+
+def details_json(summary: Json, docs: ModuleDocs, systems: list[str], versions: list[str]) -> Json:
+    """A module version with its documentation: the public registry's "get a specific module"."""
+    name = summary["name"]
+    return {
+        **summary,
+        "root": folder_json(docs.root, name),
+        "submodules": [folder_json(f) for f in docs.submodules],
+        "examples": [folder_json(f) for f in docs.examples],
+        "providers": systems,
+        "versions": versions,
+    }
+
+
+def folder_json(folder: FolderDocs, name: str = "") -> Json:
+    managed = [r for r in folder.resources if r.mode == "managed"]
+    data = [r for r in folder.resources if r.mode != "managed"]
+    return {
+        "path": folder.path,
+        "name": name or basename(folder.path),
+        "readme": folder.readme,
+        # The docs do not say whether a folder holds .tf files; one that declares nothing is
+        # as good as empty to a reader.
+        "empty": not (
+            folder.inputs
+            or folder.outputs
+            or folder.resources
+            or folder.module_calls
+            or folder.providers
+        ),
+        "inputs": [
+            {
+                "name": i.name,
+                "type": i.type,
+                "description": i.description,
+                "default": i.default,
+                "required": i.required,
+                "sensitive": i.sensitive,
+                "nullable": i.nullable,
+                "deprecated": i.deprecated,
+            }
+            for i in folder.inputs
+        ],
+        "outputs": [
+            {
+                "name": o.name,
+                "description": o.description,
+                "sensitive": o.sensitive,
+                "deprecated": o.deprecated,
+            }
+            for o in folder.outputs
+        ],
+        "dependencies": [
+            {"name": c.name, "source": c.source, "version": c.version} for c in folder.module_calls
+        ],
+        "provider_dependencies": [_provider(p) for p in folder.providers],
+        "resources": [{"name": r.name, "type": r.type} for r in managed],
+        "data_sources": [{"name": r.name, "type": r.type} for r in data],
+        "problems": [{"path": p.path, "message": p.message} for p in folder.problems],
+    }
+
+
+def _provider(requirement: ProviderRequirement) -> Json:
+    """`source` as written (`hashicorp/aws`, or with a host); `namespace` is its second-to-last
+    part, empty when the source is not given."""
+    parts = requirement.source.split("/") if requirement.source else []
+    return {
+        "name": requirement.name,
+        "namespace": parts[-2] if len(parts) >= 2 else "",
+        "source": requirement.source,
+        "version": requirement.version,
+    }
+
+
+def _timestamp(published: int | None) -> str | None:
+    if published is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(published))
+
+
+def page_meta(path: str, params: Mapping[str, str], limit: int, offset: int, total: int) -> Json:
+    """The public registry's `meta`: next_* only when there is more, prev_* only past the start;
+    the URLs keep the request's (validated) filters."""
+    meta: Json = {"limit": limit, "current_offset": offset}
+    if offset + limit < total:
+        meta["next_offset"] = offset + limit
+        meta["next_url"] = _url(path, params, limit, offset + limit)
+    if offset > 0:
+        previous = max(0, min(offset, total) - limit)
+        meta["prev_offset"] = previous
+        meta["prev_url"] = _url(path, params, limit, previous)
+    return meta
+
+
+def _url(path: str, params: Mapping[str, str], limit: int, offset: int) -> str:
+    return f"{path}?{urlencode({**params, 'limit': limit, 'offset': offset})}"
