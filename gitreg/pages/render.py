@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime
 import hashlib
 import threading
-from collections.abc import Hashable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -65,25 +64,28 @@ class Pages:
     def __init__(self) -> None:
         self.env = _environment()
         self.static = _static()
-        # A list's items change far less often than it is shown: each is rendered once for
-        # its values (a frozen, hashable view), then joined. Forgotten all at once when full.
-        self._fragments: dict[tuple[str, Hashable], Markup] = {}
+        # A list's items change far less often than it is shown: each is rendered once, then
+        # joined. The directory keeps its listed modules until a sync swaps the index, so an
+        # item is found by identity (the value itself is kept, so that its id is not reused).
+        # Forgotten all at once when full.
+        self._fragments: dict[tuple[str, int], tuple[object, Markup]] = {}
         self._lock = threading.Lock()
         self.env.globals["fragment"] = self.fragment
         # The stylesheet's and script's URLs change with their content: cached for a year.
         self.env.globals["asset"] = lambda name: f"/static/{name}?v={self.static[name].etag[1:9]}"
 
-    def fragment(self, template: str, item: Hashable) -> Markup:
-        """`template` rendered with `item`, remembered for the same values."""
-        key = (template, item)
+    def fragment(self, template: str, item: object) -> Markup:
+        """`template` rendered with `item` (an immutable value), remembered for that value."""
+        key = (template, id(item))
         found = self._fragments.get(key)
-        if found is None:
-            found = Markup(self.env.get_template(template).render(item=item))
-            with self._lock:
-                if len(self._fragments) >= FRAGMENTS:
-                    self._fragments.clear()
-                self._fragments[key] = found
-        return found
+        if found is not None and found[0] is item:
+            return found[1]
+        html = Markup(self.env.get_template(template).render(item=item))
+        with self._lock:
+            if len(self._fragments) >= FRAGMENTS:
+                self._fragments.clear()
+            self._fragments[key] = (item, html)
+        return html
 
     def render(self, template: str, **values: Any) -> str:
         return self.env.get_template(template).render(**values)

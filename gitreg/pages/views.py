@@ -7,7 +7,6 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gitreg.directory.listing import NamespaceGroup
 from gitreg.docs.model import ModuleDocs, ParseProblem
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
@@ -163,45 +162,3 @@ def provider_page(hostname: str, entry: ProviderEntry, keys: Sequence[PublicKey]
         keys=tuple(keys),
         problems=entry.problems,
     )
-
-
-@dataclass(frozen=True)
-class ListItem:
-    title: str
-    url: str
-    kind: str  # "module" or "provider"
-    version: str
-    description: str
-
-
-@dataclass(frozen=True)
-class Group:
-    namespace: str
-    items: tuple[ListItem, ...]
-
-
-def list_groups(groups: Sequence[NamespaceGroup]) -> list[Group]:
-    shown = []
-    for group in groups:
-        items = [
-            ListItem(
-                f"{m.name}/{m.system}",
-                f"/modules/{m.namespace}/{m.name}/{m.system}",
-                "module",
-                m.version,
-                m.description,
-            )
-            for m in group.modules
-        ]
-        items += [
-            ListItem(
-                p.type,
-                f"/providers/{p.namespace}/{p.type}",
-                "provider",
-                p.version,
-                p.description,
-            )
-            for p in group.providers
-        ]
-        shown.append(Group(group.namespace, tuple(items)))
-    return shown

@@ -20,7 +20,7 @@ from gitreg.errors import ClientError, GitregError, NotFound, Unauthorized
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.pages.render import PAGES
-from gitreg.pages.views import latest_release, list_groups, module_page, provider_page
+from gitreg.pages.views import latest_release, module_page, provider_page
 from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.errors import client_status
@@ -106,7 +106,7 @@ async def home(request: Request) -> Response:
             )
         except ValueError as exc:
             raise ClientError(str(exc)) from exc
-    groups = list_groups(listing.namespaces())
+    groups = listing.namespaces()
     count = len(listing.modules) + len(listing.providers)
     reader = await access.reader_of(request)
     return html(request, "home.html", groups=groups, query=query, count=count, reader=reader)
