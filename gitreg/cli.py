@@ -1,4 +1,4 @@
-"""The `gitreg` command: serve, check, list, accept, mirror sync, demo, cert."""
+"""The `gitreg` command: serve, check, list, docs, accept, mirror sync, demo, cert."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from gitreg.auth.tokens import digest, new_token
 from gitreg.catalog.auth import TOKEN_NAME
 from gitreg.catalog.load import load_catalog, parse_listen
 from gitreg.catalog.model import SECRET_USES, Catalog, Listen, SecretUse, TlsFiles
+from gitreg.docs.service import DocsService
 from gitreg.errors import ClientError, ConfigError, OriginError, SourceError, StartupError
 from gitreg.freshness.watching import reread_catalog
 from gitreg.git.clone import BareClone, move_old_clones
@@ -32,6 +33,7 @@ from gitreg.mirror.prefetch import sync
 from gitreg.mirror.readthrough import ReadThrough
 from gitreg.modules.archive_cache import ArchiveCache
 from gitreg.modules.sync import Registry
+from gitreg.ops.docs_text import print_docs
 from gitreg.ops.listing import print_listing
 from gitreg.providers.hashes import HashCache
 from gitreg.providers.hosted import Providers
@@ -45,6 +47,7 @@ from gitreg.server import (
     serve_until_signalled,
     stop_child_processes,
 )
+from gitreg.tags import parse_version
 from gitreg.web.app import create_app
 from gitreg.web.state import RegistryState
 from gitreg.workers import run_workers
@@ -274,6 +277,66 @@ def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
     return 0
 
 
+def docs(catalog: Catalog, args: argparse.Namespace) -> int:
+    """`gitreg docs NS/NAME/SYSTEM [VERSION]`: a version's documentation (default: the latest),
+    from the clone a server on this cache_dir uses (fetched when missing, or with --fetch)."""
+    parts = args.module.split("/")
+    spec = next(
+        (
+            m
+            for m in catalog.modules
+            if len(parts) == 3 and m.address.key == tuple(p.lower() for p in parts)
+        ),
+        None,
+    )
+    if spec is None:
+        print(f"{args.module!r}: no such module in {catalog.source}", file=sys.stderr)
+        if len(parts) != 3:
+            print("give the module as NAMESPACE/NAME/SYSTEM", file=sys.stderr)
+        return 2
+    registry = Registry(catalog)
+    try:
+        clone = registry.snapshot.clones[spec.repo]
+        fetch = not args.offline and (args.fetch or not clone.exists())
+        registry.sync_repo(spec.repo, "cli", fetch=fetch)
+        entry = registry.snapshot.index.get(*spec.address.key)
+        releases = entry.versions.releases if entry else ()
+        if entry is None or not releases:
+            why = registry.status[spec.repo].last_error or "no tag fits its templates"
+            print(f"{spec.address} has no versions: {why}", file=sys.stderr)
+            return 2
+        wanted = _version(args.version) if args.version else releases[0].version
+        release = entry.by_version.get(wanted)
+        if release is None:
+            known = ", ".join(r.version for r in releases[:10])
+            more = ", ..." if len(releases) > 10 else ""
+            print(
+                f"{spec.address} has no version {args.version!r} (it has {known}{more})",
+                file=sys.stderr,
+            )
+            return 2
+        service = DocsService(catalog.cache_dir)
+        try:
+            module_docs = asyncio.run(service.module_docs(entry, release))
+        except SourceError as exc:
+            print(f"cannot read {spec.address} {release.version}: {exc}", file=sys.stderr)
+            return 1
+        finally:
+            service.close()
+    finally:
+        registry.shared.close()
+    print_docs(catalog.hostname, entry, release, module_docs)
+    return 0
+
+
+def _version(text: str) -> str:
+    """A version as the index keys it (`v1.2` → `1.2.0`), or as given when it is none."""
+    try:
+        return str(parse_version(text.removeprefix("v")))
+    except ValueError:
+        return text
+
+
 def accept(catalog: Catalog, args: argparse.Namespace) -> int:
     """An operator's decision on a moved tag: publish the commit it points at now."""
     if args.module.count("/") != 2:
@@ -429,6 +492,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("--offline", action="store_true", help="never fetch, not even new mirrors")
     sub.add_argument("--fetch", action="store_true", help="fetch every repository first")
+    sub = command(
+        "docs",
+        docs,
+        "show a module version's documentation: inputs, outputs, providers, submodules, examples",
+        "warning",
+        frozenset({"git", "state"}),
+    )
+    sub.add_argument("module", help="NAMESPACE/NAME/SYSTEM")
+    sub.add_argument("version", nargs="?", help="the version (default: the latest)")
+    sub.add_argument("--offline", action="store_true", help="never fetch, not even a new clone")
+    sub.add_argument("--fetch", action="store_true", help="fetch the module's repository first")
     sub = command(
         "accept",
         accept,

@@ -20,7 +20,7 @@ from gitreg.docs.model import (
     Resource,
 )
 from gitreg.docs.readme import description
-from gitreg.git.clone import DOC_FILE_MOST, DocFile
+from gitreg.git.trees import DOC_FILE_MOST, DocFile
 
 
 def module_docs(
@@ -77,7 +77,10 @@ class _Folder:
         except hcl.HclSyntaxError as exc:
             self.problems.append(ParseProblem(shown, str(exc)))
             return
-        self._read(body, shown)
+        try:
+            self._read(body, shown)
+        except Exception as exc:  # a shape nobody foresaw: this file's fault, not the module's
+            self.problems.append(ParseProblem(shown, f"cannot document: {exc!r}"[:300]))
 
     def _read(self, body: Mapping[str, Any], shown: str) -> None:
         for name, block in hcl.labelled(body, "variable"):

@@ -5,16 +5,19 @@ written when not converted), and documentation wants text people read, or HCL as
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping
 from typing import Any
 
 import hcl2
+from hcl2.parser import parser as hcl2_parser
 from hcl2.utils import SerializationOptions
 
 # Heredocs converted to strings (with `<<-` indentation removed, as Terraform does); comments
 # dropped; objects and tuples kept as Python values, so that blocks can be walked.
 _OPTIONS = SerializationOptions(with_comments=False, preserve_heredocs=False)
 
+_parser_lock = threading.Lock()
 _MARKERS = frozenset({"__is_block__", "__comments__", "__inline_comments__"})
 _ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.DOTALL)
 _SIMPLE = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
@@ -27,6 +30,8 @@ class HclSyntaxError(ValueError):
 
 def parse(text: str) -> dict[str, Any]:
     """A file's top-level blocks and attributes, as python-hcl2 reads them."""
+    with _parser_lock:  # built once (a quarter of a second), not by each first build at once
+        hcl2_parser()
     try:
         parsed: dict[str, Any] = hcl2.loads(text, serialization_options=_OPTIONS)
     except Exception as exc:  # lark raises a family of its own, and the odd ValueError
@@ -132,10 +137,10 @@ def _unescape(inner: str) -> str:
     def one(match: re.Match[str]) -> str:
         code = match.group(1)
         if code[0] in "uU" and len(code) > 1:
-            try:
-                return chr(int(code[1:], 16))
-            except ValueError:  # beyond Unicode
+            point = int(code[1:], 16)
+            if point > 0x10FFFF or 0xD800 <= point <= 0xDFFF:  # no character: left as written
                 return match.group(0)
+            return chr(point)
         return _SIMPLE.get(code, match.group(0))
 
     # `$${` and `%%{` are HCL's escapes of a literal `${` and `%{`.

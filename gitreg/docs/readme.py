@@ -18,7 +18,9 @@ _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~)(?=\S)(.+?)(?<=\S)\1")
 _CODE = re.compile(r"`+([^`]*)`+")
 _REFERENCE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s")
-_NOT_PROSE = re.compile(r"^\s{0,3}([-*+]\s|\d+[.)]\s|>|\||<|!\[|\[!\[|    |\t)")
+_NOT_PROSE = re.compile(r"^\s{0,3}([-*+]\s|\d+[.)]\s|>|<|\||    |\t)")
+_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>~|])")
+_HELD = 0xE000  # escaped characters wait in Unicode's private use area while markup goes
 
 
 def description(readme: str) -> str:
@@ -46,8 +48,9 @@ def description(readme: str) -> str:
             or (_SETEXT.match(following) and following.strip().startswith("="))
             or _REFERENCE.match(line)
             or _NOT_PROSE.match(line)
+            or not plain(line)
         ):
-            continue  # a heading, badges, a list or a table before any prose
+            continue  # a heading, badges, HTML, a list or a table before any prose
         if paragraph and (_HEADING.match(line) or _FENCE.match(line)):
             break
         if _SETEXT.match(following) and paragraph:
@@ -58,13 +61,14 @@ def description(readme: str) -> str:
 
 def plain(markdown: str) -> str:
     """Inline Markdown as plain text: images dropped, links their text, no emphasis or code."""
-    text = _IMAGE.sub("", markdown)
+    text = _ESCAPED.sub(lambda m: chr(_HELD + ord(m.group(1))), markdown)
+    text = _IMAGE.sub("", text)
     text = _LINK.sub(lambda m: m.group(1) or m.group(2) or "", text)
     text = _CODE.sub(lambda m: m.group(1), text)
     text = _HTML_TAG.sub("", text)
     for _ in range(3):  # nested emphasis: ***a*** and **_a_**
         text = _EMPHASIS.sub(lambda m: m.group(2), text)
-    text = re.sub(r"\\([\\`*_{}\[\]()#+\-.!])", r"\1", text)  # backslash escapes
+    text = re.sub("[\ue000-\ue07f]", lambda m: chr(ord(m.group(0)) - _HELD), text)
     return " ".join(html.unescape(text).split())
 
 

@@ -18,13 +18,14 @@ from pathlib import Path
 from gitreg.docs.cache import DocsCache
 from gitreg.docs.extract import module_docs
 from gitreg.docs.model import ModuleDocs
-from gitreg.git.clone import commit_times, doc_files
+from gitreg.errors import SourceError
+from gitreg.git.trees import commit_times, doc_files
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 
 log = logging.getLogger(__name__)
 
-BUILDERS = 4  # docs built at once
+BUILDERS = 3  # docs built at once (CPU-bound under the GIL: more threads would not go faster)
 REMEMBERED = 2048  # ModuleDocs kept in memory: a list's latest versions, and the pages just seen
 TIMES_REMEMBERED = 100_000  # commit times kept in memory (a commit's time never changes)
 
@@ -45,6 +46,7 @@ class DocsService:
         self._memory: OrderedDict[Key, ModuleDocs] = OrderedDict()
         self._building: dict[Key, Future[ModuleDocs]] = {}
         self._times: dict[tuple[str, str], int] = {}
+        self._closed = False
 
     async def module_docs(self, entry: ModuleEntry, release: Release) -> ModuleDocs:
         """The docs of `release`: from memory, from disk, or built (once, however many ask).
@@ -55,6 +57,12 @@ class DocsService:
         future = self.request(entry, release)
         # Shielded: a client that goes away must not cancel the build others wait for.
         return await asyncio.shield(asyncio.wrap_future(future))
+
+    def remember(self, at_least: int) -> None:
+        """Keep at least this many docs in memory (the warming asks for one per module, so a
+        list of every module finds each in `known`)."""
+        with self._lock:
+            self._remembered = max(self._remembered, at_least)
 
     def known(self, entry: ModuleEntry, release: Release) -> ModuleDocs | None:
         """The docs of `release` if they are in memory; never waits."""
@@ -74,6 +82,8 @@ class DocsService:
                 done: Future[ModuleDocs] = Future()
                 done.set_result(docs)
                 return done
+            if self._closed:
+                raise SourceError("the registry is stopping: no new docs are built")
             future = self._building.get(key)
             if future is None:
                 future = self._pool.submit(self._load_or_build, key)
@@ -99,6 +109,8 @@ class DocsService:
 
     def close(self) -> None:
         """No new builds; those under way finish on their threads."""
+        with self._lock:
+            self._closed = True
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _load_or_build(self, key: Key) -> ModuleDocs:
@@ -109,7 +121,7 @@ class DocsService:
             docs = self._build(Path(clone_path), commit, folder)
             try:
                 self.disk.store(clone, folder, docs)
-            except OSError as exc:  # a full disk: served all the same, built again next time
+            except (OSError, ValueError) as exc:  # a full disk: served all the same, built again
                 log.warning("cannot keep the docs of %s in the cache: %s", commit[:12], exc)
         with self._lock:
             self._memory[key] = docs
@@ -119,8 +131,13 @@ class DocsService:
         return docs
 
     def _build(self, clone_path: Path, commit: str, folder: str) -> ModuleDocs:
-        files = doc_files(clone_path, commit, folder)
-        when = commit_times(clone_path, [commit]).get(commit, 0)
+        try:
+            files = doc_files(clone_path, commit, folder)
+            when = commit_times(clone_path, [commit]).get(commit, 0)
+        except SourceError:
+            raise
+        except Exception as exc:  # a corrupt clone is one repository's fault, and a 503
+            raise SourceError(f"cannot read commit {commit[:12]} in the clone: {exc!r}") from exc
         with self._lock:
             self.builds += 1
         return module_docs(files, commit=commit, folder=folder, commit_time=when)

@@ -8,14 +8,14 @@ import asyncio
 import logging
 from collections.abc import Iterable
 
-from gitreg.docs.service import DocsService
+from gitreg.docs.service import REMEMBERED, DocsService
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.sync import Registry
 
 log = logging.getLogger(__name__)
 
 CHECK_EVERY = 1.0  # seconds between looks at which snapshot is served
-AT_ONCE = 2  # warming builds at a time: the others of the pool stay free for requests
+AT_ONCE = 1  # warming builds at a time: parsing holds the GIL, which requests need too
 
 
 async def keep_warm(
@@ -29,7 +29,13 @@ async def keep_warm(
         snapshot = registry.snapshot
         if snapshot is not seen:
             seen = snapshot
-            await warm(docs, snapshot.index.entries(), at_once=at_once)
+            entries = snapshot.index.entries()
+            # Room for every module's latest version, and as many pages again (the default).
+            docs.remember(len(entries) + REMEMBERED)
+            try:
+                await warm(docs, entries, at_once=at_once)
+            except Exception:  # a bug here must not end the warming for good
+                log.exception("warming the docs failed; trying again at the next swap")
         await asyncio.sleep(every)
 
 

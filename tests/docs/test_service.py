@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.docs.service import DocsService
-from gitreg.docs.warming import warm
+from gitreg.docs.warming import keep_warm, warm
 from gitreg.errors import SourceError
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
@@ -180,3 +180,27 @@ def test_warming_puts_each_latest_version_in_memory(
         assert latest.root.description == f"Module {entry.spec.address.name}, newer."
         assert service.known(entry, entry.versions.releases[1]) is None  # only the latest
     assert asyncio.run(warm(service, entries)) == 0  # all known: nothing to do
+
+
+def test_keep_warm_makes_room_for_every_module(tmp_path: Path, write_catalog: WriteCatalog) -> None:
+    lines = []
+    for name in ("one", "two", "three"):
+        repo = GitRepo(tmp_path / name)
+        repo.release("v1.0.0", {"README.md": f"Module {name}.\n"})
+        lines.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {repo.path}}}\n")
+    registry = Registry(write_catalog("modules:\n" + "".join(lines)))
+    registry.refresh()
+    service = DocsService(tmp_path / "cache", remembered=1)  # room for one, unless told
+    entries = registry.snapshot.index.entries()
+
+    async def warmed() -> None:
+        task = asyncio.create_task(keep_warm(service, registry, every=0.01))
+        for _ in range(3000):  # bounded: a deadline, not a measurement
+            if all(service.known(e, e.versions.releases[0]) for e in entries):
+                break
+            await asyncio.sleep(0.01)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(warmed())
+    assert all(service.known(e, e.versions.releases[0]) for e in entries)

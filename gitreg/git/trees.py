@@ -1,0 +1,103 @@
+"""What documentation reads of a commit: a module folder's `*.tf` files and README, and those
+of its submodules and examples, bounded; and commit times. dulwich, in-process: no subprocess
+per question, as for tags (`clone.py`)."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+from dulwich.errors import NotGitRepository
+from dulwich.objects import Blob, Commit, Tree
+from dulwich.repo import Repo
+
+from gitreg.errors import SourceError
+from gitreg.git.clone import folder_tree, open_repo
+
+
+class DocFile(NamedTuple):
+    """A file documentation is computed from: `path` relative to the folder asked for, and its
+    bytes, or None when it is over the size bound (left out, and said so)."""
+
+    path: str
+    data: bytes | None
+
+
+DOC_SUBFOLDERS = (b"modules", b"examples")
+DOC_FILE_MOST = 1 << 20  # bytes: a .tf or README larger than this is not read
+DOC_FILES_MOST = 2000  # files of one module's docs: beyond, the rest is not read
+
+
+def doc_files(
+    clone_path: Path, commit: str, folder: str, *, most: int = DOC_FILE_MOST
+) -> list[DocFile]:
+    """The `*.tf` files and README.md of `folder` at `commit`, and of each folder one level
+    under its `modules/` and `examples/`, in path order. Raises SourceError when the commit or
+    the folder is not in the clone."""
+    try:
+        with open_repo(clone_path) as repo:
+            return _doc_files(repo, commit, folder, most)
+    except NotGitRepository as exc:
+        raise SourceError(f"no clone at {clone_path.name}") from exc
+    except KeyError as exc:  # an object the clone lacks: a fetch may bring it
+        raise SourceError(f"commit {commit[:12]}: object {exc} missing from the clone") from exc
+
+
+def _doc_files(repo: Repo, commit: str, folder: str, most: int) -> list[DocFile]:
+    root = folder_tree(repo, commit, folder)
+    if root is None:
+        raise SourceError(f"commit {commit[:12]} has no folder {folder or '(root)'}")
+    folders: list[tuple[str, Tree]] = [("", root)]
+    for sub in DOC_SUBFOLDERS:
+        parent = _subtree(repo, root, sub)
+        for name, mode, sha in parent.iteritems(name_order=True) if parent else ():
+            child = repo[sha] if stat.S_ISDIR(mode) else None
+            if isinstance(child, Tree):
+                folders.append((f"{sub.decode()}/{name.decode('utf-8', 'replace')}", child))
+    files: list[DocFile] = []
+    for prefix, tree in folders:
+        for name, mode, sha in tree.iteritems(name_order=True):
+            text = name.decode("utf-8", "replace")
+            if not stat.S_ISREG(mode) or not _documents(text):
+                continue  # symbolic links and submodules lead outside the tree
+            if len(files) >= DOC_FILES_MOST:
+                return files
+            # dulwich reads a blob whole: the bound is on what is kept and parsed.
+            blob = repo[sha]
+            data = blob.as_raw_string() if isinstance(blob, Blob) else b""
+            path = f"{prefix}/{text}" if prefix else text
+            files.append(DocFile(path, data if len(data) <= most else None))
+    return files
+
+
+def _documents(name: str) -> bool:
+    return name.endswith(".tf") or name.lower() == "readme.md"
+
+
+def _subtree(repo: Repo, tree: Tree, name: bytes) -> Tree | None:
+    try:
+        mode, sha = tree[name]
+    except KeyError:
+        return None
+    sub = repo[sha] if stat.S_ISDIR(mode) else None
+    return sub if isinstance(sub, Tree) else None
+
+
+def commit_times(clone_path: Path, commits: Iterable[str]) -> dict[str, int]:
+    """Each commit's committer time (Unix seconds); commits not in the clone are left out."""
+    times: dict[str, int] = {}
+    try:
+        repo = Repo(str(clone_path))
+    except NotGitRepository:
+        return times  # no clone yet: no commit is known
+    with repo:
+        for commit in commits:
+            try:
+                obj = repo[commit.encode()]
+            except (KeyError, ValueError):
+                continue
+            if isinstance(obj, Commit):
+                times[commit] = int(obj.commit_time)
+    return times

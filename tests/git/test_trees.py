@@ -1,0 +1,64 @@
+"""What docs read of a commit: a folder's `*.tf` and README files, its submodules' and
+examples' one level down, nothing else; large files left out and said so; commit times."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gitreg.errors import SourceError
+from gitreg.git.trees import DocFile, commit_times, doc_files
+from tests.support.gitrepo import GitRepo
+
+
+def test_doc_files_of_a_folder(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.write(
+        {
+            "mod/main.tf": "a",
+            "mod/README.md": "r",
+            "mod/notes.txt": "no",
+            "mod/main.tf.json": "no",
+            "mod/big.tf": "x" * 101,
+            "mod/nested/deeper.tf": "no: only modules/ and examples/ are entered",
+            "mod/modules/one/main.tf": "m1",
+            "mod/modules/one/inner/deep.tf": "no: one level down only",
+            "mod/modules/README.md": "no: not a submodule",
+            "mod/examples/basic/readme.md": "e",
+            "mod/examples/basic/main.tf": "e1",
+            "other/main.tf": "no: another folder",
+        }
+    )
+    os.symlink("/etc/passwd", repo.path / "mod" / "link.tf")
+    commit = repo.commit()
+    files = doc_files(repo.path / ".git", commit, "mod", most=100)
+    assert files == [
+        DocFile("README.md", b"r"),
+        DocFile("big.tf", None),
+        DocFile("main.tf", b"a"),
+        DocFile("modules/one/main.tf", b"m1"),
+        DocFile("examples/basic/main.tf", b"e1"),
+        DocFile("examples/basic/readme.md", b"e"),
+    ]
+    root = doc_files(repo.path / ".git", commit, "")
+    assert root == []  # the repository's root holds no .tf of its own
+
+
+def test_a_missing_folder_commit_or_clone_is_a_source_error(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    commit = repo.release("v1", {"main.tf": ""})
+    with pytest.raises(SourceError, match="has no folder nope"):
+        doc_files(repo.path / ".git", commit, "nope")
+    with pytest.raises(SourceError, match="has no folder"):
+        doc_files(repo.path / ".git", "0" * 40, "")
+    with pytest.raises(SourceError, match="no clone"):
+        doc_files(tmp_path / "absent.git", commit, "")
+
+
+def test_commit_times(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    commit = repo.release("v1", {"main.tf": ""})
+    assert commit_times(repo.path / ".git", [commit, "f" * 40]) == {commit: 1700000000}
+    assert commit_times(tmp_path / "absent.git", [commit]) == {}
