@@ -7,6 +7,7 @@ gate as `versions` does, before anything is looked up."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Mapping
 
@@ -27,6 +28,8 @@ from gitreg.web.listings import listing_for
 from gitreg.web.modules import admitted, normalised, release_of, versions_known
 from gitreg.web.registry_json import Json, details_json, module_json, page_meta
 from gitreg.web.state import state_of
+
+log = logging.getLogger(__name__)
 
 DEFAULT_LIMIT = 15  # as the public registry
 MAX_LIMIT = 100
@@ -108,13 +111,15 @@ async def _listed(
     system = params.get("provider")
     if system is not None:
         system = system.lower()
+        if len(system) > 64:
+            raise ClientError(f"provider is {len(system)} characters long; at most 64 are allowed")
         if problem := system_problem(system):
             raise ClientError(f"provider: {problem}")
         kept["provider"] = system
     verified = params.get("verified")
     if verified is not None:
         if verified not in ("true", "false"):
-            raise ClientError(f"verified must be true or false, not {verified!r}")
+            raise ClientError(f"verified must be true or false, not {verified[:40]!r}")
         kept["verified"] = verified
     listing = await listing_for(request)
     modules = search(listing, query) if query else list(listing.modules)
@@ -127,7 +132,8 @@ async def _listed(
         modules = []  # nothing here is verified
     modules = [m for m in modules if _matches(m, *key)]
     page = modules[offset : offset + limit]
-    times = await asyncio.gather(*(_docs(request).commit_times(m.entry) for m in page))
+    docs = _docs(request)
+    times = await asyncio.gather(*(_commit_times(docs, m.entry) for m in page))
     body = {
         "meta": page_meta(request.url.path, kept, limit, offset, len(modules)),
         "modules": [
@@ -138,6 +144,15 @@ async def _listed(
         ],
     }
     return JSONResponse(body)
+
+
+async def _commit_times(docs: DocsService, entry: ModuleEntry) -> Mapping[str, int]:
+    """A list does not fail for one module whose clone cannot be read now: it shows no time."""
+    try:
+        return await docs.commit_times(entry)
+    except Exception as exc:
+        log.warning("%s: cannot read its commit times: %s", entry.spec.address, exc)
+        return {}
 
 
 async def _module(request: Request) -> tuple[ModuleEntry, Principal | None]:
@@ -153,7 +168,7 @@ async def _details(
 ) -> Json:
     docs_source = _docs(request)
     docs, times = await asyncio.gather(
-        docs_source.module_docs(entry, release), docs_source.commit_times(entry)
+        docs_source.module_docs(entry, release), _commit_times(docs_source, entry)
     )
     summary = module_json(
         entry, release, docs.root.description, web_url(entry.spec.repo), times.get(release.commit)
@@ -195,5 +210,7 @@ def _int(params: Mapping[str, str], name: str, default: int, low: int, high: int
 
 
 def _check_name(value: str, what: str) -> None:
+    if len(value) > 64:
+        raise ClientError(f"{what} is {len(value)} characters long; at most 64 are allowed")
     if problem := name_problem(value, what):
         raise ClientError(problem)

@@ -270,6 +270,8 @@ def test_the_routes_terraform_uses_are_untouched(client: httpx.Client) -> None:
         ("/v1/modules", {"offset": "9" * 40}, 400, "offset"),
         ("/v1/modules", {"namespace": "no/pe"}, 400, "namespace"),
         ("/v1/modules", {"provider": "a-b"}, 400, "provider"),
+        ("/v1/modules", {"provider": "a" * 5000}, 400, "at most 64"),
+        ("/v1/modules", {"namespace": "n" * 5000}, 400, "at most 64"),
         ("/v1/modules", {"verified": "yes"}, 400, "verified"),
         ("/v1/modules/search", {}, 400, "search needs a query"),
         ("/v1/modules/search", {"q": "   "}, 400, "search needs a query"),
