@@ -2,7 +2,9 @@
 
     python -m bench.gc_probe OUT.json serve --config registry.yaml ...
 
-SIGUSR2 starts the count afresh (after start-up, before the load). Writes OUT.json at exit (after SIGTERM, once the server has stopped): per generation, the
+The first SIGUSR2 starts the count afresh (after start-up, before the load), the second writes
+OUT.json (before the shutdown, whose own collections are no serving figure); else it is written
+at exit (after SIGTERM, once the server has stopped): per generation, the
 number of collections, their total and longest pause in ms, and the objects tracked at the end
 (frozen ones apart). Used by bench.http_requests --gc to find where a p99 goes.
 """
@@ -61,8 +63,28 @@ def main() -> int:
     out = Path(sys.argv[1])
     watch = Watch()
     gc.callbacks.append(watch)
-    signal.signal(signal.SIGUSR2, lambda *_: watch.reset())
-    atexit.register(lambda: out.write_text(json.dumps(watch.summary())))
+    signals = 0
+
+    def write() -> None:  # whole or not at all: the bench reads it as soon as it is there
+        temporary = out.with_suffix(".tmp")
+        temporary.write_text(json.dumps(watch.summary()))
+        temporary.rename(out)
+
+    def on_signal(*_: object) -> None:
+        nonlocal signals
+        signals += 1
+        if signals == 1:
+            watch.reset()
+        else:
+            write()
+
+    signal.signal(signal.SIGUSR2, on_signal)
+
+    def at_exit() -> None:
+        if not out.exists():
+            write()
+
+    atexit.register(at_exit)
     return gitreg_main(sys.argv[2:])
 
 

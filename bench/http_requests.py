@@ -111,15 +111,14 @@ def _measure(
                 for base, loads in order if n % 2 == 0 else order[::-1]:
                     loads.append(wrk_latency(base + p, concurrency, seconds, cpus=LOAD_CPU))
             rows.append(Row(f"{modules} modules", name, bare_loads, our_loads))
-        process.terminate()
-        process.wait(timeout=30)
-    stats = None
-    if gc:
-        for _ in range(100):  # written at exit, just before the process ends
-            if probe.exists():
-                break
-            time.sleep(0.05)
-        stats = json.loads(probe.read_text())
+        stats = None
+        if gc:
+            process.send_signal(signal.SIGUSR2)  # the figures, before the shutdown's own
+            for _ in range(200):
+                if probe.exists():
+                    break
+                time.sleep(0.05)
+            stats = json.loads(probe.read_text())
     return rows, stats
 
 
