@@ -1,7 +1,11 @@
 """Archive downloads: cold (built on the first request) and warm (from the cache), against
 `git archive --format=tar.gz` on the same commit as the baseline, all in the same run.
 
-    python -m bench.archives [--files 2000] [--rounds 5]
+The repository is made anew, the same bytes each time (seeded): --megabytes of files, three
+fifths text (Terraform-like files of a few KB, which compress well) and two fifths binary-ish
+(random bytes, 64 KB to 1 MB a file, which do not), in 40 folders.
+
+    python -m bench.archives [--megabytes 60] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -25,24 +29,41 @@ def _timed(action: object) -> float:
     return time.perf_counter() - start
 
 
+def _repository(path: Path, size: int) -> int:
+    """A repository of about `size` bytes of files (see the module's docstring); their number."""
+    rng = random.Random(1)
+    path.mkdir()
+    git(path, "init", "-q")
+    text, binary, n = 0, 0, 0
+    while text + binary < size:
+        folder = path / f"dir{n % 40}"
+        folder.mkdir(exist_ok=True)
+        if text <= 1.5 * binary:  # three fifths of the bytes text, in many small files
+            lines = (
+                f'locals {{ v{n}_{j} = "{rng.getrandbits(64):016x}" }}\n'
+                for j in range(rng.randrange(20, 200))
+            )
+            data = (f"# file {n}\n" + "".join(lines)).encode()
+            name = f"file{n}.tf"
+            text += len(data)
+        else:
+            data = rng.randbytes(rng.randrange(64_000, 1_000_000))
+            name = f"blob{n}.bin"
+            binary += len(data)
+        (folder / name).write_bytes(data)
+        n += 1
+    return n
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--megabytes", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    random.seed(1)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         repo = root / "big"
-        repo.mkdir()
-        git(repo, "init", "-q")
-        for i in range(args.files):
-            path = repo / f"dir{i % 40}" / f"file{i}.tf"
-            path.parent.mkdir(exist_ok=True)
-            lines = (
-                f'locals {{ v{i}_{j} = "{random.getrandbits(128):032x}" }}\n' for j in range(60)
-            )
-            path.write_text(f"# file {i}\n" + "".join(lines))
+        files = _repository(repo, args.megabytes * 1_000_000)
         commits = []
         for n in range(args.rounds):
             (repo / "round.txt").write_text(str(n))
@@ -58,7 +79,7 @@ def main() -> None:
         cold, warm, baseline = [], [], []
         size = 0
         with (
-            server(command, port, "/healthz") as base,
+            server(command, port, "/v1/modules/bench/big/generic/versions") as base,
             httpx.Client(base_url=base, timeout=120) as client,
         ):
             for n, commit in enumerate(commits):
@@ -86,7 +107,10 @@ def main() -> None:
             ("gitreg warm", warm),
         )
     }
-    print(f"{args.files} files, archive {size / 1e6:.1f} MB, median of {args.rounds} rounds")
+    print(
+        f"{files} files, {args.megabytes} MB; archive {size / 1e6:.1f} MB; "
+        f"median of {args.rounds} rounds"
+    )
     for name, value in ms.items():
         print(f"{name:<12} {value:9.1f} ms   ratio to git archive {value / ms['git archive']:.2f}")
     print(f"warm / cold  {ms['gitreg warm'] / ms['gitreg cold']:.3f}")

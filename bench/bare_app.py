@@ -1,13 +1,17 @@
-"""The baseline: a bare Starlette app under the same Hypercorn, answering a fixed versions body."""
+"""The baseline: a bare Starlette app under the same Hypercorn, answering a fixed versions body
+(of BENCH_VERSIONS versions, 20 unless set)."""
 
 from __future__ import annotations
+
+import os
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-_BODY = {"modules": [{"versions": [{"version": f"1.{i}.0"} for i in range(20, 0, -1)]}]}
+_VERSIONS = int(os.environ.get("BENCH_VERSIONS", "20"))
+_BODY = {"modules": [{"versions": [{"version": f"1.{i}.0"} for i in range(_VERSIONS, 0, -1)]}]}
 
 
 async def versions(request: Request) -> JSONResponse:

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 import httpx
 
@@ -29,10 +30,19 @@ def server(
     command: list[str], port: int, ready_path: str, scheme: str = "http", verify: str | bool = True
 ) -> Iterator[str]:
     """Run `command` (which listens on 127.0.0.1:port) until the block ends."""
+    with started(command, port, ready_path, scheme, verify) as (base, _):
+        yield base
+
+
+@contextlib.contextmanager
+def started(
+    command: list[str], port: int, ready_path: str, scheme: str = "http", verify: str | bool = True
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`server`, yielding the process too (to signal it)."""
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"{scheme}://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 600
         while True:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"{command} did not start")
@@ -40,10 +50,10 @@ def server(
                 if httpx.get(base + ready_path, timeout=1, verify=verify).status_code < 500:
                     break
             time.sleep(0.1)
-        yield base
+        yield base, process
     finally:
         process.terminate()
-        process.wait(timeout=15)
+        process.wait(timeout=30)
 
 
 def gitreg_serve(config: Path, port: int) -> list[str]:
@@ -159,6 +169,41 @@ def _wrk(
     if "Non-2xx" in out:
         raise RuntimeError(f"errors under load:\n{out}")
     return float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])  # type: ignore[index]
+
+
+class Load(NamedTuple):
+    """One wrk run: requests/s and latency percentiles, in seconds."""
+
+    rps: float
+    p50: float
+    p99: float
+
+
+_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def wrk_latency(
+    url: str, concurrency: int, seconds: int = 3, threads: int = 1, cpus: str | None = None
+) -> Load:
+    """wrk with --latency (pinned to `cpus` when given, by taskset): req/s, p50 and p99."""
+    pin = ["taskset", "-c", cpus] if cpus else []
+    out = subprocess.run(
+        [*pin, "wrk", f"-t{threads}", f"-c{concurrency}", f"-d{seconds}s", "--latency", url],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60 + seconds,
+    ).stdout
+    if "Non-2xx" in out:
+        raise RuntimeError(f"errors under load:\n{out}")
+
+    def percentile(p: str) -> float:
+        found = re.search(rf"^\s+{p}%\s+([\d.]+)(us|ms|s)\s*$", out, re.MULTILINE)
+        assert found is not None, out
+        return float(found[1]) * _UNITS[found[2]]
+
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])  # type: ignore[index]
+    return Load(rps, percentile("50"), percentile("99"))
 
 
 def git(cwd: Path, *args: str) -> str:

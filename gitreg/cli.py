@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import gc
 import json
 import logging
 import socket
@@ -26,6 +25,7 @@ from gitreg.errors import ClientError, ConfigError, OriginError, SourceError, St
 from gitreg.freshness.watching import reread_catalog
 from gitreg.git.clone import BareClone, move_old_clones
 from gitreg.git.location import RepoLocation
+from gitreg.heap import Freezer
 from gitreg.logs import LOG_FORMATS
 from gitreg.logs import configure as configure_logging
 from gitreg.mirror.origin import OriginRegistry
@@ -151,7 +151,8 @@ def _serve(
 ) -> int:
     """Read the repositories and serve on `sock` until signalled: the only server process, or
     one of several workers."""
-    registry = Registry(catalog)
+    freezer = Freezer()
+    registry = Registry(catalog, on_swap=freezer.swapped)
     log.info(
         "reading %d repositories for %d modules",
         len(registry.snapshot.clones),
@@ -168,9 +169,9 @@ def _serve(
     providers.refresh()
     # What start-up read lives until its repositories change: move it out of the collector's
     # full walks, which hold the GIL, so every request, for 0.6 s with 10,000 modules (after a
-    # collection now, before serving, so that no garbage is kept for good).
-    gc.collect()
-    gc.freeze()
+    # collection now, before serving, so that no garbage is kept for good); each swap after
+    # this refreezes (gitreg.heap).
+    freezer.freeze_now(full=True)
     archives = ArchiveCache(catalog.cache_dir, limits=catalog.archive_limits)
     state = RegistryState.build(registry, archives, providers, worker=worker)
     app = create_app(state, fetch_at_start=True, access_log=access_log)

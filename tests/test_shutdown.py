@@ -62,12 +62,12 @@ class Served:
 
 
 @contextlib.contextmanager
-def serving(catalog: Path) -> Iterator[Served]:
+def serving(catalog: Path, extra: tuple[str, ...] = ()) -> Iterator[Served]:
     port = free_port()
     output = catalog.with_suffix(".log")
     with output.open("w") as written:
         process = start_serve(
-            catalog, port, output=written, extra=("--log-format", "json", "--access-log")
+            catalog, port, output=written, extra=("--log-format", "json", "--access-log", *extra)
         )
     try:
         wait_until(lambda: answers(f"http://127.0.0.1:{port}/readyz"), 60, "gitreg ready")
@@ -206,3 +206,29 @@ def test_a_second_signal_closes_the_connections_in_flight_at_once(big: Big) -> N
     assert "stopping now, without waiting for requests in flight" in messages
     assert "a second signal: closed the 1 connections still open" in messages
     assert messages[-1] == "stopped"
+
+
+def test_connections_open_at_a_refreeze_are_still_closed_after_the_grace(big: Big) -> None:
+    """A swap's refreeze (gitreg.heap) freezes the connections open at that moment, and frozen
+    objects are not listed by gc.get_objects(): the shutdown must find them all the same."""
+    catalog = big.catalog("shutdown_grace: 2s\n")
+    with serving(catalog, ("--log-level", "debug")) as served:
+        client = SlowClient(served.port, big.archive_path)
+        GitRepo.existing(big.root / "repo").tag("v1.1.0")
+        url = f"http://127.0.0.1:{served.port}/v1/modules/a/big/x/versions"
+        wait_until(  # each read a fresh one, once its window has passed
+            lambda: {"version": "1.1.0"} in httpx.get(url).json()["modules"][0]["versions"],
+            30,
+            "the new tag listed",
+        )
+        wait_until(
+            lambda: any(line["message"].startswith("heap refrozen") for line in served.lines()),
+            30,
+            "the refreeze after the swap",
+        )
+        served.process.send_signal(signal.SIGTERM)
+        status = served.process.wait(timeout=60)
+        body = client.read_rest()
+    assert status == 0 and len(body) < big.archive_size
+    messages = [line["message"] for line in served.lines()]
+    assert "the grace period is over: closed the 1 connections still open" in messages

@@ -7,21 +7,27 @@ points outside the archive root, and any path with `..` or `.git`, is left out.
 Memory and stack stay bounded whatever the tree holds: trees are walked with a stack of our own
 (a tree thousands of folders deep is fine), and file contents stream from one
 `git cat-file --batch` per archive in chunks, never whole (a 300 MB file costs no more than a
-small one). Limits on the largest file, the whole archive and the number of entries refuse a
-tree a registry should not serve, with a message naming the limit.
+small one). Every blob is asked for up front, by a thread of its own, so that git finds and
+inflates the next ones while this process works (one blob asked and waited for at a time cost
+a third of an archive's time), and the tar stream is compressed in a thread of its own as well.
+Limits on the largest file, the whole archive and the number of entries refuse a tree a
+registry should not serve, with a message naming the limit.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import logging
+import queue
 import stat
 import subprocess
 import tarfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import IO, BinaryIO
+from typing import IO, BinaryIO, cast
 
 from dulwich.objects import Commit, Tree
 from dulwich.repo import Repo
@@ -56,12 +62,20 @@ def write_archive(
                 f"{f' in {folder}' if folder else ''}: over the limit archives.max_entries"
             )
     links = {path for path, mode, _ in entries if stat.S_ISLNK(mode)}
+    wanted = [sha for _, mode, sha in entries if stat.S_ISREG(mode) or stat.S_ISLNK(mode)]
     with (
-        Blobs(Path(repo.controldir())) as blobs,
+        Blobs(Path(repo.controldir()), wanted) as blobs,
         gzip.GzipFile(
             filename="", mode="wb", fileobj=out, mtime=0, compresslevel=_COMPRESSLEVEL
         ) as gz,
-        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT, encoding="utf-8") as tar,
+        Compressing(gz) as compressing,
+        tarfile.open(
+            # Written only, and asked where it is: all tarfile does with it in mode "w".
+            fileobj=cast(IO[bytes], compressing),
+            mode="w",
+            format=tarfile.PAX_FORMAT,
+            encoding="utf-8",
+        ) as tar,
     ):
         total = 0
         for path, mode, sha in entries:
@@ -146,24 +160,38 @@ def _add(
 
 class Blobs:
     """File contents streamed from one `git cat-file --batch`: each blob's size first, then its
-    bytes in chunks, so that no file is ever held whole in memory."""
+    bytes in chunks, so that no file is ever held whole in memory. The blobs are asked for in
+    the order given, all at once, and must be read in that order."""
 
-    def __init__(self, git_dir: Path) -> None:
+    def __init__(self, git_dir: Path, shas: list[bytes]) -> None:
         self._process = subprocess.Popen(
             ["git", f"--git-dir={git_dir}", "cat-file", "--batch"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            bufsize=1 << 16,
         )
         assert self._process.stdin is not None and self._process.stdout is not None
         self._in, self._out = self._process.stdin, self._process.stdout
+        # A thread writes the requests: git answers as it reads them, and were this thread to
+        # write them all before reading, both pipes would fill and each side wait on the other.
+        self._asking = threading.Thread(
+            target=self._ask, args=(shas,), name="gitreg-archive-blobs", daemon=True
+        )
+        self._asking.start()
+
+    def _ask(self, shas: list[bytes]) -> None:
+        try:
+            for start in range(0, len(shas), 256):
+                self._in.write(b"".join(sha + b"\n" for sha in shas[start : start + 256]))
+            self._in.close()
+        except (BrokenPipeError, ValueError):
+            pass  # stopped early (a limit, a full disk): git was ended, see __exit__
 
     def open(self, sha: bytes) -> tuple[int, IO[bytes]]:
         """The blob's size, and the stream to read exactly that many bytes from; then done()."""
-        self._in.write(sha + b"\n")
-        self._in.flush()
         header = self._out.readline().split()
-        if len(header) != 3 or header[1] != b"blob":
+        if len(header) != 3 or header[0] != sha or header[1] != b"blob":
             raise ArchiveError(f"object {sha.decode()} is missing or is no file")
         return int(header[2]), self._out
 
@@ -202,13 +230,69 @@ class Blobs:
             # Stopped mid-blob (a limit, a full disk): git may be blocked writing what nobody
             # reads any more, so it is ended at once rather than waited for.
             self._process.kill()
-        self._in.close()
+        self._asking.join()
+        with contextlib.suppress(OSError):  # what a killed git did not read: nobody will
+            self._in.close()
         try:
             self._process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait()
         self._out.close()
+
+
+class Compressing:
+    """The tar stream, handed in blocks to a thread that compresses them (`gz`), in order, while
+    this one reads the next files: zlib lets go of the GIL while it works, so the two overlap.
+    The same calls in the same order: the same bytes as compressing here. At most QUEUED blocks
+    wait, so memory stays bounded."""
+
+    BLOCK = 1 << 20
+    QUEUED = 4
+
+    def __init__(self, gz: gzip.GzipFile) -> None:
+        self._gz = gz
+        self._buffer = bytearray()
+        self._written = 0
+        self._blocks: queue.Queue[bytes | None] = queue.Queue(self.QUEUED)
+        self._error: BaseException | None = None
+        self._worker = threading.Thread(target=self._compress, name="gitreg-archive-gzip")
+        self._worker.start()
+
+    def _compress(self) -> None:
+        while (block := self._blocks.get()) is not None:
+            if self._error is None:
+                try:
+                    self._gz.write(block)
+                except BaseException as exc:  # a full disk: raised in the writer's thread
+                    self._error = exc
+
+    def write(self, data: bytes) -> int:
+        self._raise()
+        self._buffer += data
+        self._written += len(data)
+        if len(self._buffer) >= self.BLOCK:
+            self._blocks.put(bytes(self._buffer))
+            self._buffer.clear()
+        return len(data)
+
+    def tell(self) -> int:  # tarfile asks
+        return self._written
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def __enter__(self) -> Compressing:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is None and self._buffer:
+            self._blocks.put(bytes(self._buffer))
+        self._blocks.put(None)
+        self._worker.join()
+        if kind is None:
+            self._raise()
 
 
 def _size(size: int) -> str:

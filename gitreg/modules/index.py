@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,12 @@ class ModuleEntry:
     versions: ModuleVersions
     changes: tuple[TagChange, ...] = ()  # published tags that moved or were deleted
     by_version: Mapping[str, Release] = field(init=False)
+    # The answers of modules.v1 as bytes, made on the first request that wants each and kept
+    # with the entry (a swap brings new entries, so they never outlive what they say): the
+    # versions body under "", a version's download body and location under its version.
+    # Strings and bytes only, so the collector does not track these dictionaries.
+    _bodies: dict[str, bytes] = field(init=False, repr=False, compare=False)
+    _locations: dict[str, bytes] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Worked out once per refresh, in the background, so a request only looks it up. The
@@ -27,13 +34,38 @@ class ModuleEntry:
         # more memory than the releases themselves, and a request works them out in microseconds.
         releases = self.versions.releases
         object.__setattr__(self, "by_version", MappingProxyType({r.version: r for r in releases}))
+        object.__setattr__(self, "_bodies", {})
+        object.__setattr__(self, "_locations", {})
 
     def location(self, release: Release) -> str:
         """Where clients download `release` from."""
         return download_location(self.spec, release)
 
+    def versions_json(self) -> bytes:
+        """The modules.v1 `versions` answer."""
+        body = self._bodies.get("")
+        if body is None:
+            listed = [{"version": r.version} for r in self.versions.releases]
+            body = self._bodies[""] = _json({"modules": [{"versions": listed}]})
+        return body
+
+    def download_json(self, release: Release) -> tuple[bytes, bytes]:
+        """The modules.v1 `download` answer of an open namespace: its body, and its location
+        (the X-Terraform-Get header)."""
+        body = self._bodies.get(release.version)
+        location = self._locations.get(release.version)
+        if body is None or location is None:
+            text = self.location(release)
+            location = self._locations[release.version] = text.encode("latin-1")
+            body = self._bodies[release.version] = _json({"location": text})
+        return body, location
+
     def serves_commit(self, commit: str) -> bool:
         return any(r.commit == commit for r in self.versions.releases)
+
+
+def _json(value: object) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 class VersionIndex:

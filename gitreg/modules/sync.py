@@ -43,8 +43,16 @@ ON_DEMAND_EVERY = 10.0  # seconds between refreshes one repository's cache misse
 class Registry:
     """`snapshot`, replaced whole by each sync; `status`, each repository's, beside it."""
 
-    def __init__(self, catalog: Catalog, shared: SharedState | None = None) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        shared: SharedState | None = None,
+        on_swap: Callable[[], None] | None = None,
+    ) -> None:
+        """`on_swap`: called after each snapshot swap, once the new one is served (a server
+        refreezes its heap: gitreg.heap)."""
         move_old_clones(catalog.cache_dir)
+        self._on_swap = on_swap
         # Where the ledgers live (local disk, or PostgreSQL shared with other replicas); fixed
         # for the process: a reload that changes state: needs a restart.
         self.shared = shared or open_state(catalog)
@@ -79,6 +87,7 @@ class Registry:
             snapshot = RegistrySnapshot.serving(catalog, before, self.shared.ledger)
             self.status.track((loc, clone.name) for loc, clone in snapshot.clones.items())
             self.snapshot = snapshot
+        self._swapped()
         self.refresh(fetch=lambda loc: loc not in before.clones, mechanism="reload")
 
     def refresh(
@@ -331,6 +340,11 @@ class Registry:
     ) -> None:
         with self._swap_lock:
             self.snapshot = self.snapshot.with_repository(location, entries, tags)
+        self._swapped()
+
+    def _swapped(self) -> None:
+        if self._on_swap is not None:
+            self._on_swap()
 
     def _set_status(self, clone: BareClone, change: Callable[[RepoStatus], RepoStatus]) -> None:
         self.status.update(clone.location, clone.name, change)

@@ -32,8 +32,7 @@ async def versions(request: Request) -> Response:
         await fresh.check(entry.spec.repo)
         snapshot, entry = _read(request)
     versions_known(request, snapshot, entry)
-    listed = [{"version": r.version} for r in entry.versions.releases]
-    return JSONResponse({"modules": [{"versions": listed}]})
+    return Prepared(entry.versions_json())
 
 
 async def download(request: Request) -> Response:
@@ -47,16 +46,36 @@ async def download(request: Request) -> Response:
         versions_known(request, snapshot, entry)
         newest = ", ".join(r.version for r in entry.versions.releases[:5]) or "none"
         raise NotFound(f"{entry.spec.address} has no version {normalised(text)} (newest: {newest})")
+    # Terraform reads the header, OpenTofu the JSON body: send both, with the same value.
+    if not access.is_private(request, entry.spec.address.namespace):
+        body, header = entry.download_json(release)
+        return Prepared(body, (b"x-terraform-get", header))
     location = entry.location(release)
-    body: dict[str, object] = {"location": location}
-    if access.is_private(request, entry.spec.address.namespace) and location.startswith("/"):
+    answer: dict[str, object] = {"location": location}
+    if location.startswith("/"):
         # Terraform fetches the archive without a token: the URL carries its permission.
         # OpenTofu 1.12+ may fetch it itself, with the registry's token.
         archive, suffix, folder = location.partition(".tar.gz")
         location = access.signed(request, archive + suffix, principal, folder)
-        body = {"location": location, "use_registry_credentials": True}
-    # Terraform reads the header, OpenTofu the JSON body: send both, with the same value.
-    return JSONResponse(body, headers={"X-Terraform-Get": location})
+        answer = {"location": location, "use_registry_credentials": True}
+    return JSONResponse(answer, headers={"X-Terraform-Get": location})
+
+
+class Prepared(Response):
+    """A JSON answer whose body was made before the request (ModuleEntry keeps them): only its
+    headers are put together, with none of Response's rendering and header parsing."""
+
+    media_type = "application/json"
+
+    def __init__(self, body: bytes, *headers: tuple[bytes, bytes]) -> None:
+        self.status_code = 200
+        self.background = None
+        self.body = body
+        self.raw_headers = [
+            *headers,
+            (b"content-length", str(len(body)).encode()),
+            (b"content-type", b"application/json"),
+        ]
 
 
 async def archive(request: Request) -> Response:
@@ -85,16 +104,21 @@ async def admitted(
     """`_read`, once the request is admitted to the module's namespace: before anything is
     looked up, so a client outside it learns nothing of what it holds."""
     address = _address(request)
-    registry = state_of(request).registry
+    state = state_of(request)
+    principal = None
+    if state.live.gate is not None:  # an open registry admits every request as no one
 
-    def git_url() -> str | None:
-        entry = registry.snapshot.index.get(address.namespace, address.name, address.system)
-        if entry is None:
-            return None
-        return access.git_check_url(entry.spec.repo, entry.spec.git_url, request)
+        def git_url() -> str | None:
+            entry = state.registry.snapshot.index.get(
+                address.namespace, address.name, address.system
+            )
+            if entry is None:
+                return None
+            return access.git_check_url(entry.spec.repo, entry.spec.git_url, request)
 
-    principal = await access.admit(request, "read", f"module {address}", address.namespace, git_url)
-    return (*_read(request), principal)
+        what = f"module {address}"
+        principal = await access.admit(request, "read", what, address.namespace, git_url)
+    return (*_read(request, address), principal)
 
 
 def _address(request: Request) -> ModuleAddress:
@@ -105,9 +129,11 @@ def _address(request: Request) -> ModuleAddress:
         raise ClientError(str(exc)) from exc
 
 
-def _read(request: Request) -> tuple[RegistrySnapshot, ModuleEntry]:
+def _read(
+    request: Request, address: ModuleAddress | None = None
+) -> tuple[RegistrySnapshot, ModuleEntry]:
     """The snapshot served now, read once, and the module's entry in it."""
-    address = _address(request)
+    address = address or _address(request)
     snapshot = state_of(request).registry.snapshot
     entry = snapshot.index.get(address.namespace, address.name, address.system)
     if entry is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
+import random
 import subprocess
 import sys
 import tarfile
@@ -229,3 +230,16 @@ def test_a_tree_over_a_limit_is_refused_naming_it(
         write_archive(dulwich_repo, commit, "", io.BytesIO(), limits)
     # Under the limits, the same tree is archived.
     assert "modules/vpc/data.json" in _members(_archive(repo.path, commit))
+
+
+PINNED = "ec51c45784a71a7ee2808f696c54ef1117439998711c0591d5c69d5bc1fd07cf"
+
+
+def test_the_bytes_of_a_fixed_tree_are_pinned(repo: GitRepo) -> None:
+    """The promise, pinned: this tree gives these bytes, on every machine and every release
+    (a change of them needs a new FORMAT_VERSION). A file of several MB crosses the blocks the
+    compressing thread is handed."""
+    repo.write({"data/large.bin": random.Random(7).randbytes(3_000_000).hex()[:3_000_000]})
+    commit = repo.commit("large")
+    data = _archive(repo.path, commit)
+    assert hashlib.sha256(data).hexdigest() == PINNED

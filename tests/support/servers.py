@@ -119,11 +119,12 @@ class RegistryServer:
         fresh_wait: float = WAIT,
         fetch_first: bool = True,
         access_log: bool = False,
+        on_swap: Callable[[], None] | None = None,
     ) -> None:
         """`refresh`: run the background work (polling, watching); without `fetch_first`, the
         server starts from what its clones hold, as `gitreg serve` does, fetching nothing;
-        `access_log`: a line per request (`gitreg.access`)."""
-        self.registry = Registry(catalog)
+        `access_log`: a line per request (`gitreg.access`); `on_swap`: the Registry's."""
+        self.registry = Registry(catalog, on_swap=on_swap)
         if fetch_first:
             self.registry.refresh()
         else:

@@ -1,0 +1,69 @@
+"""What serving reads for long is kept out of the garbage collector's full walks, swap after swap.
+
+A full collection walks every object the collector tracks, holding the GIL: with an index of
+10,000 modules x 50 versions (half a million objects) that is 130 ms during which no request is
+answered, every few seconds under load. Objects frozen (`gc.freeze`) are not walked. Start-up
+freezes what it read; each snapshot swap afterwards asks for a refreeze, done a moment later in
+a thread of its own (swaps in a burst, a start-up's fetches, cost one): first a collection,
+which walks only what is not frozen yet (what changed since the last refreeze: its cost follows
+the change, not the catalog), so that no garbage is frozen for good; then a freeze.
+
+Frozen objects are never collected, only freed by their reference counts. Something alive at a
+freeze that becomes cyclic garbage afterwards (a request under way then) would be kept; so every
+FULL_EVERY refreezes one starts from scratch (unfreeze, collect everything, freeze), and a
+process's frozen heap stays bounded however many swaps it sees.
+
+Only a server process freezes (it hands its Registry a Freezer's `swapped`): a library or a
+test keeps the collector as Python sets it.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import threading
+import time
+
+log = logging.getLogger(__name__)
+
+DELAY = 0.5  # seconds from the first swap asking to the refreeze: a burst of swaps costs one
+FULL_EVERY = 50  # refreezes; then one unfreezes and walks everything once
+
+
+class Freezer:
+    def __init__(self, delay: float = DELAY, full_every: int = FULL_EVERY) -> None:
+        self.delay = delay
+        self.full_every = full_every
+        self.refreezes = 0
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None  # a refreeze asked for, not begun
+
+    def freeze_now(self, full: bool = False) -> None:
+        """Collect what is not frozen (everything, when `full`), then freeze what is left."""
+        start = time.perf_counter()
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()  # this one does what it was to do
+                self._timer = None
+            self.refreezes += 1
+            full = full or self.refreezes % self.full_every == 0
+        if full:
+            gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        log.debug(
+            "heap %s: %d objects frozen in %.1f ms",
+            "frozen anew" if full else "refrozen",
+            gc.get_freeze_count(),
+            (time.perf_counter() - start) * 1000,
+        )
+
+    def swapped(self) -> None:
+        """A snapshot was swapped in: refreeze in a moment (once for a burst of swaps)."""
+        with self._lock:
+            if self._timer is not None:
+                return
+            self._timer = threading.Timer(self.delay, self.freeze_now)
+            self._timer.name = "gitreg-freeze"
+            self._timer.daemon = True
+            self._timer.start()
