@@ -33,7 +33,10 @@ async def keep_warm(
             # Room for every module's latest version, and as many pages again (the default).
             docs.remember(len(entries) + REMEMBERED)
             try:
-                await warm(docs, entries, at_once=at_once)
+                if await warm(docs, entries, at_once=at_once):
+                    # Docs of every module now live as long as the snapshot: out of the
+                    # collector's full walks with it (gitreg.heap).
+                    registry.kept_beside()
             except Exception:  # a bug here must not end the warming for good
                 log.exception("warming the docs failed; trying again at the next swap")
         await asyncio.sleep(every)

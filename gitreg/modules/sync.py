@@ -346,6 +346,11 @@ class Registry:
         if self._on_swap is not None:
             self._on_swap()
 
+    def kept_beside(self) -> None:
+        """Something read for the snapshot and kept as long as it (docs warmed for its modules)
+        was just built: tell `on_swap`, as for a swap, so a server refreezes its heap."""
+        self._swapped()
+
     def _set_status(self, clone: BareClone, change: Callable[[RepoStatus], RepoStatus]) -> None:
         self.status.update(clone.location, clone.name, change)
 

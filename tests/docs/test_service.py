@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gitreg.docs.model import ModuleDocs
 from gitreg.docs.service import DocsService
 from gitreg.docs.warming import keep_warm, warm
 from gitreg.errors import SourceError
@@ -204,3 +205,45 @@ def test_keep_warm_makes_room_for_every_module(tmp_path: Path, write_catalog: Wr
 
     asyncio.run(warmed())
     assert all(service.known(e, e.versions.releases[0]) for e in entries)
+
+
+def test_a_warming_round_that_loaded_docs_tells_on_swap(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    """Warmed docs live as long as the snapshot: after a round that loaded some, `on_swap` is
+    told, as after a swap, so that a server refreezes its heap (gitreg.heap) and full
+    collections stop walking them; a round that loaded nothing tells no one."""
+    repo = GitRepo(tmp_path / "repo")
+    repo.release("v1.0.0", VPC)
+    told: list[bool] = []  # per call: were the latest version's docs known by then?
+    registry = Registry(
+        write_catalog(
+            f"modules:\n  - {{namespace: a, name: vpc, system: aws, repo: {repo.path}}}\n"
+        ),
+        on_swap=lambda: told.append(bool(_warmed(registry, service))),
+    )
+    service = DocsService(tmp_path / "cache")
+    registry.refresh()
+    swaps = len(told)
+    assert swaps and not any(told)  # the swaps came before any docs
+
+    async def warming() -> None:
+        task = asyncio.create_task(keep_warm(service, registry, every=0.01))
+        for _ in range(3000):  # bounded: a deadline, not a measurement
+            if len(told) > swaps:
+                break
+            await asyncio.sleep(0.01)
+        for _ in range(10):  # more looks at the same snapshot: nothing new to tell
+            await asyncio.sleep(0.01)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(warming())
+    assert told[swaps:] == [True]
+
+
+def _warmed(registry: Registry, service: DocsService) -> ModuleDocs | None:
+    entry = registry.snapshot.index.get("a", "vpc", "aws")
+    if entry is None or not entry.versions.releases:
+        return None
+    return service.known(entry, entry.versions.releases[0])
