@@ -1,6 +1,7 @@
 """The documentation of module versions as handlers ask for it: built once per (clone, commit,
 folder) on threads of its own, never on the event loop; kept on disk (`cache.py`) and, for the
-most recent, in memory, so that a list of 1,000 modules reads descriptions without waiting.
+most recent, in memory. Every description read is kept in memory too (a line of text, where
+whole docs are tens of kilobytes), so that a list of 10,000 modules reads them without waiting.
 
 Concurrent asks for one key share one build. A build runs on a small pool: parsing HCL is
 CPU-bound Python, and a burst of first visits must not take every thread a sync needs."""
@@ -26,8 +27,9 @@ from gitreg.modules.resolve import Release
 log = logging.getLogger(__name__)
 
 BUILDERS = 3  # docs built at once (CPU-bound under the GIL: more threads would not go faster)
-REMEMBERED = 2048  # ModuleDocs kept in memory: a list's latest versions, and the pages just seen
+REMEMBERED = 2048  # whole ModuleDocs kept in memory: the pages just seen
 TIMES_REMEMBERED = 100_000  # commit times kept in memory (a commit's time never changes)
+DESCRIPTIONS_REMEMBERED = 200_000  # descriptions: every module's latest, with room to spare
 
 # (clone path, commit, folder): what the docs of a version depend on, and nothing else.
 Key = tuple[str, str, str]
@@ -46,6 +48,7 @@ class DocsService:
         self._memory: OrderedDict[Key, ModuleDocs] = OrderedDict()
         self._building: dict[Key, Future[ModuleDocs]] = {}
         self._times: dict[tuple[str, str], int] = {}
+        self._descriptions: dict[Key, str] = {}
         self._closed = False
 
     async def module_docs(self, entry: ModuleEntry, release: Release) -> ModuleDocs:
@@ -58,12 +61,6 @@ class DocsService:
         # Shielded: a client that goes away must not cancel the build others wait for.
         return await asyncio.shield(asyncio.wrap_future(future))
 
-    def remember(self, at_least: int) -> None:
-        """Keep at least this many docs in memory (the warming asks for one per module, so a
-        list of every module finds each in `known`)."""
-        with self._lock:
-            self._remembered = max(self._remembered, at_least)
-
     def known(self, entry: ModuleEntry, release: Release) -> ModuleDocs | None:
         """The docs of `release` if they are in memory; never waits."""
         key = _key(entry, release)
@@ -72,6 +69,11 @@ class DocsService:
             if docs is not None:
                 self._memory.move_to_end(key)
             return docs
+
+    def description(self, entry: ModuleEntry, release: Release) -> str | None:
+        """The description of `release` if its docs were read since start-up; never waits."""
+        with self._lock:
+            return self._descriptions.get(_key(entry, release))
 
     def request(self, entry: ModuleEntry, release: Release) -> Future[ModuleDocs]:
         """The build (or disk read) of `release`'s docs, started unless one is under way."""
@@ -124,6 +126,9 @@ class DocsService:
             except (OSError, ValueError) as exc:  # a full disk: served all the same, built again
                 log.warning("cannot keep the docs of %s in the cache: %s", commit[:12], exc)
         with self._lock:
+            if len(self._descriptions) >= DESCRIPTIONS_REMEMBERED:
+                self._descriptions.clear()  # bounded; the warming after the next swap refills it
+            self._descriptions[key] = docs.root.description
             self._memory[key] = docs
             self._memory.move_to_end(key)
             while len(self._memory) > self._remembered:

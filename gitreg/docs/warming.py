@@ -1,6 +1,6 @@
 """Docs ready before anyone asks: after each snapshot swap, the latest version of every module
 is read from disk or built, in the background, a few at a time, so that a list of every
-module finds its descriptions in memory (`DocsService.known`)."""
+module finds its descriptions in memory (`DocsService.description`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import asyncio
 import logging
 from collections.abc import Iterable
 
-from gitreg.docs.service import REMEMBERED, DocsService
+from gitreg.docs.service import DocsService
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.sync import Registry
 
@@ -30,8 +30,6 @@ async def keep_warm(
         if snapshot is not seen:
             seen = snapshot
             entries = snapshot.index.entries()
-            # Room for every module's latest version, and as many pages again (the default).
-            docs.remember(len(entries) + REMEMBERED)
             try:
                 if await warm(docs, entries, at_once=at_once):
                     # Docs of every module now live as long as the snapshot: out of the
@@ -43,12 +41,14 @@ async def keep_warm(
 
 
 async def warm(docs: DocsService, entries: Iterable[ModuleEntry], *, at_once: int = AT_ONCE) -> int:
-    """The docs of each entry's latest version in memory; returns how many were not before."""
+    """The description of each entry's latest version in memory; returns how many were not
+    before."""
     wanted = iter(
         [
             (entry, entry.versions.releases[0])
             for entry in entries
-            if entry.versions.releases and docs.known(entry, entry.versions.releases[0]) is None
+            if entry.versions.releases
+            and docs.description(entry, entry.versions.releases[0]) is None
         ]
     )
     loaded = 0

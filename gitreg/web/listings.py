@@ -16,7 +16,6 @@ from gitreg.auth.gate import Gate, bearer_token
 from gitreg.auth.principal import Principal
 from gitreg.catalog.model import ModuleSpec, ProviderSpec
 from gitreg.directory.listing import Describe, Listing, Opened, readable_listing
-from gitreg.docs.model import ModuleDocs
 from gitreg.errors import AuthUnavailable
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
@@ -30,9 +29,10 @@ GIT_WAIT = 10.0  # seconds a list waits for them; what is not known by then is l
 
 
 class KnownDocs(Protocol):
-    """The docs a list may show without waiting: those already built (DocsService.known)."""
+    """The descriptions a list may show without waiting: of docs already read
+    (DocsService.description)."""
 
-    def known(self, entry: ModuleEntry, release: Release) -> ModuleDocs | None: ...
+    def description(self, entry: ModuleEntry, release: Release) -> str | None: ...
 
 
 @functools.lru_cache(maxsize=8)
@@ -42,8 +42,7 @@ def describer(docs: KnownDocs | None) -> Describe:
     service, so the directory keeps what it described."""
 
     def describe(entry: ModuleEntry, release: Release) -> str | None:
-        found = docs.known(entry, release) if docs is not None else None
-        return found.root.description if found is not None else None
+        return docs.description(entry, release) if docs is not None else None
 
     return describe
 

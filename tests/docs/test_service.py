@@ -176,14 +176,18 @@ def test_warming_puts_each_latest_version_in_memory(
     entries = registry.snapshot.index.entries()
     assert asyncio.run(warm(service, entries)) == 3
     for entry in entries:
-        latest = service.known(entry, entry.versions.releases[0])
-        assert latest is not None
-        assert latest.root.description == f"Module {entry.spec.address.name}, newer."
-        assert service.known(entry, entry.versions.releases[1]) is None  # only the latest
+        latest = service.description(entry, entry.versions.releases[0])
+        assert latest == f"Module {entry.spec.address.name}, newer."
+        assert service.description(entry, entry.versions.releases[1]) is None  # only the latest
     assert asyncio.run(warm(service, entries)) == 0  # all known: nothing to do
 
 
-def test_keep_warm_makes_room_for_every_module(tmp_path: Path, write_catalog: WriteCatalog) -> None:
+def test_keep_warm_keeps_every_description_and_only_some_whole_docs(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    """Whole docs are tens of kilobytes: memory keeps the last few (`remembered`), and a
+    description, a line of text, for every module, so 10,000 modules cost megabytes, not
+    hundreds of them."""
     lines = []
     for name in ("one", "two", "three"):
         repo = GitRepo(tmp_path / name)
@@ -191,20 +195,22 @@ def test_keep_warm_makes_room_for_every_module(tmp_path: Path, write_catalog: Wr
         lines.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {repo.path}}}\n")
     registry = Registry(write_catalog("modules:\n" + "".join(lines)))
     registry.refresh()
-    service = DocsService(tmp_path / "cache", remembered=1)  # room for one, unless told
+    service = DocsService(tmp_path / "cache", remembered=1)  # whole docs: room for one
     entries = registry.snapshot.index.entries()
 
     async def warmed() -> None:
         task = asyncio.create_task(keep_warm(service, registry, every=0.01))
         for _ in range(3000):  # bounded: a deadline, not a measurement
-            if all(service.known(e, e.versions.releases[0]) for e in entries):
+            if all(service.description(e, e.versions.releases[0]) for e in entries):
                 break
             await asyncio.sleep(0.01)
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
 
     asyncio.run(warmed())
-    assert all(service.known(e, e.versions.releases[0]) for e in entries)
+    descriptions = {service.description(e, e.versions.releases[0]) for e in entries}
+    assert descriptions == {"Module one.", "Module two.", "Module three."}
+    assert sum(service.known(e, e.versions.releases[0]) is not None for e in entries) == 1
 
 
 def test_a_warming_round_that_loaded_docs_tells_on_swap(

@@ -25,8 +25,7 @@ def test_the_latest_versions_are_warmed_at_start_and_after_a_swap(
         def latest_description() -> str | None:
             entry = registry.snapshot.index.get("a", "m", "x")
             assert isinstance(entry, ModuleEntry)
-            known = docs.known(entry, entry.versions.releases[0])
-            return known.root.description if known else None
+            return docs.description(entry, entry.versions.releases[0])
 
         wait_until(lambda: latest_description() == "First.", what="the start-up warming")
         repo.release("v1.1.0", {"README.md": "Second.\n"})
