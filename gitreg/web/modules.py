@@ -79,7 +79,7 @@ class Prepared(Response):
 
 
 async def archive(request: Request) -> Response:
-    address = _address(request)
+    address = module_address(request)
     private = await access.admit_download(request, f"module {address}", address.namespace)
     _, entry = _read(request)
     file = request.path_params["file"]
@@ -103,7 +103,7 @@ async def admitted(
 ) -> tuple[RegistrySnapshot, ModuleEntry, Principal | None]:
     """`_read`, once the request is admitted to the module's namespace: before anything is
     looked up, so a client outside it learns nothing of what it holds."""
-    address = _address(request)
+    address = module_address(request)
     state = state_of(request)
     principal = None
     if state.live.gate is not None:  # an open registry admits every request as no one
@@ -121,7 +121,8 @@ async def admitted(
     return (*_read(request, address), principal)
 
 
-def _address(request: Request) -> ModuleAddress:
+def module_address(request: Request) -> ModuleAddress:
+    """The module a request's path names; a malformed one is the client's mistake (400)."""
     params = request.path_params
     try:
         return ModuleAddress.parse(params["namespace"], params["name"], params["system"].lower())
@@ -133,7 +134,7 @@ def _read(
     request: Request, address: ModuleAddress | None = None
 ) -> tuple[RegistrySnapshot, ModuleEntry]:
     """The snapshot served now, read once, and the module's entry in it."""
-    address = address or _address(request)
+    address = address or module_address(request)
     snapshot = state_of(request).registry.snapshot
     entry = snapshot.index.get(address.namespace, address.name, address.system)
     if entry is None:

@@ -11,7 +11,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from gitreg.address import ModuleAddress, ProviderAddress
+from gitreg.address import ProviderAddress
 from gitreg.auth.principal import Principal
 from gitreg.directory.listing import Listing
 from gitreg.directory.search import search, search_providers
@@ -24,7 +24,9 @@ from gitreg.pages.views import latest_release, module_page, provider_page
 from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.errors import client_status
+from gitreg.web.files import etag_matches
 from gitreg.web.listings import listing_for
+from gitreg.web.modules import module_address
 from gitreg.web.state import state_of
 
 log = logging.getLogger(__name__)
@@ -184,14 +186,6 @@ async def static(request: Request) -> Response:
     if found is None:
         raise NotFound(f"no such file: {request.url.path}")
     headers = {"ETag": found.etag, "Cache-Control": "public, max-age=31536000, immutable"}
-    if found.etag in request.headers.get("if-none-match", ""):
+    if etag_matches(request.headers.get("if-none-match", ""), found.etag):
         return Response(status_code=304, headers=headers)
     return Response(found.body, media_type=found.media_type, headers=headers)
-
-
-def module_address(request: Request) -> ModuleAddress:
-    params = request.path_params
-    try:
-        return ModuleAddress.parse(params["namespace"], params["name"], params["system"].lower())
-    except ValueError as exc:
-        raise ClientError(str(exc)) from exc
