@@ -95,19 +95,29 @@ class DocsService:
 
     async def commit_times(self, entry: ModuleEntry) -> Mapping[str, int]:
         """Commit → committer time (Unix seconds), for every release of `entry`."""
-        clone = str(entry.clone_path)
-        commits = {r.commit for r in entry.versions.releases}
+        return await self._times_of(entry.clone_path, {r.commit for r in entry.versions.releases})
+
+    async def commit_time(self, entry: ModuleEntry, release: Release) -> int | None:
+        """The committer time of one release: for lists, which show only the newest (known
+        from memory once warmed, since docs carry their commit's time)."""
+        return (await self._times_of(entry.clone_path, {release.commit})).get(release.commit)
+
+    async def _times_of(self, clone_path: Path, commits: set[str]) -> dict[str, int]:
+        clone = str(clone_path)
         with self._lock:
             times = {c: t for c in commits if (t := self._times.get((clone, c))) is not None}
         missing = commits - times.keys()
         if missing:
-            read = await asyncio.to_thread(commit_times, entry.clone_path, missing)
-            with self._lock:
-                if len(self._times) + len(read) > TIMES_REMEMBERED:
-                    self._times.clear()
-                self._times.update(((clone, c), t) for c, t in read.items())
+            read = await asyncio.to_thread(commit_times, clone_path, missing)
+            self._remember_times(clone, read)
             times.update(read)
         return times
+
+    def _remember_times(self, clone: str, read: Mapping[str, int]) -> None:
+        with self._lock:
+            if len(self._times) + len(read) > TIMES_REMEMBERED:
+                self._times.clear()
+            self._times.update(((clone, c), t) for c, t in read.items())
 
     def close(self) -> None:
         """No new builds; those under way finish on their threads."""
@@ -125,6 +135,8 @@ class DocsService:
                 self.disk.store(clone, folder, docs)
             except (OSError, ValueError) as exc:  # a full disk: served all the same, built again
                 log.warning("cannot keep the docs of %s in the cache: %s", commit[:12], exc)
+        if docs.commit_time:
+            self._remember_times(clone_path, {commit: docs.commit_time})
         with self._lock:
             if len(self._descriptions) >= DESCRIPTIONS_REMEMBERED:
                 self._descriptions.clear()  # bounded; the warming after the next swap refills it

@@ -133,17 +133,25 @@ async def _listed(
     modules = [m for m in modules if _matches(m, *key)]
     page = modules[offset : offset + limit]
     docs = _docs(request)
-    times = await asyncio.gather(*(_commit_times(docs, m.entry) for m in page))
+    times = await asyncio.gather(*(_commit_time(docs, m.entry, m.release) for m in page))
     body = {
         "meta": page_meta(request.url.path, kept, limit, offset, len(modules)),
         "modules": [
-            module_json(
-                m.entry, m.release, m.description, m.repository_url, t.get(m.release.commit)
-            )
-            for m, t in zip(page, times, strict=True)
+            module_json(m.entry, m.release, m.description, m.repository_url, published)
+            for m, published in zip(page, times, strict=True)
         ],
     }
     return JSONResponse(body)
+
+
+async def _commit_time(docs: DocsService, entry: ModuleEntry, release: Release) -> int | None:
+    """A list does not fail for one module whose clone cannot be read now: it shows no time.
+    Only the listed release's time is read (from memory once the docs are warmed)."""
+    try:
+        return await docs.commit_time(entry, release)
+    except Exception as exc:
+        log.warning("%s: cannot read its commit time: %s", entry.spec.address, exc)
+        return None
 
 
 async def _commit_times(docs: DocsService, entry: ModuleEntry) -> Mapping[str, int]:

@@ -5,6 +5,7 @@ concurrent asks, and warmed after a swap for the lists that read `known`."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 import threading
 from pathlib import Path
 
@@ -253,3 +254,19 @@ def _warmed(registry: Registry, service: DocsService) -> ModuleDocs | None:
     if entry is None or not entry.versions.releases:
         return None
     return service.known(entry, entry.versions.releases[0])
+
+
+def test_a_release_time_is_known_from_its_docs_without_reading_the_clone(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    """A list shows each module's newest release with its time: once the warming has read
+    that release's docs, the time comes from memory, not from Git on the request's path."""
+    repo = GitRepo(tmp_path / "repo")
+    repo.release("v1.0.0", VPC)
+    registry = _registry(write_catalog, repo)
+    entry = _entry(registry)
+    release = entry.versions.releases[0]
+    service = DocsService(tmp_path / "cache")
+    asyncio.run(service.module_docs(entry, release))
+    shutil.rmtree(entry.clone_path)  # any read of the clone now fails
+    assert asyncio.run(service.commit_time(entry, release)) == 1700000000
