@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import logging
 import re
 import secrets
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,7 +107,7 @@ class Gate:
         if target.access == "read" and target.namespace and self.public.covers(target.namespace):
             self.counts[(ANONYMOUS.name, "public")] += 1
             return ANONYMOUS
-        try:
+        with self._failures_counted():
             if authorization is None and session is not None:
                 principal, token = self._session(session), ""
             else:
@@ -117,12 +118,6 @@ class Gate:
             if principal.git and target.access == "read" and await self._git_allows(token, target):
                 self.counts[(principal.name, "allowed")] += 1
                 return principal
-        except Unauthorized as exc:
-            self.counts[(_name_in(exc), _reason_in(exc))] += 1
-            raise
-        except AuthUnavailable:
-            self.counts[("unknown", "unavailable")] += 1
-            raise
         self.counts[(principal.name, "refused")] += 1
         raise Forbidden(_refusal(principal, target))
 
@@ -130,8 +125,14 @@ class Gate:
         """Who sends `authorization`, and its token, for what a list shows them; Unauthorized
         (counted as for `admit`) when it is no token this registry, an issuer or auth.git
         accepts, AuthUnavailable when that cannot be told now."""
-        try:
+        with self._failures_counted():
             return await self._identify(authorization)
+
+    @contextlib.contextmanager
+    def _failures_counted(self) -> Iterator[None]:
+        """Count a refusal (by the name and reason it carries) or an unavailable verdict."""
+        try:
+            yield
         except Unauthorized as exc:
             self.counts[(_name_in(exc), _reason_in(exc))] += 1
             raise
