@@ -28,40 +28,41 @@ from gitreg.git.location import RepoLocation
 
 @dataclass(frozen=True)
 class Neighbours:
-    """The modules of one module's repository that have other readers than it."""
+    """What a module's repository holds of other readers than the module's."""
 
-    others: tuple[ModuleSpec, ...]
-    inside: tuple[ModuleSpec, ...]  # of those, not public, in a folder inside the module's own
-
-    @property
-    def namespaces(self) -> tuple[str, ...]:
-        """Their namespaces, each once (as first written), in catalog order."""
-        seen: dict[str, str] = {}
-        for spec in self.others:
-            seen.setdefault(spec.address.namespace.lower(), spec.address.namespace)
-        return tuple(seen.values())
+    namespaces: tuple[str, ...] = ()  # of its modules of other readers, as first written
+    inside: tuple[ModuleSpec, ...] = ()  # those, not public, in a folder inside the module's own
 
 
-def neighbours(
-    spec: ModuleSpec, modules: Sequence[ModuleSpec], auth: AuthSettings | None
-) -> Neighbours:
+def neighbours(modules: Sequence[ModuleSpec], auth: AuthSettings | None) -> list[Neighbours]:
+    """Each module's neighbours, in the order of `modules`. By repository, then by namespace:
+    a catalog of 10,000 modules is not compared pair by pair."""
     if auth is None:
-        return Neighbours((), ())
+        return [Neighbours()] * len(modules)
     public = NamespaceScope(auth.public)
-    mine = spec.address.namespace
-    others = tuple(
-        other
-        for other in modules
-        if other.repo == spec.repo
-        and other.address.namespace.lower() != mine.lower()
-        and not (public.covers(mine) and public.covers(other.address.namespace))
-    )
-    inside = tuple(
-        other
-        for other in others
-        if _strictly_inside(other.path, spec.path) and not public.covers(other.address.namespace)
-    )
-    return Neighbours(others, inside)
+    repositories: dict[RepoLocation, dict[str, list[ModuleSpec]]] = {}
+    for spec in modules:
+        namespaces = repositories.setdefault(spec.repo, {})
+        namespaces.setdefault(spec.address.namespace.lower(), []).append(spec)
+    covered = {
+        namespace: public.covers(namespace)
+        for namespaces in repositories.values()
+        for namespace in namespaces
+    }
+    result = []
+    for spec in modules:
+        namespaces = repositories[spec.repo]
+        mine = spec.address.namespace.lower()
+        others = [n for n in namespaces if n != mine and not (covered[mine] and covered[n])]
+        inside = tuple(
+            other
+            for n in others
+            if not covered[n]
+            for other in namespaces[n]
+            if _strictly_inside(other.path, spec.path)
+        )
+        result.append(Neighbours(tuple(namespaces[n][0].address.namespace for n in others), inside))
+    return result
 
 
 def _strictly_inside(folder: str, container: str) -> bool:
@@ -86,8 +87,7 @@ class ArchiveScopes(yamldoc.Reader):
         """`modules` (each read at `places`: its key path and mapping) with their archive scope
         decided; a problem for each module whose archive or docs would still show another's."""
         result = []
-        for spec, (path, m) in zip(modules, places, strict=True):
-            near = neighbours(spec, modules, auth)
+        for spec, near, (path, m) in zip(modules, neighbours(modules, auth), places, strict=True):
             if near.inside:
                 inner = near.inside[0]
                 where = spec.path or "the repository's root"
@@ -99,7 +99,7 @@ class ArchiveScopes(yamldoc.Reader):
                     f" {spec.address.namespace!r}'s readers; give each module a folder outside"
                     " the other's",
                 )
-            elif near.others and spec.download == "archive" and spec.path:
+            elif near.namespaces and spec.download == "archive" and spec.path:
                 if "archive" not in m:
                     spec = replace(spec, archive="folder", archive_narrowed_by=near.namespaces)
                 elif spec.archive == "repository":
