@@ -15,8 +15,9 @@ from pathlib import Path
 
 from gitreg import __version__
 from gitreg.atomic import sweep_stale
-from gitreg.auth.review import auth_warnings
+from gitreg.auth.review import archive_warnings, auth_warnings
 from gitreg.auth.tokens import digest, new_token
+from gitreg.catalog.archive_scopes import narrowed_notices
 from gitreg.catalog.auth import TOKEN_NAME
 from gitreg.catalog.load import load_catalog, parse_listen
 from gitreg.catalog.model import SECRET_USES, Catalog, Listen, SecretUse, TlsFiles
@@ -119,6 +120,8 @@ def run_server(
     except StartupError as exc:
         print(f"gitreg: {exc}", file=sys.stderr)
         return exc.status
+    for notice in narrowed_notices(catalog):  # here: once, however many workers
+        log.warning("%s", notice)
     swept = sweep_stale(catalog.cache_dir, skip=("git",))  # clones hold no file of ours
     if swept:
         log.info(
@@ -237,6 +240,7 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
             warnings.append(f"warning: {where}: {provider.spec} {warning}")
     problems += _origin_problems(catalog)
     warnings += auth_warnings(catalog)
+    warnings += archive_warnings(catalog)
     for line in problems + warnings:
         print(line)
     counts = f"{len(catalog.modules)} modules, {len(catalog.providers)} providers"

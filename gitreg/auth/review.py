@@ -1,5 +1,5 @@
 """What `gitreg check` says of an auth: section beyond its syntax: namespaces nothing opens,
-tokens that open nothing, a registry no one can read."""
+tokens that open nothing, a registry no one can read; and archives it narrowed to a folder."""
 
 from __future__ import annotations
 
@@ -25,5 +25,20 @@ def auth_warnings(catalog: Catalog) -> list[str]:
         if not any(scope.covers(namespace) for scope in scopes):
             warnings.append(
                 f"warning: auth: no token opens namespace {namespace!r}, and it is not public"
+            )
+    return warnings
+
+
+def archive_warnings(catalog: Catalog) -> list[str]:
+    """Each module whose archives the catalog narrowed to its folder, and why: its repository
+    also holds modules of other readers (gitreg.catalog.archive_scopes)."""
+    warnings = []
+    for i, spec in enumerate(catalog.modules):
+        if spec.archive_narrowed_by:
+            namespaces = ", ".join(repr(n) for n in spec.archive_narrowed_by)
+            warnings.append(
+                f"warning: modules[{i}].archive: {spec.address}'s archives hold only its folder"
+                f" {spec.path}, not the whole repository: the repository also holds modules of"
+                f" namespace {namespaces}, whose readers differ (write archive: folder to say so)"
             )
     return warnings

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 import re
@@ -13,6 +14,7 @@ import yaml
 
 from gitreg.address import ModuleAddress
 from gitreg.catalog import yamldoc
+from gitreg.catalog.archive_scopes import ArchiveScopes
 from gitreg.catalog.auth import AuthSection
 from gitreg.catalog.model import (
     SECRET_USES,
@@ -68,7 +70,7 @@ def load_catalog(path: Path, secrets: Collection[SecretUse] = SECRET_USES) -> Ca
     return catalog
 
 
-class _Reader(ProviderSections, AuthSection, StateSection):
+class _Reader(ProviderSections, AuthSection, StateSection, ArchiveScopes):
     """Reads the catalog's own keys, collecting problems instead of stopping at the first."""
 
     def catalog(self, document: Any, source: Path) -> Catalog | None:
@@ -110,7 +112,8 @@ class _Reader(ProviderSections, AuthSection, StateSection):
             / os.path.expanduser(self.string(top, "cache_dir", "", ".gitreg") or ".gitreg")
         ).resolve()
         credentials = tuple(self.credentials(top))
-        modules = tuple(self.modules(top))
+        places: list[tuple[str, yamldoc.Mapping]] = []
+        modules = tuple(self.modules(top, places))
         providers = tuple(self.providers(top))
         signing_keys, verify_keys = self.signing(top)
         if not (_listed(top, "modules") or _listed(top, "providers") or "mirror" in top):
@@ -122,7 +125,7 @@ class _Reader(ProviderSections, AuthSection, StateSection):
                 " section (mirror: {} serves the network mirror alone)",
             )
         refresh_interval = self.duration(top, "refresh_interval", "", 60.0)
-        return Catalog(
+        catalog = Catalog(
             source=source,
             hostname=hostname,
             listen=listen,
@@ -148,6 +151,9 @@ class _Reader(ProviderSections, AuthSection, StateSection):
             shutdown_grace=self.duration(top, "shutdown_grace", "", 20.0, zero_is_off=True),
             state=self.state(top),
         )
+        # Once auth: is read: who reads each module decides what its archive may hold.
+        scoped = self.archive_scopes(modules, places, catalog.auth)
+        return dataclasses.replace(catalog, modules=tuple(scoped))
 
     def max_staleness(self, top: yamldoc.Mapping, refresh_interval: float) -> float:
         m = self.section(top, "readiness", "", {"max_staleness"})
@@ -212,7 +218,10 @@ class _Reader(ProviderSections, AuthSection, StateSection):
             result.append(credential)
         return result
 
-    def modules(self, top: yamldoc.Mapping) -> list[ModuleSpec]:
+    def modules(
+        self, top: yamldoc.Mapping, places: list[tuple[str, yamldoc.Mapping]]
+    ) -> list[ModuleSpec]:
+        """Every module; `places` gets each one's key path and mapping, in the same order."""
         result: list[ModuleSpec] = []
         seen: dict[tuple[str, str, str], str] = {}
         keys = {
@@ -284,6 +293,7 @@ class _Reader(ProviderSections, AuthSection, StateSection):
                         f"{rival.address} uses the same repository with another webhook secret",
                     )
                 result.append(spec)
+                places.append((path, m))
         return result
 
     def secret(self, parent: yamldoc.Mapping, key: str, path: str) -> SecretRef | None:

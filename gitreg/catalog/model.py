@@ -87,6 +87,9 @@ class ModuleSpec:
     download: DownloadMode = "archive"
     git_url: str | None = None
     archive: ArchiveScope = "repository"
+    # When `archive` was left out and the repository also holds modules of other readers: their
+    # namespaces, which made the catalog narrow it to "folder" (gitreg.catalog.archive_scopes).
+    archive_narrowed_by: tuple[str, ...] = ()
     moved_tags: MovedPolicy = "pin"
     deleted_tags: DeletedPolicy = "keep"
     webhook_secret: SecretRef | None = None

@@ -1,16 +1,19 @@
 """What documentation reads of a commit: a module folder's `*.tf` files and README, and those
 of its submodules and examples, bounded; and commit times. dulwich, in-process: no subprocess
-per question, as for tags (`clone.py`)."""
+per question, as for tags (`clone.py`); but the files' sizes come first, from one
+`git cat-file --batch-check` per build, which reads only each object's header: a file over the
+bound is never read (dulwich has no way to tell an object's size without inflating it whole)."""
 
 from __future__ import annotations
 
 import stat
-from collections.abc import Iterable
+import subprocess
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from dulwich.errors import NotGitRepository
-from dulwich.objects import Blob, Commit, Tree
+from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.repo import Repo
 
 from gitreg.errors import SourceError
@@ -28,6 +31,7 @@ class DocFile(NamedTuple):
 DOC_SUBFOLDERS = (b"modules", b"examples")
 DOC_FILE_MOST = 1 << 20  # bytes: a .tf or README larger than this is not read
 DOC_FILES_MOST = 2000  # files of one module's docs: beyond, the rest is not read
+_SIZES_TIMEOUT = 60.0  # seconds: headers of at most DOC_FILES_MOST local objects
 
 
 def doc_files(
@@ -56,20 +60,52 @@ def _doc_files(repo: Repo, commit: str, folder: str, most: int) -> list[DocFile]
             child = repo[sha] if stat.S_ISDIR(mode) else None
             if isinstance(child, Tree):
                 folders.append((f"{sub.decode()}/{name.decode('utf-8', 'replace')}", child))
-    files: list[DocFile] = []
+    wanted: list[tuple[str, ObjectID]] = []
     for prefix, tree in folders:
         for name, mode, sha in tree.iteritems(name_order=True):
             text = name.decode("utf-8", "replace")
             if not stat.S_ISREG(mode) or not _documents(text):
                 continue  # symbolic links and submodules lead outside the tree
-            if len(files) >= DOC_FILES_MOST:
-                return files
-            # dulwich reads a blob whole: the bound is on what is kept and parsed.
-            blob = repo[sha]
-            data = blob.as_raw_string() if isinstance(blob, Blob) else b""
-            path = f"{prefix}/{text}" if prefix else text
-            files.append(DocFile(path, data if len(data) <= most else None))
+            if len(wanted) >= DOC_FILES_MOST:
+                break
+            wanted.append((f"{prefix}/{text}" if prefix else text, sha))
+    sizes = blob_sizes(Path(repo.controldir()), [sha for _, sha in wanted])
+    files: list[DocFile] = []
+    for path, blob_id in wanted:
+        if sizes[blob_id] > most:
+            files.append(DocFile(path, None))  # named as too large, its content never read
+            continue
+        blob = repo[blob_id]
+        files.append(DocFile(path, blob.as_raw_string() if isinstance(blob, Blob) else b""))
     return files
+
+
+def blob_sizes(git_dir: Path, shas: Sequence[bytes]) -> dict[bytes, int]:
+    """Each blob's size, read from its object header only (`git cat-file --batch-check`: no
+    object is inflated whole, a packed delta's size is in the delta's first bytes). A missing
+    object is a KeyError, as dulwich raises for one."""
+    unique = list(dict.fromkeys(shas))
+    if not unique:
+        return {}
+    try:
+        done = subprocess.run(
+            ["git", f"--git-dir={git_dir}", "cat-file", "--batch-check"],
+            input=b"".join(sha + b"\n" for sha in unique),
+            capture_output=True,
+            timeout=_SIZES_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SourceError(f"cannot read file sizes in {git_dir.name}: {exc}") from exc
+    sizes: dict[bytes, int] = {}
+    for line in done.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2].isdigit():
+            sizes[parts[0]] = int(parts[2])
+    for sha in unique:
+        if sha not in sizes:
+            raise KeyError(sha.decode())
+    return sizes
 
 
 def _documents(name: str) -> bool:

@@ -5,7 +5,7 @@ them. A sync or a catalog reload makes a new snapshot and swaps it in whole."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
@@ -57,9 +57,9 @@ class RegistrySnapshot:
         if ledger_for is None:
             ledger_for = partial(_disk_ledger, catalog.cache_dir)
         ledgers = {location: ledger_for(location, clone.name) for location, clone in clones.items()}
-        listed = {spec.address.key for spec in catalog.modules}
+        listed = {spec.address.key: spec for spec in catalog.modules}
         kept = [
-            e
+            _archived_as(e, listed[e.spec.address.key])
             for e in (previous.index.entries() if previous else [])
             if e.spec.address.key in listed
         ]
@@ -101,3 +101,14 @@ class RegistrySnapshot:
 
 def _disk_ledger(cache_dir: Path, location: RepoLocation, name: str) -> TagLedger:
     return DiskLedger(cache_dir / "ledgers" / f"{name}.json")
+
+
+def _archived_as(entry: ModuleEntry, spec: ModuleSpec) -> ModuleEntry:
+    """A kept entry with the new catalog's archive scope at once, not at its repository's next
+    read: an archive narrowed to its folder (gitreg.catalog.archive_scopes) must never be served
+    whole meanwhile, nor a download answer point at the whole one."""
+    old = entry.spec
+    if (old.archive, old.archive_narrowed_by) == (spec.archive, spec.archive_narrowed_by):
+        return entry
+    scoped = replace(old, archive=spec.archive, archive_narrowed_by=spec.archive_narrowed_by)
+    return replace(entry, spec=spec if scoped == spec else scoped)

@@ -82,6 +82,10 @@ async def archive(request: Request) -> Response:
     address = module_address(request)
     private = await access.admit_download(request, f"module {address}", address.namespace)
     _, entry = _read(request)
+    if entry.spec.download != "archive":
+        # Its clients clone with their own Git credentials; an archive built with gitreg's
+        # would show them what the repository holds besides, other namespaces' code too.
+        raise NotFound(f"{entry.spec.address} is downloaded with git: it has no archive")
     file = request.path_params["file"]
     match = _ARCHIVE_FILE.fullmatch(file)
     if not match:

@@ -111,3 +111,29 @@ def test_a_read_made_for_an_older_catalog_is_not_served(
     stale = dataclasses.replace(served, spec=other)  # as if read under another catalog
     swapped = snapshot.with_repository(location, [stale], snapshot.tags[location])
     assert swapped.index.get("a", "m", "x") is served
+
+
+def test_a_kept_entry_takes_the_new_archive_scope_at_once(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    """An auth: section that narrows a module's archive applies to the entry a reload keeps,
+    before its repository is read again: its download never points at the whole repository."""
+    repo = GitRepo(tmp_path / "mono")
+    repo.write(module_files("b", "modules/b"))
+    repo.release("v1.0.0", module_files("a", "modules/a"))
+    modules = (
+        f"modules:\n  - {{namespace: open, name: a, system: x, repo: {repo.path}, path: modules/a}}\n"
+        f"  - {{namespace: secret, name: b, system: x, repo: {repo.path}, path: modules/b}}\n"
+    )
+    registry = Registry(write_catalog(modules))
+    registry.refresh()
+    entry = registry.snapshot.index.get("open", "a", "x")
+    assert entry is not None
+    release = entry.versions.releases[0]
+    assert entry.location(release).endswith(f"/{release.commit}.tar.gz//modules/a")
+    narrowing = write_catalog(modules + "auth: {public: [open]}\n")
+    snapshot = RegistrySnapshot.serving(narrowing, registry.snapshot)
+    kept = snapshot.index.get("open", "a", "x")
+    assert kept is not None and kept.versions == entry.versions
+    assert kept.spec == narrowing.modules[0] and kept.spec.archive == "folder"
+    assert "//" not in kept.location(release)
