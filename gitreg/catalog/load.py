@@ -12,6 +12,7 @@ from typing import Any, cast
 import yaml
 
 from gitreg.address import ModuleAddress
+from gitreg.auth.own_origin import parse_public_url
 from gitreg.catalog import yamldoc
 from gitreg.catalog.auth import AuthSection
 from gitreg.catalog.model import (
@@ -78,6 +79,7 @@ class _Reader(ProviderSections, AuthSection, StateSection):
             getattr(document, "line", 1),
             {
                 "hostname",
+                "public_url",
                 "listen",
                 "tls",
                 "cache_dir",
@@ -125,6 +127,7 @@ class _Reader(ProviderSections, AuthSection, StateSection):
         return Catalog(
             source=source,
             hostname=hostname,
+            public_url=self.parsed(top, "public_url", "", parse_public_url),
             listen=listen,
             tls=self.tls(top),
             cache_dir=cache_dir,

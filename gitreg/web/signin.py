@@ -4,20 +4,23 @@
 http://127.0.0.1 (trustworthy origins), so tests and `gitreg demo` work over plain HTTP, while
 over plain HTTP to any other host the browser drops it, as it should: a session sent in clear
 text could be taken. The sign-in page then says why. Both POSTs must come from a page of this
-registry (their Origin), so another site cannot sign a browser in or out."""
+registry: their Origin must be its own (`auth/own_origin.py`: from hostname or public_url, never
+from the Host header), so another site cannot sign a browser in or out."""
 
 from __future__ import annotations
 
 import datetime
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from gitreg.auth.own_origin import is_own, own_origin, reached_loopback
 from gitreg.auth.sessions import COOKIE, SESSION_TTL
 from gitreg.errors import ClientError, Forbidden
 from gitreg.web import access
 from gitreg.web.pages import SECURITY_HEADERS, html, page, session_reader
+from gitreg.web.state import state_of
 
 MAX_TOKEN = 4096  # characters: a pasted token, never a document
 
@@ -114,12 +117,19 @@ def _back_to(path: str) -> RedirectResponse:
 
 def _same_origin(request: Request) -> None:
     """Refuse a POST another site's page made (login CSRF, forced sign-out). Browsers send
-    Origin with every POST; a client that sends neither it nor Sec-Fetch-Site is refused too."""
+    Origin with every POST; it must be the registry's own (`auth/own_origin.py`), scheme and
+    port included, and never what the Host header claims. A client that sends neither Origin
+    nor Sec-Fetch-Site is refused too."""
     origin = request.headers.get("origin")
-    host = request.headers.get("host", "")
-    if origin is not None and origin != "null":
-        if urlsplit(origin).netloc.lower() == host.lower():
+    if origin is None:
+        if request.headers.get("sec-fetch-site") == "same-origin":
             return
-    elif request.headers.get("sec-fetch-site") == "same-origin":
-        return
-    raise Forbidden("this form must be sent from this registry's own sign-in page")
+        raise Forbidden("this form must be sent from this registry's own sign-in page")
+    catalog = state_of(request).registry.snapshot.catalog
+    own = own_origin(catalog.hostname, catalog.public_url)
+    reached = reached_loopback(request.scope.get("scheme", ""), request.scope.get("server"))
+    if not is_own(origin, own, reached):
+        raise Forbidden(
+            f"this form must be sent from this registry's own sign-in page, at {own}"
+            " (public_url in registry.yaml, when people open it at another address)"
+        )

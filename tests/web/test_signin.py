@@ -1,0 +1,87 @@
+"""Sign-in and sign-out over real HTTPS: only the registry's own origin may post them (scheme
+and port included, whatever the Host header says)."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from gitreg.catalog.load import load_catalog
+from gitreg.catalog.model import TlsFiles
+from gitreg.tlscert import TlsMaterial
+from tests.support.private_registry import READER, write_private_registry
+from tests.support.servers import RegistryServer
+
+URL_KEYS = "  signing_key_file: new.key\n"
+
+
+@contextmanager
+def _served(root: Path, tls: TlsMaterial, extra: str = "") -> Iterator[httpx.Client]:
+    """The private registry over HTTPS on 127.0.0.1 (hostname registry.example.test), with
+    `extra` top-level keys in its registry.yaml."""
+    path = write_private_registry(root, URL_KEYS)
+    path.write_text(path.read_text() + extra)
+    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    with (
+        RegistryServer(load_catalog(path), TlsFiles(tls.certfile, tls.keyfile)) as server,
+        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
+    ):
+        yield client
+
+
+def _posts(client: httpx.Client, headers: dict[str, str]) -> tuple[int, int]:
+    sign_in = client.post("/signin", data={"token": READER}, headers=headers)
+    sign_out = client.post("/signout", headers=headers)
+    if sign_in.status_code == 403:
+        assert "set-cookie" not in sign_in.headers and "set-cookie" not in sign_out.headers
+    return sign_in.status_code, sign_out.status_code
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterator[httpx.Client]:
+    with _served(tmp_path_factory.mktemp("signin"), tls) as client:
+        yield client
+
+
+def test_the_origin_of_hostname_and_the_address_reached_sign_in(registry: httpx.Client) -> None:
+    assert _posts(registry, {"Origin": "https://registry.example.test"}) == (303, 303)
+    assert _posts(registry, {"Origin": str(registry.base_url).rstrip("/")}) == (303, 303)
+    port = registry.base_url.port
+    assert _posts(registry, {"Origin": f"https://localhost:{port}"}) == (303, 303)
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://registry.example.test",  # plain HTTP against the HTTPS registry
+        "https://registry.example.test:8443",
+        "http://127.0.0.1:{port}",
+        "http://localhost:{port}",
+        "https://127.0.0.1:1",
+        "https://evil.example",
+        "null",
+    ],
+)
+def test_another_origin_is_refused(registry: httpx.Client, origin: str) -> None:
+    headers = {"Origin": origin.format(port=registry.base_url.port)}
+    assert _posts(registry, headers) == (403, 403)
+
+
+def test_a_forged_host_header_does_not_make_an_origin_own(registry: httpx.Client) -> None:
+    headers = {"Origin": "https://evil.example", "Host": "evil.example"}
+    refused = registry.post("/signin", data={"token": READER}, headers=headers)
+    assert refused.status_code == 403 and "set-cookie" not in refused.headers
+    assert "https://registry.example.test" in refused.text  # it says which origin it wants
+    assert _posts(registry, headers) == (403, 403)
+
+
+def test_behind_a_proxy_public_url_is_the_origin(tmp_path: Path, tls: TlsMaterial) -> None:
+    with _served(tmp_path, tls, "public_url: https://gitreg.example.org:8443\n") as client:
+        assert _posts(client, {"Origin": "https://gitreg.example.org:8443"}) == (303, 303)
+        assert _posts(client, {"Origin": "https://registry.example.test"}) == (403, 403)
+        assert _posts(client, {"Origin": "http://gitreg.example.org:8443"}) == (403, 403)
