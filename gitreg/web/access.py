@@ -44,7 +44,7 @@ async def reader_of(request: Request) -> Principal | None:
         # A signed-in browser: its session, while it lasts (an ended one reads as anonymous,
         # so that the list still shows the public namespaces, and the page offers to sign in).
         session = session_of(request)
-        return gate.session_principal(session) if session is not None else None
+        return await gate.session_principal(session) if session is not None else None
     principal, _ = await gate.identify(authorization)
     return principal
 

@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from gitreg.auth.own_origin import is_own, own_origin, reached_loopback
-from gitreg.auth.sessions import COOKIE, SESSION_TTL
+from gitreg.auth.sessions import COOKIE, SESSION_TTL, expires_of
 from gitreg.errors import ClientError, Forbidden
 from gitreg.web import access
 from gitreg.web.pages import SECURITY_HEADERS, html, page, session_reader
@@ -35,13 +35,9 @@ async def sign_in_page(request: Request) -> Response:
             " registry over HTTPS (or as http://localhost) to sign in."
         )
     ends = ""
-    if reader is not None:
-        value = request.cookies.get(COOKIE, "")
-        expires = value.split(".")[2] if value.count(".") == 3 else ""
-        if expires.isdigit():
-            ends = datetime.datetime.fromtimestamp(int(expires), datetime.UTC).strftime(
-                "%Y-%m-%d %H:%M UTC"
-            )
+    expires = expires_of(request.cookies.get(COOKIE, "")) if reader is not None else None
+    if expires is not None:
+        ends = datetime.datetime.fromtimestamp(expires, datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return html(
         request,
         "signin.html",
@@ -91,6 +87,11 @@ async def sign_in(request: Request) -> Response:
 @page
 async def sign_out(request: Request) -> Response:
     _same_origin(request)
+    gate, value = access.gate_of(request), request.cookies.get(COOKIE)
+    if gate is not None and value is not None:
+        # The session itself ends (a copy of the cookie opens nothing after), not only the
+        # browser's cookie.
+        await gate.sign_out(value)
     response = _back_to("/")
     response.delete_cookie(COOKIE, path="/", secure=True, httponly=True, samesite="strict")
     return response

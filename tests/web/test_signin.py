@@ -1,5 +1,7 @@
 """Sign-in and sign-out over real HTTPS: only the registry's own origin may post them (scheme
-and port included, whatever the Host header says)."""
+and port included, whatever the Host header says), and a sign-out ends the session itself: a
+copy of the cookie taken before opens nothing after, in this process or another on the same
+cache_dir."""
 
 from __future__ import annotations
 
@@ -11,27 +13,60 @@ from pathlib import Path
 import httpx
 import pytest
 
+from gitreg.auth.sessions import COOKIE
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
+from gitreg.catalog.model import Catalog, TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.private_registry import READER, write_private_registry
 from tests.support.servers import RegistryServer
 
 URL_KEYS = "  signing_key_file: new.key\n"
+PRIVATE = "/v1/modules/secret/single/generic/versions"
+OWN = {"Origin": "https://registry.example.test"}
+
+
+def private_catalog(root: Path, extra: str = "") -> Catalog:
+    """The private registry's catalog (hostname registry.example.test), with `extra` top-level
+    keys in its registry.yaml."""
+    path = write_private_registry(root, URL_KEYS)
+    path.write_text(path.read_text() + extra)
+    return load_catalog(path)
+
+
+@contextmanager
+def served(catalog: Catalog, tls: TlsMaterial) -> Iterator[httpx.Client]:
+    """`catalog` served over HTTPS on 127.0.0.1 by the real app; a client that trusts it."""
+    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    with (
+        RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile)) as server,
+        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
+    ):
+        yield client
 
 
 @contextmanager
 def _served(root: Path, tls: TlsMaterial, extra: str = "") -> Iterator[httpx.Client]:
-    """The private registry over HTTPS on 127.0.0.1 (hostname registry.example.test), with
-    `extra` top-level keys in its registry.yaml."""
-    path = write_private_registry(root, URL_KEYS)
-    path.write_text(path.read_text() + extra)
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with (
-        RegistryServer(load_catalog(path), TlsFiles(tls.certfile, tls.keyfile)) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
+    with served(private_catalog(root, extra), tls) as client:
         yield client
+
+
+def sign_in(client: httpx.Client) -> str:
+    """A session cookie's value, as the browser would keep it."""
+    answer = client.post("/signin", data={"token": READER}, headers=OWN)
+    assert answer.status_code == 303, answer.text
+    value = answer.cookies[COOKIE]
+    client.cookies.clear()  # each request below says which cookie it sends
+    return value
+
+
+def with_cookie(value: str) -> dict[str, str]:
+    return {"Cookie": f"{COOKIE}={value}"}
+
+
+def sign_out(client: httpx.Client, value: str) -> None:
+    answer = client.post("/signout", headers={**OWN, **with_cookie(value)})
+    assert answer.status_code == 303 and "max-age=0" in answer.headers["set-cookie"].lower()
+    client.cookies.clear()
 
 
 def _posts(client: httpx.Client, headers: dict[str, str]) -> tuple[int, int]:
@@ -85,3 +120,31 @@ def test_behind_a_proxy_public_url_is_the_origin(tmp_path: Path, tls: TlsMateria
         assert _posts(client, {"Origin": "https://gitreg.example.org:8443"}) == (303, 303)
         assert _posts(client, {"Origin": "https://registry.example.test"}) == (403, 403)
         assert _posts(client, {"Origin": "http://gitreg.example.org:8443"}) == (403, 403)
+
+
+def test_a_cookie_copied_before_sign_out_opens_nothing_after(registry: httpx.Client) -> None:
+    value = sign_in(registry)
+    other = sign_in(registry)  # the same token signed in elsewhere: a session of its own
+    assert registry.get(PRIVATE, headers=with_cookie(value)).status_code == 200
+    home = registry.get("/", headers=with_cookie(value))
+    assert "/modules/secret/single/generic" in home.text
+    sign_out(registry, value)
+    after = registry.get(PRIVATE, headers=with_cookie(value))
+    assert after.status_code == 401 and "the session has ended" in after.text
+    page = registry.get("/", headers=with_cookie(value))
+    assert page.status_code == 200 and "/modules/secret/single/generic" not in page.text
+    assert ">Sign in<" in page.text  # the page reads it as signed out
+    assert registry.get(PRIVATE, headers=with_cookie(other)).status_code == 200
+
+
+def test_a_sign_out_on_one_process_ends_the_session_on_another(
+    tmp_path: Path, tls: TlsMaterial
+) -> None:
+    """Two app instances on one cache_dir (two workers): signed in on one, out on the other."""
+    catalog = private_catalog(tmp_path)
+    with served(catalog, tls) as first, served(catalog, tls) as second:
+        value = sign_in(first)
+        assert second.get(PRIVATE, headers=with_cookie(value)).status_code == 200
+        sign_out(second, value)
+        assert first.get(PRIVATE, headers=with_cookie(value)).status_code == 401
+        assert second.get(PRIVATE, headers=with_cookie(value)).status_code == 401
