@@ -5,68 +5,23 @@ cache_dir."""
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 
-from gitreg.auth.sessions import COOKIE
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import Catalog, TlsFiles
 from gitreg.tlscert import TlsMaterial
-from tests.support.private_registry import READER, write_private_registry
-from tests.support.servers import RegistryServer
-
-URL_KEYS = "  signing_key_file: new.key\n"
-PRIVATE = "/v1/modules/secret/single/generic/versions"
-OWN = {"Origin": "https://registry.example.test"}
-
-
-def private_catalog(root: Path, extra: str = "") -> Catalog:
-    """The private registry's catalog (hostname registry.example.test), with `extra` top-level
-    keys in its registry.yaml."""
-    path = write_private_registry(root, URL_KEYS)
-    path.write_text(path.read_text() + extra)
-    return load_catalog(path)
-
-
-@contextmanager
-def served(catalog: Catalog, tls: TlsMaterial) -> Iterator[httpx.Client]:
-    """`catalog` served over HTTPS on 127.0.0.1 by the real app; a client that trusts it."""
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with (
-        RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile)) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
-        yield client
-
-
-@contextmanager
-def _served(root: Path, tls: TlsMaterial, extra: str = "") -> Iterator[httpx.Client]:
-    with served(private_catalog(root, extra), tls) as client:
-        yield client
-
-
-def sign_in(client: httpx.Client) -> str:
-    """A session cookie's value, as the browser would keep it."""
-    answer = client.post("/signin", data={"token": READER}, headers=OWN)
-    assert answer.status_code == 303, answer.text
-    value = answer.cookies[COOKIE]
-    client.cookies.clear()  # each request below says which cookie it sends
-    return value
-
-
-def with_cookie(value: str) -> dict[str, str]:
-    return {"Cookie": f"{COOKIE}={value}"}
-
-
-def sign_out(client: httpx.Client, value: str) -> None:
-    answer = client.post("/signout", headers={**OWN, **with_cookie(value)})
-    assert answer.status_code == 303 and "max-age=0" in answer.headers["set-cookie"].lower()
-    client.cookies.clear()
+from tests.support.browser_sessions import (
+    PRIVATE,
+    private_catalog,
+    served,
+    served_private,
+    sign_in,
+    sign_out,
+    with_cookie,
+)
+from tests.support.private_registry import READER
 
 
 def _posts(client: httpx.Client, headers: dict[str, str]) -> tuple[int, int]:
@@ -79,7 +34,7 @@ def _posts(client: httpx.Client, headers: dict[str, str]) -> tuple[int, int]:
 
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterator[httpx.Client]:
-    with _served(tmp_path_factory.mktemp("signin"), tls) as client:
+    with served_private(tmp_path_factory.mktemp("signin"), tls) as client:
         yield client
 
 
@@ -116,7 +71,7 @@ def test_a_forged_host_header_does_not_make_an_origin_own(registry: httpx.Client
 
 
 def test_behind_a_proxy_public_url_is_the_origin(tmp_path: Path, tls: TlsMaterial) -> None:
-    with _served(tmp_path, tls, "public_url: https://gitreg.example.org:8443\n") as client:
+    with served_private(tmp_path, tls, "public_url: https://gitreg.example.org:8443\n") as client:
         assert _posts(client, {"Origin": "https://gitreg.example.org:8443"}) == (303, 303)
         assert _posts(client, {"Origin": "https://registry.example.test"}) == (403, 403)
         assert _posts(client, {"Origin": "http://gitreg.example.org:8443"}) == (403, 403)
