@@ -148,15 +148,48 @@ class Gate:
             self.counts[("unknown", "unavailable")] += 1
             raise
 
-    def signed_url_principal(self, path: str, query: dict[str, str]) -> str:
-        """Who a signed download URL was given to; Forbidden when it does not verify."""
+    def sign(self, path: str, principal: Principal) -> str:
+        """The query string that lets `principal` fetch `path` without a token for a while."""
+        return self.signer.query(path, principal.name, binding=self._binding(principal.name) or "")
+
+    def signed_url_principal(
+        self, path: str, query: dict[str, str], access: Access, namespace: str | None = None
+    ) -> str:
+        """Who a signed download URL was given to; Forbidden when it does not verify, when its
+        token is no longer configured or changed, or no longer opens `access` to `namespace`
+        (a client token's scope, as registry.yaml says now)."""
         try:
-            name = self.signer.check(path, query)
+            name = self.signer.check(path, query, binding_of=self._binding)
+            named = self._named(name)
+            token = named[1] if named is not None else None
+            if token is not None and not token.may(access, namespace):
+                raise Forbidden(
+                    f"the token that signed this download URL ({name!r}) no longer opens it:"
+                    " ask for the download again with a token that does"
+                )
         except Forbidden:
             self.counts[("anonymous", "bad_signature")] += 1
             raise
         self.counts[(name, "signed_url")] += 1
         return name
+
+    def _binding(self, name: str) -> str | None:
+        found = self._named(name)
+        return found[0] if found is not None else None
+
+    def _named(self, name: str) -> tuple[str, Principal | None] | None:
+        """What `name` stands for now, which a URL signed for it must find unchanged (a client
+        token's digest, an issuer's URL, auth.git being on), and the client token's principal;
+        None when nothing here goes by that name."""
+        for token_digest, principal in self.tokens.entries():
+            if principal.name == name:
+                return f"token:{token_digest.hex()}", principal
+        for issuer in self.settings.oidc:
+            if issuer.name == name:
+                return f"oidc:{issuer.issuer}", None
+        if name == GIT.name and self.settings.git is not None:
+            return "git", None
+        return None
 
     def sign_in(self, token: str) -> tuple[Principal, str] | None:
         """A client token pasted in a browser: its principal and the session cookie's value;

@@ -32,11 +32,12 @@ def private_catalog(root: Path, extra: str = "") -> Catalog:
 
 
 @contextmanager
-def served(catalog: Catalog, tls: TlsMaterial) -> Iterator[httpx.Client]:
-    """`catalog` served over HTTPS on 127.0.0.1 by the real app; a client that trusts it."""
+def served(catalog: Catalog, tls: TlsMaterial, refresh: bool = False) -> Iterator[httpx.Client]:
+    """`catalog` served over HTTPS on 127.0.0.1 by the real app (with `refresh`, watching its
+    registry.yaml and applying edits); a client that trusts it."""
     context = ssl.create_default_context(cafile=str(tls.ca_cert))
     with (
-        RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile)) as server,
+        RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile), refresh=refresh) as server,
         httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
     ):
         yield client
