@@ -1,7 +1,7 @@
 """Sign-in and sign-out over real HTTPS: only the registry's own origin may post them (scheme
 and port included, whatever the Host header says), and a sign-out ends the session itself: a
-copy of the cookie taken before opens nothing after, in this process or another on the same
-cache_dir."""
+copy of the cookie taken before opens nothing after, in this process, another on the same
+cache_dir, or another worker of `gitreg serve --workers 2`."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 from gitreg.tlscert import TlsMaterial
 from tests.support.browser_sessions import (
     PRIVATE,
+    URL_KEYS,
     private_catalog,
     served,
     served_private,
@@ -21,7 +22,8 @@ from tests.support.browser_sessions import (
     sign_out,
     with_cookie,
 )
-from tests.support.private_registry import READER
+from tests.support.private_registry import READER, write_private_registry
+from tests.support.workers import serving
 
 
 def _posts(client: httpx.Client, headers: dict[str, str]) -> tuple[int, int]:
@@ -103,3 +105,17 @@ def test_a_sign_out_on_one_process_ends_the_session_on_another(
         sign_out(second, value)
         assert first.get(PRIVATE, headers=with_cookie(value)).status_code == 401
         assert second.get(PRIVATE, headers=with_cookie(value)).status_code == 401
+
+
+def test_a_sign_out_on_one_worker_ends_the_session_on_the_other(tmp_path: Path) -> None:
+    """A real `gitreg serve --workers 2`: signed in through one worker, out through the other."""
+    with serving(write_private_registry(tmp_path, URL_KEYS), 2) as server:
+        with server.client_of(0) as zero:
+            value = sign_in(zero)
+            assert zero.get(PRIVATE, headers=with_cookie(value)).status_code == 200
+        with server.client_of(1) as one:
+            assert one.get(PRIVATE, headers=with_cookie(value)).status_code == 200
+            sign_out(one, value)
+            assert one.get(PRIVATE, headers=with_cookie(value)).status_code == 401
+        with server.client_of(0) as zero:
+            assert zero.get(PRIVATE, headers=with_cookie(value)).status_code == 401
