@@ -225,7 +225,14 @@ class Gate:
         found = self.sessions.session(value, self.tokens.entries())
         if found is None:
             return
-        await asyncio.to_thread(self.ended.end_session, found.id, found.expires)
+        try:
+            await asyncio.to_thread(self.ended.end_session, found.id, found.expires)
+        except OSError as exc:
+            # Said, not hidden: a session the person believes ended would live on.
+            log.error("a sign-out could not be recorded in cache_dir: %s", exc.strerror)
+            raise AuthUnavailable(
+                "the sign-out could not be recorded, so the session has not ended: try again"
+            ) from None
         self.counts[(found.principal.name, "signed_out")] += 1
 
     async def _session(self, value: str) -> Principal:

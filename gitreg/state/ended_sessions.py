@@ -5,15 +5,12 @@ it is written (a look costs one stat) and entries whose cookie has expired anywa
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import time
 from pathlib import Path
 
 from gitreg.atomic import TEMP_SUFFIX, write_atomically
 from gitreg.auth.sessions import SESSION_ID
-
-log = logging.getLogger(__name__)
 
 FOLDER = Path("auth") / "ended-sessions"
 

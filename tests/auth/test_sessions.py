@@ -19,6 +19,7 @@ from gitreg.auth.principal import NamespaceScope, Principal
 from gitreg.auth.sessions import SESSION_TTL, SessionSigner
 from gitreg.auth.signed_urls import UrlSigner
 from gitreg.catalog.model import AuthSettings, SecretRef, TokenSpec
+from gitreg.errors import AuthUnavailable
 from gitreg.state.ended_sessions import EndedSessionFiles
 
 NOW = 1_800_000_000.0
@@ -160,3 +161,18 @@ def test_ended_sessions_are_swept_once_their_cookie_has_expired(tmp_path: Path) 
     assert ended.session_ended("B" * 22, int(NOW) + SESSION_TTL)
     with pytest.raises(ValueError):
         ended.session_ended("../../x", int(NOW))
+
+
+def test_a_sign_out_that_cannot_be_recorded_says_so(tmp_path: Path) -> None:
+    """cache_dir unwritable (here: a file where the folder goes): a 503 that says the session
+    lives on, never a quiet success."""
+    settings = AuthSettings(tokens=(TokenSpec("reader", sha256=TOKEN_DIGEST.hex()),))
+    gate = Gate.build(settings, tmp_path, Counter())
+    signed = gate.sign_in("the-token")
+    assert signed is not None
+    folder = EndedSessionFiles(tmp_path).folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    folder.write_text("not a folder")
+    with pytest.raises(AuthUnavailable, match="the session has not ended"):
+        asyncio.run(gate.sign_out(signed[1]))
+    assert asyncio.run(gate.session_principal(signed[1])) is not None
