@@ -4,6 +4,7 @@ that opens what it asks for. Counted per principal and outcome for /v1/status an
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import contextlib
@@ -25,11 +26,12 @@ from gitreg.auth.principal import (
     Refused,
     Verifier,
 )
-from gitreg.auth.sessions import SessionSigner
+from gitreg.auth.sessions import EndedHere, EndedSessions, Session, SessionSigner
 from gitreg.auth.signed_urls import UrlSigner, generated_key
 from gitreg.auth.tokens import StaticTokens, digest
 from gitreg.catalog.model import AuthSettings, Credential
 from gitreg.errors import AuthUnavailable, Forbidden, Unauthorized
+from gitreg.state.ended_sessions import EndedSessionFiles
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +63,11 @@ class Gate:
         verifiers: Sequence[Verifier] = (),
         git: GitAsk | None = None,
         sessions: SessionSigner | None = None,
+        ended: EndedSessions | None = None,
     ) -> None:
         """`sessions`: signs browser sessions (by default with a key made now, which a restart
-        forgets: Gate.build derives it from the URL-signing keys)."""
+        forgets: Gate.build derives it from the URL-signing keys); `ended`: where sign-outs are
+        recorded (by default in this process alone: Gate.build is given the shared state's)."""
         self.settings = settings
         self.public = NamespaceScope(settings.public)
         self.tokens = StaticTokens(settings.tokens)
@@ -72,6 +76,7 @@ class Gate:
         self.verifiers = tuple(verifiers)
         self.git = git
         self.sessions = sessions or SessionSigner([secrets.token_bytes(32)])
+        self.ended = ended or EndedHere()
 
     @classmethod
     def build(
@@ -82,9 +87,11 @@ class Gate:
         verifiers: Sequence[Verifier] = (),
         git: GitAsk | None = None,
         credential_for: Callable[[str], Credential | None] | None = None,
+        ended: EndedSessions | None = None,
     ) -> Gate:
         """With auth.git, the module's Git server is asked (`git`, else a GitAccess that
-        trusts the CA of `credential_for(url)`, the catalog's credential for that server)."""
+        trusts the CA of `credential_for(url)`, the catalog's credential for that server).
+        `ended`: where sign-outs are recorded (the shared state; by default in cache_dir)."""
         if git is None and settings.git is not None:
             git = GitAccess(settings.git, credential_for)
         keys = [v.encode() for ref in settings.url_keys if (v := ref.value())]
@@ -93,7 +100,8 @@ class Gate:
         signer = UrlSigner(keys, settings.download_ttl)
         if settings.oidc:
             verifiers = (*verifiers, OidcVerifier(settings.oidc))
-        return cls(settings, signer, counts, verifiers, git, SessionSigner(keys))
+        ended = ended or EndedSessionFiles(cache_dir)
+        return cls(settings, signer, counts, verifiers, git, SessionSigner(keys), ended)
 
     def is_public(self, namespace: str) -> bool:
         return self.public.covers(namespace)
@@ -109,7 +117,7 @@ class Gate:
             return ANONYMOUS
         with self._failures_counted():
             if authorization is None and session is not None:
-                principal, token = self._session(session), ""
+                principal, token = await self._session(session), ""
             else:
                 principal, token = await self._identify(authorization)
             if principal.may(target.access, target.namespace):
@@ -140,15 +148,48 @@ class Gate:
             self.counts[("unknown", "unavailable")] += 1
             raise
 
-    def signed_url_principal(self, path: str, query: dict[str, str]) -> str:
-        """Who a signed download URL was given to; Forbidden when it does not verify."""
+    def sign(self, path: str, principal: Principal) -> str:
+        """The query string that lets `principal` fetch `path` without a token for a while."""
+        return self.signer.query(path, principal.name, binding=self._binding(principal.name) or "")
+
+    def signed_url_principal(
+        self, path: str, query: dict[str, str], access: Access, namespace: str | None = None
+    ) -> str:
+        """Who a signed download URL was given to; Forbidden when it does not verify, when its
+        token is no longer configured or changed, or no longer opens `access` to `namespace`
+        (a client token's scope, as registry.yaml says now)."""
         try:
-            name = self.signer.check(path, query)
+            name = self.signer.check(path, query, binding_of=self._binding)
+            named = self._named(name)
+            token = named[1] if named is not None else None
+            if token is not None and not token.may(access, namespace):
+                raise Forbidden(
+                    f"the token that signed this download URL ({name!r}) no longer opens it:"
+                    " ask for the download again with a token that does"
+                )
         except Forbidden:
             self.counts[("anonymous", "bad_signature")] += 1
             raise
         self.counts[(name, "signed_url")] += 1
         return name
+
+    def _binding(self, name: str) -> str | None:
+        found = self._named(name)
+        return found[0] if found is not None else None
+
+    def _named(self, name: str) -> tuple[str, Principal | None] | None:
+        """What `name` stands for now, which a URL signed for it must find unchanged (a client
+        token's digest, an issuer's URL, auth.git being on), and the client token's principal;
+        None when nothing here goes by that name."""
+        for token_digest, principal in self.tokens.entries():
+            if principal.name == name:
+                return f"token:{token_digest.hex()}", principal
+        for issuer in self.settings.oidc:
+            if issuer.name == name:
+                return f"oidc:{issuer.issuer}", None
+        if name == GIT.name and self.settings.git is not None:
+            return "git", None
+        return None
 
     def sign_in(self, token: str) -> tuple[Principal, str] | None:
         """A client token pasted in a browser: its principal and the session cookie's value;
@@ -162,12 +203,40 @@ class Gate:
         self.counts[(found.name, "signed_in")] += 1
         return found, self.sessions.issue(found.name, digest(token))
 
-    def session_principal(self, session: str) -> Principal | None:
-        """Whom a session cookie signs in; None when it no longer does."""
-        return self.sessions.principal(session, self.tokens.entries())
+    async def session(self, value: str) -> Session | None:
+        """The session a cookie value holds; None when it no longer signs anyone in (expired,
+        its token changed or removed, or signed out on any worker or replica)."""
+        found = self.sessions.session(value, self.tokens.entries())
+        if found is None:
+            return None
+        # Off the event loop: under state: postgres, the database may be asked.
+        if await asyncio.to_thread(self.ended.session_ended, found.id, found.expires):
+            return None
+        return found
 
-    def _session(self, session: str) -> Principal:
-        found = self.session_principal(session)
+    async def session_principal(self, value: str) -> Principal | None:
+        """Whom a session cookie signs in; None when it no longer does."""
+        found = await self.session(value)
+        return found.principal if found is not None else None
+
+    async def sign_out(self, value: str) -> None:
+        """End the session a cookie value holds, everywhere, until it would have expired. A
+        value that does not verify ends nothing (and is recorded nowhere)."""
+        found = self.sessions.session(value, self.tokens.entries())
+        if found is None:
+            return
+        try:
+            await asyncio.to_thread(self.ended.end_session, found.id, found.expires)
+        except OSError as exc:
+            # Said, not hidden: a session the person believes ended would live on.
+            log.error("a sign-out could not be recorded in cache_dir: %s", exc.strerror)
+            raise AuthUnavailable(
+                "the sign-out could not be recorded, so the session has not ended: try again"
+            ) from None
+        self.counts[(found.principal.name, "signed_out")] += 1
+
+    async def _session(self, value: str) -> Principal:
+        found = await self.session_principal(value)
         if found is None:
             raise Refused("anonymous", "session_expired", "the session has ended: sign in again")
         return found

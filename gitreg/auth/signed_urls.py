@@ -1,7 +1,9 @@
 """Download URLs that carry their own permission: Terraform fetches archives, provider zips,
 SHA256SUMS and its signature without a token, so the answer that points at them (given to a
-client whose token opens them) signs the path, an expiry and the token's name with HMAC-SHA256.
-Keys rotate by listing the previous one after the new: all verify, the first signs."""
+client whose token opens them) signs the path, an expiry, the token's name and what that name
+stands for now (`binding`: the token's digest, an issuer's URL) with HMAC-SHA256. A URL whose
+token was since removed or changed stops opening at the next reload. Keys rotate by listing
+the previous one after the new: all verify, the first signs."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import quote_plus, unquote
 
@@ -35,24 +37,32 @@ class UrlSigner:
         # A busy CI fleet asks for the same few downloads with the same token again and again.
         self._signed_query = functools.lru_cache(maxsize=4096)(self._query)
 
-    def query(self, path: str, principal: str, now: float | None = None) -> str:
+    def query(self, path: str, principal: str, now: float | None = None, binding: str = "") -> str:
         """The query string that lets `path` be fetched until the TTL runs out (rounded up to
         the next EXPIRY_STEP seconds, so that the same download asked again by the same token
-        within those seconds gets the same URL, signed once)."""
+        within those seconds gets the same URL, signed once). `binding`: what the principal's
+        name stands for now, which `check` must find unchanged."""
         moment = time.time() if now is None else now
         expires = -(-int(moment + self.ttl) // EXPIRY_STEP) * EXPIRY_STEP
-        return self._signed_query(path, principal, expires)
+        return self._signed_query(path, principal, expires, binding)
 
-    def _query(self, path: str, principal: str, expires: int) -> str:
-        mac = self._mac(self._keys[0], unquote(path), expires, principal)
+    def _query(self, path: str, principal: str, expires: int, binding: str) -> str:
+        mac = self._mac(self._keys[0], unquote(path), expires, principal, binding)
         # What urlencode() gives, at a third of its cost: the expiry is digits and the
         # signature URL-safe base64, so only the name may need quoting.
         return f"expires={expires}&by={quote_plus(principal)}&signature={mac}"
 
-    def check(self, path: str, query: Mapping[str, str], now: float | None = None) -> str:
+    def check(
+        self,
+        path: str,
+        query: Mapping[str, str],
+        now: float | None = None,
+        binding_of: Callable[[str], str | None] = lambda name: "",
+    ) -> str:
         """The name of the principal the URL was signed for; Forbidden, saying why, when its
         signature is missing, expired, or does not verify (tampered, another path, a key no
-        longer listed)."""
+        longer listed, its token changed), or when `binding_of` its name is None (no such
+        token or issuer is configured now)."""
         if not all(k in query for k in QUERY_KEYS):
             raise Forbidden(
                 "this download needs a signed URL: ask the registry for the download again"
@@ -62,21 +72,30 @@ class UrlSigner:
         if not (text.isascii() and text.isdigit()) or len(text) > 12:  # int() refuses "²"
             raise Forbidden("the download URL's expiry is not a time")
         expires = int(text)
+        binding = binding_of(by)
+        if binding is None:
+            raise Forbidden(
+                f"the token that signed this download URL ({by[:64]!r}) is no longer configured"
+                " in registry.yaml: ask for the download again with a current token"
+            )
         # As bytes: compare_digest refuses str with characters outside ASCII (a TypeError, a 500).
         given = query["signature"].encode(errors="replace")
         if not any(
-            hmac.compare_digest(self._mac(key, path, expires, by).encode(), given)
+            hmac.compare_digest(self._mac(key, path, expires, by, binding).encode(), given)
             for key in self._keys
         ):
-            raise Forbidden("the download URL's signature does not verify: ask for it again")
+            raise Forbidden(
+                "the download URL's signature does not verify (altered, signed by a key no"
+                " longer listed, or for a token changed since): ask for it again"
+            )
         if expires < (time.time() if now is None else now):
             raise Forbidden("the download URL has expired: ask the registry for it again")
         return by
 
     @staticmethod
-    def _mac(key: hmac.HMAC, path: str, expires: int, principal: str) -> str:
+    def _mac(key: hmac.HMAC, path: str, expires: int, principal: str, binding: str) -> str:
         mac = key.copy()
-        mac.update(f"{path}\n{expires}\n{principal}".encode())
+        mac.update(f"{path}\n{expires}\n{principal}\n{binding}".encode())
         return base64.urlsafe_b64encode(mac.digest()).rstrip(b"=").decode()
 
 

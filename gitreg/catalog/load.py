@@ -13,6 +13,7 @@ from typing import Any, cast
 import yaml
 
 from gitreg.address import ModuleAddress
+from gitreg.auth.own_origin import parse_public_url
 from gitreg.catalog import yamldoc
 from gitreg.catalog.archive_scopes import ArchiveScopes
 from gitreg.catalog.auth import AuthSection
@@ -80,6 +81,7 @@ class _Reader(ProviderSections, AuthSection, StateSection, ArchiveScopes):
             getattr(document, "line", 1),
             {
                 "hostname",
+                "public_url",
                 "listen",
                 "tls",
                 "cache_dir",
@@ -128,6 +130,7 @@ class _Reader(ProviderSections, AuthSection, StateSection, ArchiveScopes):
         catalog = Catalog(
             source=source,
             hostname=hostname,
+            public_url=self.parsed(top, "public_url", "", parse_public_url),
             listen=listen,
             tls=self.tls(top),
             cache_dir=cache_dir,

@@ -229,6 +229,9 @@ class Catalog:
     log_format: LogFormat = "text"  # serve and demo; --log-format wins
     shutdown_grace: float = 20.0  # seconds requests in flight get to finish after SIGTERM
     state: PostgresSettings | None = None  # None: the ledger on local disk, in cache_dir
+    # Where people open the pages (https://host[:port]), when not https://hostname: behind a
+    # proxy. Only that origin may post the sign-in form.
+    public_url: str | None = None
 
     @property
     def repositories(self) -> list[RepoLocation]:

@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from gitreg.auth.gate import Gate
+from gitreg.auth.sessions import EndedSessions
 from gitreg.catalog.model import Catalog, MirrorSettings
 from gitreg.freshness.watching import reload_catalog
 from gitreg.mirror.answers import Answers
@@ -81,7 +82,7 @@ class LiveCatalog:
         self.auth_counts: Counter[tuple[str, str]] = (
             Counter() if auth_counts is None else auth_counts
         )
-        self.gate = gate_for(registry.snapshot.catalog, self.auth_counts)
+        self.gate = gate_for(registry.snapshot.catalog, self.auth_counts, registry.shared)
         self._lock = asyncio.Lock()
         self._retiring: set[asyncio.Task[None]] = set()
 
@@ -103,7 +104,10 @@ class LiveCatalog:
             return False
         self.side = new
         if catalog.auth != (self.gate.settings if self.gate else None):
-            old_gate, self.gate = self.gate, gate_for(catalog, self.auth_counts)
+            old_gate, self.gate = (
+                self.gate,
+                gate_for(catalog, self.auth_counts, self.registry.shared),
+            )
             if old_gate is not None:
                 old_gate.close()
             log.info("auth: %s", "on" if self.gate else "off: anyone may read everything")
@@ -124,12 +128,19 @@ class LiveCatalog:
             self.gate.close()
 
 
-def gate_for(catalog: Catalog, counts: Counter[tuple[str, str]]) -> Gate | None:
-    """The catalog's auth, or None when it has no auth: section (open to all)."""
+def gate_for(
+    catalog: Catalog, counts: Counter[tuple[str, str]], ended: EndedSessions | None = None
+) -> Gate | None:
+    """The catalog's auth, or None when it has no auth: section (open to all). `ended`: where
+    sign-outs are recorded (the registry's shared state)."""
     if catalog.auth is None:
         return None
     return Gate.build(
-        catalog.auth, catalog.cache_dir, counts, credential_for=catalog.credential_for
+        catalog.auth,
+        catalog.cache_dir,
+        counts,
+        credential_for=catalog.credential_for,
+        ended=ended,
     )
 
 

@@ -1,6 +1,8 @@
 """Readiness (`/readyz`): the catalog is loaded, every repository's versions are known (fetched
 once, or read from its clone), and, when `readiness.max_staleness` is set, none was last synced
-(fetched, or its remote's tags listed) longer ago than that."""
+(fetched, or its remote's tags listed) longer ago than that. Anyone may ask: with auth: the
+answer holds counts and reason codes alone (`public_body`), never a repository's URL or Git's
+words; the details are in /v1/status, behind the ops permission."""
 
 from __future__ import annotations
 
@@ -38,6 +40,30 @@ class Readiness:
         if self.degraded is not None:
             body["state"] = f"{self.degraded}: serving what it confirmed, publishing no new tag"
         return body
+
+    def public_body(self) -> dict[str, Any]:
+        """What anyone may read when the registry is private: how many repositories are in
+        each state and why it is unready, as codes; no URL, name or error text."""
+        reasons = [
+            code
+            for code, found in (
+                ("versions_unknown", self.waiting),
+                ("older_than_max_staleness", self.outdated),
+                ("git_server_failing", self.stale),
+                ("shared_state_unavailable", self.degraded),
+            )
+            if found
+        ]
+        return {
+            "ready": self.ready,
+            "waiting": len(self.waiting),
+            "stale": len(self.stale),
+            "outdated": len(self.outdated),
+            "reasons": reasons,
+            "max_staleness": self.max_staleness or None,
+            "degraded": self.degraded is not None,
+            "details": "/v1/status (a token with ops: true)",
+        }
 
 
 def readiness(registry: Registry, now: float, started: float) -> Readiness:

@@ -1,5 +1,6 @@
 """The state replicas share, in PostgreSQL (state.postgres): the ledger of published tags,
-notices of change (NOTIFY/LISTEN), and poll leases (one replica polls a repository at a time)."""
+notices of change (NOTIFY/LISTEN), poll leases (one replica polls a repository at a time), and
+browser sessions signed out."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from gitreg.errors import StateUnavailable
 from gitreg.git.location import RepoLocation
 from gitreg.modules.ledger import DiskLedger, TagLedger
 from gitreg.state.database import Database
+from gitreg.state.ended_sessions import EndedSessionFiles
 from gitreg.state.listener import CHANNEL, ChangeListener, notice
 from gitreg.state.pg_ledger import PostgresLedger
 from gitreg.state.shared import OnChange
@@ -29,6 +31,9 @@ class PostgresState:
         self.replica = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.confirmed_dir = cache_dir / "ledgers-confirmed"
         self.listener: ChangeListener | None = None
+        # This machine's workers see a sign-out at once, and one the database told of is
+        # not asked for again.
+        self.ended = EndedSessionFiles(cache_dir)
 
     def ledger(self, location: RepoLocation, name: str) -> TagLedger:
         confirmed = DiskLedger(self.confirmed_dir / f"{name}.json")
@@ -69,6 +74,35 @@ class PostgresState:
         if self.listener is None:
             self.listener = ChangeListener(self.settings, self.replica, changed)
             self.listener.start()
+
+    def end_session(self, session: str, expires: int) -> None:
+        self.ended.end_session(session, expires)
+        try:
+            with self.db.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO gitreg_ended_sessions (id, expires) VALUES (%s, to_timestamp(%s))"
+                    " ON CONFLICT (id) DO NOTHING",
+                    (session, expires),
+                )
+                conn.execute("DELETE FROM gitreg_ended_sessions WHERE expires < now()")
+        except StateUnavailable as exc:
+            log.warning("a sign-out is recorded on this machine only, not on the others: %s", exc)
+
+    def session_ended(self, session: str, expires: int) -> bool:
+        if self.ended.session_ended(session, expires):
+            return True
+        try:
+            with self.db.transaction() as conn:
+                row = conn.execute(
+                    "SELECT 1 FROM gitreg_ended_sessions WHERE id = %s", (session,)
+                ).fetchone()
+        except StateUnavailable:
+            # Unknown: the sessions signed out here still end; /readyz says it is degraded.
+            return False
+        if row is None:
+            return False
+        self.ended.end_session(session, expires)
+        return True
 
     def problem(self) -> str | None:
         listening = self.listener.problem if self.listener is not None else None

@@ -40,6 +40,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             expires timestamptz NOT NULL
         )""",
     ),
+    (
+        # Browser sessions signed out, until their cookie would have expired anyway.
+        """CREATE TABLE gitreg_ended_sessions (
+            id text PRIMARY KEY,
+            expires timestamptz NOT NULL
+        )""",
+    ),
 )
 
 

@@ -1,5 +1,6 @@
 """What the sync service needs of the state it may share with other replicas (`SharedState`),
-and the default that shares nothing: the ledger on local disk (`LocalState`)."""
+and the default that shares nothing: the ledger on local disk (`LocalState`). Browser
+sign-outs are recorded there too (`end_session`), for every worker and replica to honour."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Protocol
 from gitreg.catalog.model import Catalog
 from gitreg.git.location import RepoLocation
 from gitreg.modules.ledger import DiskLedger, TagLedger
+from gitreg.state.ended_sessions import EndedSessionFiles
 
 # Called with a repository's URL when another replica says it changed, and with None when the
 # replica may have missed such notices (it reconnected): then every repository is due a sync.
@@ -37,6 +39,14 @@ class SharedState(Protocol):
         """Why the shared state cannot be used now (the registry is degraded), or None."""
         ...
 
+    def end_session(self, session: str, expires: int) -> None:
+        """Record a browser session as signed out, until its cookie `expires` (blocks)."""
+        ...
+
+    def session_ended(self, session: str, expires: int) -> bool:
+        """Whether a browser session was signed out, here or on another replica (blocks)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -45,6 +55,7 @@ class LocalState:
 
     def __init__(self, cache_dir: Path) -> None:
         self.directory = cache_dir / "ledgers"
+        self.ended = EndedSessionFiles(cache_dir)
 
     def ledger(self, location: RepoLocation, name: str) -> TagLedger:
         return DiskLedger(self.directory / f"{name}.json")
@@ -60,6 +71,12 @@ class LocalState:
 
     def problem(self) -> str | None:
         return None
+
+    def end_session(self, session: str, expires: int) -> None:
+        self.ended.end_session(session, expires)
+
+    def session_ended(self, session: str, expires: int) -> bool:
+        return self.ended.session_ended(session, expires)
 
     def close(self) -> None:
         pass

@@ -44,7 +44,7 @@ async def reader_of(request: Request) -> Principal | None:
         # A signed-in browser: its session, while it lasts (an ended one reads as anonymous,
         # so that the list still shows the public namespaces, and the page offers to sign in).
         session = session_of(request)
-        return gate.session_principal(session) if session is not None else None
+        return await gate.session_principal(session) if session is not None else None
     principal, _ = await gate.identify(authorization)
     return principal
 
@@ -94,8 +94,7 @@ def signed(request: Request, path: str, principal: Principal | None, suffix: str
     gate = gate_of(request)
     if gate is None or principal is None:
         return path + suffix
-    query = gate.signer.query(path, principal.name)
-    return f"{path}{suffix}?{query}"
+    return f"{path}{suffix}?{gate.sign(path, principal)}"
 
 
 async def admit_download(request: Request, what: str, namespace: str) -> bool:
@@ -106,7 +105,7 @@ async def admit_download(request: Request, what: str, namespace: str) -> bool:
         return False
     query = request.query_params
     if "signature" in query or authorization_of(request) is None:
-        gate.signed_url_principal(request.url.path, dict(query))
+        gate.signed_url_principal(request.url.path, dict(query), "read", namespace)
         return True
     await admit(request, "read", what, namespace)
     return True

@@ -37,19 +37,24 @@ _PROVIDER = "/v1/providers/{namespace}/{type}"
 
 
 async def healthz(request: Request) -> JSONResponse:
-    """Liveness: the process serves. Never waits on Git."""
-    modules = len(state_of(request).registry.snapshot.index)
-    return JSONResponse({"status": "ok", "modules": modules})
+    """Liveness: the process serves. Never waits on Git. With auth:, no module count (it would
+    count the private ones for anyone)."""
+    state = state_of(request)
+    if state.live.gate is not None:
+        return JSONResponse({"status": "ok"})
+    return JSONResponse({"status": "ok", "modules": len(state.registry.snapshot.index)})
 
 
 async def readyz(request: Request) -> JSONResponse:
     """Readiness: every repository's versions are known (fetched once, or read from its clone)
     and, with readiness.max_staleness, none was last synced longer ago; otherwise 503 with the
     reasons. Repositories served from their clone while their Git server fails are listed as
-    stale, without making the server unready (but for that bound): it serves what they held."""
+    stale, without making the server unready (but for that bound): it serves what they held.
+    With auth:, counts and reason codes only (the details: /v1/status)."""
     state = state_of(request)
     answer = readiness(state.registry, time.time(), state.started)
-    return JSONResponse(answer.body(), status_code=200 if answer.ready else 503)
+    body = answer.body() if state.live.gate is None else answer.public_body()
+    return JSONResponse(body, status_code=200 if answer.ready else 503)
 
 
 class RegistryApp(Starlette):

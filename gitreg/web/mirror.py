@@ -62,7 +62,7 @@ async def _serve(request: Request, file: str) -> Response:
         return await _answer(request, file)
     if file.endswith(".zip") and "authorization" not in request.headers:
         # Terraform fetches the archives without a token: their URLs carry the permission.
-        gate.signed_url_principal(request.url.path, dict(request.query_params))
+        gate.signed_url_principal(request.url.path, dict(request.query_params), "mirror")
         return _private(await _answer(request, file))
     principal = await access.admit(request, "mirror", "the network mirror")
     params = request.path_params

@@ -92,7 +92,7 @@ async def session_reader(request: Request) -> Principal | None:
     cookie = access.session_of(request)
     if gate is None or cookie is None:
         return None
-    return gate.session_principal(cookie)
+    return await gate.session_principal(cookie)
 
 
 @page

@@ -4,20 +4,23 @@
 http://127.0.0.1 (trustworthy origins), so tests and `gitreg demo` work over plain HTTP, while
 over plain HTTP to any other host the browser drops it, as it should: a session sent in clear
 text could be taken. The sign-in page then says why. Both POSTs must come from a page of this
-registry (their Origin), so another site cannot sign a browser in or out."""
+registry: their Origin must be its own (`auth/own_origin.py`: from hostname or public_url, never
+from the Host header), so another site cannot sign a browser in or out."""
 
 from __future__ import annotations
 
 import datetime
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from gitreg.auth.sessions import COOKIE, SESSION_TTL
+from gitreg.auth.own_origin import is_own, own_origin, reached_loopback
+from gitreg.auth.sessions import COOKIE, SESSION_TTL, expires_of
 from gitreg.errors import ClientError, Forbidden
 from gitreg.web import access
 from gitreg.web.pages import SECURITY_HEADERS, html, page, session_reader
+from gitreg.web.state import state_of
 
 MAX_TOKEN = 4096  # characters: a pasted token, never a document
 
@@ -32,13 +35,9 @@ async def sign_in_page(request: Request) -> Response:
             " registry over HTTPS (or as http://localhost) to sign in."
         )
     ends = ""
-    if reader is not None:
-        value = request.cookies.get(COOKIE, "")
-        expires = value.split(".")[2] if value.count(".") == 3 else ""
-        if expires.isdigit():
-            ends = datetime.datetime.fromtimestamp(int(expires), datetime.UTC).strftime(
-                "%Y-%m-%d %H:%M UTC"
-            )
+    expires = expires_of(request.cookies.get(COOKIE, "")) if reader is not None else None
+    if expires is not None:
+        ends = datetime.datetime.fromtimestamp(expires, datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return html(
         request,
         "signin.html",
@@ -88,6 +87,11 @@ async def sign_in(request: Request) -> Response:
 @page
 async def sign_out(request: Request) -> Response:
     _same_origin(request)
+    gate, value = access.gate_of(request), request.cookies.get(COOKIE)
+    if gate is not None and value is not None:
+        # The session itself ends (a copy of the cookie opens nothing after), not only the
+        # browser's cookie.
+        await gate.sign_out(value)
     response = _back_to("/")
     response.delete_cookie(COOKIE, path="/", secure=True, httponly=True, samesite="strict")
     return response
@@ -114,12 +118,19 @@ def _back_to(path: str) -> RedirectResponse:
 
 def _same_origin(request: Request) -> None:
     """Refuse a POST another site's page made (login CSRF, forced sign-out). Browsers send
-    Origin with every POST; a client that sends neither it nor Sec-Fetch-Site is refused too."""
+    Origin with every POST; it must be the registry's own (`auth/own_origin.py`), scheme and
+    port included, and never what the Host header claims. A client that sends neither Origin
+    nor Sec-Fetch-Site is refused too."""
     origin = request.headers.get("origin")
-    host = request.headers.get("host", "")
-    if origin is not None and origin != "null":
-        if urlsplit(origin).netloc.lower() == host.lower():
+    if origin is None:
+        if request.headers.get("sec-fetch-site") == "same-origin":
             return
-    elif request.headers.get("sec-fetch-site") == "same-origin":
-        return
-    raise Forbidden("this form must be sent from this registry's own sign-in page")
+        raise Forbidden("this form must be sent from this registry's own sign-in page")
+    catalog = state_of(request).registry.snapshot.catalog
+    own = own_origin(catalog.hostname, catalog.public_url)
+    reached = reached_loopback(request.scope.get("scheme", ""), request.scope.get("server"))
+    if not is_own(origin, own, reached):
+        raise Forbidden(
+            f"this form must be sent from this registry's own sign-in page, at {own}"
+            " (public_url in registry.yaml, when people open it at another address)"
+        )

@@ -1,10 +1,11 @@
 """`/v1/status` (per repository: the last sync, the last error, what last updated it, and the
-published tags that moved or were deleted; per hosted provider: its versions and the releases
-refused, and why; the hosts read-through asked and how they did) and `/metrics` (the same, and
-the network mirror's requests, for Prometheus)."""
+published tags that moved or were deleted; readiness, naming the repositories; per hosted
+provider: its versions and the releases refused, and why; the hosts read-through asked and how
+they did) and `/metrics` (the same, and the network mirror's requests, for Prometheus)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict
 
 from starlette.requests import Request
@@ -12,6 +13,7 @@ from starlette.responses import JSONResponse, Response
 
 from gitreg.ops.metrics import ProviderCollector, exposition
 from gitreg.ops.provider_reports import origin_reports, provider_reports
+from gitreg.ops.readiness import readiness
 from gitreg.ops.reports import repository_reports
 from gitreg.web import access
 from gitreg.web.state import state_of
@@ -27,6 +29,8 @@ async def status(request: Request) -> JSONResponse:
             "repositories": [
                 asdict(r) for r in repository_reports(registry.snapshot, registry.status)
             ],
+            # /readyz in full: with auth:, anyone gets its counts and reason codes alone.
+            "readiness": readiness(registry, time.time(), state.started).body(),
             "providers": [asdict(r) for r in provider_reports(side.providers)],
             "mirror_origins": [asdict(h) for h in origin_reports(origin)],
             "archives_refused": [

@@ -1,9 +1,15 @@
-"""Browser sessions: what the cookie names, how long it lasts, and what ends it."""
+"""Browser sessions: what the cookie names, how long it lasts, and what ends it (its expiry, its
+token changed or removed, a sign-out recorded in cache_dir for every gate that reads it)."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import hashlib
+import hmac
+import os
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -13,6 +19,8 @@ from gitreg.auth.principal import NamespaceScope, Principal
 from gitreg.auth.sessions import SESSION_TTL, SessionSigner
 from gitreg.auth.signed_urls import UrlSigner
 from gitreg.catalog.model import AuthSettings, SecretRef, TokenSpec
+from gitreg.errors import AuthUnavailable
+from gitreg.state.ended_sessions import EndedSessionFiles
 
 NOW = 1_800_000_000.0
 READER = Principal("reader", NamespaceScope(("secret",)))
@@ -20,12 +28,19 @@ TOKEN_DIGEST = hashlib.sha256(b"the-token").digest()
 TOKENS = [(TOKEN_DIGEST, READER)]
 
 
+def _principal(
+    signer: SessionSigner, value: str, tokens: Iterable[tuple[bytes, Principal]], now: float
+) -> Principal | None:
+    found = signer.session(value, tokens, now=now)
+    return found.principal if found is not None else None
+
+
 def test_a_session_names_its_principal_until_it_expires() -> None:
     signer = SessionSigner([b"key"])
     value = signer.issue("reader", TOKEN_DIGEST, now=NOW)
-    assert signer.principal(value, TOKENS, now=NOW) == READER
-    assert signer.principal(value, TOKENS, now=NOW + SESSION_TTL - 1) == READER
-    assert signer.principal(value, TOKENS, now=NOW + SESSION_TTL + 1) is None
+    assert _principal(signer, value, TOKENS, now=NOW) == READER
+    assert _principal(signer, value, TOKENS, now=NOW + SESSION_TTL - 1) == READER
+    assert _principal(signer, value, TOKENS, now=NOW + SESSION_TTL + 1) is None
 
 
 def test_the_cookie_holds_neither_the_token_nor_its_digest() -> None:
@@ -33,18 +48,37 @@ def test_the_cookie_holds_neither_the_token_nor_its_digest() -> None:
     assert "the-token" not in value and TOKEN_DIGEST.hex() not in value
 
 
+def test_each_sign_in_is_a_session_of_its_own() -> None:
+    signer = SessionSigner([b"key"])
+    first = signer.session(signer.issue("reader", TOKEN_DIGEST, now=NOW), TOKENS, now=NOW)
+    second = signer.session(signer.issue("reader", TOKEN_DIGEST, now=NOW), TOKENS, now=NOW)
+    assert first is not None and second is not None and first.id != second.id
+
+
+def test_a_cookie_from_before_session_ids_signs_in_no_one() -> None:
+    """An s1 cookie (name, expiry, signature) could not be signed out: its holder signs in
+    again."""
+    key = hashlib.sha256(b"key").digest()
+    derived = hmac.new(key, b"gitreg browser session key", hashlib.sha256).digest()
+    expires = int(NOW) + 60
+    message = b"\n".join((b"reader", str(expires).encode(), TOKEN_DIGEST))
+    mac = base64.urlsafe_b64encode(hmac.new(derived, message, hashlib.sha256).digest())
+    old = f"s1.cmVhZGVy.{expires}.{mac.rstrip(b'=').decode()}"
+    assert _principal(SessionSigner([key]), old, TOKENS, now=NOW) is None
+
+
 def test_a_changed_token_ends_its_sessions() -> None:
     signer = SessionSigner([b"key"])
     value = signer.issue("reader", TOKEN_DIGEST, now=NOW)
     rotated = [(hashlib.sha256(b"a-new-token").digest(), READER)]
-    assert signer.principal(value, rotated, now=NOW) is None
-    assert signer.principal(value, [], now=NOW) is None  # removed
+    assert _principal(signer, value, rotated, now=NOW) is None
+    assert _principal(signer, value, [], now=NOW) is None  # removed
 
 
 def test_keys_rotate_like_the_url_keys() -> None:
     old = SessionSigner([b"old"]).issue("reader", TOKEN_DIGEST, now=NOW)
-    assert SessionSigner([b"new", b"old"]).principal(old, TOKENS, now=NOW) == READER
-    assert SessionSigner([b"new"]).principal(old, TOKENS, now=NOW) is None
+    assert _principal(SessionSigner([b"new", b"old"]), old, TOKENS, now=NOW) == READER
+    assert _principal(SessionSigner([b"new"]), old, TOKENS, now=NOW) is None
 
 
 def test_a_session_key_signs_no_download_url() -> None:
@@ -52,8 +86,8 @@ def test_a_session_key_signs_no_download_url() -> None:
     key = b"shared"
     query = UrlSigner([key], 600).query("/v1/archives/x", "reader", now=NOW)
     signature = dict(part.split("=", 1) for part in query.split("&"))["signature"]
-    forged = f"s1.cmVhZGVy.{int(NOW) + 610}.{signature}"
-    assert SessionSigner([key]).principal(forged, TOKENS, now=NOW) is None
+    forged = f"s2.cmVhZGVy.{int(NOW) + 610}.{'A' * 22}.{signature}"
+    assert _principal(SessionSigner([key]), forged, TOKENS, now=NOW) is None
 
 
 @pytest.mark.parametrize(
@@ -69,10 +103,14 @@ def test_a_session_key_signs_no_download_url() -> None:
         "s1.cmVhZGVy.\uff11.x",  # a fullwidth digit one
         "s1.//8.1.x",
         "s1.cmVhZGVy." + "9" * 20 + ".x",
+        "s2.cmVhZGVy.1.x",
+        "s2.cmVhZGVy.1.short.x",
+        "s2.cmVhZGVy.1." + "/" * 22 + ".x",
+        "s2.cmVhZGVy.1." + "A" * 22 + ".x.y",
     ],
 )
 def test_malformed_values_sign_in_no_one(value: str) -> None:
-    assert SessionSigner([b"key"]).principal(value, TOKENS, now=NOW) is None
+    assert _principal(SessionSigner([b"key"]), value, TOKENS, now=NOW) is None
 
 
 def test_the_gate_signs_in_client_tokens_only(tmp_path: Path) -> None:
@@ -88,7 +126,53 @@ def test_the_gate_signs_in_client_tokens_only(tmp_path: Path) -> None:
     assert signed is not None
     principal, value = signed
     assert principal.name == "reader"
-    assert gate.session_principal(value) == principal
+    assert asyncio.run(gate.session_principal(value)) == principal
     assert counts[("reader", "signed_in")] == 1 and counts[("unknown", "bad_sign_in")] == 1
     # A gate built again (a restart, a reload) with the same keys honours the session.
-    assert Gate.build(settings, tmp_path, Counter()).session_principal(value) == principal
+    again = Gate.build(settings, tmp_path, Counter())
+    assert asyncio.run(again.session_principal(value)) == principal
+
+
+def test_a_sign_out_ends_the_session_for_every_gate_on_the_machine(tmp_path: Path) -> None:
+    """Two gates on one cache_dir (two workers): one signs the session out, neither honours
+    it after; another session of the same token lives on."""
+    settings = AuthSettings(tokens=(TokenSpec("reader", sha256=TOKEN_DIGEST.hex()),))
+    first, second = (
+        Gate.build(settings, tmp_path, Counter()),
+        Gate.build(settings, tmp_path, Counter()),
+    )
+    signed, other = first.sign_in("the-token"), first.sign_in("the-token")
+    assert signed is not None and other is not None
+    assert asyncio.run(second.session_principal(signed[1])) is not None
+    asyncio.run(second.sign_out(signed[1]))
+    assert asyncio.run(first.session_principal(signed[1])) is None
+    assert asyncio.run(second.session_principal(signed[1])) is None
+    assert asyncio.run(first.session_principal(other[1])) is not None
+    asyncio.run(first.sign_out("s2.forged.1." + "A" * 22 + ".x"))  # records nothing
+    assert len(os.listdir(EndedSessionFiles(tmp_path).folder)) == 1
+
+
+def test_ended_sessions_are_swept_once_their_cookie_has_expired(tmp_path: Path) -> None:
+    ended = EndedSessionFiles(tmp_path)
+    ended.end_session("A" * 22, int(NOW) - 1)
+    ended.end_session("B" * 22, int(NOW) + SESSION_TTL)
+    assert ended.sweep(now=NOW) == 1
+    assert not ended.session_ended("A" * 22, int(NOW) - 1)
+    assert ended.session_ended("B" * 22, int(NOW) + SESSION_TTL)
+    with pytest.raises(ValueError):
+        ended.session_ended("../../x", int(NOW))
+
+
+def test_a_sign_out_that_cannot_be_recorded_says_so(tmp_path: Path) -> None:
+    """cache_dir unwritable (here: a file where the folder goes): a 503 that says the session
+    lives on, never a quiet success."""
+    settings = AuthSettings(tokens=(TokenSpec("reader", sha256=TOKEN_DIGEST.hex()),))
+    gate = Gate.build(settings, tmp_path, Counter())
+    signed = gate.sign_in("the-token")
+    assert signed is not None
+    folder = EndedSessionFiles(tmp_path).folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    folder.write_text("not a folder")
+    with pytest.raises(AuthUnavailable, match="the session has not ended"):
+        asyncio.run(gate.sign_out(signed[1]))
+    assert asyncio.run(gate.session_principal(signed[1])) is not None

@@ -1,14 +1,21 @@
-"""Signed download URLs: what verifies, and every way one does not (with the reason)."""
+"""Signed download URLs: what verifies, and every way one does not (with the reason), including
+a URL whose token, issuer or auth.git is no longer configured."""
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import parse_qsl
 
 import pytest
 
+from gitreg.auth.gate import Gate
+from gitreg.auth.principal import Principal
 from gitreg.auth.signed_urls import EXPIRY_STEP, UrlSigner, generated_key
+from gitreg.catalog.model import AuthSettings, GitCheck, OidcIssuer, TokenSpec
 from gitreg.errors import Forbidden
 
 PATH = "/v1/archives/platform/net/aws/" + "a" * 40 + ".tar.gz"
@@ -95,3 +102,39 @@ def test_processes_making_the_key_at_once_all_get_the_same_one(tmp_path: Path) -
     assert len(set(keys)) == 1
     assert keys[0] == (tmp_path / "auth" / "url-signing.key").read_bytes()
     assert [p.name for p in (tmp_path / "auth").iterdir()] == ["url-signing.key"]
+
+
+def test_a_url_is_bound_to_what_its_name_stands_for() -> None:
+    signer = UrlSigner([b"key"], ttl=600)
+    given = dict(parse_qsl(signer.query(PATH, "ci", now=NOW, binding="token:aa")))
+    assert signer.check(PATH, given, now=NOW, binding_of=lambda name: "token:aa") == "ci"
+    with pytest.raises(Forbidden, match="for a token changed since"):
+        signer.check(PATH, given, now=NOW, binding_of=lambda name: "token:bb")
+    with pytest.raises(Forbidden, match=r"\('ci'\) is no longer configured"):
+        signer.check(PATH, given, now=NOW, binding_of=lambda name: None)
+
+
+def test_the_gate_binds_urls_to_tokens_issuers_and_auth_git(tmp_path: Path) -> None:
+    """A client token's URL lives while its token is unchanged; an issuer's while the issuer is
+    listed (its identity tokens expire within minutes, and cannot be checked again); auth.git's
+    while auth.git is on."""
+    token = TokenSpec("reader", sha256=hashlib.sha256(b"t").hexdigest(), read=("secret",))
+    issuer = OidcIssuer("ci", "https://issuer.example.test", "gitreg", read=("secret",))
+    full = AuthSettings(tokens=(token,), oidc=(issuer,), git=GitCheck())
+    gate = Gate.build(full, tmp_path, Counter())
+    urls = {
+        name: dict(parse_qsl(gate.sign(PATH, Principal(name)))) for name in ("reader", "ci", "git")
+    }
+    for name, query in urls.items():
+        assert gate.signed_url_principal(PATH, query, "read", "secret") == name
+    emptied = Gate.build(AuthSettings(), tmp_path, Counter())  # the same key, from cache_dir
+    for query in urls.values():
+        with pytest.raises(Forbidden, match="no longer configured"):
+            emptied.signed_url_principal(PATH, query, "read", "secret")
+    narrowed = Gate.build(
+        replace(full, tokens=(replace(token, read=("elsewhere",)),)), tmp_path, Counter()
+    )
+    with pytest.raises(Forbidden, match="no longer opens it"):
+        narrowed.signed_url_principal(PATH, urls["reader"], "read", "secret")
+    gate.close()
+    narrowed.close()

@@ -91,3 +91,18 @@ def test_a_repository_never_fetched_and_without_a_clone_is_waiting(tmp_path: Pat
     found.read_clones()
     answer = readiness(found, now=1.0, started=0.0)
     assert not answer.ready and answer.waiting and not answer.outdated
+
+
+def test_the_public_answer_has_counts_and_codes_but_no_repository_or_error(
+    tmp_path: Path,
+) -> None:
+    """What anyone gets with auth:, while a repository fails and is outdated."""
+    found, last = synced(tmp_path)
+    location, clone = next(iter(found.snapshot.clones.items()))
+    found.status.update(location, clone.name, lambda s: s.failed("fatal: cannot reach it"))
+    answer = readiness(found, now=last + 600, started=last)
+    body = answer.public_body()
+    assert body["ready"] is False and (body["stale"], body["outdated"]) == (1, 1)
+    assert body["reasons"] == ["older_than_max_staleness", "git_server_failing"]
+    assert str(location) not in str(body) and "fatal" not in str(body)
+    assert "repo" not in str(body)

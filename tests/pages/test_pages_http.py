@@ -245,11 +245,13 @@ def test_a_wrong_token_does_not_sign_in(catalogue: RegistryServer) -> None:
 def test_a_tampered_or_ended_session_reads_nothing_private(catalogue: RegistryServer) -> None:
     with _signed_in(catalogue) as client:
         value = client.cookies[COOKIE]
-        version, name, expires, mac = value.split(".")
+        version, name, expires, session, mac = value.split(".")
         for forged in (
-            f"{version}.{name}.{int(expires) + 3600}.{mac}",  # a longer session
-            f"{version}.{name}.{expires}.{mac[:-2]}AA",
-            f"{version}.{name}.10.{mac}",
+            f"{version}.{name}.{int(expires) + 3600}.{session}.{mac}",  # a longer session
+            f"{version}.{name}.{expires}.{session}.{mac[:-2]}AA",
+            f"{version}.{name}.{expires}.{'A' * 22}.{mac}",  # another session
+            f"{version}.{name}.10.{session}.{mac}",
+            f"s1.{name}.{expires}.{mac}",  # as before session ids
             "s1.cmVhZGVy.99999999999.x",
             "garbage",
             "s1.%C3%A9.1.%C3%A9",

@@ -1,8 +1,11 @@
 """Signed download URLs over real HTTP: every way a URL can be wrong is a 403 that says why
-(never a 500); keys rotate; and private files tell shared caches to keep out."""
+(never a 500); keys rotate; a URL whose token was removed, changed or narrowed stops opening
+at the next reload; and private files tell shared caches to keep out."""
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,17 +15,22 @@ import pytest
 
 from gitreg.auth.signed_urls import EXPIRY_STEP, UrlSigner
 from gitreg.tlscert import TlsMaterial
+from tests.support import browser_sessions
 from tests.support.private_registry import (
     MIRROR,
     NEW_KEY,
     OLD_KEY,
+    READER,
     WIDGET_ZIP,
     PrivateRegistry,
     bearer,
     private_registry,
 )
+from tests.support.servers import wait_until
 
 Query = dict[str, str]
+# What the reader token's name stands for, which its URLs are signed over (its digest).
+READER_BINDING = f"token:{hashlib.sha256(READER.encode()).hexdigest()}"
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +88,7 @@ TAMPERED: dict[str, tuple[Tamper, str]] = {
     "expiry in superscript digits": (lambda q: {**q, "expires": "²"}, "expiry is not a time"),
     "expiry in Arabic-Indic digits": (lambda q: {**q, "expires": "١٢٣"}, "expiry is not a time"),
     "by another token": (lambda q: {**q, "by": "other"}, "signature does not verify"),
+    "by no token": (lambda q: {**q, "by": "nobody"}, "'nobody') is no longer configured"),
     "no signature": (
         lambda q: {k: v for k, v in q.items() if k != "signature"},
         "needs a signed URL",
@@ -113,10 +122,14 @@ def test_a_signature_for_one_archive_does_not_open_another(served: PrivateRegist
 def test_an_expired_url_is_refused(served: PrivateRegistry) -> None:
     path, _ = _signed(served, "secret/single/generic")
     signer = UrlSigner([NEW_KEY], ttl=600)
-    an_hour_ago = dict(parse_qsl(signer.query(path, "reader", now=time.time() - 3600)))
+    an_hour_ago = dict(
+        parse_qsl(signer.query(path, "reader", now=time.time() - 3600, binding=READER_BINDING))
+    )
     status, said = _get(served, path, an_hour_ago)
     assert status == 403 and "has expired" in said, said
-    fresh = dict(parse_qsl(signer.query(path, "reader")))  # the same key, now: it opens
+    fresh = dict(
+        parse_qsl(signer.query(path, "reader", binding=READER_BINDING))
+    )  # the same key, now: it opens
     assert _get(served, path, fresh) == (200, "")
 
 
@@ -136,15 +149,21 @@ def test_a_url_signed_with_a_rotated_out_key(
     served: PrivateRegistry, root: Path, tls: TlsMaterial
 ) -> None:
     path, _ = _signed(served, "secret/single/generic")
-    by_old = dict(parse_qsl(UrlSigner([OLD_KEY], ttl=600).query(path, "reader")))
-    by_new = dict(parse_qsl(UrlSigner([NEW_KEY], ttl=600).query(path, "reader")))
+    by_old = dict(
+        parse_qsl(UrlSigner([OLD_KEY], ttl=600).query(path, "reader", binding=READER_BINDING))
+    )
+    by_new = dict(
+        parse_qsl(UrlSigner([NEW_KEY], ttl=600).query(path, "reader", binding=READER_BINDING))
+    )
     # Listed as the previous key, the old one still opens what it signed.
     assert _get(served, path, by_old) == (200, "")
     assert _get(served, path, by_new) == (200, "")
     # Once it is dropped from registry.yaml, it opens nothing.
     with private_registry(root / "rotated", tls, "  signing_key_file: new.key\n") as rotated:
         path, by_new = _signed(rotated, "secret/single/generic")
-        by_old = dict(parse_qsl(UrlSigner([OLD_KEY], ttl=600).query(path, "reader")))
+        by_old = dict(
+            parse_qsl(UrlSigner([OLD_KEY], ttl=600).query(path, "reader", binding=READER_BINDING))
+        )
         status, said = _get(rotated, path, by_old)
         assert status == 403 and "signature does not verify" in said, said
         assert _get(rotated, path, by_new) == (200, "")
@@ -196,3 +215,39 @@ def test_the_mirror_signs_its_archive_urls_and_keeps_them_from_shared_caches(
     with_token = served.client.get(path, headers=bearer(MIRROR))
     assert with_token.status_code == 200
     assert with_token.headers["cache-control"].startswith("private")
+
+
+EDITS: dict[str, tuple[Callable[[str], str], str]] = {
+    "removed": (
+        lambda text: re.sub(r" *- \{name: reader,[^}]*\}\n", "", text),
+        "('reader') is no longer configured",
+    ),
+    "changed": (
+        lambda text: text.replace(
+            hashlib.sha256(READER.encode()).hexdigest(), hashlib.sha256(b"rotated").hexdigest()
+        ),
+        "signature does not verify",
+    ),
+    "narrowed": (
+        lambda text: text.replace("read: [secret]}", "read: [elsewhere]}", 1),
+        "('reader') no longer opens it",
+    ),
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_a_url_of_a_token_removed_changed_or_narrowed_stops_at_the_reload(
+    tmp_path: Path, tls: TlsMaterial, edit: str
+) -> None:
+    catalog = browser_sessions.private_catalog(tmp_path)
+    change, message = EDITS[edit]
+    with browser_sessions.served(catalog, tls, refresh=True) as client:
+        answer = client.get(
+            "/v1/modules/secret/single/generic/1.0.0/download", headers=bearer(READER)
+        )
+        location = answer.json()["location"].split("//", 1)[0]
+        assert client.get(location).status_code == 200
+        catalog.source.write_text(change(catalog.source.read_text()))
+        wait_until(lambda: client.get(location).status_code == 403, 30, "the reload")
+        refused = client.get(location)
+    assert message in refused.json()["errors"][0], refused.text
