@@ -14,6 +14,7 @@ import yaml
 from gitreg.address import ModuleAddress
 from gitreg.catalog import yamldoc
 from gitreg.catalog.auth import AuthSection
+from gitreg.catalog.http import HttpSection
 from gitreg.catalog.model import (
     SECRET_USES,
     ArchiveLimits,
@@ -68,7 +69,7 @@ def load_catalog(path: Path, secrets: Collection[SecretUse] = SECRET_USES) -> Ca
     return catalog
 
 
-class _Reader(ProviderSections, AuthSection, StateSection):
+class _Reader(ProviderSections, AuthSection, StateSection, HttpSection):
     """Reads the catalog's own keys, collecting problems instead of stopping at the first."""
 
     def catalog(self, document: Any, source: Path) -> Catalog | None:
@@ -99,6 +100,7 @@ class _Reader(ProviderSections, AuthSection, StateSection):
                 "log_format",
                 "shutdown_grace",
                 "state",
+                "hsts",
             },
         )
         if top is None:
@@ -147,6 +149,7 @@ class _Reader(ProviderSections, AuthSection, StateSection):
             log_format=cast(LogFormat, self.choice(top, "log_format", "", ("text", "json"))),
             shutdown_grace=self.duration(top, "shutdown_grace", "", 20.0, zero_is_off=True),
             state=self.state(top),
+            hsts=self.hsts(top),
         )
 
     def max_staleness(self, top: yamldoc.Mapping, refresh_interval: float) -> float:

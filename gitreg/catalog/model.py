@@ -136,6 +136,19 @@ class ArchiveLimits:
     max_entries: int = 100_000
 
 
+@dataclass(frozen=True, kw_only=True)
+class HstsPolicy:
+    """Strict-Transport-Security, on every answer served over TLS: browsers that saw it go to
+    this host over HTTPS only, for `max_age` seconds (0: forget it)."""
+
+    max_age: int = 365 * 86400  # a year, as preload lists ask
+    include_subdomains: bool = False
+
+    def header(self) -> str:
+        subdomains = "; includeSubDomains" if self.include_subdomains else ""
+        return f"max-age={self.max_age}{subdomains}"
+
+
 @dataclass(frozen=True)
 class TokenSpec:
     """A client token: its name (the only thing logs and metrics show), where its value is known
@@ -226,6 +239,7 @@ class Catalog:
     log_format: LogFormat = "text"  # serve and demo; --log-format wins
     shutdown_grace: float = 20.0  # seconds requests in flight get to finish after SIGTERM
     state: PostgresSettings | None = None  # None: the ledger on local disk, in cache_dir
+    hsts: HstsPolicy | None = HstsPolicy()  # None: `hsts: false`, no Strict-Transport-Security
 
     @property
     def repositories(self) -> list[RepoLocation]:
