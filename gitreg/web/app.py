@@ -29,6 +29,7 @@ from gitreg.web.errors import HANDLERS
 from gitreg.web.mirror import MIRROR_PREFIX
 from gitreg.web.providers import FILES_PREFIX
 from gitreg.web.request_ids import RequestIds
+from gitreg.web.slashes import TrailingSlashes
 from gitreg.web.state import STATE_KEY, RegistryState, state_of
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,8 @@ class RegistryApp(Starlette):
         super().__init__(*args, **kwargs)
         self.access_log = access_log
         self.hsts = hsts
+        self.router.redirect_slashes = False  # Starlette's would name the request's Host
+        self.router.default = TrailingSlashes(self.router)
 
     def build_middleware_stack(self) -> ASGIApp:
         answers = AnswerHeaders(super().build_middleware_stack(), self.hsts)

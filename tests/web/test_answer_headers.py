@@ -1,6 +1,7 @@
 """What every answer of a real `gitreg serve` over TLS says about itself: nosniff on JSON, static
 files, archives, errors and redirects; Strict-Transport-Security as registry.yaml shapes it;
-and Cache-Control private on what was answered to a token, unless the answer says more."""
+Cache-Control private on what was answered to a token, unless the answer says more; and
+redirects whose Location is a path, never the Host a client sent."""
 
 from __future__ import annotations
 
@@ -129,6 +130,35 @@ def test_answers_to_a_token_are_private(
     response = served.client.get(path, headers=bearer(READER) if token else None)
     assert response.status_code in (200, 401)
     assert _one(response, "cache-control") == caching
+
+
+@pytest.mark.parametrize(
+    ("path", "location"),
+    [
+        ("/v1/modules/", "/v1/modules"),
+        ("/v1/modules/?limit=2&namespace=open", "/v1/modules?limit=2&namespace=open"),
+        ("/modules/open/single/generic/", "/modules/open/single/generic"),
+        ("/v1/modules/open%2Dx/", "/v1/modules/open%2Dx"),  # as sent, still escaped
+        (
+            "/v1/modules/open/single/generic/download",
+            "/v1/modules/open/single/generic/1.0.0/download",
+        ),
+    ],
+)
+def test_redirects_name_a_path_never_the_host_a_client_sent(
+    served: Served, path: str, location: str
+) -> None:
+    response = served.plain.get(path, headers={"Host": "evil.example"})
+    assert response.status_code in (302, 307)
+    assert response.headers["location"] == location
+    assert _one(response, "x-content-type-options") == "nosniff"
+
+
+@pytest.mark.parametrize("path", ["/nothing/", "//evil.example/", "//evil.example//", "/"])
+def test_no_redirect_where_no_route_would_answer(served: Served, path: str) -> None:
+    response = served.plain.get(path, headers={"Host": "evil.example"})
+    assert "location" not in response.headers
+    assert response.status_code in (200, 404)
 
 
 @pytest.mark.parametrize(
