@@ -27,6 +27,7 @@ from hypercorn.asyncio import serve
 from hypercorn.config import Config
 from starlette.applications import Starlette
 
+from gitreg import connections
 from gitreg.catalog.model import Listen, TlsFiles
 from gitreg.errors import StartupError
 
@@ -56,6 +57,7 @@ def hypercorn_config(
     shutdown_grace: float = DEFAULT_GRACE,
     worker: int | None = None,
 ) -> Config:
+    connections.install()  # a connection's failure is its own; HTTP/2 resets are bounded
     config = Config() if worker is None else WorkerConfig(worker)
     config.bind = [str(listen)]
     config.alpn_protocols = ["h2", "http/1.1"]
@@ -286,15 +288,42 @@ def abort_connections(port: int) -> int:
 
 
 def _quiet_about_clients(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    """A connection that a client breaks (bad TLS records, data after close-notify, a reset) ends
-    that connection: one debug line, not an ERROR with a traceback per connection."""
-    exc = context.get("exception")
-    if isinstance(exc, ssl.SSLError | ConnectionError) and "client_connected_cb" in str(
-        context.get("message", "")
-    ):
-        log.debug("client connection ended: %s", exc)
+    """What asyncio says about one client's connection (bad TLS records, data after
+    close-notify, a reset, a TLS shutdown the client never answered, a connection's task left
+    pending at exit) ends that connection: one debug line, not an ERROR with a traceback per
+    connection. Anything else is asyncio's to report, as it would."""
+    if _about_a_connection(context):
+        exc = context.get("exception")
+        message = str(context.get("message", "")).split("\n", 1)[0]
+        log.debug("client connection ended: %s", connections.describe(exc) if exc else message)
         return
     loop.default_exception_handler(context)
+
+
+# What asyncio's streams and TLS transports say when a connection fails.
+_CONNECTION_MESSAGES = (
+    "Unhandled exception in client_connected_cb",
+    "Fatal error on SSL transport",
+    "Fatal error on transport",
+    "Fatal read error on socket transport",
+    "Fatal write error on socket transport",
+    "SSL error in data received",
+    "SSL handshake failed",
+)
+
+
+def _about_a_connection(context: dict[str, Any]) -> bool:
+    message = str(context.get("message", ""))
+    if message.startswith("Task was destroyed but it is pending"):
+        task = context.get("task")
+        coroutine = task.get_coro() if isinstance(task, asyncio.Task) else None
+        code = getattr(coroutine, "cr_code", None)
+        return code is not None and f"{os.sep}hypercorn{os.sep}" in code.co_filename
+    if not message.startswith(_CONNECTION_MESSAGES):
+        return False
+    exc = context.get("exception")
+    # SSLError, ConnectionError and TimeoutError ("SSL shutdown timed out") are all OSErrors.
+    return exc is None or isinstance(exc, OSError)
 
 
 def _address(sock: socket.socket) -> Listen:

@@ -17,6 +17,7 @@ from gitreg.auth.own_origin import parse_public_url
 from gitreg.catalog import yamldoc
 from gitreg.catalog.archive_scopes import ArchiveScopes
 from gitreg.catalog.auth import AuthSection
+from gitreg.catalog.http import HttpSection
 from gitreg.catalog.model import (
     SECRET_USES,
     ArchiveLimits,
@@ -71,7 +72,7 @@ def load_catalog(path: Path, secrets: Collection[SecretUse] = SECRET_USES) -> Ca
     return catalog
 
 
-class _Reader(ProviderSections, AuthSection, StateSection, ArchiveScopes):
+class _Reader(ProviderSections, AuthSection, StateSection, ArchiveScopes, HttpSection):
     """Reads the catalog's own keys, collecting problems instead of stopping at the first."""
 
     def catalog(self, document: Any, source: Path) -> Catalog | None:
@@ -103,6 +104,7 @@ class _Reader(ProviderSections, AuthSection, StateSection, ArchiveScopes):
                 "log_format",
                 "shutdown_grace",
                 "state",
+                "hsts",
             },
         )
         if top is None:
@@ -153,6 +155,7 @@ class _Reader(ProviderSections, AuthSection, StateSection, ArchiveScopes):
             log_format=cast(LogFormat, self.choice(top, "log_format", "", ("text", "json"))),
             shutdown_grace=self.duration(top, "shutdown_grace", "", 20.0, zero_is_off=True),
             state=self.state(top),
+            hsts=self.hsts(top),
         )
         # Once auth: is read: who reads each module decides what its archive may hold.
         scoped = self.archive_scopes(modules, places, catalog.auth)

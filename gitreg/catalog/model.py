@@ -139,6 +139,19 @@ class ArchiveLimits:
     max_entries: int = 100_000
 
 
+@dataclass(frozen=True, kw_only=True)
+class HstsPolicy:
+    """Strict-Transport-Security, on every answer served over TLS: browsers that saw it go to
+    this host over HTTPS only, for `max_age` seconds (0: forget it)."""
+
+    max_age: int = 365 * 86400  # a year, as preload lists ask
+    include_subdomains: bool = False
+
+    def header(self) -> str:
+        subdomains = "; includeSubDomains" if self.include_subdomains else ""
+        return f"max-age={self.max_age}{subdomains}"
+
+
 @dataclass(frozen=True)
 class TokenSpec:
     """A client token: its name (the only thing logs and metrics show), where its value is known
@@ -232,6 +245,7 @@ class Catalog:
     # Where people open the pages (https://host[:port]), when not https://hostname: behind a
     # proxy. Only that origin may post the sign-in form.
     public_url: str | None = None
+    hsts: HstsPolicy | None = HstsPolicy()  # None: `hsts: false`, no Strict-Transport-Security
 
     @property
     def repositories(self) -> list[RepoLocation]:

@@ -13,8 +13,16 @@ import yaml
 from gitreg.catalog.model import SECRET_USES, SecretUse
 from gitreg.errors import ConfigProblem
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h)?")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|y)?")
+_UNITS = {
+    "ms": 0.001,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+    "d": 86400.0,
+    "y": 365 * 86400.0,
+    None: 1.0,
+}
 _SIZE = re.compile(r"(\d+)\s*(B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)?")
 _SIZE_UNITS = {
     None: 1,

@@ -107,7 +107,7 @@ def reread_catalog(catalog: Catalog) -> Catalog:
 
 
 def _keep_what_needs_a_restart(old: Catalog, new: Catalog) -> Catalog:
-    kept = ("listen", "tls", "cache_dir", "log_format", "shutdown_grace")
+    kept = ("listen", "tls", "cache_dir", "log_format", "shutdown_grace", "hsts")
     for key in kept:
         if getattr(old, key) != getattr(new, key):
             log.warning("catalog reload: a change of %s takes effect at the next restart", key)

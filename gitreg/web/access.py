@@ -10,9 +10,10 @@ from starlette.requests import Request
 
 from gitreg.auth.gate import Gate, Target
 from gitreg.auth.git_access import check_url
-from gitreg.auth.principal import Access, Principal
+from gitreg.auth.principal import ANONYMOUS, Access, Principal
 from gitreg.auth.sessions import COOKIE
 from gitreg.git.location import RepoLocation
+from gitreg.web.answer_headers import answered_to
 from gitreg.web.state import state_of
 
 # A private file may be kept by the client that fetched it, never by a shared cache.
@@ -44,8 +45,12 @@ async def reader_of(request: Request) -> Principal | None:
         # A signed-in browser: its session, while it lasts (an ended one reads as anonymous,
         # so that the list still shows the public namespaces, and the page offers to sign in).
         session = session_of(request)
-        return await gate.session_principal(session) if session is not None else None
+        reader = await gate.session_principal(session) if session is not None else None
+        if reader is not None:
+            answered_to(request.scope, reader.name)
+        return reader
     principal, _ = await gate.identify(authorization)
+    answered_to(request.scope, principal.name)
     return principal
 
 
@@ -72,7 +77,10 @@ async def admit(
     if gate is None:
         return None
     target = Target(access, what, namespace, git_url)
-    return await gate.admit(authorization_of(request), target, session_of(request))
+    principal = await gate.admit(authorization_of(request), target, session_of(request))
+    if principal is not ANONYMOUS:
+        answered_to(request.scope, principal.name)
+    return principal
 
 
 def session_of(request: Request) -> str | None:
@@ -105,7 +113,8 @@ async def admit_download(request: Request, what: str, namespace: str) -> bool:
         return False
     query = request.query_params
     if "signature" in query or authorization_of(request) is None:
-        gate.signed_url_principal(request.url.path, dict(query), "read", namespace)
+        signer = gate.signed_url_principal(request.url.path, dict(query), "read", namespace)
+        answered_to(request.scope, signer)
         return True
     await admit(request, "read", what, namespace)
     return True

@@ -23,11 +23,13 @@ from gitreg.ops.readiness import readiness
 from gitreg.web import discovery, modules, pages, registry_api, signin, status, webhooks
 from gitreg.web import mirror as mirror_routes
 from gitreg.web import providers as provider_routes
+from gitreg.web.answer_headers import AnswerHeaders
 from gitreg.web.bodies import BufferedBodies
 from gitreg.web.errors import HANDLERS
 from gitreg.web.mirror import MIRROR_PREFIX
 from gitreg.web.providers import FILES_PREFIX
 from gitreg.web.request_ids import RequestIds
+from gitreg.web.slashes import TrailingSlashes
 from gitreg.web.state import STATE_KEY, RegistryState, state_of
 
 log = logging.getLogger(__name__)
@@ -58,15 +60,22 @@ async def readyz(request: Request) -> JSONResponse:
 
 
 class RegistryApp(Starlette):
-    """Starlette, with request ids (and the access log) outside its error middleware: the 500
-    it answers, and the traceback it logs, carry the request's id too."""
+    """Starlette, with request ids (and the access log) and the headers every answer carries
+    outside its error middleware: the 500 it answers, and the traceback it logs, carry the
+    request's id too. `hsts`: the Strict-Transport-Security value for answers over TLS."""
 
-    def __init__(self, *args: Any, access_log: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, access_log: bool = False, hsts: str | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.access_log = access_log
+        self.hsts = hsts
+        self.router.redirect_slashes = False  # Starlette's would name the request's Host
+        self.router.default = TrailingSlashes(self.router)
 
     def build_middleware_stack(self) -> ASGIApp:
-        return RequestIds(super().build_middleware_stack(), access=self.access_log)
+        answers = AnswerHeaders(super().build_middleware_stack(), self.hsts)
+        return RequestIds(answers, access=self.access_log)
 
 
 def create_app(
@@ -146,10 +155,12 @@ def create_app(
         Route("/signin", signin.sign_in, methods=["POST"]),
         Route("/signout", signin.sign_out, methods=["POST"]),
     ]
+    hsts = state.registry.snapshot.catalog.hsts  # as tls: read once, at start
     return RegistryApp(
         routes=routes,
         exception_handlers=HANDLERS,
         lifespan=lifespan,
         middleware=[Middleware(BufferedBodies)],
         access_log=access_log,
+        hsts=hsts.header() if hsts else None,
     )
