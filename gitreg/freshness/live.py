@@ -51,9 +51,7 @@ class ProviderSide:
             )
         sources: list[MirrorSource] = [HostedSource(catalog.hostname, providers, hashes)]
         sources += [FolderSource(folder, hashes) for folder in catalog.mirror.folders]
-        if read_through is not None:
-            sources.append(read_through)
-        mirror = NetworkMirror(sources)
+        mirror = NetworkMirror(sources, read_through, own=catalog.hostname)
         return cls(providers, mirror, hashes, read_through, origins_for, Answers())
 
     def rebuilt(self, catalog: Catalog, registry: Registry) -> ProviderSide:

@@ -233,7 +233,7 @@ def mirror_server(
     with ScriptedOrigin(tls) as origin:
         (tmp_path / "registry.yaml").write_text(
             "hostname: mirror.example.test\ncache_dir: cache\nmodules: []\n"
-            f"mirror: {{origins: {{{HOST}: '{origin.url}'}}, ca_file: {tls.ca_cert}}}\n"
+            f"mirror: {{read_through: true, origins: {{{HOST}: '{origin.url}'}}, ca_file: {tls.ca_cert}}}\n"
         )
         server = RegistryServer(
             load_catalog(tmp_path / "registry.yaml"), TlsFiles(tls.certfile, tls.keyfile)
