@@ -187,10 +187,9 @@ class OriginRegistry:
         if not platforms:
             raise OriginError(f"{address}: the origin lists no platform for {version}")
         urls = [f"{base}{version}/download/{os_name}/{arch}" for os_name, arch in platforms]
-        with ThreadPoolExecutor(4) as pool:  # under this work's deadline
-            answers = list(
-                pool.map(lambda get: get(), [carried(partial(self._get_json, u)) for u in urls])
-            )
+        with ThreadPoolExecutor(4) as pool:  # each under this work's deadline
+            asked = [pool.submit(carried(partial(self._get_json, url))) for url in urls]
+            answers = [future.result() for future in asked]
         sums: dict[str, str] = {}
         packages = []
         for (os_name, arch), url, answer in zip(platforms, urls, answers, strict=True):

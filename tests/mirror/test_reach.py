@@ -3,13 +3,16 @@ the connection check against a real listener on 127.0.0.1 that counts what reach
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpcore
 import pytest
 
 from gitreg.catalog.model import MirrorSettings
 from gitreg.errors import OriginRefused
+from gitreg.mirror.origin import OriginPackage, OriginRegistry
 from gitreg.mirror.reach import PublicAddresses, Reach, is_public
-from tests.support.listeners import SilentListener
+from tests.support.listeners import SilentListener, on_port_443
 from tests.support.servers import wait_until
 
 SETTINGS = MirrorSettings(
@@ -122,3 +125,16 @@ def test_a_host_named_in_registry_yaml_is_reached_at_its_private_address() -> No
         with pytest.raises(httpcore.ConnectError):  # nothing listens there now
             PublicAddresses(named=("127.0.0.1",)).connect_tcp("127.0.0.1", port, timeout=5)
     assert listener.accepted == 1
+
+
+def test_a_download_host_at_a_private_address_is_refused_when_connecting(tmp_path: Path) -> None:
+    # Allowed by name (a hand-made setting: registry.yaml refuses a single label), refused by
+    # the address it resolves to, before anything is sent.
+    registry = OriginRegistry(MirrorSettings(download_hosts=("localhost",)))
+    package = OriginPackage("linux", "amd64", "x.zip", "https://localhost/x.zip", "zh:0")
+    with on_port_443() as listener:
+        with pytest.raises(OriginRefused, match=r"localhost resolves to .*not a public address"):
+            registry.download(package, tmp_path / "x.zip")
+        assert not registry.is_down("localhost")  # a refusal, not an outage
+    registry.close()
+    assert listener.accepted == 0 and not list(tmp_path.iterdir())

@@ -9,6 +9,8 @@ import socket
 import ssl
 import threading
 
+import pytest
+
 from gitreg.tlscert import TlsMaterial
 
 
@@ -73,3 +75,12 @@ class SilentListener:
             secure = self.context.wrap_socket(connection, server_side=True)
             with self._lock:
                 self._held.append(secure)  # held open, and never answered
+
+
+def on_port_443() -> SilentListener:
+    """A listener where https://127.0.0.1/ and https://localhost/ go; the test is skipped where
+    port 443 cannot be bound (it takes root, or a lowered net.ipv4.ip_unprivileged_port_start)."""
+    try:
+        return SilentListener(port=443)
+    except OSError as exc:
+        pytest.skip(f"cannot listen on 127.0.0.1:443 here: {exc}")

@@ -19,7 +19,7 @@ import pytest
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
-from tests.support.listeners import SilentListener
+from tests.support.listeners import SilentListener, on_port_443
 from tests.support.origin_server import Answer, ScriptedOrigin
 from tests.support.provider_releases import new_key, write_key, write_release
 from tests.support.servers import RegistryServer
@@ -64,12 +64,7 @@ def asked_hosts(client: httpx.Client) -> list[str]:
 
 @pytest.fixture
 def port_443() -> Iterator[SilentListener]:
-    """A listener where https://127.0.0.1/ goes: port 443, which needs the right to bind it."""
-    try:
-        listener = SilentListener(port=443)
-    except OSError as exc:
-        pytest.skip(f"cannot listen on 127.0.0.1:443 here: {exc}")
-    with listener:
+    with on_port_443() as listener:
         yield listener
 
 
