@@ -103,7 +103,8 @@ class OriginRegistry:
         self.clock = clock
         self.max_archive_bytes = max_archive_bytes
         self.reach = reach.Reach.of(settings)
-        self.client = reach.client(settings, self.reach, _TIMEOUT)
+        self.connections = reach.PublicAddresses(self.reach.named)
+        self.client = reach.client(settings, self.connections, _TIMEOUT)
         # Bearer tokens by host[:port]: the origin's, and its providers.v1 host's once discovered;
         # never sent to a host that only serves downloads.
         self._tokens = {urlsplit(settings.origin_url(h)).netloc: t for h, t in settings.tokens}
@@ -117,6 +118,8 @@ class OriginRegistry:
         self._lock = threading.Lock()
 
     def close(self) -> None:
+        """Close the client; work still reading from an origin ends now, with an error."""
+        self.connections.interrupt()
         self.client.close()
 
     def health(self) -> list[HostHealth]:

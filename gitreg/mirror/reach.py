@@ -5,9 +5,12 @@ private address on the second lookup gets no connection either)."""
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 import ssl
+import threading
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -60,10 +63,12 @@ class Reach:
             )
 
 
-def client(settings: MirrorSettings, reach: Reach, timeout: httpx.Timeout) -> httpx.Client:
-    """An HTTP client that connects only to public addresses, but for the hosts registry.yaml
-    names, and follows no redirect by itself (origin.py checks each one). It ignores HTTPS_PROXY:
-    a proxy would resolve names where gitreg cannot check the addresses."""
+def client(
+    settings: MirrorSettings, backend: PublicAddresses, timeout: httpx.Timeout
+) -> httpx.Client:
+    """An HTTP client that connects through `backend`, and follows no redirect by itself
+    (origin.py checks each one). It ignores HTTPS_PROXY: a proxy would resolve names where
+    gitreg cannot check the addresses."""
     verify: ssl.SSLContext | bool = True
     if settings.ca_file:
         verify = ssl.create_default_context(cafile=str(settings.ca_file))
@@ -75,7 +80,7 @@ def client(settings: MirrorSettings, reach: Reach, timeout: httpx.Timeout) -> ht
         max_connections=limits.max_connections,
         max_keepalive_connections=limits.max_keepalive_connections,
         keepalive_expiry=limits.keepalive_expiry,
-        network_backend=PublicAddresses(reach.named),
+        network_backend=backend,
     )
     return httpx.Client(transport=transport, timeout=timeout, follow_redirects=False)
 
@@ -83,10 +88,26 @@ def client(settings: MirrorSettings, reach: Reach, timeout: httpx.Timeout) -> ht
 class PublicAddresses(httpcore.SyncBackend):
     """Resolves a name once, checks every address it gave, and connects to a checked one: only
     public addresses (no loopback, private, link-local, unspecified, multicast or reserved
-    range), but for the hosts in `named`."""
+    range), but for the hosts in `named`. It keeps the connections it opened, so that closing
+    read-through ends the work still reading from them (a stalled origin, a long download)."""
 
     def __init__(self, named: Iterable[str]) -> None:
         self.named = frozenset(named)
+        self._open: weakref.WeakSet[_Stream] = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    def interrupt(self) -> None:
+        """Shut down every connection still open: a thread reading one gets its end at once."""
+        with self._lock:
+            streams = list(self._open)
+        for stream in streams:
+            stream.interrupt()
+
+    def track(self, stream: httpcore.NetworkStream) -> httpcore.NetworkStream:
+        tracked = _Stream(stream, self)
+        with self._lock:
+            self._open.add(tracked)
+        return tracked
 
     def connect_tcp(
         self,
@@ -107,11 +128,50 @@ class PublicAddresses(httpcore.SyncBackend):
         failure: httpcore.ConnectError | httpcore.ConnectTimeout | None = None
         for address in addresses:
             try:
-                return super().connect_tcp(address, port, timeout, local_address, socket_options)
+                stream = super().connect_tcp(address, port, timeout, local_address, socket_options)
+                return self.track(stream)
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 failure = exc
         assert failure is not None  # _resolve gives one address at least
         raise failure
+
+
+class _Stream(httpcore.NetworkStream):
+    """A connection PublicAddresses opened, and the TLS one over it, which it keeps too."""
+
+    def __init__(self, inner: httpcore.NetworkStream, backend: PublicAddresses) -> None:
+        self.inner = inner
+        self.backend = backend
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self.inner.read(max_bytes, timeout)
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.inner.write(buffer, timeout)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        return self.backend.track(self.inner.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self.inner.get_extra_info(info)
+
+    def interrupt(self) -> None:
+        # On a duplicate of its descriptor: shutdown() wakes a thread blocked reading it, and
+        # the socket object that thread uses is left alone. One closed already has none.
+        sock = self.inner.get_extra_info("socket")
+        with (
+            contextlib.suppress(OSError, ValueError, AttributeError),
+            socket.fromfd(sock.fileno(), sock.family, sock.type) as duplicate,
+        ):
+            duplicate.shutdown(socket.SHUT_RDWR)
 
 
 def is_public(address: str) -> bool:

@@ -3,15 +3,21 @@ the connection check against a real listener on 127.0.0.1 that counts what reach
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import httpcore
 import pytest
 
+from gitreg.address import ProviderAddress
 from gitreg.catalog.model import MirrorSettings
-from gitreg.errors import OriginRefused
+from gitreg.errors import OriginRefused, OriginUnavailable
 from gitreg.mirror.origin import OriginPackage, OriginRegistry
 from gitreg.mirror.reach import PublicAddresses, Reach, is_public
+from gitreg.mirror.readthrough import ReadThrough
+from gitreg.providers.hashes import HashCache
+from gitreg.tlscert import TlsMaterial
 from tests.support.listeners import SilentListener, on_port_443
 from tests.support.servers import wait_until
 
@@ -138,3 +144,34 @@ def test_a_download_host_at_a_private_address_is_refused_when_connecting(tmp_pat
         assert not registry.is_down("localhost")  # a refusal, not an outage
     registry.close()
     assert listener.accepted == 0 and not list(tmp_path.iterdir())
+
+
+def test_closing_read_through_ends_the_work_stalled_on_an_origin(
+    tls: TlsMaterial, tmp_path: Path
+) -> None:
+    """At shutdown (or when a reload retires it), work reading from an origin that never answers
+    ends at once rather than after its 20 s read timeout: the process exits when it should."""
+    with SilentListener(tls) as stalled:
+        settings = MirrorSettings(
+            read_through=True,
+            origins=(("origin.example.test", f"https://127.0.0.1:{stalled.port}/"),),
+            ca_file=tls.ca_cert,
+        )
+        read_through = ReadThrough(settings, tmp_path, HashCache())
+        address = ProviderAddress.parse("origin.example.test/acme/widget")
+        failures: list[Exception] = []
+
+        def ask() -> None:
+            try:
+                read_through.origin.versions(address)
+            except Exception as exc:  # what the stalled thread ends with, checked below
+                failures.append(exc)
+
+        worker = threading.Thread(target=ask)
+        worker.start()
+        wait_until(lambda: stalled.accepted == 1, 10, "the connection")
+        time.sleep(0.2)  # the request is sent: the worker waits for an answer
+        read_through.close()
+        worker.join(timeout=10)
+        assert not worker.is_alive()
+    assert [type(f) for f in failures] == [OriginUnavailable]
