@@ -21,7 +21,8 @@ from gitreg.providers.hosted import Providers
 log = logging.getLogger(__name__)
 
 # A replaced origin client stays open this long for the requests still using it (a read-through
-# download of a large provider can take minutes), then it is closed; at shutdown, at once.
+# download of a large provider can take minutes), or its download deadline if longer, then it is
+# closed (work still at it is cut off); at shutdown, at once.
 RETIRE_AFTER = 300.0
 
 
@@ -133,6 +134,6 @@ def gate_for(catalog: Catalog, counts: Counter[tuple[str, str]]) -> Gate | None:
 
 async def _close_later(read_through: ReadThrough) -> None:
     try:
-        await asyncio.sleep(RETIRE_AFTER)
+        await asyncio.sleep(max(RETIRE_AFTER, read_through.settings.download_deadline))
     finally:
         read_through.close()
