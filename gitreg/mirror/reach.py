@@ -1,7 +1,7 @@
 """Where read-through may go: the origins a mirror request may name, and the hosts their answers
 may send it to. Every request it sends is checked before it is sent, each redirect too, and
-again when it connects, on the addresses the name resolved to (a name that resolves to a
-private address on the second lookup gets no connection either)."""
+again when it connects: the name is resolved once, every address it gave is checked, and the
+connection goes to a checked one (a name whose DNS answer turns private gets none)."""
 
 from __future__ import annotations
 
