@@ -67,7 +67,7 @@ def main() -> None:
         # One instance serves both kinds: widget hosted here, and widget read through from the origin.
         (root / "mirror.yaml").write_text(
             f"hostname: mirror.bench.test\ncache_dir: mirror-cache\n{hosted}"
-            f"mirror: {{origins: {{origin.bench.test: 'https://127.0.0.1:{origin_port}/'}}, ca_file: {tls.ca_cert}}}\n"
+            f"mirror: {{read_through: true, origins: {{origin.bench.test: 'https://127.0.0.1:{origin_port}/'}}, ca_file: {tls.ca_cert}}}\n"
         )
         serve = [sys.executable, "-m", "gitreg", "serve", "--log-level", "warning", "--config"]
         newest = versions[-1]

@@ -15,8 +15,10 @@ GitregError
 ├── AuthUnavailable      who the client is cannot be told now: its issuer or Git server is down
 ├── ArchiveError         an archive could not be built from a commit, or kept on disk
 │   └── ArchiveTooLarge  the commit's tree is over a limit of `archives:` in registry.yaml
-└── OriginError          an origin registry's answer is missing, malformed or fails verification
-    └── OriginUnavailable    the origin could not be reached (or answered 5xx): try later
+├── OriginError          an origin registry's answer is missing, malformed or fails verification
+│   ├── OriginUnavailable    the origin could not be reached (or answered 5xx): try later
+│   └── OriginRefused        a URL read-through may not ask: not https, a host it may not reach
+└── OriginBusy           read-through's threads (or an origin's share of them) are all taken
 """
 
 from __future__ import annotations
@@ -102,3 +104,13 @@ class OriginError(GitregError):
 
 class OriginUnavailable(OriginError):
     """The origin could not be reached, timed out, or failed on its side."""
+
+
+class OriginRefused(OriginError):
+    """A URL read-through does not ask: not https, a host outside the allowed origins and
+    download hosts, or a name that resolves to a private address. Nothing was sent."""
+
+
+class OriginBusy(GitregError):
+    """Read-through's threads, or those one origin may hold, are all at work: the request is
+    refused at once rather than queued behind them."""

@@ -175,7 +175,9 @@ def test_check_asks_each_mapped_origin_for_its_providers_service(
         origin.json("/.well-known/terraform.json", {"providers.v1": "/v1/providers/"})
         (tmp_path / "registry.yaml").write_text(
             "cache_dir: cache\nmodules: []\n"
-            f"mirror: {{origins: {{good.example.test: '{origin.url}', gone.example.test: 'https://127.0.0.1:9/'}}, ca_file: {tls.ca_cert}}}\n"
+            "mirror:\n  read_through: true\n"
+            f"  origins: {{good.example.test: '{origin.url}', gone.example.test: 'https://127.0.0.1:9/'}}\n"
+            f"  ca_file: {tls.ca_cert}\n"
         )
         done = gitreg("check", "--config", str(tmp_path / "registry.yaml"))
     assert done.returncode == 1, done.stdout + done.stderr
@@ -308,7 +310,7 @@ def test_list_shows_hosted_providers_and_the_network_mirror(
         + "providers:\n"
         + "  - {namespace: acme, type: widget, artifacts: widget}\n"
         + "  - {namespace: acme, type: gadget, artifacts: gadget}\n"
-        + "mirror:\n  folders: [terraform-mirror]\n  origins:\n"
+        + "mirror:\n  folders: [terraform-mirror]\n  read_through: true\n  origins:\n"
         + "    registry.terraform.io: https://proxy.example.test/terraform/\n"
         + "    private.example.test: {token_env: GITREG_TEST_TOKEN}\n"
     )
@@ -331,7 +333,7 @@ def test_list_shows_hosted_providers_and_the_network_mirror(
     assert mirror == [
         "  hosted providers, under registry.example.com",
         f"  folder {tmp_path / 'terraform-mirror'}",
-        "  read-through: on, to each provider's origin registry",
+        "  read-through: on, to registry.terraform.io, registry.opentofu.org and:",
         "    registry.terraform.io: https://proxy.example.test/terraform/",
         "    private.example.test: https://private.example.test/, token from $GITREG_TEST_TOKEN",
     ]

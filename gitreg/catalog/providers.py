@@ -3,6 +3,7 @@ reader as the rest (every problem collected with its key path)."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -12,6 +13,11 @@ from gitreg.catalog.model import MirrorSettings, ProviderSpec, SecretRef
 from gitreg.git.location import RepoLocation
 from gitreg.providers.signing import Keyring
 from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate
+
+_MIRROR_KEYS = (
+    *("folders", "read_through", "origins", "ca_file", "download_hosts"),
+    *("workers", "per_origin", "deadline", "download_deadline"),  # read-through's bounds
+)
 
 
 class ProviderSections(yamldoc.Reader):
@@ -76,7 +82,7 @@ class ProviderSections(yamldoc.Reader):
         return result
 
     def mirror(self, top: yamldoc.Mapping) -> MirrorSettings:
-        m = self.section(top, "mirror", "", {"folders", "read_through", "origins", "ca_file"})
+        m = self.section(top, "mirror", "", _MIRROR_KEYS)
         if m is None:
             return MirrorSettings()
         folders = []
@@ -91,18 +97,76 @@ class ProviderSections(yamldoc.Reader):
             else:
                 folders.append(folder)
         value = m.get("origins")
-        if value is not None and not isinstance(value, yamldoc.Mapping):
+        origins: list[tuple[str, str]] = []
+        tokens: list[tuple[str, SecretRef]] = []
+        if isinstance(value, yamldoc.Mapping):
+            origins, tokens = self.origins(value)
+        elif isinstance(value, yamldoc.Sequence):
+            origins = self.listed_origins(m)
+        elif value is not None:
             self.problem(
-                "mirror.origins", m.key_lines["origins"], "must map hostnames to base URLs"
+                "mirror.origins",
+                m.key_lines["origins"],
+                "must map hostnames to base URLs, or list hostnames",
             )
-        origins, tokens = self.origins(value) if isinstance(value, yamldoc.Mapping) else ([], [])
+        default = MirrorSettings()
+        workers = self.count(m, "workers", "mirror", default.workers)
+        per_origin = self.count(m, "per_origin", "mirror", default.per_origin)
+        if per_origin > workers:
+            self.problem(
+                "mirror.per_origin",
+                m.key_lines.get("per_origin", m.line),
+                f"must not be more than mirror.workers ({workers}), not {per_origin}",
+            )
         return MirrorSettings(
             folders=tuple(folders),
-            read_through=self.flag(m, "read_through", "mirror", True),
+            read_through=self.flag(m, "read_through", "mirror", False),
             origins=tuple(origins),
             ca_file=self.file(m, "ca_file", "mirror"),
             tokens=tuple(tokens),
+            download_hosts=self.download_hosts(m),
+            workers=workers,
+            per_origin=per_origin,
+            deadline=self.duration(m, "deadline", "mirror", default.deadline),
+            download_deadline=self.duration(
+                m, "download_deadline", "mirror", default.download_deadline
+            ),
         )
+
+    def listed_origins(self, m: yamldoc.Mapping) -> list[tuple[str, str]]:
+        """`origins: [HOST, ...]`: each read at https://HOST/, without a token."""
+        result = []
+        for path, line, item in self.items(m, "origins", parent="mirror"):
+            problem = (
+                hostname_problem(item.lower())
+                if isinstance(item, str)
+                else f"must be a hostname, not {item!r}"
+            )
+            if problem:
+                self.problem(path, line, problem)
+            else:
+                result.append((item.lower(), f"https://{item.lower()}/"))
+        return result
+
+    def download_hosts(self, m: yamldoc.Mapping) -> tuple[str, ...]:
+        """Where packages may be downloaded from besides the origins: public DNS names, reached
+        over https on port 443 (a host at a private address or a port is named in origins)."""
+        if "download_hosts" not in m or m["download_hosts"] is None:
+            return MirrorSettings().download_hosts
+        result = []
+        for path, line, item in self.items(m, "download_hosts", parent="mirror"):
+            host = item.lower() if isinstance(item, str) else ""
+            problem = hostname_problem(host) if host else f"must be a hostname, not {item!r}"
+            if problem is None and ("." not in host or _is_ip(host)):
+                problem = (
+                    f"{item!r} is not a public DNS name (an IP address or a single label): "
+                    "name such a host under mirror.origins"
+                )
+            if problem:
+                self.problem(path, line, problem)
+            else:
+                result.append(host)
+        return tuple(result)
 
     def origins(
         self, given: yamldoc.Mapping
@@ -164,3 +228,11 @@ class ProviderSections(yamldoc.Reader):
                 continue
             paths.append(file)
         return tuple(paths)
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True

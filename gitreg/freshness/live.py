@@ -22,7 +22,8 @@ from gitreg.providers.hosted import Providers
 log = logging.getLogger(__name__)
 
 # A replaced origin client stays open this long for the requests still using it (a read-through
-# download of a large provider can take minutes), then it is closed; at shutdown, at once.
+# download of a large provider can take minutes), or its download deadline if longer, then it is
+# closed (work still at it is cut off); at shutdown, at once.
 RETIRE_AFTER = 300.0
 
 
@@ -52,9 +53,7 @@ class ProviderSide:
             )
         sources: list[MirrorSource] = [HostedSource(catalog.hostname, providers, hashes)]
         sources += [FolderSource(folder, hashes) for folder in catalog.mirror.folders]
-        if read_through is not None:
-            sources.append(read_through)
-        mirror = NetworkMirror(sources)
+        mirror = NetworkMirror(sources, read_through, own=catalog.hostname)
         return cls(providers, mirror, hashes, read_through, origins_for, Answers())
 
     def rebuilt(self, catalog: Catalog, registry: Registry) -> ProviderSide:
@@ -146,6 +145,6 @@ def gate_for(
 
 async def _close_later(read_through: ReadThrough) -> None:
     try:
-        await asyncio.sleep(RETIRE_AFTER)
+        await asyncio.sleep(max(RETIRE_AFTER, read_through.settings.download_deadline))
     finally:
         read_through.close()

@@ -1,8 +1,10 @@
 """Origin registries as the read-through mirror sees them: discovery, then providers.v1, and
 every answer checked before it is believed (the SHA256SUMS signature against the keys the
 origin lists, each package's checksum against that file, names and platforms against what the
-protocol allows). An origin that could not be reached is left alone for a while, so that while
-it is down a request costs a look at the cache and nothing more."""
+protocol allows). Only the hosts `reach.py` allows are asked, redirects followed here one by
+one, each checked before it is sent; within the deadline of the work (`origin_work.py`). An
+origin that could not be reached is left alone for a while, so that while it is down a request
+costs a look at the cache and nothing more."""
 
 from __future__ import annotations
 
@@ -10,13 +12,13 @@ import hashlib
 import json
 import logging
 import re
-import ssl
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -27,6 +29,8 @@ from gitreg.address import ProviderAddress
 from gitreg.atomic import atomic_writer
 from gitreg.catalog.model import MirrorSettings
 from gitreg.errors import OriginError, OriginUnavailable
+from gitreg.mirror import reach
+from gitreg.mirror.origin_work import carried, remaining
 from gitreg.providers.filenames import PackageFile, platform_problem
 from gitreg.providers.signing import Keyring
 from gitreg.tags import parse_version, version_sort_key
@@ -37,7 +41,9 @@ RETRY_AFTER = 30.0  # seconds an origin that failed is not asked again
 MAX_ARCHIVE_BYTES = 2 << 30  # a provider zip larger than this is refused (the largest are ~0.5 GB)
 _MAX_ANSWER_BYTES = 16 << 20  # a JSON answer, SHA256SUMS or signature
 _DISCOVERY_TTL = 600.0
-_TIMEOUT = httpx.Timeout(20.0, connect=5.0)  # read: between two chunks, not the whole body
+_CONNECT, _READ = 5.0, 20.0  # seconds: to connect; between two chunks (not the whole body)
+_TIMEOUT = httpx.Timeout(_READ, connect=_CONNECT)
+_MAX_REDIRECTS = 5
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -96,10 +102,9 @@ class OriginRegistry:
         self.settings = settings
         self.clock = clock
         self.max_archive_bytes = max_archive_bytes
-        verify: ssl.SSLContext | bool = True
-        if settings.ca_file:
-            verify = ssl.create_default_context(cafile=str(settings.ca_file))
-        self.client = httpx.Client(verify=verify, timeout=_TIMEOUT, follow_redirects=True)
+        self.reach = reach.Reach.of(settings)
+        self.connections = reach.PublicAddresses(self.reach.named)
+        self.client = reach.client(settings, self.connections, _TIMEOUT)
         # Bearer tokens by host[:port]: the origin's, and its providers.v1 host's once discovered;
         # never sent to a host that only serves downloads.
         self._tokens = {urlsplit(settings.origin_url(h)).netloc: t for h, t in settings.tokens}
@@ -113,6 +118,8 @@ class OriginRegistry:
         self._lock = threading.Lock()
 
     def close(self) -> None:
+        """Close the client; work still reading from an origin ends now, with an error."""
+        self.connections.interrupt()
         self.client.close()
 
     def health(self) -> list[HostHealth]:
@@ -145,6 +152,7 @@ class OriginRegistry:
                 raise OriginError(f"{hostname} offers no providers.v1 service")
             base = urljoin(discovery, found)
             base = base if base.endswith("/") else base + "/"
+            self.reach.check(base)  # its own host, or another origin's: https, no other
             with self._lock:
                 self._services[origin] = (self.clock() + _DISCOVERY_TTL, base)
                 token = self._tokens.get(urlsplit(origin).netloc)
@@ -182,8 +190,9 @@ class OriginRegistry:
         if not platforms:
             raise OriginError(f"{address}: the origin lists no platform for {version}")
         urls = [f"{base}{version}/download/{os_name}/{arch}" for os_name, arch in platforms]
-        with ThreadPoolExecutor(4) as pool:
-            answers = list(pool.map(self._get_json, urls))
+        with ThreadPoolExecutor(4) as pool:  # each under this work's deadline
+            asked = [pool.submit(carried(partial(self._get_json, url))) for url in urls]
+            answers = [future.result() for future in asked]
         sums: dict[str, str] = {}
         packages = []
         for (os_name, arch), url, answer in zip(platforms, urls, answers, strict=True):
@@ -208,7 +217,7 @@ class OriginRegistry:
         try:
             with atomic_writer(path) as out:
                 digest = hashlib.sha256()
-                for chunk in self._stream(package.url, self.max_archive_bytes):
+                for chunk in self._stream(package.url, self.max_archive_bytes, download=True):
                     digest.update(chunk)
                     out.write(chunk)
                 if "zh:" + digest.hexdigest() != package.zh:
@@ -228,8 +237,8 @@ class OriginRegistry:
         return urljoin(self.providers_url(address.hostname), f"{address.namespace}/{address.type}/")
 
     def _verified_sums(self, url: str, answer: dict[str, Any]) -> dict[str, str]:
-        sums = self._get(urljoin(url, answer["shasums_url"]))
-        signature = self._get(urljoin(url, answer["shasums_signature_url"]))
+        sums = self._get(urljoin(url, answer["shasums_url"]), download=True)
+        signature = self._get(urljoin(url, answer["shasums_signature_url"]), download=True)
         keys = [k["ascii_armor"] for k in answer["signing_keys"]["gpg_public_keys"]]
         if Keyring.from_armored(keys).verifier_of(sums, signature) is None:
             raise OriginError(f"{url}: SHA256SUMS is not signed by any key the origin lists")
@@ -249,42 +258,78 @@ class OriginRegistry:
             raise OriginError(f"{url}: not a JSON object")
         return body
 
-    def _get(self, url: str) -> bytes:
-        return b"".join(self._stream(url, _MAX_ANSWER_BYTES))
+    def _get(self, url: str, download: bool = False) -> bytes:
+        return b"".join(self._stream(url, _MAX_ANSWER_BYTES, download))
 
-    def _stream(self, url: str, limit: int) -> Any:
-        """The body of a 200 answer, chunk by chunk; raise OriginUnavailable for what may pass
-        (no connection, a timeout, a 5xx or 429) and OriginError for what will not."""
-        netloc = urlsplit(url).netloc
+    def _stream(self, url: str, limit: int, download: bool = False) -> Iterator[bytes]:
+        """The body of a 200 answer, chunk by chunk, after at most _MAX_REDIRECTS redirects,
+        each checked before it is followed; raise OriginUnavailable for what may pass (no
+        connection, a timeout, the deadline, a 5xx or 429) and OriginError for what will not."""
+        for _ in range(_MAX_REDIRECTS + 1):
+            self.reach.check(url, download)  # nothing is sent to a URL it refuses
+            netloc = urlsplit(url).netloc
+            response, had_token = self._send(url, netloc)
+            try:
+                if response.is_redirect:
+                    url = urljoin(url, response.headers["location"])
+                    continue
+                yield from self._body(response, url, netloc, limit, had_token)
+                return
+            except httpx.HTTPError as exc:
+                raise self._failed(netloc, url, str(exc) or type(exc).__name__) from exc
+            finally:
+                response.close()
+        raise OriginError(f"{url}: more than {_MAX_REDIRECTS} redirects")
+
+    def _send(self, url: str, netloc: str) -> tuple[httpx.Response, bool]:
         if self._is_down(netloc):
             raise OriginUnavailable(f"{netloc} failed less than {RETRY_AFTER:.0f} s ago")
         with self._lock:
             self._requests[netloc] += 1
+        # A token goes to its own host alone, whichever hop this is.
         source = self._tokens.get(netloc)
         token = source.value() if source else None
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        left = remaining()
+        timeout = _TIMEOUT
+        if left is not None:
+            if left <= 0:
+                raise self._failed(netloc, url, "the deadline passed")
+            timeout = httpx.Timeout(min(_READ, left), connect=min(_CONNECT, left))
+        request = self.client.build_request("GET", url, headers=headers, timeout=timeout)
         try:
-            with self.client.stream("GET", url, headers=headers) as response:
-                if response.status_code in (401, 403):
-                    hint = "the token was refused" if token else "no token is configured for it"
-                    raise OriginError(f"{url}: HTTP {response.status_code} ({hint})")
-                if response.status_code >= 500 or response.status_code == 429:
-                    self._mark_down(netloc, f"HTTP {response.status_code}")
-                    raise OriginUnavailable(f"{url}: HTTP {response.status_code}")
-                if response.status_code != 200:
-                    raise OriginError(f"{url}: HTTP {response.status_code}")
-                size = int(response.headers.get("content-length") or 0)
-                if size > limit:
-                    raise OriginError(f"{url}: {size} bytes, more than the {limit} bytes allowed")
-                received = 0
-                for chunk in response.iter_bytes():
-                    received += len(chunk)
-                    if received > limit:
-                        raise OriginError(f"{url}: more than the {limit} bytes allowed")
-                    yield chunk
+            response = self.client.send(request, stream=True)
         except httpx.HTTPError as exc:
-            self._mark_down(netloc, str(exc) or type(exc).__name__)
-            raise OriginUnavailable(f"{url}: {exc or type(exc).__name__}") from exc
+            raise self._failed(netloc, url, str(exc) or type(exc).__name__) from exc
+        return response, token is not None
+
+    def _body(
+        self, response: httpx.Response, url: str, netloc: str, limit: int, had_token: bool
+    ) -> Iterator[bytes]:
+        status = response.status_code
+        if status in (401, 403):
+            hint = "the token was refused" if had_token else "no token is configured for it"
+            raise OriginError(f"{url}: HTTP {status} ({hint})")
+        if status >= 500 or status == 429:
+            raise self._failed(netloc, url, f"HTTP {status}")
+        if status != 200:
+            raise OriginError(f"{url}: HTTP {status}")
+        size = int(response.headers.get("content-length") or 0)
+        if size > limit:
+            raise OriginError(f"{url}: {size} bytes, more than the {limit} bytes allowed")
+        received = 0
+        for chunk in response.iter_bytes():
+            received += len(chunk)
+            if received > limit:
+                raise OriginError(f"{url}: more than the {limit} bytes allowed")
+            left = remaining()
+            if left is not None and left <= 0:
+                raise self._failed(netloc, url, "the deadline passed")
+            yield chunk
+
+    def _failed(self, netloc: str, url: str, why: str) -> OriginUnavailable:
+        self._mark_down(netloc, why)
+        return OriginUnavailable(f"{url}: {why}")
 
     def _is_down(self, netloc: str) -> bool:
         with self._lock:

@@ -44,6 +44,11 @@ def sync(
             failures += 1
             continue
         name = str(address)
+        refusal = mirror.refusal(address)
+        if refusal is not None:
+            out(f"! {name}: {refusal}")
+            failures += 1
+            continue
         if not versions:
             available = mirror.versions(address) or []
             versions = available[:1]

@@ -1,20 +1,25 @@
 """Read-through: a provider the mirror lacks is fetched from its origin registry (`origin.py`
 verifies it first) and kept in cache_dir/mirror/HOST/NAMESPACE/TYPE/VERSION/: the verified
 release (`release.json`) and each package downloaded so far. While the origin is down, the
-mirror lists the versions and packages it holds, and nothing else."""
+mirror lists the versions and packages it holds, and nothing else. It reads only the origins
+`reach.py` allows (any other hostname costs nothing: no connection, no folder, no counter), in
+threads of its own (`origin_work.py`)."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from gitreg.address import ProviderAddress
 from gitreg.atomic import write_atomically
 from gitreg.catalog.model import MirrorSettings
 from gitreg.errors import ArchiveError, OriginError
 from gitreg.mirror.origin import OriginPackage, OriginRegistry, OriginRelease
+from gitreg.mirror.origin_work import OriginWork
 from gitreg.mirror.sources import MirrorPackage, newest_first
 from gitreg.providers.filenames import PackageFile
 from gitreg.providers.hashes import HashCache
@@ -23,6 +28,8 @@ from gitreg.tags import parse_version
 log = logging.getLogger(__name__)
 
 _RELEASE = "release.json"
+
+T = TypeVar("T")
 
 
 class ReadThrough:
@@ -34,21 +41,44 @@ class ReadThrough:
         own: str = "",
         origin: OriginRegistry | None = None,
     ) -> None:
+        self.settings = settings
         self.origin = origin or OriginRegistry(settings)
         self.own = own.lower()  # our own hostname: never an origin to ourselves
         self.root = cache_dir / "mirror"
         self.hashes = hashes
+        self.work = OriginWork(settings.workers, settings.per_origin)
         self._locks: dict[Path, threading.Lock] = {}
         self._locks_lock = threading.Lock()
 
     def close(self) -> None:
+        self.work.close()
         self.origin.close()
+
+    def reads(self, address: ProviderAddress) -> bool:
+        """Is `address` another registry's provider, on an origin read-through may read?"""
+        host = address.hostname
+        return host is not None and host != self.own and self.origin.reach.allows(host)
+
+    def refusal(self, address: ProviderAddress) -> str | None:
+        """Why read-through does not read `address`'s origin; None when it does, or when the
+        provider is the registry's own."""
+        host = address.hostname
+        if host is None or host == self.own or self.reads(address):
+            return None
+        allowed = ", ".join(sorted(self.origin.reach.origins))
+        return f"read-through reads only {allowed} (mirror.origins), not {host}"
+
+    async def run(self, address: ProviderAddress, work: Callable[[], T], download: bool) -> T:
+        """`work()` in read-through's own threads, within the deadline of a package download
+        or of an answer; raise OriginBusy when they, or the origin's share, are all taken."""
+        seconds = self.settings.download_deadline if download else self.settings.deadline
+        return await self.work.run(address.hostname or "", seconds, work)
 
     # The three questions the mirror asks of a source.
 
     def versions(self, address: ProviderAddress) -> list[str] | None:
         host = address.hostname
-        if host is None or host == self.own:
+        if host is None or not self.reads(address):
             return None
         held = self._cached_versions(address)
         if not self.origin.is_down(host):
@@ -61,7 +91,7 @@ class ReadThrough:
 
     def packages(self, address: ProviderAddress, version: str) -> list[MirrorPackage] | None:
         release = self._release(address, version)
-        if release is None or address.hostname is None:  # _release found none without one
+        if release is None or address.hostname is None:  # _release reads none without one
             return None
         online = not self.origin.is_down(address.hostname)
         result = []
@@ -77,7 +107,7 @@ class ReadThrough:
         """The package's verified file, downloaded first if needed (once, however many ask);
         raise OriginError when the origin cannot give it now."""
         named = PackageFile.find(filename, address.type)
-        if named is None:
+        if named is None or not self.reads(address):
             return None
         try:
             version = str(parse_version(named.version))
@@ -109,7 +139,7 @@ class ReadThrough:
 
     def _release(self, address: ProviderAddress, version: str) -> OriginRelease | None:
         """The version's verified packages: from the cache, else from the origin (then kept)."""
-        if not self._is_foreign(address):
+        if not self.reads(address):
             return None
         cache = self._folder(address) / version / _RELEASE
         known = _read_release(cache)
@@ -157,10 +187,6 @@ class ReadThrough:
             if release and any((cache.parent / p.filename).is_file() for p in release.packages):
                 held.add(release.version)
         return newest_first(held)
-
-    def _is_foreign(self, address: ProviderAddress) -> bool:
-        """Another registry's provider: never our own hostname, never one without a hostname."""
-        return address.hostname is not None and address.hostname != self.own
 
     def _folder(self, address: ProviderAddress) -> Path:
         return self.root.joinpath(*address.parts)

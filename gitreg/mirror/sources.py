@@ -2,21 +2,30 @@
 
 Sources: gitreg's hosted providers (under the catalog's hostname), folders written by
 `terraform providers mirror` (the packed layout: HOST/NAMESPACE/TYPE/terraform-provider-TYPE_
-VERSION_OS_ARCH.zip), and read-through from origin registries (`readthrough.py`).
+VERSION_OS_ARCH.zip), and read-through from origin registries (`readthrough.py`), asked last
+and in threads of its own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from gitreg.address import ProviderAddress
 from gitreg.providers.filenames import PackageFile
 from gitreg.providers.hashes import HashCache
 from gitreg.providers.hosted import ProviderEntry, Providers
 from gitreg.tags import parse_version, version_sort_key
+
+if TYPE_CHECKING:
+    from gitreg.mirror.readthrough import ReadThrough
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -132,33 +141,52 @@ def _hashes(cache: HashCache, path: Path) -> tuple[str, ...]:
 
 
 class NetworkMirror:
-    def __init__(self, sources: list[MirrorSource]) -> None:
+    """The local sources (hosted providers, folders), then read-through when it is on."""
+
+    def __init__(
+        self,
+        sources: list[MirrorSource],
+        read_through: ReadThrough | None = None,
+        own: str = "",
+    ) -> None:
         self.sources = sources
+        self.read_through = read_through
+        self.own = own.lower()
 
     def close(self) -> None:
-        """Close the sources that hold connections (read-through's client)."""
-        for source in self.sources:
-            close = getattr(source, "close", None)
-            if close is not None:
-                close()
+        """Close read-through's client and threads."""
+        if self.read_through is not None:
+            self.read_through.close()
 
-    def versions(self, address: ProviderAddress) -> list[str] | None:
-        for source in self.sources:
-            found = source.versions(address)
-            if found:
-                return found
-        return None
+    async def answer(
+        self,
+        address: ProviderAddress,
+        ask: Callable[[MirrorSource], T | None],
+        download: bool = False,
+    ) -> T | None:
+        """What the first source that knows answers to `ask`: the local ones read disks in the
+        event loop's executor; read-through runs in threads of its own, refused at once when
+        they are taken, so an origin that stalls holds up neither the hosted providers nor a
+        reload. `download`: the deadline of a package, else that of an answer."""
+        found: T | None = await asyncio.to_thread(partial(self._local, ask))
+        remote = self.read_through
+        if found or remote is None or not remote.reads(address):
+            return found
+        return await remote.run(address, partial(ask, remote), download)
 
-    def packages(self, address: ProviderAddress, version: str) -> list[MirrorPackage] | None:
-        for source in self.sources:
-            found = source.packages(address, version)
-            if found:
-                return found
-        return None
+    def missing(self, address: ProviderAddress) -> str:
+        """Why no source has `address`, as words to append to "the mirror has no ...": read-
+        through is off, or the host is not an origin it reads; empty when it simply has none."""
+        if address.hostname is None or address.hostname == self.own:
+            return ""
+        if self.read_through is None:
+            return " (read-through is off: mirror.read_through)"
+        refusal = self.read_through.refusal(address)
+        return f" ({refusal})" if refusal else ""
 
-    def archive(self, address: ProviderAddress, filename: str) -> Path | None:
+    def _local(self, ask: Callable[[MirrorSource], T | None]) -> T | None:
         for source in self.sources:
-            found = source.archive(address, filename)
+            found = ask(source)
             if found:
                 return found
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gitreg.catalog.model import Catalog, MirrorSettings, SecretRef
+from gitreg.catalog.model import PUBLIC_ORIGINS, Catalog, MirrorSettings, SecretRef
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.status import StatusBoard
 from gitreg.modules.sync import Registry
@@ -91,8 +91,9 @@ def _network_mirror(catalog: Catalog) -> list[str]:
     if not mirror.read_through:
         lines.append("  read-through: off")
         return lines
-    lines.append("  read-through: on, to each provider's origin registry")
     hosts = dict.fromkeys([h for h, _ in mirror.origins] + [h for h, _ in mirror.tokens])
+    public = ", ".join(PUBLIC_ORIGINS)
+    lines.append(f"  read-through: on, to {public}{' and:' if hosts else ''}")
     for host in hosts:
         token = mirror.token(host)
         line = f"    {host}: {mirror.origin_url(host)}"

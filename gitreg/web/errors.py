@@ -16,10 +16,12 @@ from gitreg.errors import (
     ClientError,
     Forbidden,
     NotFound,
+    OriginBusy,
     OriginError,
     SourceError,
     Unauthorized,
 )
+from gitreg.mirror.origin_work import RETRY_BUSY
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +81,12 @@ async def origin_error(request: Request, exc: Exception) -> Response:
     return error_response(502, f"the origin registry failed: {exc}", {"Retry-After": "30"})
 
 
+async def origin_busy(request: Request, exc: Exception) -> Response:
+    # Read-through's threads are taken (a slow or stalled origin): refused now, never queued.
+    log.warning("%s %s: %s", request.method, request.url.path, exc)
+    return error_response(503, str(exc), {"Retry-After": str(RETRY_BUSY)})
+
+
 async def internal_error(request: Request, exc: Exception) -> Response:
     log.exception("%s %s failed", request.method, request.url.path)
     return error_response(500, "internal error; the server log has the details")
@@ -92,5 +100,6 @@ HANDLERS = {
     ArchiveTooLarge: archive_refused,
     ArchiveError: upstream_error,
     OriginError: origin_error,
+    OriginBusy: origin_busy,
     Exception: internal_error,
 }

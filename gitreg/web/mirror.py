@@ -3,17 +3,24 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from functools import partial
+from pathlib import Path
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from gitreg.address import ProviderAddress
 from gitreg.auth.principal import Principal
-from gitreg.errors import ClientError, Forbidden, NotFound, OriginError, Unauthorized
-from gitreg.mirror.sources import NetworkMirror
+from gitreg.errors import (
+    ClientError,
+    Forbidden,
+    NotFound,
+    OriginBusy,
+    OriginError,
+    Unauthorized,
+)
+from gitreg.mirror.sources import MirrorSource, NetworkMirror
 from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.files import zip_response
@@ -53,6 +60,8 @@ def _outcome(exc: Exception) -> str:
         return "bad_request"
     if isinstance(exc, OriginError):
         return "origin_error"
+    if isinstance(exc, OriginBusy):
+        return "busy"
     return "error"
 
 
@@ -112,14 +121,18 @@ async def _answer(request: Request, file: str) -> Response:
     key = f"{address}/{file}"
     name = str(address)
     if file.endswith(".zip"):
-        path = await answers.shared(key, partial(asyncio.to_thread, mirror.archive, address, file))
+
+        def archive(source: MirrorSource) -> Path | None:
+            return source.archive(address, file)
+
+        path = await answers.shared(key, partial(mirror.answer, address, archive, True))
         if path is None:
-            raise NotFound(f"the mirror has no archive {file} of {name}")
+            raise NotFound(f"the mirror has no archive {file} of {name}{mirror.missing(address)}")
         return zip_response(path, f"the mirror no longer has {file} of {name}")
     if file == "index.json":
-        render = partial(asyncio.to_thread, _index, mirror, address)
+        render = partial(_index, mirror, address)
     elif file.endswith(".json"):
-        render = partial(asyncio.to_thread, _version_json, mirror, address, _version(file[:-5]))
+        render = partial(_version_json, mirror, address, _version(file[:-5]))
     else:
         raise NotFound(f"{file!r} is not index.json, VERSION.json or a provider zip")
     body = await answers.shared(key, render)
@@ -127,17 +140,18 @@ async def _answer(request: Request, file: str) -> Response:
     return Response(body, media_type="application/json")
 
 
-def _index(mirror: NetworkMirror, address: ProviderAddress) -> bytes:
-    versions = mirror.versions(address)
+async def _index(mirror: NetworkMirror, address: ProviderAddress) -> bytes:
+    versions = await mirror.answer(address, lambda source: source.versions(address))
     if not versions:
-        raise NotFound(f"the mirror has no provider {address}")
+        raise NotFound(f"the mirror has no provider {address}{mirror.missing(address)}")
     return _json({"versions": {v: {} for v in versions}})
 
 
-def _version_json(mirror: NetworkMirror, address: ProviderAddress, version: str) -> bytes:
-    packages = mirror.packages(address, version)
+async def _version_json(mirror: NetworkMirror, address: ProviderAddress, version: str) -> bytes:
+    packages = await mirror.answer(address, lambda source: source.packages(address, version))
     if not packages:
-        raise NotFound(f"the mirror has no version {version} of {address}")
+        missing = mirror.missing(address)
+        raise NotFound(f"the mirror has no version {version} of {address}{missing}")
     archives = {f"{p.os}_{p.arch}": {"url": p.filename, "hashes": list(p.hashes)} for p in packages}
     return _json({"archives": archives})
 

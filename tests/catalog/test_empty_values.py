@@ -204,11 +204,17 @@ def test_a_catalog_with_nothing_to_serve_is_refused(tmp_path: Path, text: str, l
     assert "mirror: {}" in error.problems[0].reason
 
 
-@pytest.mark.parametrize("mirror", ["mirror: {}", "mirror:", "mirror: {read_through: true}"])
-def test_a_registry_of_the_network_mirror_alone_says_so(tmp_path: Path, mirror: str) -> None:
+@pytest.mark.parametrize(
+    ("mirror", "read_through"),
+    [("mirror: {}", False), ("mirror:", False), ("mirror: {read_through: true}", True)],
+)
+def test_a_registry_of_the_network_mirror_alone_says_so(
+    tmp_path: Path, mirror: str, read_through: bool
+) -> None:
     (tmp_path / "registry.yaml").write_text(f"cache_dir: cache\nmodules:\n{mirror}\n")
     catalog = load_catalog(tmp_path / "registry.yaml")
-    assert catalog.modules == () and catalog.providers == () and catalog.mirror.read_through
+    assert catalog.modules == () and catalog.providers == ()
+    assert catalog.mirror.read_through is read_through  # off unless registry.yaml turns it on
 
 
 @pytest.mark.parametrize("secret", ["secret_env: GITREG_TEST_UNSET", "secret_file: absent"])

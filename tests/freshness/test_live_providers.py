@@ -240,7 +240,7 @@ def test_a_new_origin_mapping_is_used(root: Path, tls: TlsMaterial) -> None:
     path = root / "registry.yaml"
 
     def mirror_of(origin: RegistryServer) -> str:
-        return f"{{origins: {{origin.example.test: '{origin.url}/'}}, ca_file: {tls.ca_cert}}}"
+        return f"{{read_through: true, origins: {{origin.example.test: '{origin.url}/'}}, ca_file: {tls.ca_cert}}}"
 
     with _origin(root / "one", "1.0.0", tls) as one, _origin(root / "two", "2.0.0", tls) as two:
         path.write_text(_catalog(mirror=mirror_of(one)))

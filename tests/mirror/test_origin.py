@@ -226,7 +226,8 @@ def test_a_token_goes_to_the_origin_and_never_to_its_download_host(
         token_file = tmp_path / "token"
         token_file.write_text("s3cret\n")
         settings = MirrorSettings(
-            origins=((HOST, api.url),),
+            # A download host at a private address (and a port) is reached only if it is named.
+            origins=((HOST, api.url), ("files.example.test", files.url)),
             ca_file=tls.ca_cert,
             tokens=((HOST, SecretRef(file=token_file)),),
         )

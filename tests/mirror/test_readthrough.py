@@ -149,6 +149,7 @@ def test_gitreg_mirror_sync(origin: Origin, tmp_path: Path, tls: TlsMaterial) ->
             "origin.example.test/acme/widget@1.0.0",
             "origin.example.test/acme/widget",
             "origin.example.test/acme/gadget@2.0.0",
+            "made-up.example.test/acme/widget",
             "not a provider",
         ],
         capture_output=True,
@@ -164,7 +165,11 @@ def test_gitreg_mirror_sync(origin: Origin, tmp_path: Path, tls: TlsMaterial) ->
         in lines
     )
     assert any(line.startswith("! 'not a provider'") for line in lines)
-    assert lines[-1] == "4 providers, 2 failures"
+    assert any(  # only the origins registry.yaml allows: nothing asked of another
+        line.startswith("! made-up.example.test/acme/widget: read-through reads only ")
+        for line in lines
+    )
+    assert lines[-1] == "5 providers, 3 failures"
     cached = sorted(p.name for p in (tmp_path / "mirror-cache" / "mirror").rglob("*.zip"))
     assert cached == ["terraform-provider-widget_1.0.0_linux_amd64.zip"]
 
@@ -233,7 +238,7 @@ def mirror_server(
     with ScriptedOrigin(tls) as origin:
         (tmp_path / "registry.yaml").write_text(
             "hostname: mirror.example.test\ncache_dir: cache\nmodules: []\n"
-            f"mirror: {{origins: {{{HOST}: '{origin.url}'}}, ca_file: {tls.ca_cert}}}\n"
+            f"mirror: {{read_through: true, origins: {{{HOST}: '{origin.url}'}}, ca_file: {tls.ca_cert}}}\n"
         )
         server = RegistryServer(
             load_catalog(tmp_path / "registry.yaml"), TlsFiles(tls.certfile, tls.keyfile)

@@ -327,7 +327,9 @@ def test_read_through_from_an_origin_then_with_the_origin_down(
     origin_port, mirror_port = free_port(), free_port()
     (tmp_path / "mirror.yaml").write_text(
         "hostname: mirror.example.test\ncache_dir: mirror-cache\nmodules: []\n"
-        f"mirror: {{origins: {{origin.example.test: 'https://127.0.0.1:{origin_port}/'}}, ca_file: {tls.ca_cert}}}\n"
+        "mirror:\n  read_through: true\n"
+        f"  origins: {{origin.example.test: 'https://127.0.0.1:{origin_port}/'}}\n"
+        f"  ca_file: {tls.ca_cert}\n"
     )
     tls_args = ["--certfile", str(tls.certfile), "--keyfile", str(tls.keyfile)]
     context = ssl.create_default_context(cafile=str(tls.ca_cert))

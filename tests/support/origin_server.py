@@ -26,6 +26,7 @@ class Answer:
     content_type: str = "application/json"
     delay: float = 0.0  # seconds before answering
     length: bool = True  # send Content-Length; without it, the body ends when the connection does
+    headers: dict[str, str] = field(default_factory=dict)  # a redirect's Location, say
 
 
 @dataclass
@@ -56,6 +57,8 @@ class ScriptedOrigin:
             def _answer(self, answer: Answer) -> None:
                 self.send_response(answer.status)
                 self.send_header("Content-Type", answer.content_type)
+                for name, value in answer.headers.items():
+                    self.send_header(name, value)
                 if answer.length:
                     self.send_header("Content-Length", str(len(answer.body)))
                 else:

@@ -158,6 +158,11 @@ class RegistryServer:
         finally:
             self._loop.close()
 
+    def reload(self, timeout: float = 30.0) -> bool:
+        """Re-read registry.yaml on the server's own loop, as SIGHUP does."""
+        done = asyncio.run_coroutine_threadsafe(self.state.live.reload(), self._loop)
+        return done.result(timeout)
+
     def __enter__(self) -> RegistryServer:
         self._thread.start()
         wait_for_port(self.port)

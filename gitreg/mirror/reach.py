@@ -1,0 +1,205 @@
+"""Where read-through may go: the origins a mirror request may name, and the hosts their answers
+may send it to. Every request it sends is checked before it is sent, each redirect too, and
+again when it connects: the name is resolved once, every address it gave is checked, and the
+connection goes to a checked one (a name whose DNS answer turns private gets none)."""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import socket
+import ssl
+import threading
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import httpcore
+import httpx
+
+from gitreg.catalog.model import PUBLIC_ORIGINS, MirrorSettings
+from gitreg.errors import OriginRefused
+
+
+@dataclass(frozen=True)
+class Reach:
+    origins: frozenset[str]  # the hostnames a mirror request may name
+    apis: frozenset[str]  # host:port of the origins' discovery and providers.v1 services
+    downloads: frozenset[str]  # host:port packages, SHA256SUMS and signatures may come from
+    named: frozenset[str]  # hosts registry.yaml names: these may be IP literals or private
+
+    @classmethod
+    def of(cls, settings: MirrorSettings) -> Reach:
+        origins = frozenset(PUBLIC_ORIGINS) | settings.named
+        urls = {host: httpx.URL(settings.origin_url(host)) for host in origins}
+        apis = frozenset(_endpoint(url) for url in urls.values()) | {f"{h}:443" for h in origins}
+        downloads = apis | {f"{host}:443" for host in settings.download_hosts}
+        named = settings.named | {urls[host].host for host in settings.named}
+        return cls(origins, apis, downloads, named)
+
+    def allows(self, hostname: str) -> bool:
+        """May a mirror request name `hostname` as a provider's origin?"""
+        return hostname in self.origins
+
+    def check(self, url: str, download: bool = False) -> None:
+        """Raise OriginRefused unless read-through may ask `url`: https, no user name or
+        password in it, on an origin's host and port (or, for a download, a download host)."""
+        try:
+            parsed = httpx.URL(url)
+        except httpx.InvalidURL as exc:
+            raise OriginRefused(f"{url!r} is not a URL read-through can ask: {exc}") from exc
+        shown = str(parsed.copy_with(query=None, fragment=None, userinfo=None))
+        if parsed.scheme != "https":
+            raise OriginRefused(f"{shown}: read-through asks over https only")
+        if parsed.userinfo:
+            raise OriginRefused(f"{shown}: read-through sends no credentials in a URL")
+        where = _endpoint(parsed)
+        if where not in (self.downloads if download else self.apis):
+            what = "origin or download host" if download else "origin"
+            raise OriginRefused(
+                f"{shown}: {where} is not an {what} read-through may reach "
+                "(mirror.origins, mirror.download_hosts)"
+            )
+
+
+def client(
+    settings: MirrorSettings, backend: PublicAddresses, timeout: httpx.Timeout
+) -> httpx.Client:
+    """An HTTP client that connects through `backend`, and follows no redirect by itself
+    (origin.py checks each one). It ignores HTTPS_PROXY: a proxy would resolve names where
+    gitreg cannot check the addresses."""
+    verify: ssl.SSLContext | bool = True
+    if settings.ca_file:
+        verify = ssl.create_default_context(cafile=str(settings.ca_file))
+    limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0)
+    transport = httpx.HTTPTransport(verify=verify, limits=limits)
+    # httpx takes no network backend; the httpcore pool it sends through does.
+    transport._pool = httpcore.ConnectionPool(
+        ssl_context=httpx.create_ssl_context(verify=verify),
+        max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+        network_backend=backend,
+    )
+    return httpx.Client(transport=transport, timeout=timeout, follow_redirects=False)
+
+
+class PublicAddresses(httpcore.SyncBackend):
+    """Resolves a name once, checks every address it gave, and connects to a checked one: only
+    public addresses (no loopback, private, link-local, unspecified, multicast or reserved
+    range), but for the hosts in `named`. It keeps the connections it opened, so that closing
+    read-through ends the work still reading from them (a stalled origin, a long download)."""
+
+    def __init__(self, named: Iterable[str]) -> None:
+        self.named = frozenset(named)
+        self._open: weakref.WeakSet[_Stream] = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    def interrupt(self) -> None:
+        """Shut down every connection still open: a thread reading one gets its end at once."""
+        with self._lock:
+            streams = list(self._open)
+        for stream in streams:
+            stream.interrupt()
+
+    def track(self, stream: httpcore.NetworkStream) -> httpcore.NetworkStream:
+        tracked = _Stream(stream, self)
+        with self._lock:
+            self._open.add(tracked)
+        return tracked
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        addresses = _resolve(host, port)
+        if host not in self.named:
+            for address in addresses:
+                if not is_public(address):
+                    raise OriginRefused(
+                        f"{host} resolves to {address}, not a public address: read-through "
+                        "reaches private addresses only on hosts named in mirror.origins"
+                    )
+        failure: httpcore.ConnectError | httpcore.ConnectTimeout | None = None
+        for address in addresses:
+            try:
+                stream = super().connect_tcp(address, port, timeout, local_address, socket_options)
+                return self.track(stream)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+        assert failure is not None  # _resolve gives one address at least
+        raise failure
+
+
+class _Stream(httpcore.NetworkStream):
+    """A connection PublicAddresses opened, and the TLS one over it, which it keeps too."""
+
+    def __init__(self, inner: httpcore.NetworkStream, backend: PublicAddresses) -> None:
+        self.inner = inner
+        self.backend = backend
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self.inner.read(max_bytes, timeout)
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.inner.write(buffer, timeout)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        return self.backend.track(self.inner.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self.inner.get_extra_info(info)
+
+    def interrupt(self) -> None:
+        # On a duplicate of its descriptor: shutdown() wakes a thread blocked reading it, and
+        # the socket object that thread uses is left alone. One closed already has none.
+        sock = self.inner.get_extra_info("socket")
+        with (
+            contextlib.suppress(OSError, ValueError, AttributeError),
+            socket.fromfd(sock.fileno(), sock.family, sock.type) as duplicate,
+        ):
+            duplicate.shutdown(socket.SHUT_RDWR)
+
+
+def is_public(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    private = (
+        ip.is_private
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_unspecified
+        or ip.is_multicast
+        or ip.is_reserved
+        or (isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local)
+    )
+    return ip.is_global and not private
+
+
+def _resolve(host: str, port: int) -> list[str]:
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
+    if not addresses:
+        raise httpcore.ConnectError(f"{host} resolves to no address")
+    return addresses
+
+
+def _endpoint(url: httpx.URL) -> str:
+    return f"{url.host}:{url.port or 443}"
