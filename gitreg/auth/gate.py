@@ -29,7 +29,7 @@ from gitreg.auth.sessions import SessionSigner
 from gitreg.auth.signed_urls import UrlSigner, generated_key
 from gitreg.auth.tokens import StaticTokens, digest
 from gitreg.catalog.model import AuthSettings, Credential
-from gitreg.errors import AuthUnavailable, Forbidden, Unauthorized
+from gitreg.errors import AuthUnavailable, Forbidden, TooManyRequests, Unauthorized
 
 log = logging.getLogger(__name__)
 
@@ -37,19 +37,32 @@ _BEARER = re.compile(r"bearer +([A-Za-z0-9\-._~+/]+=*) *", re.IGNORECASE)
 _BASIC = re.compile(r"basic +([A-Za-z0-9+/]+=*) *", re.IGNORECASE)
 GIT = Principal("git", git=True)  # a token no one here issued, that Git servers may accept
 
-# Asks the module's Git server whether `token` may read the repository at `url`.
-GitAsk = Callable[[str, str], Awaitable[bool]]
+MAX_GIT_TOKEN = 1024  # characters: a longer token is no forge's, and is not matched at all
+
+# Asks the module's Git server whether `token` may read the repository at `url`, for a client
+# at an address (whose logins at Git servers are counted).
+GitAsk = Callable[[str, str, str], Awaitable[bool]]
+
+
+@dataclass(frozen=True)
+class GitQuestion:
+    """Which repository's Git server is asked for a request: the module's own, or a stand-in
+    for one that does not exist, asked so that it costs the same. `opens`: False for a stand-in
+    from another namespace, whose yes opens nothing here."""
+
+    url: str
+    opens: bool = True
 
 
 @dataclass(frozen=True)
 class Target:
     """What a request wants: `read` a namespace (`what` names the module or provider, and
-    `git_url` is its repository, when the Git server may decide), the `mirror`, or `ops`."""
+    `git` is the repository asked, when the Git server may decide), the `mirror`, or `ops`."""
 
     access: Access
     what: str
     namespace: str | None = None
-    git_url: Callable[[], str | None] | None = None
+    git: Callable[[], GitQuestion | None] | None = None
 
 
 class Gate:
@@ -71,6 +84,7 @@ class Gate:
         self.counts = counts
         self.verifiers = tuple(verifiers)
         self.git = git
+        self.git_tokens = re.compile(settings.git.token_pattern) if settings.git else None
         self.sessions = sessions or SessionSigner([secrets.token_bytes(32)])
 
     @classmethod
@@ -99,11 +113,16 @@ class Gate:
         return self.public.covers(namespace)
 
     async def admit(
-        self, authorization: str | None, target: Target, session: str | None = None
+        self,
+        authorization: str | None,
+        target: Target,
+        session: str | None = None,
+        client: str = "",
     ) -> Principal:
-        """The principal `target` is opened to; Unauthorized, Forbidden or AuthUnavailable,
-        each saying why, otherwise. `session`: a browser's session cookie, used when the
-        request carries no Authorization header."""
+        """The principal `target` is opened to; Unauthorized, Forbidden, AuthUnavailable or
+        TooManyRequests, each saying why, otherwise. `session`: a browser's session cookie,
+        used when the request carries no Authorization header. `client`: the sender's address,
+        whose logins at Git servers are counted."""
         if target.access == "read" and target.namespace and self.public.covers(target.namespace):
             self.counts[(ANONYMOUS.name, "public")] += 1
             return ANONYMOUS
@@ -115,13 +134,17 @@ class Gate:
             if principal.may(target.access, target.namespace):
                 self.counts[(principal.name, "allowed")] += 1
                 return principal
-            if principal.git and target.access == "read" and await self._git_allows(token, target):
+            if (
+                principal.git
+                and target.access == "read"
+                and await self._git_allows(token, target, client)
+            ):
                 self.counts[(principal.name, "allowed")] += 1
                 return principal
         self.counts[(principal.name, "refused")] += 1
         raise Forbidden(_refusal(principal, target))
 
-    async def identify(self, authorization: str) -> tuple[Principal, str]:
+    async def identify(self, authorization: str, client: str = "") -> tuple[Principal, str]:
         """Who sends `authorization`, and its token, for what a list shows them; Unauthorized
         (counted as for `admit`) when it is no token this registry, an issuer or auth.git
         accepts, AuthUnavailable when that cannot be told now."""
@@ -138,6 +161,9 @@ class Gate:
             raise
         except AuthUnavailable:
             self.counts[("unknown", "unavailable")] += 1
+            raise
+        except TooManyRequests:  # over auth.git.checks_per_minute
+            self.counts[("git", "too_many_checks")] += 1
             raise
 
     def signed_url_principal(self, path: str, query: dict[str, str]) -> str:
@@ -181,13 +207,24 @@ class Gate:
             found = await verifier.identify(token)
             if found is not None:
                 return found, token
-        if self.git is not None:
+        if self._may_be_git(token):
             return GIT, token
         raise Refused("unknown", "unknown_token", "the token is not one this registry knows")
 
-    async def _git_allows(self, token: str, target: Target) -> bool:
-        url = target.git_url() if target.git_url and self.git else None
-        return url is not None and self.git is not None and await self.git(token, url)
+    def _may_be_git(self, token: str) -> bool:
+        """Whether a Git server may have issued `token` (auth.git.token_pattern): only such a
+        token is ever taken to one."""
+        return (
+            self.git_tokens is not None
+            and len(token) <= MAX_GIT_TOKEN
+            and self.git_tokens.fullmatch(token) is not None
+        )
+
+    async def _git_allows(self, token: str, target: Target, client: str) -> bool:
+        question = target.git() if target.git and self.git else None
+        if question is None or self.git is None:
+            return False
+        return await self.git(token, question.url, client) and question.opens
 
     def close(self) -> None:
         for verifier in self.verifiers:
