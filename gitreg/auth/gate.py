@@ -11,7 +11,7 @@ import logging
 import re
 import secrets
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +28,7 @@ from gitreg.auth.principal import (
 from gitreg.auth.sessions import SessionSigner
 from gitreg.auth.signed_urls import UrlSigner, generated_key
 from gitreg.auth.tokens import StaticTokens, digest
+from gitreg.auth.wrong_tokens import WrongTokens
 from gitreg.catalog.model import AuthSettings, Credential
 from gitreg.errors import AuthUnavailable, Forbidden, TooManyRequests, Unauthorized
 
@@ -38,6 +39,8 @@ _BASIC = re.compile(r"basic +([A-Za-z0-9+/]+=*) *", re.IGNORECASE)
 GIT = Principal("git", git=True)  # a token no one here issued, that Git servers may accept
 
 MAX_GIT_TOKEN = 1024  # characters: a longer token is no forge's, and is not matched at all
+# Reasons of a 401 that are no wrong token: none was sent, or a browser's session ended.
+_NOT_GUESSES = frozenset(("missing", "session_expired"))
 
 # Asks the module's Git server whether `token` may read the repository at `url`, for a client
 # at an address (whose logins at Git servers are counted).
@@ -74,9 +77,11 @@ class Gate:
         verifiers: Sequence[Verifier] = (),
         git: GitAsk | None = None,
         sessions: SessionSigner | None = None,
+        wrong_tokens: WrongTokens | None = None,
     ) -> None:
         """`sessions`: signs browser sessions (by default with a key made now, which a restart
-        forgets: Gate.build derives it from the URL-signing keys)."""
+        forgets: Gate.build derives it from the URL-signing keys). `wrong_tokens`: how wrong
+        tokens are slowed per client address."""
         self.settings = settings
         self.public = NamespaceScope(settings.public)
         self.tokens = StaticTokens(settings.tokens)
@@ -86,6 +91,7 @@ class Gate:
         self.git = git
         self.git_tokens = re.compile(settings.git.token_pattern) if settings.git else None
         self.sessions = sessions or SessionSigner([secrets.token_bytes(32)])
+        self.wrong_tokens = wrong_tokens or WrongTokens()
 
     @classmethod
     def build(
@@ -122,34 +128,61 @@ class Gate:
         """The principal `target` is opened to; Unauthorized, Forbidden, AuthUnavailable or
         TooManyRequests, each saying why, otherwise. `session`: a browser's session cookie,
         used when the request carries no Authorization header. `client`: the sender's address,
-        whose logins at Git servers are counted."""
+        whose wrong tokens are slowed and whose logins at Git servers are counted."""
         if target.access == "read" and target.namespace and self.public.covers(target.namespace):
             self.counts[(ANONYMOUS.name, "public")] += 1
             return ANONYMOUS
-        with self._failures_counted():
-            if authorization is None and session is not None:
-                principal, token = self._session(session), ""
-            else:
-                principal, token = await self._identify(authorization)
-            if principal.may(target.access, target.namespace):
-                self.counts[(principal.name, "allowed")] += 1
-                return principal
-            if (
-                principal.git
-                and target.access == "read"
-                and await self._git_allows(token, target, client)
-            ):
-                self.counts[(principal.name, "allowed")] += 1
-                return principal
-        self.counts[(principal.name, "refused")] += 1
-        raise Forbidden(_refusal(principal, target))
+        async with self._wrong_tokens_slowed(client, authorization):
+            with self._failures_counted():
+                if authorization is None and session is not None:
+                    principal, token = self._session(session), ""
+                else:
+                    principal, token = await self._identify(authorization)
+                if principal.may(target.access, target.namespace):
+                    self.counts[(principal.name, "allowed")] += 1
+                    return principal
+                if (
+                    principal.git
+                    and target.access == "read"
+                    and await self._git_allows(token, target, client)
+                ):
+                    self.counts[(principal.name, "allowed")] += 1
+                    return principal
+            self.counts[(principal.name, "refused")] += 1
+            if principal.git:  # a token no Git server here took: a wrong token
+                await self.wrong_tokens.wrong(client)
+            raise Forbidden(_refusal(principal, target))
 
     async def identify(self, authorization: str, client: str = "") -> tuple[Principal, str]:
         """Who sends `authorization`, and its token, for what a list shows them; Unauthorized
-        (counted as for `admit`) when it is no token this registry, an issuer or auth.git
-        accepts, AuthUnavailable when that cannot be told now."""
-        with self._failures_counted():
-            return await self._identify(authorization)
+        (counted and slowed as for `admit`) when it is no token this registry, an issuer or
+        auth.git accepts, AuthUnavailable when that cannot be told now."""
+        async with self._wrong_tokens_slowed(client, authorization):
+            with self._failures_counted():
+                return await self._identify(authorization)
+
+    @contextlib.asynccontextmanager
+    async def _wrong_tokens_slowed(
+        self, client: str, authorization: str | None
+    ) -> AsyncIterator[None]:
+        """A token from an address holding too many wrong ones is refused before it is looked
+        at; a wrong one (a 401 for a token sent) is answered after the delay its address is
+        due. A right token passes at once."""
+        if authorization is not None:
+            self._throttle(client)
+        try:
+            yield
+        except Refused as exc:
+            if exc.reason not in _NOT_GUESSES:
+                await self.wrong_tokens.wrong(client)
+            raise
+
+    def _throttle(self, client: str) -> None:
+        try:
+            self.wrong_tokens.admit(client)
+        except TooManyRequests:
+            self.counts[("unknown", "throttled")] += 1
+            raise
 
     @contextlib.contextmanager
     def _failures_counted(self) -> Iterator[None]:
@@ -176,14 +209,16 @@ class Gate:
         self.counts[(name, "signed_url")] += 1
         return name
 
-    def sign_in(self, token: str) -> tuple[Principal, str] | None:
+    async def sign_in(self, token: str, client: str = "") -> tuple[Principal, str] | None:
         """A client token pasted in a browser: its principal and the session cookie's value;
         None for a token that is not one of registry.yaml's (a CI identity token expires within
         minutes, and a token only a Git server knows would have to be kept: neither opens a
-        session)."""
+        session), after the delay `client`'s wrong tokens are due."""
+        self._throttle(client)
         found = self.tokens.principal(token)
         if found is None:
             self.counts[("unknown", "bad_sign_in")] += 1
+            await self.wrong_tokens.wrong(client)
             return None
         self.counts[(found.name, "signed_in")] += 1
         return found, self.sessions.issue(found.name, digest(token))

@@ -42,7 +42,13 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
     "X-Frame-Options": "DENY",
 }
-_HEADINGS = {400: "Bad request", 401: "Sign in needed", 403: "Not yours to read", 404: "Not found"}
+_HEADINGS = {
+    400: "Bad request",
+    401: "Sign in needed",
+    403: "Not yours to read",
+    404: "Not found",
+    429: "Too many tries",
+}
 
 Handler = Callable[[Request], Awaitable[Response]]
 

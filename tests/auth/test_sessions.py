@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections import Counter
 from pathlib import Path
@@ -83,8 +84,8 @@ def test_the_gate_signs_in_client_tokens_only(tmp_path: Path) -> None:
     )
     counts: Counter[tuple[str, str]] = Counter()
     gate = Gate.build(settings, tmp_path, counts)
-    assert gate.sign_in("not-a-token") is None
-    signed = gate.sign_in("the-token")
+    assert asyncio.run(gate.sign_in("not-a-token")) is None
+    signed = asyncio.run(gate.sign_in("the-token"))
     assert signed is not None
     principal, value = signed
     assert principal.name == "reader"

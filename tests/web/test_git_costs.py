@@ -30,6 +30,10 @@ def made_up() -> str:
     return "glpat-" + secrets.token_urlsafe(15)
 
 
+async def no_wait(delay: float) -> None:
+    pass
+
+
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
@@ -88,6 +92,10 @@ auth:
             httpx.Client(base_url=server.url, timeout=20, verify=tls_context)
         )
         tap.requests.clear()  # the registry's own fetches
+        # Wrong tokens are slowed (tests/auth/test_wrong_tokens.py): not waited for here.
+        gate = server.state.live.gate
+        assert gate is not None
+        gate.wrong_tokens.sleep = no_wait
         yield Served(client, tap, git)
 
 
