@@ -25,6 +25,7 @@ from gitreg.auth.principal import (
     Refused,
     Verifier,
 )
+from gitreg.auth.review import short_tokens
 from gitreg.auth.sessions import SessionSigner
 from gitreg.auth.signed_urls import UrlSigner, generated_key
 from gitreg.auth.tokens import StaticTokens, digest
@@ -105,6 +106,8 @@ class Gate:
     ) -> Gate:
         """With auth.git, the module's Git server is asked (`git`, else a GitAccess that
         trusts the CA of `credential_for(url)`, the catalog's credential for that server)."""
+        for warning in short_tokens(settings):
+            log.warning("%s", warning.removeprefix("warning: "))
         if git is None and settings.git is not None:
             git = GitAccess(settings.git, credential_for)
         keys = [v.encode() for ref in settings.url_keys if (v := ref.value())]
