@@ -106,8 +106,9 @@ class GitAccess:
             if flight is not None:
                 break
             first = self._first_logins.get(login)
-            if taken is None and first is not None:
+            if taken is None and first is not None and not first.done():
                 # Another repository of this host is asked first: its answer tells for this one.
+                # (A login done is not waited for again: its answer said nothing of the host.)
                 await asyncio.shield(first)
                 continue
             if taken is None:

@@ -404,3 +404,19 @@ def test_a_stand_in_of_another_namespace_opens_nothing(
     with pytest.raises(Forbidden):
         asyncio.run(gate.admit(f"Bearer {TOKEN}", target))
     assert tap.requests == [REFS]  # asked all the same: it costs what a real module costs
+
+
+def test_an_answer_that_says_nothing_of_the_host_lets_the_next_login_go(
+    root: Path, tls: TlsMaterial, tap: GitHttpTap
+) -> None:
+    names = _repositories(root, 3)
+    access = _access(tls)
+    with git_http_server(root, token=TOKEN, tls=tls, username="oauth2", tap=tap) as base:
+        urls = [f"{base}/{name}" for name in names]
+        tap.faults.append(410)  # neither a login refused nor one taken
+
+        async def ask() -> list[bool]:
+            return list(await asyncio.gather(*(access(TOKEN, url) for url in urls)))
+
+        assert sorted(asyncio.run(ask())) == [False, True, True]
+    assert len(tap.requests) == 3
