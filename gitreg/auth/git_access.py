@@ -9,7 +9,7 @@ import hashlib
 import logging
 import ssl
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -66,7 +66,10 @@ class GitAccess:
     host that rejects it as credentials (401) answers no for all its repositories, without a
     request, for the cache time; and each login is counted against the client address's
     `checks_per_minute` (TooManyRequests beyond). Once a host took the token (200, or 403/404
-    for one repository), its other repositories are asked without counting."""
+    for one repository), its other repositories are asked without counting. A host that
+    refused `failed_logins_per_minute` tokens in the last minute (whoever sent them) gets no
+    new login until that falls: AuthUnavailable, so that no flood of made-up tokens, from any
+    number of addresses, gets gitreg's own address banned there."""
 
     def __init__(
         self,
@@ -86,6 +89,8 @@ class GitAccess:
         self._logins: OrderedDict[_Key, tuple[bool, float]] = OrderedDict()  # (token, host)
         self._flights: dict[_Key, asyncio.Task[bool]] = {}
         self._first_logins: dict[_Key, asyncio.Task[bool]] = {}
+        self._refusals: dict[str, deque[float]] = {}  # host → when it refused a login
+        self._logging_in: Counter[str] = Counter()  # host → logins under way
         self._tls: dict[Path | None, ssl.SSLContext] = {}
         self._down: set[str] = set()  # URLs whose server failed last time: said once
 
@@ -112,8 +117,9 @@ class GitAccess:
                 await asyncio.shield(first)
                 continue
             if taken is None:
+                self._may_log_in(login[1], url)
                 self.budget.spend(client)
-            flight = asyncio.ensure_future(self._check(token, key, login))
+            flight = asyncio.ensure_future(self._check(token, key, login, taken is None))
             self._flights[key] = flight
             flight.add_done_callback(functools.partial(self._landed, key))
             if taken is None:
@@ -138,12 +144,33 @@ class GitAccess:
         while len(table) > self.max_entries:
             table.popitem(last=False)  # the oldest answer goes first
 
-    async def _check(self, token: str, key: _Key, login: _Key) -> bool:
-        """Asked, and kept before anyone waiting is told (an unavailable server: nothing)."""
-        answer, taken = await self._ask(token, key[1])
+    def _may_log_in(self, host: str, url: str) -> None:
+        """AuthUnavailable when `host` refused failed_logins_per_minute logins in the last
+        minute (the logins under way count as refused until they are not)."""
+        refused, now = self._refusals.get(host), self.clock()
+        while refused and refused[0] <= now - 60:
+            refused.popleft()
+        if len(refused or ()) + self._logging_in[host] >= self.settings.failed_logins_per_minute:
+            raise self._unavailable(
+                url, "it refused auth.git.failed_logins_per_minute tokens in the last minute"
+            )
+
+    async def _check(self, token: str, key: _Key, login: _Key, first: bool) -> bool:
+        """Asked, and kept before anyone waiting is told (an unavailable server: nothing).
+        `first`: a login at the host, counted while under way and when refused."""
+        host = login[1]
+        if first:
+            self._logging_in[host] += 1
+        try:
+            answer, taken = await self._ask(token, key[1])
+        finally:
+            if first:
+                self._logging_in[host] -= 1
         self._keep(self._answers, key, answer)
         if taken is not None:
             self._keep(self._logins, login, taken)
+        if first and taken is False:
+            self._refusals.setdefault(host, deque()).append(self.clock())
         return answer
 
     def _landed(self, key: _Key, flight: asyncio.Task[bool]) -> None:

@@ -23,6 +23,7 @@ _GIT_KEYS = {
     "ca_file",
     "token_pattern",
     "checks_per_minute",
+    "failed_logins_per_minute",
 }
 _GIT_USERNAME = re.compile(r"[^:\s]{1,64}")  # the user of Basic user:token, so no colon
 _OIDC_KEYS = {"name", "issuer", "audience", "claims", "read", "mirror", "ops", "ca_file"}
@@ -162,6 +163,13 @@ class AuthSection(yamldoc.Reader):
             token_pattern=self.token_pattern(g) or default.token_pattern,
             checks_per_minute=self.count(
                 g, "checks_per_minute", "auth.git", default.checks_per_minute, most=1000
+            ),
+            failed_logins_per_minute=self.count(
+                g,
+                "failed_logins_per_minute",
+                "auth.git",
+                default.failed_logins_per_minute,
+                most=1000,
             ),
         )
 

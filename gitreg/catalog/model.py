@@ -175,6 +175,9 @@ class GitCheck:
     # Only a token of this form is taken to a Git server (the whole token must match).
     token_pattern: str = FORGE_TOKENS
     checks_per_minute: int = 10  # logins at a Git server one client address may cause
+    # Refused logins a Git host may see from gitreg in a minute, all clients together: forges
+    # ban the address that fails too many (GitLab: 30 in 3 minutes bans it for an hour).
+    failed_logins_per_minute: int = 8
 
 
 @dataclass(frozen=True)

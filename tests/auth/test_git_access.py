@@ -314,7 +314,7 @@ def test_a_token_a_host_rejects_costs_one_login_whatever_the_repositories(
     root: Path, tls: TlsMaterial, tap: GitHttpTap
 ) -> None:
     names = _repositories(root, 12)
-    access = _access(tls, checks_per_minute=1000)
+    access = _access(tls, checks_per_minute=1000, failed_logins_per_minute=1000)
     with git_http_server(root, token=TOKEN, tls=tls, username="oauth2", tap=tap) as base:
         urls = [f"{base}/{name}" for name in names]
 
@@ -347,7 +347,7 @@ def test_logins_are_counted_per_client_address(
 ) -> None:
     names = _repositories(root, 3)
     clock = Clock()
-    access = _access(tls, clock, checks_per_minute=3)
+    access = _access(tls, clock, checks_per_minute=3, failed_logins_per_minute=1000)
     with git_http_server(root, token=TOKEN, tls=tls, username="oauth2", tap=tap) as base:
         urls = [f"{base}/{name}" for name in names]
 
@@ -420,3 +420,27 @@ def test_an_answer_that_says_nothing_of_the_host_lets_the_next_login_go(
 
         assert sorted(asyncio.run(ask())) == [False, True, True]
     assert len(tap.requests) == 3
+
+
+def test_a_host_sees_a_bounded_number_of_refused_logins_whoever_sends_them(
+    root: Path, tls: TlsMaterial, tap: GitHttpTap
+) -> None:
+    clock = Clock()
+    access = _access(tls, clock, failed_logins_per_minute=3)
+    with git_http_server(root, token=TOKEN, tls=tls, username="oauth2", tap=tap) as base:
+        url = f"{base}/infra/vpc.git"
+
+        def ask(token: str, client: str) -> bool:
+            return asyncio.run(access(token, url, client))
+
+        assert ask(TOKEN, "192.0.2.1") is True  # taken: it counts for nothing
+        assert [ask(_made_up(i), f"192.0.2.{10 + i}") for i in range(3)] == [False] * 3
+        # Three refused in the last minute, from three addresses: no more logins there.
+        for token in (_made_up(3), f"{TOKEN}-another"):
+            with pytest.raises(AuthUnavailable):
+                ask(token, "192.0.2.99")
+        assert len(tap.requests) == 4
+        assert ask(TOKEN, "192.0.2.99") is True  # what is known still answers
+        clock.now += 60
+        assert ask(_made_up(3), "192.0.2.99") is False
+        assert len(tap.requests) == 5

@@ -25,8 +25,13 @@ from tests.conftest import WriteCatalog
         ("  git: {cache: 5s}\n", GitCheck(cache=5.0)),
         ("  git: {cache: 1h, timeout: 60}\n", GitCheck(cache=3600.0, timeout=60.0)),
         (
-            "  git: {token_pattern: 'glpat-[A-Za-z0-9_-]{20}', checks_per_minute: 3}\n",
-            GitCheck(token_pattern="glpat-[A-Za-z0-9_-]{20}", checks_per_minute=3),
+            "  git: {token_pattern: 'glpat-[A-Za-z0-9_-]{20}', checks_per_minute: 3,"
+            " failed_logins_per_minute: 20}\n",
+            GitCheck(
+                token_pattern="glpat-[A-Za-z0-9_-]{20}",
+                checks_per_minute=3,
+                failed_logins_per_minute=20,
+            ),
         ),
     ],
 )
@@ -72,6 +77,7 @@ def test_without_git_no_one_asks_a_git_server(write_catalog: WriteCatalog) -> No
         ("  git: {token_pattern: 7}\n", "auth.git.token_pattern", 4, "non-empty string"),
         ("  git: {checks_per_minute: 0}\n", "auth.git.checks_per_minute", 4, "from 1 to 1000"),
         ("  git: {checks_per_minute: 1001}\n", "auth.git.checks_per_minute", 4, "1 to 1000"),
+        ("  git: {failed_logins_per_minute: 0}\n", "auth.git.failed_logins_per_minute", 4, "1 to"),
     ],
 )
 def test_bad_sections(
