@@ -8,8 +8,9 @@ GitregError
 ├── ClientError          the client asked for something malformed
 │   ├── NotFound         well-formed, but we do not have it
 │   ├── Unauthorized     no credentials, or none we know: a webhook's signature, a client token
-│   └── Forbidden        credentials we know, that do not open this (or a download URL's
-│                        signature that is expired, tampered with or for another path)
+│   ├── Forbidden        credentials we know, that do not open this (or a download URL's
+│   │                    signature that is expired, tampered with or for another path)
+│   └── TooManyRequests  a client over a per-address limit (auth.git checks, wrong tokens)
 ├── SourceError          a Git repository could not be fetched or read
 │   └── StateUnavailable the shared state (PostgreSQL) cannot be reached: nothing new is published
 ├── AuthUnavailable      who the client is cannot be told now: its issuer or Git server is down
@@ -73,6 +74,14 @@ class Unauthorized(ClientError):
 
 class Forbidden(ClientError):
     """Credentials we know that do not open this; or a download URL's bad signature."""
+
+
+class TooManyRequests(ClientError):
+    """A client address over a limit: asked again after `retry_after` seconds, it may pass."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class AuthUnavailable(GitregError):

@@ -12,7 +12,7 @@ import logging
 import re
 import secrets
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,11 +26,13 @@ from gitreg.auth.principal import (
     Refused,
     Verifier,
 )
+from gitreg.auth.review import short_tokens
 from gitreg.auth.sessions import EndedHere, EndedSessions, Session, SessionSigner
 from gitreg.auth.signed_urls import UrlSigner, generated_key
 from gitreg.auth.tokens import StaticTokens, digest
+from gitreg.auth.wrong_tokens import WrongTokens
 from gitreg.catalog.model import AuthSettings, Credential
-from gitreg.errors import AuthUnavailable, Forbidden, Unauthorized
+from gitreg.errors import AuthUnavailable, Forbidden, TooManyRequests, Unauthorized
 from gitreg.state.ended_sessions import EndedSessionFiles
 
 log = logging.getLogger(__name__)
@@ -39,19 +41,34 @@ _BEARER = re.compile(r"bearer +([A-Za-z0-9\-._~+/]+=*) *", re.IGNORECASE)
 _BASIC = re.compile(r"basic +([A-Za-z0-9+/]+=*) *", re.IGNORECASE)
 GIT = Principal("git", git=True)  # a token no one here issued, that Git servers may accept
 
-# Asks the module's Git server whether `token` may read the repository at `url`.
-GitAsk = Callable[[str, str], Awaitable[bool]]
+MAX_GIT_TOKEN = 1024  # characters: a longer token is no forge's, and is not matched at all
+# Reasons of a 401 that are no wrong token: none was sent, or a browser's session ended.
+_NOT_GUESSES = frozenset(("missing", "session_expired"))
+
+# Asks the module's Git server whether `token` may read the repository at `url`, for a client
+# at an address (whose logins at Git servers are counted).
+GitAsk = Callable[[str, str, str], Awaitable[bool]]
+
+
+@dataclass(frozen=True)
+class GitQuestion:
+    """Which repository's Git server is asked for a request: the module's own, or a stand-in
+    for one that does not exist, asked so that it costs the same. `opens`: False for a stand-in
+    from another namespace, whose yes opens nothing here."""
+
+    url: str
+    opens: bool = True
 
 
 @dataclass(frozen=True)
 class Target:
     """What a request wants: `read` a namespace (`what` names the module or provider, and
-    `git_url` is its repository, when the Git server may decide), the `mirror`, or `ops`."""
+    `git` is the repository asked, when the Git server may decide), the `mirror`, or `ops`."""
 
     access: Access
     what: str
     namespace: str | None = None
-    git_url: Callable[[], str | None] | None = None
+    git: Callable[[], GitQuestion | None] | None = None
 
 
 class Gate:
@@ -64,10 +81,12 @@ class Gate:
         git: GitAsk | None = None,
         sessions: SessionSigner | None = None,
         ended: EndedSessions | None = None,
+        wrong_tokens: WrongTokens | None = None,
     ) -> None:
         """`sessions`: signs browser sessions (by default with a key made now, which a restart
         forgets: Gate.build derives it from the URL-signing keys); `ended`: where sign-outs are
-        recorded (by default in this process alone: Gate.build is given the shared state's)."""
+        recorded (by default in this process alone: Gate.build is given the shared state's).
+        `wrong_tokens`: how wrong tokens are slowed per client address."""
         self.settings = settings
         self.public = NamespaceScope(settings.public)
         self.tokens = StaticTokens(settings.tokens)
@@ -75,8 +94,10 @@ class Gate:
         self.counts = counts
         self.verifiers = tuple(verifiers)
         self.git = git
+        self.git_tokens = re.compile(settings.git.token_pattern) if settings.git else None
         self.sessions = sessions or SessionSigner([secrets.token_bytes(32)])
         self.ended = ended or EndedHere()
+        self.wrong_tokens = wrong_tokens or WrongTokens()
 
     @classmethod
     def build(
@@ -92,6 +113,8 @@ class Gate:
         """With auth.git, the module's Git server is asked (`git`, else a GitAccess that
         trusts the CA of `credential_for(url)`, the catalog's credential for that server).
         `ended`: where sign-outs are recorded (the shared state; by default in cache_dir)."""
+        for warning in short_tokens(settings):
+            log.warning("%s", warning.removeprefix("warning: "))
         if git is None and settings.git is not None:
             git = GitAccess(settings.git, credential_for)
         keys = [v.encode() for ref in settings.url_keys if (v := ref.value())]
@@ -107,34 +130,70 @@ class Gate:
         return self.public.covers(namespace)
 
     async def admit(
-        self, authorization: str | None, target: Target, session: str | None = None
+        self,
+        authorization: str | None,
+        target: Target,
+        session: str | None = None,
+        client: str = "",
     ) -> Principal:
-        """The principal `target` is opened to; Unauthorized, Forbidden or AuthUnavailable,
-        each saying why, otherwise. `session`: a browser's session cookie, used when the
-        request carries no Authorization header."""
+        """The principal `target` is opened to; Unauthorized, Forbidden, AuthUnavailable or
+        TooManyRequests, each saying why, otherwise. `session`: a browser's session cookie,
+        used when the request carries no Authorization header. `client`: the sender's address,
+        whose wrong tokens are slowed and whose logins at Git servers are counted."""
         if target.access == "read" and target.namespace and self.public.covers(target.namespace):
             self.counts[(ANONYMOUS.name, "public")] += 1
             return ANONYMOUS
-        with self._failures_counted():
-            if authorization is None and session is not None:
-                principal, token = await self._session(session), ""
-            else:
-                principal, token = await self._identify(authorization)
-            if principal.may(target.access, target.namespace):
-                self.counts[(principal.name, "allowed")] += 1
-                return principal
-            if principal.git and target.access == "read" and await self._git_allows(token, target):
-                self.counts[(principal.name, "allowed")] += 1
-                return principal
-        self.counts[(principal.name, "refused")] += 1
-        raise Forbidden(_refusal(principal, target))
+        async with self._wrong_tokens_slowed(client, authorization):
+            with self._failures_counted():
+                if authorization is None and session is not None:
+                    principal, token = await self._session(session), ""
+                else:
+                    principal, token = await self._identify(authorization)
+                if principal.may(target.access, target.namespace):
+                    self.counts[(principal.name, "allowed")] += 1
+                    return principal
+                if (
+                    principal.git
+                    and target.access == "read"
+                    and await self._git_allows(token, target, client)
+                ):
+                    self.counts[(principal.name, "allowed")] += 1
+                    return principal
+            self.counts[(principal.name, "refused")] += 1
+            if principal.git:  # a token no Git server here took: a wrong token
+                await self.wrong_tokens.wrong(client)
+            raise Forbidden(_refusal(principal, target))
 
-    async def identify(self, authorization: str) -> tuple[Principal, str]:
+    async def identify(self, authorization: str, client: str = "") -> tuple[Principal, str]:
         """Who sends `authorization`, and its token, for what a list shows them; Unauthorized
-        (counted as for `admit`) when it is no token this registry, an issuer or auth.git
-        accepts, AuthUnavailable when that cannot be told now."""
-        with self._failures_counted():
-            return await self._identify(authorization)
+        (counted and slowed as for `admit`) when it is no token this registry, an issuer or
+        auth.git accepts, AuthUnavailable when that cannot be told now."""
+        async with self._wrong_tokens_slowed(client, authorization):
+            with self._failures_counted():
+                return await self._identify(authorization)
+
+    @contextlib.asynccontextmanager
+    async def _wrong_tokens_slowed(
+        self, client: str, authorization: str | None
+    ) -> AsyncIterator[None]:
+        """A token from an address holding too many wrong ones is refused before it is looked
+        at; a wrong one (a 401 for a token sent) is answered after the delay its address is
+        due. A right token passes at once."""
+        if authorization is not None:
+            self._throttle(client)
+        try:
+            yield
+        except Refused as exc:
+            if exc.reason not in _NOT_GUESSES:
+                await self.wrong_tokens.wrong(client)
+            raise
+
+    def _throttle(self, client: str) -> None:
+        try:
+            self.wrong_tokens.admit(client)
+        except TooManyRequests:
+            self.counts[("unknown", "throttled")] += 1
+            raise
 
     @contextlib.contextmanager
     def _failures_counted(self) -> Iterator[None]:
@@ -146,6 +205,9 @@ class Gate:
             raise
         except AuthUnavailable:
             self.counts[("unknown", "unavailable")] += 1
+            raise
+        except TooManyRequests:  # over auth.git.checks_per_minute
+            self.counts[("git", "too_many_checks")] += 1
             raise
 
     def sign(self, path: str, principal: Principal) -> str:
@@ -191,14 +253,16 @@ class Gate:
             return "git", None
         return None
 
-    def sign_in(self, token: str) -> tuple[Principal, str] | None:
+    async def sign_in(self, token: str, client: str = "") -> tuple[Principal, str] | None:
         """A client token pasted in a browser: its principal and the session cookie's value;
         None for a token that is not one of registry.yaml's (a CI identity token expires within
         minutes, and a token only a Git server knows would have to be kept: neither opens a
-        session)."""
+        session), after the delay `client`'s wrong tokens are due."""
+        self._throttle(client)
         found = self.tokens.principal(token)
         if found is None:
             self.counts[("unknown", "bad_sign_in")] += 1
+            await self.wrong_tokens.wrong(client)
             return None
         self.counts[(found.name, "signed_in")] += 1
         return found, self.sessions.issue(found.name, digest(token))
@@ -250,13 +314,24 @@ class Gate:
             found = await verifier.identify(token)
             if found is not None:
                 return found, token
-        if self.git is not None:
+        if self._may_be_git(token):
             return GIT, token
         raise Refused("unknown", "unknown_token", "the token is not one this registry knows")
 
-    async def _git_allows(self, token: str, target: Target) -> bool:
-        url = target.git_url() if target.git_url and self.git else None
-        return url is not None and self.git is not None and await self.git(token, url)
+    def _may_be_git(self, token: str) -> bool:
+        """Whether a Git server may have issued `token` (auth.git.token_pattern): only such a
+        token is ever taken to one."""
+        return (
+            self.git_tokens is not None
+            and len(token) <= MAX_GIT_TOKEN
+            and self.git_tokens.fullmatch(token) is not None
+        )
+
+    async def _git_allows(self, token: str, target: Target, client: str) -> bool:
+        question = target.git() if target.git and self.git else None
+        if question is None or self.git is None:
+            return False
+        return await self.git(token, question.url, client) and question.opens
 
     def close(self) -> None:
         for verifier in self.verifiers:

@@ -9,12 +9,14 @@ import hashlib
 import logging
 import ssl
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
+from gitreg.auth.check_budget import CheckBudget
 from gitreg.catalog.model import Credential, GitCheck
 from gitreg.errors import AuthUnavailable
 from gitreg.git.location import RepoLocation, redact
@@ -23,10 +25,10 @@ log = logging.getLogger(__name__)
 
 ADVERTISEMENT = "application/x-git-upload-pack-advertisement"
 MAX_ENTRIES = 10_000
-_REFUSED = frozenset((401, 403, 404))  # the server's "no": this token may not read it
+_NO_ACCESS = frozenset((403, 404))  # credentials taken, but not for this repository
 _LATER = frozenset((408, 429))  # with 5xx: the server cannot say now
 
-_Key = tuple[str, str]  # (sha256 of the token, url): the token itself is never kept
+_Key = tuple[str, str]  # (sha256 of the token, url or host): the token itself is never kept
 
 
 def check_url(settings: GitCheck, repo: RepoLocation, git_url: str | None) -> str | None:
@@ -50,14 +52,24 @@ def _say_not_asked(url: str, why: str) -> None:
 
 
 class GitAccess:
-    """`await access(token, url)`: whether the Git server at `url` lets `token` read it.
+    """`await access(token, url, client)`: whether the Git server at `url` lets `token` read it.
 
     Asked as `git ls-remote` starts, with httpx rather than a git process: one GET of
     `URL/info/refs?service=git-upload-pack` with Basic `username:token`, whose status code and
     Content-Type say exactly what the server answered (a git process says "failed" for a wrong
     token and a server that is down alike), and no process per check. Yes and no are kept
     `settings.cache` seconds; a server that cannot answer raises AuthUnavailable, never kept.
-    Concurrent checks of one token and URL share one request."""
+    Concurrent checks of one token and URL share one request.
+
+    A login costs the Git server's goodwill: a forge bans the address that fails too many. So
+    a token is taken to a host once before any other repository of it is asked (a login); a
+    host that rejects it as credentials (401) answers no for all its repositories, without a
+    request, for the cache time; and each login is counted against the client address's
+    `checks_per_minute` (TooManyRequests beyond). Once a host took the token (200, or 403/404
+    for one repository), its other repositories are asked without counting. A host that
+    refused `failed_logins_per_minute` tokens in the last minute (whoever sent them) gets no
+    new login until that falls: AuthUnavailable, so that no flood of made-up tokens, from any
+    number of addresses, gets gitreg's own address banned there."""
 
     def __init__(
         self,
@@ -72,47 +84,112 @@ class GitAccess:
         self.credential_for = credential_for
         self.clock = clock
         self.max_entries = max_entries
+        self.budget = CheckBudget(settings.checks_per_minute, clock)
         self._answers: OrderedDict[_Key, tuple[bool, float]] = OrderedDict()
+        self._logins: OrderedDict[_Key, tuple[bool, float]] = OrderedDict()  # (token, host)
         self._flights: dict[_Key, asyncio.Task[bool]] = {}
+        self._first_logins: dict[_Key, asyncio.Task[bool]] = {}
+        self._refusals: dict[str, deque[float]] = {}  # host → when it refused a login
+        self._logging_in: Counter[str] = Counter()  # host → logins under way
         self._tls: dict[Path | None, ssl.SSLContext] = {}
         self._down: set[str] = set()  # URLs whose server failed last time: said once
 
-    async def __call__(self, token: str, url: str) -> bool:
+    async def __call__(self, token: str, url: str, client: str = "") -> bool:
         if not url.lower().startswith("https://"):
             _say_not_asked(url, "it is not an https URL (a token is never sent in clear)")
             return False
-        key = (hashlib.sha256(token.encode()).hexdigest(), url)
-        known = self._answers.get(key)
-        if known is not None:
-            answer, until = known
-            if self.clock() < until:
+        hashed = hashlib.sha256(token.encode()).hexdigest()
+        key, login = (hashed, url), (hashed, _host(url))
+        while True:
+            answer = self._kept(self._answers, key)
+            if answer is not None:
                 return answer
-            del self._answers[key]
-        flight = self._flights.get(key)
-        if flight is None:
-            flight = asyncio.ensure_future(self._ask(token, url))
+            taken = self._kept(self._logins, login)
+            if taken is False:
+                return False  # the host rejected this token: none of its repositories is asked
+            flight = self._flights.get(key)
+            if flight is not None:
+                break
+            first = self._first_logins.get(login)
+            if taken is None and first is not None and not first.done():
+                # Another repository of this host is asked first: its answer tells for this one.
+                # (A login done is not waited for again: its answer said nothing of the host.)
+                await asyncio.shield(first)
+                continue
+            if taken is None:
+                self._may_log_in(login[1], url)
+                self.budget.spend(client)
+            flight = asyncio.ensure_future(self._check(token, key, login, taken is None))
             self._flights[key] = flight
             flight.add_done_callback(functools.partial(self._landed, key))
+            if taken is None:
+                self._first_logins[login] = flight
+                flight.add_done_callback(functools.partial(self._landed_login, login))
+            break
         # A client that hangs up does not cancel the check the others wait for.
         return await asyncio.shield(flight)
+
+    def _kept(self, table: OrderedDict[_Key, tuple[bool, float]], key: _Key) -> bool | None:
+        known = table.get(key)
+        if known is None:
+            return None
+        if self.clock() < known[1]:
+            return known[0]
+        del table[key]
+        return None
+
+    def _keep(self, table: OrderedDict[_Key, tuple[bool, float]], key: _Key, value: bool) -> None:
+        table[key] = (value, self.clock() + self.settings.cache)
+        table.move_to_end(key)
+        while len(table) > self.max_entries:
+            table.popitem(last=False)  # the oldest answer goes first
+
+    def _may_log_in(self, host: str, url: str) -> None:
+        """AuthUnavailable when `host` refused failed_logins_per_minute logins in the last
+        minute (the logins under way count as refused until they are not)."""
+        refused, now = self._refusals.get(host), self.clock()
+        while refused and refused[0] <= now - 60:
+            refused.popleft()
+        if len(refused or ()) + self._logging_in[host] >= self.settings.failed_logins_per_minute:
+            raise self._unavailable(
+                url, "it refused auth.git.failed_logins_per_minute tokens in the last minute"
+            )
+
+    async def _check(self, token: str, key: _Key, login: _Key, first: bool) -> bool:
+        """Asked, and kept before anyone waiting is told (an unavailable server: nothing).
+        `first`: a login at the host, counted while under way and when refused."""
+        host = login[1]
+        if first:
+            self._logging_in[host] += 1
+        try:
+            answer, taken = await self._ask(token, key[1])
+        finally:
+            if first:
+                self._logging_in[host] -= 1
+        self._keep(self._answers, key, answer)
+        if taken is not None:
+            self._keep(self._logins, login, taken)
+        if first and taken is False:
+            self._refusals.setdefault(host, deque()).append(self.clock())
+        return answer
 
     def _landed(self, key: _Key, flight: asyncio.Task[bool]) -> None:
         if self._flights.get(key) is flight:
             del self._flights[key]
-        if flight.cancelled() or flight.exception() is not None:
-            return  # an unavailable server is asked again next time: nothing is kept
-        self._answers[key] = (flight.result(), self.clock() + self.settings.cache)
-        self._answers.move_to_end(key)
-        while len(self._answers) > self.max_entries:
-            self._answers.popitem(last=False)  # the oldest answer goes first
 
-    async def _ask(self, token: str, url: str) -> bool:
+    def _landed_login(self, login: _Key, flight: asyncio.Task[bool]) -> None:
+        if self._first_logins.get(login) is flight:
+            del self._first_logins[login]
+
+    async def _ask(self, token: str, url: str) -> tuple[bool, bool | None]:
+        """Whether `token` may read `url`, and whether its host took the token as credentials
+        (None: its answer does not say)."""
         shown = redact(url)
         try:
             status, content_type = await self._get(token, url)
         except httpx.TooManyRedirects:
             log.warning("auth.git: %s redirects too often; taken as a no", shown)
-            return False
+            return False, None
         except (httpx.HTTPError, OSError) as exc:  # OSError: ssl.SSLError, an unreadable CA
             # httpx keeps the token in the request it raises with: not chained (`from None`).
             raise self._unavailable(url, _scrubbed(exc, token)) from None
@@ -122,13 +199,18 @@ class GitAccess:
             self._down.discard(url)
             log.info("auth.git: %s answers again", shown)
         if status == 200 and content_type.split(";")[0].strip().lower() == ADVERTISEMENT:
-            return True
+            return True, True
         if status == 200:
-            # A login page, a dumb-HTTP server, a proxy's notice: not the Git server's yes.
+            # A login page, a dumb-HTTP server, a proxy's notice: not the Git server's yes, and
+            # the sign that it did not take the credentials.
             log.info("auth.git: %s answered 200 with %r, not Git refs: a no", shown, content_type)
-        elif status not in _REFUSED:
-            log.info("auth.git: %s answered HTTP %s: a no", shown, status)
-        return False
+            return False, False
+        if status == 401:
+            return False, False
+        if status in _NO_ACCESS:
+            return False, True
+        log.info("auth.git: %s answered HTTP %s: a no", shown, status)
+        return False, None
 
     async def _get(self, token: str, url: str) -> tuple[int, str]:
         async with (
@@ -171,6 +253,12 @@ class GitAccess:
         return AuthUnavailable(
             "the Git server that decides who may read this cannot be asked now; try again later"
         )
+
+
+def _host(url: str) -> str:
+    """Where a login happens: the host and port of an https URL."""
+    parts = urlsplit(url)
+    return f"{(parts.hostname or '').lower()}:{parts.port or 443}"
 
 
 def _scrubbed(exc: BaseException, token: str) -> str:

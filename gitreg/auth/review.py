@@ -1,10 +1,12 @@
 """What `gitreg check` says of an auth: section beyond its syntax: namespaces nothing opens,
-tokens that open nothing, a registry no one can read; and archives it narrowed to a folder."""
+tokens that open nothing or are short enough to guess, a registry no one can read; and archives
+it narrowed to a folder."""
 
 from __future__ import annotations
 
 from gitreg.auth.principal import NamespaceScope
-from gitreg.catalog.model import Catalog
+from gitreg.auth.tokens import STRONG_BITS, strength
+from gitreg.catalog.model import AuthSettings, Catalog
 
 
 def auth_warnings(catalog: Catalog) -> list[str]:
@@ -16,6 +18,7 @@ def auth_warnings(catalog: Catalog) -> list[str]:
         for i, t in enumerate(auth.tokens)
         if not (t.read or t.mirror or t.ops)
     ]
+    warnings += short_tokens(auth)
     if auth.git is not None or auth.oidc:
         return warnings  # who else may read is the Git server's or the issuer's to say
     scopes = [NamespaceScope(auth.public)] + [NamespaceScope(t.read) for t in auth.tokens]
@@ -40,5 +43,20 @@ def archive_warnings(catalog: Catalog) -> list[str]:
                 f"warning: modules[{i}].archive: {spec.address}'s archives hold only its folder"
                 f" {spec.path}, not the whole repository: the repository also holds modules of"
                 f" namespace {namespaces}, whose readers differ (write archive: folder to say so)"
+            )
+    return warnings
+
+
+def short_tokens(auth: AuthSettings) -> list[str]:
+    """A token set by hand (token_env, token_file: read now) that holds under 128 bits; one
+    given as token_sha256 cannot be judged from its digest."""
+    warnings = []
+    for i, spec in enumerate(auth.tokens):
+        value = spec.source.value() if spec.source else None
+        if value is not None and (bits := strength(value)) < STRONG_BITS:
+            warnings.append(
+                f"warning: auth.tokens[{i}]: token {spec.name!r} holds at most {bits} bits of"
+                f" entropy, under {STRONG_BITS}: it can be guessed (gitreg token new makes"
+                " one of 256)"
             )
     return warnings

@@ -6,8 +6,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import math
 import os
+import re
 import secrets
+import string
 import threading
 import time
 from pathlib import Path
@@ -27,6 +30,28 @@ def digest(token: str) -> bytes:
 def new_token() -> str:
     """A fresh client token: 256 random bits, URL-safe, with a prefix that says what it is."""
     return "gitreg_" + secrets.token_urlsafe(32)
+
+
+STRONG_BITS = 128
+_GENERATED = re.compile(r"gitreg_[A-Za-z0-9_-]{43}")
+_POOLS = (
+    (string.ascii_lowercase, 26),
+    (string.ascii_uppercase, 26),
+    (string.digits, 10),
+    ("-_", 2),
+)
+
+
+def strength(token: str) -> int:
+    """The bits of entropy `token` can hold at most, judged by its length and the kinds of
+    characters it uses (a hand-set token's real entropy is lower, never higher): 256 for one
+    `new_token` made."""
+    if _GENERATED.fullmatch(token):
+        return 256
+    pool = sum(size for kind, size in _POOLS if any(c in kind for c in token))
+    if any(not any(c in kind for kind, _ in _POOLS) for c in token):
+        pool += 33  # the other printable ASCII characters, and anything beyond
+    return int(len(token) * math.log2(pool)) if pool > 1 else 0
 
 
 class StaticTokens:

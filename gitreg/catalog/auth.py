@@ -15,7 +15,16 @@ TOKEN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _PATTERN = re.compile(r"[A-Za-z0-9_*?-]{1,64}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _TOKEN_KEYS = {"name", "token_sha256", "token_env", "token_file", "read", "mirror", "ops"}
-_GIT_KEYS = {"check", "username", "cache", "timeout", "ca_file"}
+_GIT_KEYS = {
+    "check",
+    "username",
+    "cache",
+    "timeout",
+    "ca_file",
+    "token_pattern",
+    "checks_per_minute",
+    "failed_logins_per_minute",
+}
 _GIT_USERNAME = re.compile(r"[^:\s]{1,64}")  # the user of Basic user:token, so no colon
 _OIDC_KEYS = {"name", "issuer", "audience", "claims", "read", "mirror", "ops", "ca_file"}
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -151,7 +160,42 @@ class AuthSection(yamldoc.Reader):
             cache=cache,
             timeout=timeout,
             ca_file=self.file(g, "ca_file", "auth.git"),
+            token_pattern=self.token_pattern(g) or default.token_pattern,
+            checks_per_minute=self.count(
+                g, "checks_per_minute", "auth.git", default.checks_per_minute, most=1000
+            ),
+            failed_logins_per_minute=self.count(
+                g,
+                "failed_logins_per_minute",
+                "auth.git",
+                default.failed_logins_per_minute,
+                most=1000,
+            ),
         )
+
+    def token_pattern(self, g: yamldoc.Mapping) -> str | None:
+        """auth.git.token_pattern: a regular expression a whole token must match to be taken
+        to a Git server; one that matches nothing sent (the empty token) is refused too."""
+        pattern = self.string(g, "token_pattern", "auth.git")
+        if pattern is None:
+            return None
+        try:
+            compiled = re.compile(pattern)
+        except re.error as exc:
+            self.problem(
+                "auth.git.token_pattern",
+                g.key_lines["token_pattern"],
+                f"is not a regular expression: {exc}",
+            )
+            return None
+        if compiled.fullmatch(""):
+            self.problem(
+                "auth.git.token_pattern",
+                g.key_lines["token_pattern"],
+                "matches the empty token: write the form of the forge's tokens (glpat-.+)",
+            )
+            return None
+        return pattern
 
     def principal_name(
         self, m: yamldoc.Mapping, path: str, line: int, name: str | None, names: dict[str, str]

@@ -187,6 +187,18 @@ class TokenSpec:
     ops: bool = False  # may read /v1/status and /metrics
 
 
+# The forms of the tokens forges issue, as they document them: GitLab's prefixed tokens
+# (personal, OAuth, deploy, CI job, runner, trigger, feed), GitHub's (personal classic and
+# fine-grained, OAuth, user-to-server, server-to-server, refresh), Gitea's and Forgejo's 40
+# lowercase hex digits. A token of no such form is never taken to a Git server.
+FORGE_TOKENS = (
+    r"(?:glpat|gloas|gldt|glcbt|glrt|glptt|glft)-[A-Za-z0-9_.-]{20,250}"
+    r"|(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,251}"
+    r"|github_pat_[A-Za-z0-9_]{22,244}"
+    r"|[0-9a-f]{40}"
+)
+
+
 @dataclass(frozen=True)
 class GitCheck:
     """auth.git: a client token that a module's own repository accepts (an authenticated
@@ -198,6 +210,12 @@ class GitCheck:
     cache: float = 300.0
     timeout: float = 10.0
     ca_file: Path | None = None
+    # Only a token of this form is taken to a Git server (the whole token must match).
+    token_pattern: str = FORGE_TOKENS
+    checks_per_minute: int = 10  # logins at a Git server one client address may cause
+    # Refused logins a Git host may see from gitreg in a minute, all clients together: forges
+    # ban the address that fails too many (GitLab: 30 in 3 minutes bans it for an hour).
+    failed_logins_per_minute: int = 8
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,13 @@ from collections.abc import Callable
 
 from starlette.requests import Request
 
-from gitreg.auth.gate import Gate, Target
+from gitreg.address import ModuleAddress, ProviderAddress
+from gitreg.auth.gate import Gate, GitQuestion, Target
 from gitreg.auth.git_access import check_url
 from gitreg.auth.principal import ANONYMOUS, Access, Principal
 from gitreg.auth.sessions import COOKIE
+from gitreg.auth.stand_ins import StandIns
+from gitreg.catalog.model import Catalog, GitCheck
 from gitreg.git.location import RepoLocation
 from gitreg.web.answer_headers import answered_to
 from gitreg.web.state import state_of
@@ -49,7 +52,7 @@ async def reader_of(request: Request) -> Principal | None:
         if reader is not None:
             answered_to(request.scope, reader.name)
         return reader
-    principal, _ = await gate.identify(authorization)
+    principal, _ = await gate.identify(authorization, client_of(request))
     answered_to(request.scope, principal.name)
     return principal
 
@@ -70,17 +73,24 @@ async def admit(
     access: Access,
     what: str,
     namespace: str | None = None,
-    git_url: Callable[[], str | None] | None = None,
+    git: Callable[[], GitQuestion | None] | None = None,
 ) -> Principal | None:
     """The principal this request is admitted as; None when the registry is open to all."""
     gate = gate_of(request)
     if gate is None:
         return None
-    target = Target(access, what, namespace, git_url)
-    principal = await gate.admit(authorization_of(request), target, session_of(request))
+    target = Target(access, what, namespace, git)
+    client = client_of(request)
+    principal = await gate.admit(authorization_of(request), target, session_of(request), client)
     if principal is not ANONYMOUS:
         answered_to(request.scope, principal.name)
     return principal
+
+
+def client_of(request: Request) -> str:
+    """The sender's address, as the per-address limits count it: the socket's peer, as the
+    access log shows it (behind a proxy, the proxy's)."""
+    return request.client.host if request.client else ""
 
 
 def session_of(request: Request) -> str | None:
@@ -118,6 +128,47 @@ async def admit_download(request: Request, what: str, namespace: str) -> bool:
         return True
     await admit(request, "read", what, namespace)
     return True
+
+
+def module_git(request: Request, address: ModuleAddress) -> Callable[[], GitQuestion | None]:
+    """With auth.git, what is asked for a module: its repository, or its namespace's stand-in
+    when there is no such module (the same cost and status: `gitreg/auth/stand_ins.py`)."""
+
+    def question() -> GitQuestion | None:
+        entry = state_of(request).registry.snapshot.index.get(*address.key)
+        if entry is None:
+            return stand_in(request, address.namespace)
+        url = git_check_url(entry.spec.repo, entry.spec.git_url, request)
+        return GitQuestion(url) if url is not None else None
+
+    return question
+
+
+def provider_git(request: Request, address: ProviderAddress) -> Callable[[], GitQuestion | None]:
+    """As `module_git`, for a hosted provider (asked at its `repo`, when it has one)."""
+
+    def question() -> GitQuestion | None:
+        entry = state_of(request).live.side.providers.get(address.namespace, address.type)
+        if entry is None:
+            return stand_in(request, address.namespace)
+        url = git_check_url(entry.spec.repo, None, request) if entry.spec.repo else None
+        return GitQuestion(url) if url is not None else None
+
+    return question
+
+
+_stand_ins: tuple[Catalog, GitCheck, StandIns] | None = None  # of the catalog served last
+
+
+def stand_in(request: Request, namespace: str) -> GitQuestion | None:
+    global _stand_ins
+    gate = gate_of(request)
+    if gate is None or gate.settings.git is None:
+        return None
+    catalog, settings = state_of(request).registry.snapshot.catalog, gate.settings.git
+    if _stand_ins is None or _stand_ins[0] is not catalog or _stand_ins[1] is not settings:
+        _stand_ins = (catalog, settings, StandIns.of(catalog, settings))
+    return _stand_ins[2].question(namespace)
 
 
 def git_check_url(repo: RepoLocation, git_url: str | None, request: Request) -> str | None:

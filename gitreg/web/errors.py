@@ -19,6 +19,7 @@ from gitreg.errors import (
     OriginBusy,
     OriginError,
     SourceError,
+    TooManyRequests,
     Unauthorized,
 )
 from gitreg.mirror.origin_work import RETRY_BUSY
@@ -39,6 +40,8 @@ def client_status(exc: ClientError) -> int:
         return 401
     if isinstance(exc, Forbidden):
         return 403
+    if isinstance(exc, TooManyRequests):
+        return 429
     return 400
 
 
@@ -48,6 +51,8 @@ async def client_error(request: Request, exc: Exception) -> Response:
     # A client without credentials is told how to send them (RFC 6750); a webhook is not.
     asks_token = status == 401 and not request.url.path.startswith("/v1/webhooks/")
     headers = {"WWW-Authenticate": 'Bearer realm="gitreg"'} if asks_token else None
+    if isinstance(exc, TooManyRequests):
+        headers = {"Retry-After": str(exc.retry_after)}
     return error_response(status, str(exc), headers)
 
 

@@ -16,7 +16,7 @@ from gitreg.auth.gate import Gate, bearer_token
 from gitreg.auth.principal import Principal
 from gitreg.catalog.model import ModuleSpec, ProviderSpec
 from gitreg.directory.listing import Describe, Listing, Opened, readable_listing
-from gitreg.errors import AuthUnavailable
+from gitreg.errors import AuthUnavailable, TooManyRequests
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.web import access
@@ -69,12 +69,13 @@ async def _git_opened(
     """auth.git: which of `specs` the sender's token opens, asked of their Git servers (each
     URL once, a few at a time, answers kept by the gate's cache). A server that cannot answer
     now, or does not answer in time, is a no for this list: a list never shows what a token
-    may not read, and it says so in the log rather than failing the whole list."""
+    may not read, and it says so in the log rather than failing the whole list. A client over
+    auth.git.checks_per_minute gets a 429 instead: its list could not be told whole."""
     ask = gate.git
     authorization = access.authorization_of(request)
     if ask is None or authorization is None:
         return lambda spec: False
-    token = bearer_token(authorization)
+    token, client = bearer_token(authorization), access.client_of(request)
     urls: dict[ModuleSpec | ProviderSpec, str] = {}
     for spec in specs:
         if isinstance(spec, ModuleSpec):
@@ -84,12 +85,16 @@ async def _git_opened(
         if url is not None:
             urls[spec] = url
     turns = asyncio.Semaphore(GIT_CHECKS)
+    over: list[TooManyRequests] = []
 
     async def check(url: str) -> bool:
         async with turns:
             try:
-                return await ask(token, url)
+                return await ask(token, url, client)
             except AuthUnavailable:
+                return False
+            except TooManyRequests as exc:
+                over.append(exc)
                 return False
 
     tasks = {url: asyncio.ensure_future(check(url)) for url in sorted(set(urls.values()))}
@@ -106,6 +111,8 @@ async def _git_opened(
     finally:
         for task in tasks.values():
             task.cancel()  # a check under way goes on in the gate's cache: the next list has it
+    if over:
+        raise over[0]
     yes = {url for url, task in tasks.items() if _said_yes(task)}
     return lambda spec: urls.get(spec) in yes
 

@@ -111,17 +111,8 @@ async def admitted(
     state = state_of(request)
     principal = None
     if state.live.gate is not None:  # an open registry admits every request as no one
-
-        def git_url() -> str | None:
-            entry = state.registry.snapshot.index.get(
-                address.namespace, address.name, address.system
-            )
-            if entry is None:
-                return None
-            return access.git_check_url(entry.spec.repo, entry.spec.git_url, request)
-
-        what = f"module {address}"
-        principal = await access.admit(request, "read", what, address.namespace, git_url)
+        what, git = f"module {address}", access.module_git(request, address)
+        principal = await access.admit(request, "read", what, address.namespace, git)
     return (*_read(request, address), principal)
 
 

@@ -42,7 +42,13 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
     "X-Frame-Options": "DENY",
 }
-_HEADINGS = {400: "Bad request", 401: "Sign in needed", 403: "Not yours to read", 404: "Not found"}
+_HEADINGS = {
+    400: "Bad request",
+    401: "Sign in needed",
+    403: "Not yours to read",
+    404: "Not found",
+    429: "Too many tries",
+}
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -120,14 +126,8 @@ async def module(request: Request) -> Response:
     address = module_address(request)
     state = state_of(request)
     registry = state.registry
-
-    def git_url() -> str | None:
-        entry = registry.snapshot.index.get(address.namespace, address.name, address.system)
-        if entry is None:
-            return None
-        return access.git_check_url(entry.spec.repo, entry.spec.git_url, request)
-
-    await access.admit(request, "read", f"module {address}", address.namespace, git_url)
+    git = access.module_git(request, address)
+    await access.admit(request, "read", f"module {address}", address.namespace, git)
     snapshot = registry.snapshot
     entry = snapshot.index.get(address.namespace, address.name, address.system)
     if entry is None:

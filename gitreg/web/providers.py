@@ -127,17 +127,8 @@ async def _admitted(request: Request) -> tuple[ProviderEntry, Principal | None]:
     """`_entry`, once the request is admitted to the provider's namespace (before the lookup:
     a client outside it learns nothing of what it holds)."""
     address = _address(request)
-    side = state_of(request).live.side
-
-    def git_url() -> str | None:
-        entry = side.providers.get(address.namespace, address.type)
-        if entry is None or entry.spec.repo is None:
-            return None
-        return access.git_check_url(entry.spec.repo, None, request)
-
-    principal = await access.admit(
-        request, "read", f"provider {address}", address.namespace, git_url
-    )
+    git = access.provider_git(request, address)
+    principal = await access.admit(request, "read", f"provider {address}", address.namespace, git)
     return _entry(request), principal
 
 

@@ -55,7 +55,7 @@ async def sign_in(request: Request) -> Response:
     if gate is None:
         return _back_to("/")
     token = _token_in(await request.body())
-    signed = gate.sign_in(token)
+    signed = await gate.sign_in(token, access.client_of(request))
     if signed is None:
         return html(
             request,

@@ -12,18 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.auth.gate import GIT, Gate, Target
+from gitreg.auth.gate import GIT, Gate, GitQuestion, Target
 from gitreg.auth.git_access import GitAccess, check_url
 from gitreg.catalog.model import AuthSettings, Credential, GitCheck
-from gitreg.errors import AuthUnavailable, Forbidden
+from gitreg.errors import AuthUnavailable, Forbidden, TooManyRequests, Unauthorized
 from gitreg.git.location import RepoLocation
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import require
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import GitHttpTap, bare_clone, git_http_server
 
-TOKEN = "glpat-right-token-4b1d"
-WRONG = "glpat-wrong-token-77aa"
+TOKEN = "glpat-right-token-4b1d-0123456789"
+WRONG = "glpat-wrong-token-77aa-0123456789"
 REFS = "GET /infra/vpc.git/info/refs?service=git-upload-pack"
 
 
@@ -268,8 +268,8 @@ def test_the_gate_opens_a_module_to_a_token_its_git_server_accepts(
     counts: Counter[tuple[str, str]] = Counter()
     settings = AuthSettings(public=("open",), git=GitCheck(ca_file=tls.ca_cert))
     gate = Gate.build(settings, tmp_path / "cache", counts)
-    vpc = Target("read", "module infra/vpc/aws", "infra", git_url=lambda: server)
-    no_repo = Target("read", "module infra/dns/aws", "infra", git_url=lambda: None)
+    vpc = Target("read", "module infra/vpc/aws", "infra", git=lambda: GitQuestion(server))
+    no_repo = Target("read", "module infra/dns/aws", "infra", git=lambda: None)
 
     async def admit(token: str, target: Target) -> object:
         return await gate.admit(f"Bearer {token}", target)
@@ -292,7 +292,155 @@ def test_the_gate_says_unavailable_when_the_git_server_is_down(
     gate = Gate.build(AuthSettings(git=GitCheck(ca_file=tls.ca_cert)), tmp_path / "c", counts)
     with git_http_server(root, token=TOKEN, tls=tls) as base:
         url = f"{base}/infra/vpc.git"
-    target = Target("read", "module infra/vpc/aws", "infra", git_url=lambda: url)
+    target = Target("read", "module infra/vpc/aws", "infra", git=lambda: GitQuestion(url))
     with pytest.raises(AuthUnavailable):
         asyncio.run(gate.admit(f"Bearer {TOKEN}", target))
     assert counts == Counter({("unknown", "unavailable"): 1})
+
+
+def _repositories(root: Path, count: int) -> list[str]:
+    """`count` more repositories on the server that holds infra/vpc.git: their paths."""
+    names = [f"infra/repo{i}.git" for i in range(count)]
+    for name in names:
+        bare_clone(root / "infra" / "vpc.git", root / name)
+    return names
+
+
+def _made_up(i: int) -> str:
+    return f"glpat-made-up-{i:04d}-0123456789abcdef"
+
+
+def test_a_token_a_host_rejects_costs_one_login_whatever_the_repositories(
+    root: Path, tls: TlsMaterial, tap: GitHttpTap
+) -> None:
+    names = _repositories(root, 12)
+    access = _access(tls, checks_per_minute=1000, failed_logins_per_minute=1000)
+    with git_http_server(root, token=TOKEN, tls=tls, username="oauth2", tap=tap) as base:
+        urls = [f"{base}/{name}" for name in names]
+
+        async def ask(token: str) -> list[bool]:
+            return list(await asyncio.gather(*(access(token, url) for url in urls)))
+
+        for i in range(10):  # ten made-up tokens, each asked about every repository at once
+            assert asyncio.run(ask(_made_up(i))) == [False] * len(urls)
+        assert len(tap.requests) == 10  # one failed login per token, not one per repository
+        assert asyncio.run(ask(TOKEN)) == [True] * len(urls)
+        assert len(tap.requests) == 10 + len(urls)  # a token the host takes: each one asked
+
+
+def test_no_access_to_one_repository_is_kept_for_it_alone(
+    root: Path, tls: TlsMaterial, tap: GitHttpTap
+) -> None:
+    names = _repositories(root, 2)
+    access = _access(tls)
+    with git_http_server(root, token=TOKEN, tls=tls, username="oauth2", tap=tap) as base:
+        first, second = (f"{base}/{name}" for name in names)
+        tap.faults.append(404)  # the token is good, this repository is not for it
+        assert asyncio.run(access(TOKEN, first)) is False
+        assert asyncio.run(access(TOKEN, second)) is True  # the host was still asked
+        assert asyncio.run(access(TOKEN, first)) is False  # kept: not asked again
+    assert len(tap.requests) == 2
+
+
+def test_logins_are_counted_per_client_address(
+    root: Path, tls: TlsMaterial, tap: GitHttpTap
+) -> None:
+    names = _repositories(root, 3)
+    clock = Clock()
+    access = _access(tls, clock, checks_per_minute=3, failed_logins_per_minute=1000)
+    with git_http_server(root, token=TOKEN, tls=tls, username="oauth2", tap=tap) as base:
+        urls = [f"{base}/{name}" for name in names]
+
+        def ask(token: str, url: str = urls[0], client: str = "192.0.2.7") -> bool:
+            return asyncio.run(access(token, url, client))
+
+        assert [ask(_made_up(i)) for i in range(3)] == [False] * 3
+        with pytest.raises(TooManyRequests) as caught:
+            ask(_made_up(3))
+        assert caught.value.retry_after == 60 and "checks_per_minute" in str(caught.value)
+        assert len(tap.requests) == 3  # the refused one was not asked
+        # Answers kept, and a token the host took asked about its other repositories: free.
+        assert ask(_made_up(0)) is False and ask(_made_up(1), urls[2]) is False
+        assert ask(TOKEN, client="192.0.2.8") is True
+        assert [ask(TOKEN, url, "192.0.2.8") for url in urls[1:]] == [True, True]
+        # Another address has its own count (an IPv6 one by its /64) ...
+        assert ask(_made_up(4), client="2001:db8::1") is False
+        assert ask(_made_up(5), client="2001:db8::2") is False
+        assert ask(_made_up(6), client="2001:db8::3") is False
+        with pytest.raises(TooManyRequests):
+            ask(_made_up(7), client="2001:db8::ffff")
+        # ... and a minute later, the first address may again.
+        clock.now += 60
+        assert ask(_made_up(3)) is False
+
+
+def test_the_gate_takes_only_a_forge_token_to_a_git_server(
+    server: str, tls: TlsMaterial, tmp_path: Path, tap: GitHttpTap
+) -> None:
+    counts: Counter[tuple[str, str]] = Counter()
+    gate = Gate.build(AuthSettings(git=GitCheck(ca_file=tls.ca_cert)), tmp_path / "c", counts)
+    vpc = Target("read", "module infra/vpc/aws", "infra", git=lambda: GitQuestion(server))
+    for token in ("random-guess", "gitreg_" + "x" * 43, "glpat-short", "ghp_" + "x" * 2000):
+        with pytest.raises(Unauthorized, match="not one this registry knows"):
+            asyncio.run(gate.admit(f"Bearer {token}", vpc))
+    assert tap.requests == []
+    assert counts == Counter({("unknown", "unknown_token"): 4})
+    # Only a custom pattern's tokens, when one is set.
+    custom = GitCheck(ca_file=tls.ca_cert, token_pattern="corp_[a-z]{8}")
+    gate = Gate.build(AuthSettings(git=custom), tmp_path / "c", counts)
+    with pytest.raises(Unauthorized):
+        asyncio.run(gate.admit(f"Bearer {TOKEN}", vpc))
+    with pytest.raises(Forbidden, match="Git server did not accept"):
+        asyncio.run(gate.admit("Bearer corp_abcdefgh", vpc))
+    assert tap.requests == [REFS]
+
+
+def test_a_stand_in_of_another_namespace_opens_nothing(
+    server: str, tls: TlsMaterial, tmp_path: Path, tap: GitHttpTap
+) -> None:
+    gate = Gate.build(AuthSettings(git=GitCheck(ca_file=tls.ca_cert)), tmp_path / "c", Counter())
+    stand_in = GitQuestion(server, opens=False)
+    target = Target("read", "module nowhere/x/aws", "nowhere", git=lambda: stand_in)
+    with pytest.raises(Forbidden):
+        asyncio.run(gate.admit(f"Bearer {TOKEN}", target))
+    assert tap.requests == [REFS]  # asked all the same: it costs what a real module costs
+
+
+def test_an_answer_that_says_nothing_of_the_host_lets_the_next_login_go(
+    root: Path, tls: TlsMaterial, tap: GitHttpTap
+) -> None:
+    names = _repositories(root, 3)
+    access = _access(tls)
+    with git_http_server(root, token=TOKEN, tls=tls, username="oauth2", tap=tap) as base:
+        urls = [f"{base}/{name}" for name in names]
+        tap.faults.append(410)  # neither a login refused nor one taken
+
+        async def ask() -> list[bool]:
+            return list(await asyncio.gather(*(access(TOKEN, url) for url in urls)))
+
+        assert sorted(asyncio.run(ask())) == [False, True, True]
+    assert len(tap.requests) == 3
+
+
+def test_a_host_sees_a_bounded_number_of_refused_logins_whoever_sends_them(
+    root: Path, tls: TlsMaterial, tap: GitHttpTap
+) -> None:
+    clock = Clock()
+    access = _access(tls, clock, failed_logins_per_minute=3)
+    with git_http_server(root, token=TOKEN, tls=tls, username="oauth2", tap=tap) as base:
+        url = f"{base}/infra/vpc.git"
+
+        def ask(token: str, client: str) -> bool:
+            return asyncio.run(access(token, url, client))
+
+        assert ask(TOKEN, "192.0.2.1") is True  # taken: it counts for nothing
+        assert [ask(_made_up(i), f"192.0.2.{10 + i}") for i in range(3)] == [False] * 3
+        # Three refused in the last minute, from three addresses: no more logins there.
+        for token in (_made_up(3), f"{TOKEN}-another"):
+            with pytest.raises(AuthUnavailable):
+                ask(token, "192.0.2.99")
+        assert len(tap.requests) == 4
+        assert ask(TOKEN, "192.0.2.99") is True  # what is known still answers
+        clock.now += 60
+        assert ask(_made_up(3), "192.0.2.99") is False
+        assert len(tap.requests) == 5

@@ -121,8 +121,8 @@ def test_the_gate_signs_in_client_tokens_only(tmp_path: Path) -> None:
     )
     counts: Counter[tuple[str, str]] = Counter()
     gate = Gate.build(settings, tmp_path, counts)
-    assert gate.sign_in("not-a-token") is None
-    signed = gate.sign_in("the-token")
+    assert asyncio.run(gate.sign_in("not-a-token")) is None
+    signed = asyncio.run(gate.sign_in("the-token"))
     assert signed is not None
     principal, value = signed
     assert principal.name == "reader"
@@ -141,7 +141,7 @@ def test_a_sign_out_ends_the_session_for_every_gate_on_the_machine(tmp_path: Pat
         Gate.build(settings, tmp_path, Counter()),
         Gate.build(settings, tmp_path, Counter()),
     )
-    signed, other = first.sign_in("the-token"), first.sign_in("the-token")
+    signed, other = asyncio.run(first.sign_in("the-token")), asyncio.run(first.sign_in("the-token"))
     assert signed is not None and other is not None
     assert asyncio.run(second.session_principal(signed[1])) is not None
     asyncio.run(second.sign_out(signed[1]))
@@ -168,7 +168,7 @@ def test_a_sign_out_that_cannot_be_recorded_says_so(tmp_path: Path) -> None:
     lives on, never a quiet success."""
     settings = AuthSettings(tokens=(TokenSpec("reader", sha256=TOKEN_DIGEST.hex()),))
     gate = Gate.build(settings, tmp_path, Counter())
-    signed = gate.sign_in("the-token")
+    signed = asyncio.run(gate.sign_in("the-token"))
     assert signed is not None
     folder = EndedSessionFiles(tmp_path).folder
     folder.parent.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,15 @@ from tests.conftest import WriteCatalog
         ),
         ("  git: {cache: 5s}\n", GitCheck(cache=5.0)),
         ("  git: {cache: 1h, timeout: 60}\n", GitCheck(cache=3600.0, timeout=60.0)),
+        (
+            "  git: {token_pattern: 'glpat-[A-Za-z0-9_-]{20}', checks_per_minute: 3,"
+            " failed_logins_per_minute: 20}\n",
+            GitCheck(
+                token_pattern="glpat-[A-Za-z0-9_-]{20}",
+                checks_per_minute=3,
+                failed_logins_per_minute=20,
+            ),
+        ),
     ],
 )
 def test_good_sections(write_catalog: WriteCatalog, section: str, expected: GitCheck) -> None:
@@ -62,6 +72,12 @@ def test_without_git_no_one_asks_a_git_server(write_catalog: WriteCatalog) -> No
         ("  git: {timeout: 2m}\n", "auth.git.timeout", 4, "must be from 1s to 60s"),
         ("  git: {ca_file: nope.pem}\n", "auth.git.ca_file", 4, "not a readable file"),
         ("  git:\n    cache: 10s\n    cache: 20s\n", "(document)", 6, "given twice"),
+        ("  git: {token_pattern: 'glpat-(['}\n", "auth.git.token_pattern", 4, "not a regular"),
+        ("  git: {token_pattern: 'glpat-.*|'}\n", "auth.git.token_pattern", 4, "empty token"),
+        ("  git: {token_pattern: 7}\n", "auth.git.token_pattern", 4, "non-empty string"),
+        ("  git: {checks_per_minute: 0}\n", "auth.git.checks_per_minute", 4, "from 1 to 1000"),
+        ("  git: {checks_per_minute: 1001}\n", "auth.git.checks_per_minute", 4, "1 to 1000"),
+        ("  git: {failed_logins_per_minute: 0}\n", "auth.git.failed_logins_per_minute", 4, "1 to"),
     ],
 )
 def test_bad_sections(
@@ -78,3 +94,26 @@ def test_every_problem_of_the_section_at_once(write_catalog: WriteCatalog) -> No
         write_catalog("mirror: {}\nauth:\n  git: {check: both, cache: 1d, timeout: 0s}\n")
     paths = sorted(p.path for p in caught.value.problems)
     assert paths == ["auth.git.cache", "auth.git.check", "auth.git.timeout"]
+
+
+@pytest.mark.parametrize(
+    ("token", "matches"),
+    [
+        ("glpat-" + "a1B_-" * 4, True),  # GitLab personal, project and group access tokens
+        ("glpat-AbCdEfGhIjKlMnOpQrStUvWxYz0.01.0w1234567", True),  # GitLab's routable form
+        ("gldt-" + "x" * 20, True),
+        ("glcbt-" + "x" * 20, True),
+        ("ghp_" + "A1b2" * 9, True),
+        ("ghs_" + "A1b2" * 9, True),
+        ("github_pat_" + "A1" * 11 + "_" + "b" * 59, True),
+        ("0123456789abcdef0123456789abcdef01234567", True),  # Gitea, Forgejo
+        ("glpat-short", False),
+        ("ghp_" + "A1b2" * 8, False),
+        ("0123456789ABCDEF0123456789ABCDEF01234567", False),
+        ("gitreg_" + "x" * 43, False),  # this registry's own: never a Git server's to judge
+        ("random-guess", False),
+        ("", False),
+    ],
+)
+def test_the_default_pattern_is_the_forges_tokens(token: str, matches: bool) -> None:
+    assert (re.fullmatch(GitCheck().token_pattern, token) is not None) == matches

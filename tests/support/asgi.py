@@ -20,3 +20,15 @@ def in_process(state: RegistryState) -> ASGIApp:
         await app(scope, receive, send)
 
     return with_state
+
+
+async def _no_wait(delay: float) -> None:
+    pass
+
+
+def without_wrong_token_delays(state: RegistryState) -> RegistryState:
+    """`state`, its gate answering wrong tokens at once: for fuzzing, which sends hundreds of
+    them (the delays themselves: tests/auth/test_wrong_tokens.py)."""
+    if state.live.gate is not None:
+        state.live.gate.wrong_tokens.sleep = _no_wait
+    return state

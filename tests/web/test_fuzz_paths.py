@@ -18,7 +18,7 @@ from gitreg.modules.archive_cache import ArchiveCache
 from gitreg.modules.sync import Registry
 from gitreg.providers.hosted import Providers
 from gitreg.web.state import RegistryState
-from tests.support.asgi import in_process
+from tests.support.asgi import in_process, without_wrong_token_delays
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.provider_releases import new_key, provider_zip, write_key, write_release
 
@@ -97,7 +97,11 @@ def _app(tmp_path_factory: pytest.TempPathFactory, auth: str) -> httpx.AsyncClie
     registry.refresh()
     providers = Providers(catalog, registry)
     providers.refresh()
-    app = in_process(RegistryState.build(registry, ArchiveCache(root / "cache"), providers))
+    app = in_process(
+        without_wrong_token_delays(
+            RegistryState.build(registry, ArchiveCache(root / "cache"), providers)
+        )
+    )
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gitreg.test")
 
 

@@ -19,7 +19,7 @@ from gitreg.modules.archive_cache import ArchiveCache
 from gitreg.modules.sync import Registry
 from gitreg.providers.hosted import Providers
 from gitreg.web.state import RegistryState
-from tests.support.asgi import in_process
+from tests.support.asgi import in_process, without_wrong_token_delays
 from tests.support.gitrepo import GitRepo, module_files
 
 TOKEN = "fuzz-api-token-0123456789"
@@ -46,7 +46,7 @@ def _app(root: Path, auth: str) -> httpx.AsyncClient:
     registry.refresh()
     providers = Providers(catalog, registry)
     state = RegistryState.build(registry, ArchiveCache(root / "cache"), providers)
-    transport = httpx.ASGITransport(app=in_process(state))
+    transport = httpx.ASGITransport(app=in_process(without_wrong_token_delays(state)))
     return httpx.AsyncClient(transport=transport, base_url="http://gitreg.test")
 
 

@@ -49,12 +49,15 @@ auth:
             versions = "/v1/modules/team/net/aws/versions"
             assert client.get(versions).status_code == 401
             assert client.get(versions, headers=bearer(TOKEN)).status_code == 200
-            refused = client.get(versions, headers=bearer("glpat-someone-else"))
+            refused = client.get(versions, headers=bearer("glpat-someone-else-0123456789a"))
             assert refused.status_code == 403
             assert "Git server did not accept" in refused.json()["errors"][0]
-            # For a module that is not there, no Git server is asked: the same 403.
-            absent = client.get("/v1/modules/team/absent/aws/versions", headers=bearer(TOKEN))
-            assert absent.status_code == 403
+            # A module that is not there is asked at its namespace's stand-in (team/net): a
+            # token that Git server takes learns it is missing; another gets the same 403.
+            absent = "/v1/modules/team/absent/aws/versions"
+            assert client.get(absent, headers=bearer(TOKEN)).status_code == 404
+            other = client.get(absent, headers=bearer("glpat-someone-else-0123456789a"))
+            assert other.status_code == 403
             download = client.get("/v1/modules/team/net/aws/1.0.0/download", headers=bearer(TOKEN))
             location = download.headers["x-terraform-get"]
             assert "by=git" in location
@@ -63,8 +66,11 @@ auth:
             git_server.close()  # the Git server goes away mid-test
             # Answers already known keep answering for their cache time ...
             assert client.get(versions, headers=bearer(TOKEN)).status_code == 200
-            assert client.get(versions, headers=bearer("glpat-someone-else")).status_code == 403
+            assert (
+                client.get(versions, headers=bearer("glpat-someone-else-0123456789a")).status_code
+                == 403
+            )
             # ... and a token never asked about is neither let in nor turned away for good.
-            unknown = client.get(versions, headers=bearer("glpat-new-token"))
+            unknown = client.get(versions, headers=bearer("glpat-new-token-0123456789abcd"))
             assert unknown.status_code == 503 and unknown.headers["retry-after"]
-            assert "glpat-new-token" not in unknown.text
+            assert "glpat-new-token-0123456789abcd" not in unknown.text

@@ -87,13 +87,13 @@ def test_a_modules_own_routes_go_through_the_gate(client: httpx.Client) -> None:
 def test_auth_git_lists_what_each_git_server_accepts(
     tls: TlsMaterial, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    token, stranger = "glpat-team-token-0123456789", "glpat-someone-else"
+    token, stranger = "glpat-team-token-0123456789", "glpat-someone-else-0123456789a"
     for name in ("net", "dns"):
         work = GitRepo(tmp_path / name)
         work.release("v1.0.0", module_files(name))
         bare_clone(work.path, tmp_path / name / "server" / "team" / f"{name}.git")
     monkeypatch.setenv("GITREG_TEST_NET_TOKEN", token)
-    monkeypatch.setenv("GITREG_TEST_DNS_TOKEN", "glpat-dns-only")
+    monkeypatch.setenv("GITREG_TEST_DNS_TOKEN", "glpat-dns-only-0123456789abcdef")
     public = GitRepo(tmp_path / "public")
     public.release("v1.0.0", module_files("public"))
     with contextlib.ExitStack() as git_servers, contextlib.ExitStack() as stack:
@@ -102,7 +102,10 @@ def test_auth_git_lists_what_each_git_server_accepts(
         )
         dns = git_servers.enter_context(
             git_http_server(
-                tmp_path / "dns" / "server", token="glpat-dns-only", tls=tls, username="oauth2"
+                tmp_path / "dns" / "server",
+                token="glpat-dns-only-0123456789abcdef",
+                tls=tls,
+                username="oauth2",
             )
         )
         (tmp_path / "registry.yaml").write_text(f"""
@@ -140,4 +143,6 @@ auth:
             "docs/public/generic/1.0.0",
             "team/net/aws/1.0.0",
         ]
-        assert ids(client, "/v1/modules", "glpat-new-token") == ["docs/public/generic/1.0.0"]
+        assert ids(client, "/v1/modules", "glpat-new-token-0123456789abcd") == [
+            "docs/public/generic/1.0.0"
+        ]
