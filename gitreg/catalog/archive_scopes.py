@@ -40,9 +40,11 @@ def neighbours(modules: Sequence[ModuleSpec], auth: AuthSettings | None) -> list
     if auth is None:
         return [Neighbours()] * len(modules)
     public = NamespaceScope(auth.public)
-    repositories: dict[RepoLocation, dict[str, list[ModuleSpec]]] = {}
+    # By identity: a repository written two ways (a path and its .git folder, a URL with and
+    # without .git) is still one repository, whose modules' archives must not mix readers.
+    repositories: dict[str, dict[str, list[ModuleSpec]]] = {}
     for spec in modules:
-        namespaces = repositories.setdefault(spec.repo, {})
+        namespaces = repositories.setdefault(spec.repo.identity, {})
         namespaces.setdefault(spec.address.namespace.lower(), []).append(spec)
     covered = {
         namespace: public.covers(namespace)
@@ -51,7 +53,7 @@ def neighbours(modules: Sequence[ModuleSpec], auth: AuthSettings | None) -> list
     }
     result = []
     for spec in modules:
-        namespaces = repositories[spec.repo]
+        namespaces = repositories[spec.repo.identity]
         mine = spec.address.namespace.lower()
         others = [n for n in namespaces if n != mine and not (covered[mine] and covered[n])]
         inside = tuple(

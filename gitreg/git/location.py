@@ -62,6 +62,25 @@ class RepoLocation:
         return cls(str(resolved), "local")
 
     @property
+    def identity(self) -> str:
+        """What every spelling of this repository shares, for questions where two spellings
+        must not pass for two repositories (which modules share one, and so one archive):
+        a working tree and its `.git` folder are one; a forge's repository is its host and
+        path, whatever the scheme, port, user, case or `.git` suffix (forges read paths
+        case-insensitively). It may join two that are distinct, never split one."""
+        if self.transport == "local":
+            folder = Path(self.url)
+            return str(folder.parent if folder.name == ".git" else folder)
+        scp = _SCP_LIKE.fullmatch(self.url) if "://" not in self.url else None
+        if scp is not None:
+            host, path = scp["host"], scp["path"]
+        else:
+            parts = urlsplit(self.url)
+            host, path = parts.hostname or "", unquote(parts.path)
+        path = path.strip("/").lower().removesuffix(".git").rstrip("/")
+        return f"{host.lower()}/{path}"
+
+    @property
     def clone_url(self) -> str:
         """What a client clones in git mode when no git_url is given."""
         return Path(self.url).as_uri() if self.transport == "local" else self.url

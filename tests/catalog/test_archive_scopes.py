@@ -46,6 +46,9 @@ WHOLE: tuple[str, tuple[str, ...]] = ("repository", ())
         # Both public (a pattern covers the other): the same readers.
         ("{namespace: shared-net, name: b, system: x, repo: mono, path: modules/b}",
          [WHOLE, WHOLE]),
+        # The same repository written another way (its .git folder): still one repository.
+        ("{namespace: secret, name: b, system: x, repo: mono/.git, path: modules/b}",
+         [NARROWED, ("folder", ("open",))]),
         # Another repository.
         ("{namespace: secret, name: b, system: x, repo: other, path: modules/b}", [WHOLE, WHOLE]),
         # A git-mode neighbour's code is in the repository all the same; it gets no archive.
