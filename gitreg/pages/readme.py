@@ -4,6 +4,8 @@ URL but http(s) and mailto, images over https only), headings moved under the pa
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from typing import Protocol
 from urllib.parse import urlsplit
 
@@ -24,6 +26,16 @@ _ATTRIBUTES = {
 }
 _SCHEMES = {"http", "https", "mailto"}
 HEADING_SHIFT = 2  # the page has its h1 (the module) and h2 (README): a README's `#` is an h3
+# HTML nested deeper than this is a README's raw HTML shown as text: the sanitiser's parser
+# takes time that grows with the square of the depth ('<div>' 100,000 times: 20 s), and real
+# READMEs nest a few levels.
+MAX_DEPTH = 100
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)[^>]*?(/?)>")
+# The HTML standard's formatting elements: a parser reopens those left open in each block after.
+_FORMATTING = {"a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike",
+               "strong", "tt", "u"}  # fmt: skip
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+         "track", "wbr", "param"}  # fmt: skip
 
 
 class Resolver(Protocol):
@@ -34,10 +46,10 @@ class Resolver(Protocol):
     def image(self, relative: str) -> str | None: ...
 
 
-def _markdown() -> MarkdownIt:
+def _markdown(raw_html: bool = True) -> MarkdownIt:
     # Raw HTML is let through to nh3, which keeps its harmless part: READMEs use <img>, <br>,
     # <details> and tables in HTML; a Markdown renderer that escaped it would show tag soup.
-    md = MarkdownIt("commonmark", {"html": True, "linkify": False, "typographer": False})
+    md = MarkdownIt("commonmark", {"html": raw_html, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
     md.core.ruler.push("gitreg_headings", _shift_headings)
     return md
@@ -52,13 +64,40 @@ def _shift_headings(state: object) -> None:
 
 
 _MD = _markdown()
+_MD_TEXT_ONLY = _markdown(raw_html=False)
 
 
 def render_readme(text: str, resolve: Resolver | None = None) -> str:
     """`text` (Markdown) as sanitised HTML. Links relative to the README are passed to
-    `resolve` (to point at the repository's web page), and dropped when it gives None."""
+    `resolve` (to point at the repository's web page), and dropped when it gives None. Raw
+    HTML nested over MAX_DEPTH is shown as text, so that no README costs the sanitiser more
+    than a linear pass."""
     html = _MD.render(text)
+    if nested_too_deep(html):
+        html = _MD_TEXT_ONLY.render(text)
     return sanitise(html, resolve)
+
+
+def nested_too_deep(html: str) -> bool:
+    """Do `html`'s elements nest deeper than MAX_DEPTH, or does it leave more than MAX_DEPTH
+    formatting elements open (a parser opens them again in every paragraph that follows)? One
+    pass over its tags, which stops there: linear whatever the input."""
+    open_tags: list[str] = []
+    formatting: Counter[str] = Counter()  # opened, not closed yet, whatever closed around them
+    for match in _TAG.finditer(html):
+        closing, name, self_closing = match.group(1), match.group(2).lower(), match.group(3)
+        if closing:
+            if name in open_tags:
+                del open_tags[len(open_tags) - 1 - open_tags[::-1].index(name) :]
+            if formatting[name] > 0:
+                formatting[name] -= 1
+        elif name not in _VOID and not self_closing:
+            open_tags.append(name)
+            if name in _FORMATTING:
+                formatting[name] += 1
+            if len(open_tags) > MAX_DEPTH or formatting.total() > MAX_DEPTH:
+                return True
+    return False
 
 
 def sanitise(html: str, resolve: Resolver | None = None) -> str:

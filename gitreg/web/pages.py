@@ -3,6 +3,7 @@ a provider's page, and their stylesheet and script. Each shows only what the rea
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
@@ -143,7 +144,11 @@ async def module(request: Request) -> Response:
         # The page still says what is known (versions, usage); the docs say why not.
         log.warning("docs of %s %s: %s", address, release.version, exc)
         problem = f"The documentation of this version could not be read: {exc}"
-    view = module_page(snapshot.catalog.hostname, entry, release, docs, times, problem)
+    # Off the event loop: a README of a repository's own making may take the sanitiser a
+    # while (it lets go of the GIL), and no other request waits for it.
+    view = await asyncio.to_thread(
+        module_page, snapshot.catalog.hostname, entry, release, docs, times, problem
+    )
     return html(request, "module.html", page=view, reader=await access.reader_of(request))
 
 

@@ -180,3 +180,42 @@ def test_relative_links_without_a_known_forge_or_leaving_the_repository_are_drop
         if links is GITHUB and markdown == "[x](x.md)":
             continue
         assert "href" not in html, (links, html)
+
+
+# Shapes whose raw HTML costs an HTML parser more than a linear pass: nesting (each element
+# looked up through its ancestors) and formatting elements left open (reopened in every
+# paragraph after, so the page grows with the square of the README).
+COSTLY = {
+    "nested blocks": "<div>" * 20_000,
+    "nested formatting": "<b>" * 20_000,
+    "formatting left open, paragraph after paragraph": "".join(
+        f"<p><b id={i}>x</p>" for i in range(20_000)
+    ),
+    "nested tables": "<table><tr><td>" * 10_000,
+    "nested links": '<a href="https://example.com">' * 20_000,
+}
+
+
+@pytest.mark.parametrize("readme", COSTLY.values(), ids=COSTLY.keys())
+def test_costly_raw_html_is_shown_as_text_and_the_page_grows_with_the_readme(
+    readme: str,
+) -> None:
+    html = render_readme(readme)
+    assert "&lt;" in html  # shown as text, not parsed as elements
+    assert len(html) < 4 * len(readme)
+
+
+def test_raw_html_as_readmes_use_it_is_kept() -> None:
+    readme = (
+        '<p align="center"><img src="https://example.com/logo.png" alt="logo"><br>\n'
+        "<b>bold</b> <em>and</em> <code>code</code></p>\n\n"
+        "<details><summary>More</summary>\n\n"
+        + "<div>" * 20
+        + "deep"
+        + "</div>" * 20
+        + "\n\n</details>\n\n"
+        + "".join(f"<p><b>{i}</b></p>\n" for i in range(500))
+    )
+    html = render_readme(readme)
+    assert "&lt;" not in html
+    assert "<details>" in html and "<b>bold</b>" in html and html.count("<div>") == 20
