@@ -85,8 +85,13 @@ class TooManyRequests(ClientError):
 
 
 class AuthUnavailable(GitregError):
-    """The client's credentials cannot be checked now (its OIDC issuer or Git server fails);
-    never read as "allowed", nor as "refused for good"."""
+    """The client's credentials cannot be checked now (its OIDC issuer or Git server fails, or
+    auth.git holds back new logins at a Git host); never read as "allowed", nor as "refused for
+    good". Asked again after `retry_after` seconds, it may pass."""
+
+    def __init__(self, message: str, retry_after: int = 10) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class SourceError(GitregError):

@@ -9,7 +9,7 @@ import hashlib
 import logging
 import ssl
 import time
-from collections import Counter, OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -17,8 +17,9 @@ from urllib.parse import urlsplit
 import httpx
 
 from gitreg.auth.check_budget import CheckBudget
+from gitreg.auth.host_logins import HostLogins, Login
 from gitreg.catalog.model import Credential, GitCheck
-from gitreg.errors import AuthUnavailable
+from gitreg.errors import AuthUnavailable, TooManyRequests
 from gitreg.git.location import RepoLocation, redact
 
 log = logging.getLogger(__name__)
@@ -68,8 +69,9 @@ class GitAccess:
     `checks_per_minute` (TooManyRequests beyond). Once a host took the token (200, or 403/404
     for one repository), its other repositories are asked without counting. A host that
     refused `failed_logins_per_minute` tokens in the last minute (whoever sent them) gets no
-    new login until that falls: AuthUnavailable, so that no flood of made-up tokens, from any
-    number of addresses, gets gitreg's own address banned there."""
+    new login until that falls, and addresses it took no token from lately may use only half
+    of them (HostLogins): AuthUnavailable, so that no flood of made-up tokens, from any number
+    of addresses, gets gitreg's own address banned there or locks out the clients it knows."""
 
     def __init__(
         self,
@@ -89,8 +91,7 @@ class GitAccess:
         self._logins: OrderedDict[_Key, tuple[bool, float]] = OrderedDict()  # (token, host)
         self._flights: dict[_Key, asyncio.Task[bool]] = {}
         self._first_logins: dict[_Key, asyncio.Task[bool]] = {}
-        self._refusals: dict[str, deque[float]] = {}  # host → when it refused a login
-        self._logging_in: Counter[str] = Counter()  # host → logins under way
+        self.hosts = HostLogins(settings.failed_logins_per_minute, clock)
         self._tls: dict[Path | None, ssl.SSLContext] = {}
         self._down: set[str] = set()  # URLs whose server failed last time: said once
 
@@ -101,10 +102,12 @@ class GitAccess:
         hashed = hashlib.sha256(token.encode()).hexdigest()
         key, login = (hashed, url), (hashed, _host(url))
         while True:
+            taken = self._kept(self._logins, login)
+            if taken:
+                self.hosts.took(login[1], client)  # an address that holds a token the host takes
             answer = self._kept(self._answers, key)
             if answer is not None:
                 return answer
-            taken = self._kept(self._logins, login)
             if taken is False:
                 return False  # the host rejected this token: none of its repositories is asked
             flight = self._flights.get(key)
@@ -116,10 +119,15 @@ class GitAccess:
                 # (A login done is not waited for again: its answer said nothing of the host.)
                 await asyncio.shield(first)
                 continue
+            started = None
             if taken is None:
-                self._may_log_in(login[1], url)
-                self.budget.spend(client)
-            flight = asyncio.ensure_future(self._check(token, key, login, taken is None))
+                started = self.hosts.start(login[1], client)
+                try:
+                    self.budget.spend(client)
+                except TooManyRequests:
+                    self.hosts.ended(started, None)
+                    raise
+            flight = asyncio.ensure_future(self._check(token, key, login, started))
             self._flights[key] = flight
             flight.add_done_callback(functools.partial(self._landed, key))
             if taken is None:
@@ -127,7 +135,10 @@ class GitAccess:
                 flight.add_done_callback(functools.partial(self._landed_login, login))
             break
         # A client that hangs up does not cancel the check the others wait for.
-        return await asyncio.shield(flight)
+        answer = await asyncio.shield(flight)
+        if self._kept(self._logins, login):
+            self.hosts.took(login[1], client)
+        return answer
 
     def _kept(self, table: OrderedDict[_Key, tuple[bool, float]], key: _Key) -> bool | None:
         known = table.get(key)
@@ -144,33 +155,18 @@ class GitAccess:
         while len(table) > self.max_entries:
             table.popitem(last=False)  # the oldest answer goes first
 
-    def _may_log_in(self, host: str, url: str) -> None:
-        """AuthUnavailable when `host` refused failed_logins_per_minute logins in the last
-        minute (the logins under way count as refused until they are not)."""
-        refused, now = self._refusals.get(host), self.clock()
-        while refused and refused[0] <= now - 60:
-            refused.popleft()
-        if len(refused or ()) + self._logging_in[host] >= self.settings.failed_logins_per_minute:
-            raise self._unavailable(
-                url, "it refused auth.git.failed_logins_per_minute tokens in the last minute"
-            )
-
-    async def _check(self, token: str, key: _Key, login: _Key, first: bool) -> bool:
+    async def _check(self, token: str, key: _Key, login: _Key, started: Login | None) -> bool:
         """Asked, and kept before anyone waiting is told (an unavailable server: nothing).
-        `first`: a login at the host, counted while under way and when refused."""
-        host = login[1]
-        if first:
-            self._logging_in[host] += 1
+        `started`: a login at the host, counted while under way and when refused."""
+        taken: bool | None = None
         try:
             answer, taken = await self._ask(token, key[1])
         finally:
-            if first:
-                self._logging_in[host] -= 1
+            if started is not None:
+                self.hosts.ended(started, taken)
         self._keep(self._answers, key, answer)
         if taken is not None:
             self._keep(self._logins, login, taken)
-        if first and taken is False:
-            self._refusals.setdefault(host, deque()).append(self.clock())
         return answer
 
     def _landed(self, key: _Key, flight: asyncio.Task[bool]) -> None:

@@ -59,7 +59,9 @@ async def client_error(request: Request, exc: Exception) -> Response:
 async def auth_unavailable(request: Request, exc: Exception) -> Response:
     # Who the client is cannot be told now: neither a yes nor a final no.
     log.warning("%s %s: %s", request.method, request.url.path, exc)
-    return error_response(503, f"cannot check credentials now: {exc}", {"Retry-After": "10"})
+    assert isinstance(exc, AuthUnavailable)
+    retry = {"Retry-After": str(exc.retry_after)}
+    return error_response(503, f"cannot check credentials now: {exc}", retry)
 
 
 async def http_error(request: Request, exc: Exception) -> Response:

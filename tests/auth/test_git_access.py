@@ -426,7 +426,7 @@ def test_a_host_sees_a_bounded_number_of_refused_logins_whoever_sends_them(
     root: Path, tls: TlsMaterial, tap: GitHttpTap
 ) -> None:
     clock = Clock()
-    access = _access(tls, clock, failed_logins_per_minute=3)
+    access = _access(tls, clock, failed_logins_per_minute=4)
     with git_http_server(root, token=TOKEN, tls=tls, username="oauth2", tap=tap) as base:
         url = f"{base}/infra/vpc.git"
 
@@ -434,13 +434,70 @@ def test_a_host_sees_a_bounded_number_of_refused_logins_whoever_sends_them(
             return asyncio.run(access(token, url, client))
 
         assert ask(TOKEN, "192.0.2.1") is True  # taken: it counts for nothing
-        assert [ask(_made_up(i), f"192.0.2.{10 + i}") for i in range(3)] == [False] * 3
-        # Three refused in the last minute, from three addresses: no more logins there.
-        for token in (_made_up(3), f"{TOKEN}-another"):
-            with pytest.raises(AuthUnavailable):
+        # Addresses the host took no token from may use half of the 4: two refused, then none.
+        assert [ask(_made_up(i), f"192.0.2.{10 + i}") for i in range(2)] == [False] * 2
+        clock.now += 10
+        for token in (_made_up(2), f"{TOKEN}-another"):
+            with pytest.raises(AuthUnavailable) as caught:
                 ask(token, "192.0.2.99")
-        assert len(tap.requests) == 4
+            assert caught.value.retry_after == 50  # when the first refusal leaves the minute
+            assert "too many refused logins" in str(caught.value)
+        # The address the host took a token from has the other half, and no more.
+        assert [ask(_made_up(i), "192.0.2.1") for i in (3, 4)] == [False] * 2
+        with pytest.raises(AuthUnavailable):
+            ask(_made_up(5), "192.0.2.1")
+        assert len(tap.requests) == 5  # 4 refused logins in the minute, whoever sent them
         assert ask(TOKEN, "192.0.2.99") is True  # what is known still answers
-        clock.now += 60
-        assert ask(_made_up(3), "192.0.2.99") is False
-        assert len(tap.requests) == 5
+        clock.now += 50
+        assert ask(_made_up(6), "192.0.2.99") is False
+        assert len(tap.requests) == 6
+
+
+def test_made_up_tokens_from_new_addresses_do_not_lock_out_a_known_one(
+    root: Path, tls: TlsMaterial, tap: GitHttpTap
+) -> None:
+    clock = Clock()
+    access = _access(tls, clock)  # the defaults: 8 refused logins a minute, 10 per address
+    ci_job = "glpat-ci-job-0002-0123456789abcdef"  # a new token the host takes
+    with git_http_server(
+        root, token=TOKEN, tls=tls, username="oauth2", tap=tap, other_tokens=[ci_job]
+    ) as base:
+        url = f"{base}/infra/vpc.git"
+
+        def ask(token: str, client: str) -> bool:
+            return asyncio.run(access(token, url, client))
+
+        assert ask(TOKEN, "192.0.2.1") is True
+        clock.now += 3600  # a known address stays known for a day
+        junk: list[bool | None] = []
+        for i in range(9):
+            try:
+                junk.append(ask(_made_up(i), f"198.51.100.{i}"))
+            except AuthUnavailable:
+                junk.append(None)
+        assert junk == [False] * 4 + [None] * 5
+        assert ask(ci_job, "192.0.2.1") is True  # a token new to the host, from a known address
+        with pytest.raises(AuthUnavailable):  # ... but not from an address never seen
+            ask(f"{ci_job}x", "203.0.113.5")
+        assert len(tap.requests) == 1 + 4 + 1
+        clock.now += 24 * 3600  # a day without a token taken: no longer known
+        assert [ask(_made_up(10 + i), f"198.51.100.{i}") for i in range(4)] == [False] * 4
+        with pytest.raises(AuthUnavailable):
+            ask(_made_up(20), "192.0.2.1")
+
+
+def test_logins_started_at_once_are_counted_before_they_start(
+    root: Path, tls: TlsMaterial, tap: GitHttpTap
+) -> None:
+    access = _access(tls, failed_logins_per_minute=4)
+    with git_http_server(root, token=TOKEN, tls=tls, username="oauth2", tap=tap) as base:
+        url = f"{base}/infra/vpc.git"
+
+        async def ask() -> list[bool | BaseException]:
+            asked = (access(_made_up(i), url, f"198.51.100.{i}") for i in range(6))
+            return list(await asyncio.gather(*asked, return_exceptions=True))
+
+        answers = asyncio.run(ask())
+    assert answers[:2] == [False, False]
+    assert all(isinstance(a, AuthUnavailable) and a.retry_after == 1 for a in answers[2:])
+    assert len(tap.requests) == 2

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -235,9 +235,11 @@ def git_http_server(
     username: str | None = None,
     tap: GitHttpTap | None = None,
     login_page: bool = False,
+    other_tokens: Sequence[str] = (),
 ) -> Iterator[str]:
     """Smart HTTP through `git http-backend` (as CGI); with `token`, Basic auth is required (as
-    `username`:token when a username is given, any user otherwise); with `tls`, over HTTPS.
+    `username`:token when a username is given, any user otherwise; `other_tokens` are taken
+    too); with `tls`, over HTTPS.
     With `login_page`, a request without the right credentials gets a 200 HTML page, as from
     a forge's single sign-on, instead of a 401. Yields the base URL."""
     backend = _http_backend()
@@ -265,7 +267,8 @@ def git_http_server(
                     if auth.startswith("Basic ")
                     else ("", "", "")
                 )
-                if user_token != token or (username is not None and user != username):
+                wrong = user_token != token and user_token not in other_tokens
+                if wrong or (username is not None and user != username):
                     if login_page:
                         self._answer(200, "text/html", b"<html><form>Sign in</form></html>")
                         return
