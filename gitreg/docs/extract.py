@@ -20,7 +20,7 @@ from gitreg.docs.model import (
     Resource,
 )
 from gitreg.docs.readme import description
-from gitreg.git.trees import DOC_FILE_MOST, DocFile
+from gitreg.git.trees import DocFile
 
 
 def module_docs(
@@ -33,7 +33,7 @@ def module_docs(
         where, _, name = file.path.rpartition("/")
         target = folders.setdefault(where, _Folder(where))
         shown = f"{folder}/{file.path}" if folder else file.path
-        target.add(name, shown, file.data)
+        target.add(name, shown, file.data, file.why)
     root = folders.pop("").docs()
     ordered = sorted(folders.items())
     return ModuleDocs(
@@ -59,10 +59,9 @@ class _Folder:
     problems: list[ParseProblem] = field(default_factory=list)
     terraform_version: str = ""
 
-    def add(self, name: str, shown: str, data: bytes | None) -> None:
+    def add(self, name: str, shown: str, data: bytes | None, why: str = "") -> None:
         if data is None:
-            too_large = f"larger than {DOC_FILE_MOST} bytes: not read"
-            self.problems.append(ParseProblem(shown, too_large))
+            self.problems.append(ParseProblem(shown, why or "too large: not read"))
             return
         try:
             source = data.decode("utf-8-sig")

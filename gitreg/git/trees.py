@@ -22,14 +22,19 @@ from gitreg.git.clone import folder_tree, open_repo
 
 class DocFile(NamedTuple):
     """A file documentation is computed from: `path` relative to the folder asked for, and its
-    bytes, or None when it is over the size bound (left out, and said so)."""
+    bytes, or None when a bound left it out (`why`: which, said where the docs show it)."""
 
     path: str
     data: bytes | None
+    why: str = ""
 
 
 DOC_SUBFOLDERS = (b"modules", b"examples")
-DOC_FILE_MOST = 1 << 20  # bytes: a .tf or README larger than this is not read
+DOC_FILE_MOST = 1 << 20  # bytes: a README larger than this is not read
+# Parsing HCL takes about 300 times a file's size in memory, and seconds a MiB: a .tf over
+# this is not read, nor any file once a module's docs have read DOC_BYTES_MOST in all.
+TF_FILE_MOST = 256 << 10
+DOC_BYTES_MOST = 1 << 20
 DOC_FILES_MOST = 2000  # files of one module's docs: beyond, the rest is not read
 _SIZES_TIMEOUT = 60.0  # seconds: headers of at most DOC_FILES_MOST local objects
 
@@ -71,10 +76,18 @@ def _doc_files(repo: Repo, commit: str, folder: str, most: int) -> list[DocFile]
             wanted.append((f"{prefix}/{text}" if prefix else text, sha))
     sizes = blob_sizes(Path(repo.controldir()), [sha for _, sha in wanted])
     files: list[DocFile] = []
+    budget = DOC_BYTES_MOST
     for path, blob_id in wanted:
-        if sizes[blob_id] > most:
-            files.append(DocFile(path, None))  # named as too large, its content never read
+        # Named as left out, with the reason; the content of a file left out is never read.
+        bound = min(most, TF_FILE_MOST) if path.endswith(".tf") else most
+        if sizes[blob_id] > bound:
+            files.append(DocFile(path, None, f"larger than {bound} bytes: not read"))
             continue
+        if sizes[blob_id] > budget:
+            why = f"not read: this module's docs read {DOC_BYTES_MOST} bytes in all, at most"
+            files.append(DocFile(path, None, why))
+            continue
+        budget -= sizes[blob_id]
         blob = repo[blob_id]
         files.append(DocFile(path, blob.as_raw_string() if isinstance(blob, Blob) else b""))
     return files

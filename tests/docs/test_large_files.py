@@ -10,7 +10,7 @@ from pathlib import Path
 from gitreg.docs.extract import module_docs
 from gitreg.docs.model import ModuleDocs
 from gitreg.docs.service import DocsService
-from gitreg.git.trees import DOC_FILE_MOST, DocFile, doc_files
+from gitreg.git.trees import DOC_BYTES_MOST, TF_FILE_MOST, DocFile, doc_files
 from gitreg.modules.sync import Registry
 from tests.conftest import WriteCatalog
 from tests.support.gitrepo import GitRepo
@@ -38,7 +38,7 @@ def _parser_loaded() -> None:
 
 def _named_too_large(docs: ModuleDocs) -> None:
     assert [(p.path, p.message) for p in docs.root.problems] == [
-        ("huge.tf", f"larger than {DOC_FILE_MOST} bytes: not read")
+        ("huge.tf", f"larger than {TF_FILE_MOST} bytes: not read")
     ]
     assert [i.name for i in docs.root.inputs] == ["region"]
     assert docs.root.description == "Small."
@@ -83,6 +83,22 @@ def test_a_loose_200_mib_object_is_not_read_either(tmp_path: Path) -> None:
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert DocFile("huge.tf", None) in files
+    assert DocFile("huge.tf", None, f"larger than {TF_FILE_MOST} bytes: not read") in files
     _named_too_large(docs)
     assert peak < PEAK_MOST, f"peak {peak / 2**20:.1f} MiB"
+
+
+def test_a_module_s_docs_read_a_bounded_number_of_bytes_in_all(tmp_path: Path) -> None:
+    """Files each under the bound, too many bytes together: those past the budget are named
+    and not read, so no module costs the HCL parser more than DOC_BYTES_MOST."""
+    each = TF_FILE_MOST - 1024
+    count = DOC_BYTES_MOST // each + 3
+    repo = GitRepo(tmp_path / "repo")
+    repo.write({f"part{i:02}.tf": "# " + "x" * (each - 3) + "\n" for i in range(count)})
+    files = doc_files(repo.path / ".git", repo.commit(), "")
+    read = [f for f in files if f.data is not None]
+    assert sum(len(f.data or b"") for f in read) <= DOC_BYTES_MOST
+    assert len(read) == DOC_BYTES_MOST // each
+    assert [f.why for f in files if f.data is None] == [
+        f"not read: this module's docs read {DOC_BYTES_MOST} bytes in all, at most"
+    ] * (count - len(read))

@@ -36,7 +36,7 @@ def test_doc_files_of_a_folder(tmp_path: Path) -> None:
     files = doc_files(repo.path / ".git", commit, "mod", most=100)
     assert files == [
         DocFile("README.md", b"r"),
-        DocFile("big.tf", None),
+        DocFile("big.tf", None, "larger than 100 bytes: not read"),
         DocFile("main.tf", b"a"),
         DocFile("modules/one/main.tf", b"m1"),
         DocFile("examples/basic/main.tf", b"e1"),
