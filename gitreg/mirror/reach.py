@@ -2,7 +2,8 @@
 work may reach (its own, and the download hosts: never another origin's). Every request it sends
 is checked before it is sent, each redirect too, and again when it connects: the name is
 resolved once, every address it gave is checked, and the connection goes to a checked one (a
-name whose DNS answer turns private gets none)."""
+name whose DNS answer turns private gets none). Every read and write waits at most until the
+work's deadline (`origin_work.py`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import socket
 import ssl
 import threading
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ import httpx
 
 from gitreg.catalog.model import PUBLIC_ORIGINS, MirrorSettings
 from gitreg.errors import OriginRefused
+from gitreg.mirror.origin_work import remaining
 
 
 @dataclass(frozen=True)
@@ -173,10 +175,12 @@ class _Stream(httpcore.NetworkStream):
         self.backend = backend
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self.inner.read(max_bytes, timeout)
+        with _until_deadline(timeout, httpcore.ReadTimeout) as bounded:
+            return self.inner.read(max_bytes, bounded)
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self.inner.write(buffer, timeout)
+        with _until_deadline(timeout, httpcore.WriteTimeout) as bounded:
+            self.inner.write(buffer, bounded)
 
     def close(self) -> None:
         self.inner.close()
@@ -201,6 +205,26 @@ class _Stream(httpcore.NetworkStream):
             socket.fromfd(sock.fileno(), sock.family, sock.type) as duplicate,
         ):
             duplicate.shutdown(socket.SHUT_RDWR)
+
+
+@contextlib.contextmanager
+def _until_deadline(
+    timeout: float | None, timeout_error: type[httpcore.TimeoutException]
+) -> Iterator[float | None]:
+    """`timeout`, cut to the time left before the deadline of the work this thread does: an
+    origin dripping bytes cannot hold a thread (and its origin's share) past the deadline,
+    as the 20 s between two reads, fixed when the request was sent, would. A wait cut short
+    that ends says so."""
+    left = remaining()
+    if left is None or (timeout is not None and timeout < left):
+        yield timeout
+        return
+    if left <= 0:
+        raise timeout_error("the deadline passed")
+    try:
+        yield left
+    except httpcore.TimeoutException as exc:
+        raise timeout_error("the deadline passed") from exc
 
 
 def is_public(address: str) -> bool:
