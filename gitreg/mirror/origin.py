@@ -1,8 +1,10 @@
 """Origin registries as the read-through mirror sees them: discovery, then providers.v1, and
 every answer checked before it is believed (the SHA256SUMS signature against the keys the
 origin lists, each package's checksum against that file, names and platforms against what the
-protocol allows). Only the hosts `reach.py` allows are asked, redirects followed here one by
-one, each checked before it is sent; within the deadline of the work (`origin_work.py`). An
+protocol allows). Work for one origin asks only the hosts `reach.py` allows it (its own, and
+download hosts), redirects followed here one by one, each checked before it is sent, and carries
+that origin's token to its own host and port alone; within the deadline of the work
+(`origin_work.py`). An
 origin that could not be reached is left alone for a while, so that while it is down a request
 costs a look at the cache and nothing more."""
 
@@ -105,16 +107,13 @@ class OriginRegistry:
         self.reach = reach.Reach.of(settings)
         self.connections = reach.PublicAddresses(self.reach.named)
         self.client = reach.client(settings, self.connections, _TIMEOUT)
-        # Bearer tokens by host[:port]: the origin's, and its providers.v1 host's once discovered;
-        # never sent to a host that only serves downloads.
-        self._tokens = {urlsplit(settings.origin_url(h)).netloc: t for h, t in settings.tokens}
         self._down_until: dict[str, float] = {}  # by host[:port] of the URL that failed
         self._last_error: dict[str, str] = {}
         self._requests: Counter[str] = Counter()
         self._failures: Counter[str] = Counter()
         self.downloads: Counter[str] = Counter()  # "ok", "failed": packages fetched for the cache
         self.downloaded_bytes = 0
-        self._services: dict[str, tuple[float, str]] = {}  # origin → (until, providers.v1 URL)
+        self._services: dict[str, tuple[float, str]] = {}  # hostname → (until, providers.v1)
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -142,29 +141,25 @@ class OriginRegistry:
 
     def providers_url(self, hostname: str) -> str:
         """The origin's providers.v1 base URL, by discovery (kept for a while), ending in /."""
-        origin = self.settings.origin_url(hostname)
         with self._lock:
-            until, base = self._services.get(origin, (0.0, ""))
+            until, base = self._services.get(hostname, (0.0, ""))
         if until <= self.clock():
-            discovery = urljoin(origin, ".well-known/terraform.json")
-            found = self._get_json(discovery).get("providers.v1")
+            discovery = urljoin(self.settings.origin_url(hostname), ".well-known/terraform.json")
+            found = self._get_json(hostname, discovery).get("providers.v1")
             if not isinstance(found, str):
                 raise OriginError(f"{hostname} offers no providers.v1 service")
             base = urljoin(discovery, found)
             base = base if base.endswith("/") else base + "/"
-            self.reach.check(base)  # its own host, or another origin's: https, no other
+            self.reach.check(hostname, base)  # on its own host and port, https: no other
             with self._lock:
-                self._services[origin] = (self.clock() + _DISCOVERY_TTL, base)
-                token = self._tokens.get(urlsplit(origin).netloc)
-                if token is not None:
-                    self._tokens.setdefault(urlsplit(base).netloc, token)
+                self._services[hostname] = (self.clock() + _DISCOVERY_TTL, base)
         return base
 
     def versions(self, address: ProviderAddress) -> list[str]:
         """The versions the origin lists, newest first; entries that are no version are skipped."""
         url = self._provider_url(address) + "versions"
         found = {}
-        for entry in _field(self._get_json(url), "versions", list, url):
+        for entry in _field(self._get_json(_origin(address), url), "versions", list, url):
             try:
                 version = parse_version(entry["version"])
             except (ValueError, KeyError, TypeError):
@@ -174,8 +169,10 @@ class OriginRegistry:
 
     def release(self, address: ProviderAddress, version: str) -> OriginRelease:
         """Every platform of `version`, its SHA256SUMS signature and checksums verified."""
-        base = self._provider_url(address)
-        listed = _field(self._get_json(base + "versions"), "versions", list, base + "versions")
+        base, origin = self._provider_url(address), _origin(address)
+        listed = _field(
+            self._get_json(origin, base + "versions"), "versions", list, base + "versions"
+        )
         entry = next((v for v in listed if _same_version(v, version)), None)
         if entry is None:
             raise OriginError(f"{address}: the origin has no version {version}")
@@ -191,14 +188,14 @@ class OriginRegistry:
             raise OriginError(f"{address}: the origin lists no platform for {version}")
         urls = [f"{base}{version}/download/{os_name}/{arch}" for os_name, arch in platforms]
         with ThreadPoolExecutor(4) as pool:  # each under this work's deadline
-            asked = [pool.submit(carried(partial(self._get_json, url))) for url in urls]
+            asked = [pool.submit(carried(partial(self._get_json, origin, url))) for url in urls]
             answers = [future.result() for future in asked]
         sums: dict[str, str] = {}
         packages = []
         for (os_name, arch), url, answer in zip(platforms, urls, answers, strict=True):
             try:
                 if not sums:
-                    sums = self._verified_sums(url, answer)
+                    sums = self._verified_sums(origin, url, answer)
                 filename, shasum = str(answer["filename"]), str(answer["shasum"]).lower()
                 location = urljoin(url, str(answer["download_url"]))
             except (KeyError, TypeError, AttributeError) as exc:
@@ -210,14 +207,15 @@ class OriginRegistry:
             packages.append(OriginPackage(os_name, arch, name, location, "zh:" + shasum))
         return OriginRelease(version, tuple(packages))
 
-    def download(self, package: OriginPackage, path: Path) -> None:
+    def download(self, address: ProviderAddress, package: OriginPackage, path: Path) -> None:
         """Stream to a temporary file beside `path`, check its checksum, then rename: `path` is
         the whole verified package or nothing."""
         outcome = "failed"
+        origin, limit = _origin(address), self.max_archive_bytes
         try:
             with atomic_writer(path) as out:
                 digest = hashlib.sha256()
-                for chunk in self._stream(package.url, self.max_archive_bytes, download=True):
+                for chunk in self._stream(origin, package.url, limit, download=True):
                     digest.update(chunk)
                     out.write(chunk)
                 if "zh:" + digest.hexdigest() != package.zh:
@@ -232,13 +230,11 @@ class OriginRegistry:
     # Discovery and HTTP.
 
     def _provider_url(self, address: ProviderAddress) -> str:
-        if address.hostname is None:
-            raise OriginError(f"{address}: read-through needs the provider's hostname")
-        return urljoin(self.providers_url(address.hostname), f"{address.namespace}/{address.type}/")
+        return urljoin(self.providers_url(_origin(address)), f"{address.namespace}/{address.type}/")
 
-    def _verified_sums(self, url: str, answer: dict[str, Any]) -> dict[str, str]:
-        sums = self._get(urljoin(url, answer["shasums_url"]), download=True)
-        signature = self._get(urljoin(url, answer["shasums_signature_url"]), download=True)
+    def _verified_sums(self, origin: str, url: str, answer: dict[str, Any]) -> dict[str, str]:
+        sums = self._get(origin, urljoin(url, answer["shasums_url"]), download=True)
+        signature = self._get(origin, urljoin(url, answer["shasums_signature_url"]), download=True)
         keys = [k["ascii_armor"] for k in answer["signing_keys"]["gpg_public_keys"]]
         if Keyring.from_armored(keys).verifier_of(sums, signature) is None:
             raise OriginError(f"{url}: SHA256SUMS is not signed by any key the origin lists")
@@ -249,26 +245,30 @@ class OriginRegistry:
                 result[parts[1].lstrip("*")] = parts[0].lower()
         return result
 
-    def _get_json(self, url: str) -> dict[str, Any]:
+    def _get_json(self, origin: str, url: str) -> dict[str, Any]:
         try:
-            body = json.loads(self._get(url))
+            body = json.loads(self._get(origin, url))
         except ValueError as exc:
             raise OriginError(f"{url}: not JSON") from exc
         if not isinstance(body, dict):
             raise OriginError(f"{url}: not a JSON object")
         return body
 
-    def _get(self, url: str, download: bool = False) -> bytes:
-        return b"".join(self._stream(url, _MAX_ANSWER_BYTES, download))
+    def _get(self, origin: str, url: str, download: bool = False) -> bytes:
+        return b"".join(self._stream(origin, url, _MAX_ANSWER_BYTES, download))
 
-    def _stream(self, url: str, limit: int, download: bool = False) -> Iterator[bytes]:
-        """The body of a 200 answer, chunk by chunk, after at most _MAX_REDIRECTS redirects,
-        each checked before it is followed; raise OriginUnavailable for what may pass (no
-        connection, a timeout, the deadline, a 5xx or 429) and OriginError for what will not."""
+    def _stream(self, origin: str, url: str, limit: int, download: bool = False) -> Iterator[bytes]:
+        """The body of a 200 answer to work for `origin`, chunk by chunk, after at most
+        _MAX_REDIRECTS redirects, each checked before it is followed; raise OriginUnavailable
+        for what may pass (no connection, a timeout, the deadline, a 5xx or 429) and
+        OriginError for what will not. `origin`'s token goes to its own host and port only, and
+        to none once a redirect has left them."""
+        own = True
         for _ in range(_MAX_REDIRECTS + 1):
-            self.reach.check(url, download)  # nothing is sent to a URL it refuses
+            self.reach.check(origin, url, download)  # nothing is sent to a URL it refuses
+            own = own and self.reach.owns(origin, url)
             netloc = urlsplit(url).netloc
-            response, had_token = self._send(url, netloc)
+            response, had_token = self._send(url, netloc, origin if own else None)
             try:
                 if response.is_redirect:
                     url = urljoin(url, response.headers["location"])
@@ -281,13 +281,13 @@ class OriginRegistry:
                 response.close()
         raise OriginError(f"{url}: more than {_MAX_REDIRECTS} redirects")
 
-    def _send(self, url: str, netloc: str) -> tuple[httpx.Response, bool]:
+    def _send(self, url: str, netloc: str, token_of: str | None) -> tuple[httpx.Response, bool]:
+        """Send a GET to `url`, with the token of the origin `token_of` names, if any."""
         if self._is_down(netloc):
             raise OriginUnavailable(f"{netloc} failed less than {RETRY_AFTER:.0f} s ago")
         with self._lock:
             self._requests[netloc] += 1
-        # A token goes to its own host alone, whichever hop this is.
-        source = self._tokens.get(netloc)
+        source = self.settings.token(token_of) if token_of else None
         token = source.value() if source else None
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         left = remaining()
@@ -341,6 +341,13 @@ class OriginRegistry:
             self._last_error[netloc] = why
             self._failures[netloc] += 1
         log.warning("origin %s failed (%s): the cache serves for %.0f s", netloc, why, RETRY_AFTER)
+
+
+def _origin(address: ProviderAddress) -> str:
+    """The origin work for `address` is done for: the hostname its mirror request named."""
+    if address.hostname is None:
+        raise OriginError(f"{address}: read-through needs the provider's hostname")
+    return address.hostname
 
 
 def _same_version(entry: Any, version: str) -> bool:

@@ -1,7 +1,9 @@
-"""Where read-through may go: the origins a mirror request may name, and the hosts their answers
-may send it to. Every request it sends is checked before it is sent, each redirect too, and
-again when it connects: the name is resolved once, every address it gave is checked, and the
-connection goes to a checked one (a name whose DNS answer turns private gets none)."""
+"""Where read-through may go: the origins a mirror request may name, and for each the hosts its
+work may reach (its own, and the download hosts: never another origin's). Every request it sends
+is checked before it is sent, each redirect too, and again when it connects: the name is
+resolved once, every address it gave is checked, and the connection goes to a checked one (a
+name whose DNS answer turns private gets none). Every read and write waits at most until the
+work's deadline (`origin_work.py`)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import socket
 import ssl
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,31 +22,55 @@ import httpx
 
 from gitreg.catalog.model import PUBLIC_ORIGINS, MirrorSettings
 from gitreg.errors import OriginRefused
+from gitreg.mirror.origin_work import remaining
 
 
 @dataclass(frozen=True)
 class Reach:
-    origins: frozenset[str]  # the hostnames a mirror request may name
-    apis: frozenset[str]  # host:port of the origins' discovery and providers.v1 services
-    downloads: frozenset[str]  # host:port packages, SHA256SUMS and signatures may come from
+    """Work done for one origin (the hostname a mirror request named) asks that origin's own
+    host and port, and for downloads the download hosts: an origin's answer cannot send it to
+    another origin, whose token it would carry or whose private address it would reach."""
+
+    # By origin hostname: the host:port of its API (its URL's, and https://HOSTNAME/'s): its
+    # discovery and providers.v1 are asked there, and its token goes nowhere else.
+    endpoints: Mapping[str, frozenset[str]]
+    # host:port packages, SHA256SUMS and signatures may also come from, whichever origin's:
+    # download_hosts on 443, and the endpoints of an origin download_hosts lists too.
+    downloads: frozenset[str]
     named: frozenset[str]  # hosts registry.yaml names: these may be IP literals or private
 
     @classmethod
     def of(cls, settings: MirrorSettings) -> Reach:
         origins = frozenset(PUBLIC_ORIGINS) | settings.named
         urls = {host: httpx.URL(settings.origin_url(host)) for host in origins}
-        apis = frozenset(_endpoint(url) for url in urls.values()) | {f"{h}:443" for h in origins}
-        downloads = apis | {f"{host}:443" for host in settings.download_hosts}
+        endpoints = {host: frozenset({_endpoint(url), f"{host}:443"}) for host, url in urls.items()}
+        downloads = {f"{host}:443" for host in settings.download_hosts}
+        for host in settings.download_hosts:  # one at a port or a private address is named there
+            downloads |= endpoints.get(host, frozenset())
         named = settings.named | {urls[host].host for host in settings.named}
-        return cls(origins, apis, downloads, named)
+        return cls(endpoints, frozenset(downloads), named)
+
+    @property
+    def origins(self) -> frozenset[str]:
+        """The hostnames a mirror request may name."""
+        return frozenset(self.endpoints)
 
     def allows(self, hostname: str) -> bool:
         """May a mirror request name `hostname` as a provider's origin?"""
-        return hostname in self.origins
+        return hostname in self.endpoints
 
-    def check(self, url: str, download: bool = False) -> None:
-        """Raise OriginRefused unless read-through may ask `url`: https, no user name or
-        password in it, on an origin's host and port (or, for a download, a download host)."""
+    def owns(self, origin: str, url: str) -> bool:
+        """Is `url` on `origin`'s own host and port, where its token may go?"""
+        try:
+            return _endpoint(httpx.URL(url)) in self.endpoints.get(origin, ())
+        except httpx.InvalidURL:
+            return False
+
+    def check(self, origin: str, url: str, download: bool = False) -> None:
+        """Raise OriginRefused unless work for `origin` may ask `url`: https, no user name or
+        password in it, on `origin`'s host and port (or, for a download, a download host)."""
+        if origin not in self.endpoints:
+            raise OriginRefused(f"{origin} is not an origin read-through reads (mirror.origins)")
         try:
             parsed = httpx.URL(url)
         except httpx.InvalidURL as exc:
@@ -55,12 +81,17 @@ class Reach:
         if parsed.userinfo:
             raise OriginRefused(f"{shown}: read-through sends no credentials in a URL")
         where = _endpoint(parsed)
-        if where not in (self.downloads if download else self.apis):
-            what = "origin or download host" if download else "origin"
+        if where in self.endpoints[origin] or (download and where in self.downloads):
+            return
+        if download:
             raise OriginRefused(
-                f"{shown}: {where} is not an {what} read-through may reach "
+                f"{shown}: {where} is neither {origin}'s host and port nor a download host "
                 "(mirror.origins, mirror.download_hosts)"
             )
+        raise OriginRefused(
+            f"{shown}: {where} is not {origin}'s host and port: read-through asks an origin "
+            "only at its own (mirror.origins)"
+        )
 
 
 def client(
@@ -144,10 +175,12 @@ class _Stream(httpcore.NetworkStream):
         self.backend = backend
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self.inner.read(max_bytes, timeout)
+        with _until_deadline(timeout, httpcore.ReadTimeout) as bounded:
+            return self.inner.read(max_bytes, bounded)
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self.inner.write(buffer, timeout)
+        with _until_deadline(timeout, httpcore.WriteTimeout) as bounded:
+            self.inner.write(buffer, bounded)
 
     def close(self) -> None:
         self.inner.close()
@@ -172,6 +205,26 @@ class _Stream(httpcore.NetworkStream):
             socket.fromfd(sock.fileno(), sock.family, sock.type) as duplicate,
         ):
             duplicate.shutdown(socket.SHUT_RDWR)
+
+
+@contextlib.contextmanager
+def _until_deadline(
+    timeout: float | None, timeout_error: type[httpcore.TimeoutException]
+) -> Iterator[float | None]:
+    """`timeout`, cut to the time left before the deadline of the work this thread does: an
+    origin dripping bytes cannot hold a thread (and its origin's share) past the deadline,
+    as the 20 s between two reads, fixed when the request was sent, would. A wait cut short
+    that ends says so."""
+    left = remaining()
+    if left is None or (timeout is not None and timeout < left):
+        yield timeout
+        return
+    if left <= 0:
+        raise timeout_error("the deadline passed")
+    try:
+        yield left
+    except httpcore.TimeoutException as exc:
+        raise timeout_error("the deadline passed") from exc
 
 
 def is_public(address: str) -> bool:

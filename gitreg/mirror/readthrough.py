@@ -121,7 +121,7 @@ class ReadThrough:
         with self._lock(path):
             if self._cached_package(address, version, package) is None:
                 try:
-                    self.origin.download(package, path)
+                    self.origin.download(address, package, path)
                 except OSError as exc:  # our disk, not the origin: full, or not writable
                     raise ArchiveError(f"cannot keep {filename}: {exc}") from exc
                 self._hash_once(path)

@@ -226,10 +226,16 @@ def test_a_token_goes_to_the_origin_and_never_to_its_download_host(
         token_file = tmp_path / "token"
         token_file.write_text("s3cret\n")
         settings = MirrorSettings(
-            # A download host at a private address (and a port) is reached only if it is named.
+            # A download host at a private address (and a port) is reached only if it is named,
+            # and listed among the download hosts; work for HOST never sends it a token, not
+            # even the one it has of its own.
             origins=((HOST, api.url), ("files.example.test", files.url)),
             ca_file=tls.ca_cert,
-            tokens=((HOST, SecretRef(file=token_file)),),
+            tokens=(
+                (HOST, SecretRef(file=token_file)),
+                ("files.example.test", SecretRef(env="PATH")),
+            ),
+            download_hosts=("files.example.test",),
         )
         mirror = ReadThrough(settings, tmp_path / "cache", HashCache())
         ((name, data),) = zips.items()
@@ -261,3 +267,31 @@ def test_an_origin_that_wants_a_token_says_so(
             registry.versions(ADDRESS)
         assert "wrong" not in str(raised.value)
         registry.close()
+
+
+def test_a_token_never_follows_a_redirect_that_left_its_origin(
+    tls: TlsMaterial, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The zip is on a download host that sends it back to the origin: that last hop carries
+    no token, though it is the origin's own host and port."""
+    with ScriptedOrigin(tls, token="s3cret") as api, ScriptedOrigin(tls) as files:
+        zips = api.publish(KEY, "widget", {"1.0.0": ("linux_amd64",)})
+        back = "/files/1.0.0/linux_amd64.zip"
+        answer = json.loads(api.answers[DOWNLOAD].body)
+        api.json(DOWNLOAD, {**answer, "download_url": f"{files.url}elsewhere.zip"})
+        files.answers["/elsewhere.zip"] = Answer(302, headers={"Location": f"{api.url}{back[1:]}"})
+        monkeypatch.setenv("GITREG_TEST_TOKEN", "s3cret")
+        settings = MirrorSettings(
+            origins=((HOST, api.url), ("files.example.test", files.url)),
+            ca_file=tls.ca_cert,
+            tokens=((HOST, SecretRef(env="GITREG_TEST_TOKEN")),),
+            download_hosts=("files.example.test",),
+        )
+        mirror = ReadThrough(settings, tmp_path / "cache", HashCache())
+        ((name, data),) = zips.items()
+        path = mirror.archive(ADDRESS, name)
+        assert path is not None and path.read_bytes() == data
+        assert files.authorization == {"/elsewhere.zip": None}
+        assert api.authorization.pop(back) is None and api.asked[back] == 1
+        assert set(api.authorization.values()) == {"Bearer s3cret"}  # before it left: all
+        mirror.close()

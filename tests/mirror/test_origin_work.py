@@ -64,8 +64,31 @@ def test_a_deadline_bounds_all_of_a_pieces_requests(tls: TlsMaterial, tmp_path: 
         )
         read_through = ReadThrough(settings, tmp_path, HashCache())
         versions = partial(read_through.origin.versions, ADDRESS)
-        with pytest.raises(OriginUnavailable, match="timed out"):
+        with pytest.raises(OriginUnavailable, match="the deadline passed"):
             asyncio.run(read_through.run(ADDRESS, versions, download=False))
         assert origin.asked["/v1/providers/acme/widget/versions"] == 1
         assert read_through.origin.is_down(HOST)
+        read_through.close()
+
+
+def test_an_origin_dripping_its_answer_holds_no_thread_past_the_deadline(
+    tls: TlsMaterial, tmp_path: Path
+) -> None:
+    """The wait between two reads is cut to the time left: the 20 s allowed between two reads,
+    fixed when the request was sent, would keep the thread and its origin's share after the
+    client had its answer."""
+    with ScriptedOrigin(tls) as origin:
+        origin.publish(new_key("origin"), "widget", {"1.0.0": ("linux_amd64",)})
+        versions_answer = origin.answers["/v1/providers/acme/widget/versions"]
+        versions_answer.delay, versions_answer.stall = 0.5, 30.0  # half the body, then nothing
+        settings = MirrorSettings(
+            read_through=True, origins=((HOST, origin.url),), ca_file=tls.ca_cert, deadline=1.0
+        )
+        read_through = ReadThrough(settings, tmp_path, HashCache())
+        versions = partial(read_through.origin.versions, ADDRESS)
+        # Its headers came in time; the read of its body ends at the deadline, and says so
+        # (before, it waited the 1 s the request was sent with: half a second too long).
+        with pytest.raises(OriginUnavailable, match="versions: the deadline passed"):
+            asyncio.run(read_through.run(ADDRESS, versions, download=False))
+        assert read_through.work.busy() == {}
         read_through.close()

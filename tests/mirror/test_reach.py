@@ -21,60 +21,96 @@ from gitreg.tlscert import TlsMaterial
 from tests.support.listeners import SilentListener, on_port_443
 from tests.support.servers import wait_until
 
+TERRAFORM, PRIVATE, LISTED = "registry.terraform.io", "private.example.test", "listed.example.test"
+FILES = "files.example.test"  # an origin download_hosts lists too: it serves others' packages
 SETTINGS = MirrorSettings(
     origins=(
-        ("registry.terraform.io", "https://proxy.internal/terraform/"),
-        ("private.example.test", "https://10.1.2.3:8443/"),
-        ("listed.example.test", "https://listed.example.test/"),
+        (TERRAFORM, "https://proxy.internal/terraform/"),
+        (PRIVATE, "https://10.1.2.3:8443/"),
+        (LISTED, "https://listed.example.test/"),
+        (FILES, "https://10.9.9.9:8443/"),
     ),
-    download_hosts=("releases.hashicorp.com",),
+    download_hosts=("releases.hashicorp.com", FILES),
 )
 REACH = Reach.of(SETTINGS)
 
 
 @pytest.mark.parametrize(
-    ("url", "download", "refused"),
+    ("origin", "url", "download", "refused"),
     [
-        ("https://proxy.internal/terraform/.well-known/terraform.json", False, None),
-        ("https://registry.terraform.io/v1/providers/", False, None),
-        ("https://registry.opentofu.org/v1/providers/", False, None),
-        ("https://10.1.2.3:8443/v1/providers/", False, None),
-        ("https://listed.example.test:443/x", False, None),
-        ("https://releases.hashicorp.com/x/SHA256SUMS", True, None),
-        ("https://10.1.2.3:8443/files/x.zip", True, None),  # an origin serves downloads too
-        ("https://releases.hashicorp.com/x/", False, "is not an origin read-through"),
-        ("https://github.com/a/b/x.zip", True, "is not an origin or download host"),
-        ("https://10.1.2.3/v1/providers/", False, "10.1.2.3:443 is not an origin"),
-        ("https://10.1.2.3:8444/v1/providers/", False, "10.1.2.3:8444 is not an origin"),
-        ("https://127.0.0.1/", False, "127.0.0.1:443 is not an origin"),
-        ("https://localhost/", False, "localhost:443 is not an origin"),
-        ("https://registry.terraform.io:8443/", False, "registry.terraform.io:8443 is not"),
-        ("http://registry.terraform.io/v1/providers/", False, "https only"),
-        ("http://releases.hashicorp.com/x.zip", True, "https only"),
-        ("ftp://registry.terraform.io/", False, "https only"),
-        ("https://user:pw@registry.terraform.io/", False, "no credentials in a URL"),
-        ("https://registry.terraform.io.evil.example/", False, "is not an origin"),
+        (TERRAFORM, "https://proxy.internal/terraform/.well-known/terraform.json", False, None),
+        (TERRAFORM, "https://registry.terraform.io/v1/providers/", False, None),  # its own name
+        ("registry.opentofu.org", "https://registry.opentofu.org/v1/providers/", False, None),
+        (PRIVATE, "https://10.1.2.3:8443/v1/providers/", False, None),
+        (PRIVATE, "https://private.example.test/v1/providers/", False, None),
+        (LISTED, "https://listed.example.test:443/x", False, None),
+        (TERRAFORM, "https://releases.hashicorp.com/x/SHA256SUMS", True, None),
+        (PRIVATE, "https://10.1.2.3:8443/files/x.zip", True, None),  # an origin serves its own
+        (PRIVATE, "https://10.9.9.9:8443/files/x.zip", True, None),  # a listed download host's
+        (PRIVATE, "https://files.example.test/x.zip", True, None),
+        (TERRAFORM, "https://releases.hashicorp.com/x/", False, "is not registry.terraform.io's"),
+        (TERRAFORM, "https://github.com/a/b/x.zip", True, "is neither registry.terraform.io's"),
+        # Another origin's host and port, for its API or a download: never.
+        (TERRAFORM, "https://10.1.2.3:8443/v1/providers/", False, "10.1.2.3:8443 is not regis"),
+        (TERRAFORM, "https://10.1.2.3:8443/internal/SHA256SUMS", True, "10.1.2.3:8443 is neith"),
+        (TERRAFORM, "https://private.example.test/x", True, "private.example.test:443 is neith"),
+        (PRIVATE, "https://proxy.internal/terraform/", False, "proxy.internal:443 is not priv"),
+        (PRIVATE, "https://registry.opentofu.org/v1/providers/", False, "is not private.exa"),
+        (LISTED, "https://10.9.9.9:8443/v1/providers/", False, "10.9.9.9:8443 is not listed"),
+        (PRIVATE, "https://10.1.2.3/v1/providers/", False, "10.1.2.3:443 is not private"),
+        (PRIVATE, "https://10.1.2.3:8444/v1/providers/", False, "10.1.2.3:8444 is not private"),
+        (TERRAFORM, "https://127.0.0.1/", False, "127.0.0.1:443 is not registry"),
+        (TERRAFORM, "https://localhost/", False, "localhost:443 is not registry"),
+        (TERRAFORM, "https://registry.terraform.io:8443/", False, "registry.terraform.io:8443 is"),
+        (TERRAFORM, "http://registry.terraform.io/v1/providers/", False, "https only"),
+        (TERRAFORM, "http://releases.hashicorp.com/x.zip", True, "https only"),
+        (TERRAFORM, "ftp://registry.terraform.io/", False, "https only"),
+        (TERRAFORM, "https://user:pw@registry.terraform.io/", False, "no credentials in a URL"),
+        (TERRAFORM, "https://registry.terraform.io.evil.example/", False, "is not registry"),
+        ("made-up.example.test", "https://made-up.example.test/", False, "is not an origin"),
     ],
 )
-def test_which_urls_read_through_may_ask(url: str, download: bool, refused: str | None) -> None:
+def test_which_urls_work_for_an_origin_may_ask(
+    origin: str, url: str, download: bool, refused: str | None
+) -> None:
     if refused is None:
-        REACH.check(url, download)
+        REACH.check(origin, url, download)
         return
     with pytest.raises(OriginRefused, match=refused) as raised:
-        REACH.check(url, download)
+        REACH.check(origin, url, download)
     assert "pw" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("origin", "url", "owns"),
+    [
+        (TERRAFORM, "https://proxy.internal/terraform/v1/providers/", True),
+        (TERRAFORM, "https://proxy.internal:443/other/", True),  # the host and port are its own
+        (TERRAFORM, "https://registry.terraform.io/v1/providers/", True),
+        (TERRAFORM, "https://proxy.internal:8443/terraform/", False),
+        (TERRAFORM, "https://releases.hashicorp.com/x.zip", False),  # a download host
+        (TERRAFORM, "https://10.1.2.3:8443/v1/providers/", False),  # another origin's
+        (PRIVATE, "https://10.9.9.9:8443/files/x.zip", False),  # a download host, named
+        (FILES, "https://10.9.9.9:8443/files/x.zip", True),  # ... for its own work
+        ("made-up.example.test", "https://made-up.example.test/", False),
+        (TERRAFORM, "https://[::1/", False),  # not a URL
+    ],
+)
+def test_where_an_origins_token_may_go(origin: str, url: str, owns: bool) -> None:
+    assert REACH.owns(origin, url) is owns
 
 
 def test_the_origins_a_request_may_name() -> None:
     assert sorted(REACH.origins) == [
-        "listed.example.test",
-        "private.example.test",
+        FILES,
+        LISTED,
+        PRIVATE,
         "registry.opentofu.org",
-        "registry.terraform.io",
+        TERRAFORM,
     ]
     assert not REACH.allows("127.0.0.1") and not REACH.allows("made-up.example.test")
     # Named hosts (keys and URLs) may be private; the public defaults may not.
-    assert {"private.example.test", "10.1.2.3", "proxy.internal"} <= REACH.named
+    assert {PRIVATE, "10.1.2.3", "proxy.internal"} <= REACH.named
     assert "registry.opentofu.org" not in REACH.named
     assert "releases.hashicorp.com" not in REACH.named
 
@@ -138,9 +174,10 @@ def test_a_download_host_at_a_private_address_is_refused_when_connecting(tmp_pat
     # the address it resolves to, before anything is sent.
     registry = OriginRegistry(MirrorSettings(download_hosts=("localhost",)))
     package = OriginPackage("linux", "amd64", "x.zip", "https://localhost/x.zip", "zh:0")
+    address = ProviderAddress.parse("registry.terraform.io/hashicorp/null")
     with on_port_443() as listener:
         with pytest.raises(OriginRefused, match=r"localhost resolves to .*not a public address"):
-            registry.download(package, tmp_path / "x.zip")
+            registry.download(address, package, tmp_path / "x.zip")
         assert not registry.is_down("localhost")  # a refusal, not an outage
     registry.close()
     assert listener.accepted == 0 and not list(tmp_path.iterdir())

@@ -27,6 +27,7 @@ class Answer:
     delay: float = 0.0  # seconds before answering
     length: bool = True  # send Content-Length; without it, the body ends when the connection does
     headers: dict[str, str] = field(default_factory=dict)  # a redirect's Location, say
+    stall: float = 0.0  # seconds the body stops halfway: an origin dripping its answer
 
 
 @dataclass
@@ -64,7 +65,14 @@ class ScriptedOrigin:
                 else:
                     self.close_connection = True
                 self.end_headers()
-                self.wfile.write(answer.body)
+                if answer.stall:
+                    half = len(answer.body) // 2
+                    self.wfile.write(answer.body[:half])
+                    self.wfile.flush()
+                    time.sleep(answer.stall)
+                    self.wfile.write(answer.body[half:])
+                else:
+                    self.wfile.write(answer.body)
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -9,7 +9,7 @@ import contextlib
 import json
 import ssl
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -205,8 +205,79 @@ def test_a_package_is_downloaded_only_from_an_allowed_host(
         origin.json(download, {**answer, "download_url": f"{files.url}files/1.0.0/linux_amd64.zip"})
         response = client.get(f"/v1/mirror/{HOST}/acme/widget/{name}")
         assert response.status_code == 502, response.text
-        assert "is not an origin or download host read-through may reach" in response.text
+        assert f"is neither {HOST}'s host and port nor a download host" in response.text
         assert sum(files.asked.values()) == 0
+
+
+INTERNAL = "internal.example.test"  # another origin: a private registry, with a token
+SECRET = "secret-internal-token-xyz"
+DOWNLOAD = "/v1/providers/acme/widget/1.0.0/download/linux/amd64"
+
+
+def two_origins(origin_url: str, internal_url: str, tls: TlsMaterial) -> str:
+    """The reviewer's setting: HOST, an origin whose answers an attacker writes, and INTERNAL."""
+    return (
+        f"  read_through: true\n  ca_file: {tls.ca_cert}\n  origins:\n    {HOST}: '{origin_url}'\n"
+        f"    {INTERNAL}: {{url: '{internal_url}', token_env: GITREG_TEST_INTERNAL_TOKEN}}\n"
+    )
+
+
+def bend_versions(origin: ScriptedOrigin, internal: str) -> str:
+    """Its versions list redirects to the other origin."""
+    target = f"{internal}internal-admin/delete?id=2"
+    origin.answers["/v1/providers/acme/widget/versions"] = Answer(302, headers={"Location": target})
+    return "index.json"
+
+
+def bend_discovery(origin: ScriptedOrigin, internal: str) -> str:
+    """Its discovery names the other origin's host and port as its providers.v1 service."""
+    origin.json("/.well-known/terraform.json", {"providers.v1": f"{internal}internal-admin/"})
+    return "index.json"
+
+
+def bend_shasums(origin: ScriptedOrigin, internal: str) -> str:
+    """Its download answer puts SHA256SUMS on the other origin."""
+    answer = json.loads(origin.answers[DOWNLOAD].body)
+    origin.json(DOWNLOAD, {**answer, "shasums_url": f"{internal}internal-admin/delete?id=3"})
+    return "1.0.0.json"
+
+
+def bend_zip(origin: ScriptedOrigin, internal: str) -> str:
+    """Its download answer puts the zip on the other origin."""
+    answer = json.loads(origin.answers[DOWNLOAD].body)
+    origin.json(DOWNLOAD, {**answer, "download_url": f"{internal}internal-admin/delete?id=4"})
+    return "terraform-provider-widget_1.0.0_linux_amd64.zip"
+
+
+@pytest.mark.parametrize("bend", [bend_versions, bend_discovery, bend_shasums, bend_zip])
+def test_an_origins_answer_never_sends_read_through_to_another_origin(
+    tmp_path: Path,
+    tls: TlsMaterial,
+    monkeypatch: pytest.MonkeyPatch,
+    bend: Callable[[ScriptedOrigin, str], str],
+) -> None:
+    """Work for one origin asks that origin's own host and port, and download hosts; another
+    origin named in registry.yaml (reachable at its private address, given a token) gets nothing
+    from it, neither a request nor the token."""
+    monkeypatch.setenv("GITREG_TEST_INTERNAL_TOKEN", SECRET)
+    with (
+        ScriptedOrigin(tls, token=SECRET) as internal,
+        ScriptedOrigin(tls) as origin,
+        registry(tmp_path, tls, two_origins(origin.url, internal.url, tls)) as (_, client),
+    ):
+        origin.publish(KEY, "widget", {"1.0.0": ("linux_amd64",)})
+        internal.publish(KEY, "widget", {"1.0.0": ("linux_amd64",)})
+        file = bend(origin, internal.url)
+        response = client.get(f"/v1/mirror/{HOST}/acme/widget/{file}")
+        assert response.status_code in (404, 502), response.text
+        assert SECRET not in response.text
+        assert sum(internal.asked.values()) == 0
+        # The other origin itself is read, with its token: only its own work carries it there.
+        answer = client.get(f"/v1/mirror/{INTERNAL}/acme/widget/1.0.0.json")
+        assert answer.status_code == 200, answer.text
+        assert not [path for path in internal.asked if "internal-admin" in path]
+        assert set(internal.authorization.values()) == {f"Bearer {SECRET}"}
+        assert SECRET not in client.get("/metrics").text
 
 
 def test_stalled_origins_leave_the_rest_of_the_registry_answering(
