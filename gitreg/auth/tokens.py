@@ -48,10 +48,25 @@ def strength(token: str) -> int:
     `new_token` made."""
     if _GENERATED.fullmatch(token):
         return 256
+    token = _period(token)  # "password" four times holds no more than "password"
     pool = sum(size for kind, size in _POOLS if any(c in kind for c in token))
     if any(not any(c in kind for kind, _ in _POOLS) for c in token):
         pool += 33  # the other printable ASCII characters, and anything beyond
     return int(len(token) * math.log2(pool)) if pool > 1 else 0
+
+
+def _period(text: str) -> str:
+    """The shortest string that `text` repeats (cut where it ends): `text` itself if none. Its
+    length is `text`'s less the longest border (a prefix that is also a suffix), found in one
+    pass (Knuth-Morris-Pratt's prefix function)."""
+    border = [0] * len(text)
+    for i in range(1, len(text)):
+        k = border[i - 1]
+        while k and text[i] != text[k]:
+            k = border[k - 1]
+        border[i] = k + 1 if text[i] == text[k] else 0
+    size = len(text) - (border[-1] if text else 0)
+    return text[:size] if size <= len(text) // 2 else text
 
 
 class StaticTokens:

@@ -24,6 +24,11 @@ from tests.support.servers import run_gitreg as gitreg
         ("hunter2", False),
         ("correct-horse-battery", False),  # 21 characters of two kinds
         ("abcdefghijklmnopqrstuvwxy", False),  # 25 lowercase letters: 117 bits at most
+        # Long, but one short string repeated: judged by what is repeated.
+        ("a" * 40, False),
+        ("password" * 4, False),
+        ("0123456789abcdef" * 2, False),
+        ("Tr0ub4dor&3-Tr0ub4dor&3-Tr0ub4dor&3-Tr0u", False),  # cut where it ends
         (secrets.token_urlsafe(16), True),  # 22 URL-safe characters
         (secrets.token_hex(16), True),  # 32 hex digits: 128 bits
         (new_token(), True),
