@@ -13,6 +13,9 @@
   keeps reading) after `keep_alive_max_requests` (1,000) requests on a connection.
 - DATA for a stream already answered (a client may send its body after an early answer) is
   acknowledged and dropped: Hypercorn 0.18 ends the whole connection on it (a KeyError).
+- A handler still answering when its HTTP/2 connection closes ends: Hypercorn 0.18 left it
+  waiting for its answer to be sent, and the connection with it, until shutdown cancelled
+  them (an asyncio ERROR with a traceback).
 
 Hypercorn has no hook for these: its TCPServer (one per connection) and H2Protocol are
 subclassed here, and `install` puts the subclasses where Hypercorn's asyncio server looks
@@ -36,6 +39,7 @@ import hypercorn.protocol
 from hypercorn.asyncio.tcp_server import TCPServer
 from hypercorn.config import Config
 from hypercorn.events import Closed, Event, RawData
+from hypercorn.protocol.events import Event as StreamEvent
 from hypercorn.protocol.h2 import H2Protocol
 from hypercorn.typing import AppWrapper, ASGIReceiveEvent, ASGISendEvent, Scope, TaskGroup
 from hyperframe.frame import Frame, RstStreamFrame
@@ -76,6 +80,15 @@ class BoundedH2Protocol(H2Protocol):
         if self.calmed and isinstance(event, RawData):
             return  # closing: what the client still sends is not even parsed
         await super().handle(event)
+        if isinstance(event, Closed):
+            # Nothing sends what handlers still at work write: their waits for it to be sent
+            # end now, not at shutdown (Hypercorn leaves them waiting, the connection open).
+            for buffer in self.stream_buffers.values():
+                await buffer.close()
+
+    async def stream_send(self, event: StreamEvent) -> None:
+        if not self.closed:  # once closed, a handler's answer has nowhere to go
+            await super().stream_send(event)
 
     async def _handle_events(self, events: list[h2.events.Event]) -> None:
         # One at a time: whether a stream is still open depends on the events before it.

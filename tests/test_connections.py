@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import select
 import signal
 import socket
@@ -220,6 +221,7 @@ class Hanging:
     meanwhile: slow work (an archive built, an origin read) that a reset does not stop."""
 
     started: int = 0
+    finished: int = 0  # whose answer was taken: its handler returned
     released: threading.Event = field(default_factory=threading.Event)
 
     async def __call__(
@@ -248,6 +250,7 @@ class Hanging:
             "more_body": False,
         }
         await send(body)
+        self.finished += 1
 
 
 @dataclass
@@ -301,9 +304,12 @@ def test_requests_in_flight_are_bounded_by_the_streams_reset_or_not(
         assert app.started == reset + kept
         attacker.sock.close()
         app.released.set()
+        # Their connection is closed: they answer nobody, and end (they waited until shutdown).
+        wait_until(lambda: app.finished == reset + kept, 60, "every handler ended")
         other = H2Client(served)  # the server, and other clients, are unharmed
         assert other.get("/healthz") == 200
         other.close()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert [r.getMessage() for r in caplog.records if r.name == "gitreg.connections"] == [
         "closed an HTTP/2 connection from 127.0.0.1: "
         "more requests in flight than its concurrent streams"
