@@ -1,20 +1,25 @@
 """A real `gitreg serve` over TLS against clients that misbehave at the connection level: an
-HTTP/2 rapid-reset flood (CVE-2023-44487) is cut off with GOAWAY (ENHANCE_YOUR_CALM), DATA
-after an answer costs nothing, and idle or abandoned TLS connections cost one DEBUG line each,
-never an ERROR, a traceback or the exit status."""
+HTTP/2 rapid-reset flood (CVE-2023-44487) and a flood of resets the server is made to send
+(CVE-2025-8671, MadeYouReset) are cut off with GOAWAY (ENHANCE_YOUR_CALM), and so is a
+connection whose requests in flight outnumber its streams; DATA after an answer costs nothing,
+and idle or abandoned TLS connections cost one DEBUG line each, never an ERROR, a traceback or
+the exit status."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import logging
 import select
 import signal
 import socket
 import ssl
 import struct
 import subprocess
+import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +28,22 @@ import h2.connection
 import h2.errors
 import h2.events
 import pytest
+from hypercorn.asyncio import serve
+from hypercorn.typing import (
+    ASGIReceiveCallable,
+    ASGISendCallable,
+    HTTPResponseBodyEvent,
+    HTTPResponseStartEvent,
+    Scope,
+)
 
+from gitreg.catalog.model import Listen, TlsFiles
 from gitreg.connections import MAX_RESETS
+from gitreg.server import hypercorn_config
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
-from tests.support.servers import answers, free_port, start_serve, wait_until
-
-_REQUEST = [(":method", "GET"), (":scheme", "https"), (":authority", "127.0.0.1")]
+from tests.support.h2client import H2Client, RawFrames
+from tests.support.servers import answers, free_port, start_serve, wait_for_port, wait_until
 
 
 @dataclass
@@ -64,13 +78,16 @@ def catalog(tmp_path: Path) -> Path:
 
 
 @contextlib.contextmanager
-def serving(catalog: Path, tls: TlsMaterial, tmp_path: Path) -> Iterator[Served]:
+def serving(
+    catalog: Path, tls: TlsMaterial, tmp_path: Path, access_log: bool = False
+) -> Iterator[Served]:
     port = free_port()
     output = tmp_path / "logs" / "gitreg.log"  # not beside registry.yaml, which is watched
     output.parent.mkdir()
+    flags = ("--log-format", "json", "--log-level", "debug")
     with output.open("w") as written:
         process = start_serve(
-            catalog, port, tls, written, ("--log-format", "json", "--log-level", "debug")
+            catalog, port, tls, written, (*flags, "--access-log") if access_log else flags
         )
     try:
         url = f"https://127.0.0.1:{port}/readyz"
@@ -81,77 +98,6 @@ def serving(catalog: Path, tls: TlsMaterial, tmp_path: Path) -> Iterator[Served]
         if process.poll() is None:
             process.kill()
             process.wait(timeout=30)
-
-
-class H2Client:
-    """One HTTP/2 connection over TLS, driven frame by frame with the h2 library."""
-
-    def __init__(self, served: Served) -> None:
-        context = served.context
-        context.set_alpn_protocols(["h2"])
-        raw = socket.create_connection(("127.0.0.1", served.port), timeout=30)
-        self.sock = context.wrap_socket(raw, server_hostname="127.0.0.1")
-        assert self.sock.selected_alpn_protocol() == "h2"
-        self.h2 = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
-        self.h2.initiate_connection()
-        self.sock.sendall(self.h2.data_to_send())
-
-    def send(self) -> None:
-        self.sock.sendall(self.h2.data_to_send())
-
-    def flood(self, resets: int) -> None:
-        """HEADERS then RST_STREAM, `resets` times, as fast as the socket takes them."""
-        try:
-            for count in range(resets):
-                stream = self.h2.get_next_available_stream_id()
-                self.h2.send_headers(stream, [*_REQUEST, (":path", "/healthz")], end_stream=True)
-                self.h2.reset_stream(stream, h2.errors.ErrorCodes.CANCEL)
-                if count % 50 == 49:
-                    self.send()
-            self.send()
-        except OSError:
-            pass  # the server closed while we were still sending: what the test expects
-
-    def get(self, path: str, end_stream: bool = True) -> int:
-        """The status of GET `path` (`end_stream`: whether the request ends with its HEADERS)."""
-        stream = self.h2.get_next_available_stream_id()
-        self.h2.send_headers(stream, [*_REQUEST, (":path", path)], end_stream=end_stream)
-        self.send()
-        status = 0
-        for _ in range(1000):
-            for event in self.receive():
-                if isinstance(event, h2.events.ResponseReceived) and event.stream_id == stream:
-                    status = int(dict(event.headers)[b":status"])
-                if isinstance(event, h2.events.StreamEnded) and event.stream_id == stream:
-                    return status
-        raise AssertionError(f"no answer to {path}")
-
-    def receive(self) -> list[h2.events.Event]:
-        data = self.sock.recv(65536)
-        if not data:
-            raise ConnectionError("closed by the server")
-        events = self.h2.receive_data(data)
-        self.send()
-        return events
-
-    def until_closed(self) -> h2.events.ConnectionTerminated | None:
-        """Read until the server closes the connection; its GOAWAY, if it sent one."""
-        goaway = None
-        for _ in range(100_000):
-            try:
-                data = self.sock.recv(65536)
-            except (ssl.SSLError, ConnectionError):
-                break
-            if not data:
-                break
-            with contextlib.suppress(h2.exceptions.ProtocolError):
-                for event in self.h2.receive_data(data):
-                    if isinstance(event, h2.events.ConnectionTerminated):
-                        goaway = event
-        return goaway
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def close_wait(port: int) -> int:
@@ -211,6 +157,163 @@ def test_resets_under_the_bound_and_data_after_an_answer_keep_the_connection(
         records = served.records()
     assert status == 0
     assert not [r for r in records if r["level"] in ("WARNING", "ERROR") or "exception" in r]
+
+
+def _asked(records: list[dict[str, Any]], path: str) -> int:
+    """How many requests for `path` reached the app (its access lines)."""
+    return sum(r["logger"] == "gitreg.access" and r["path"] == path for r in records)
+
+
+def test_resets_a_client_makes_the_server_send_are_bounded_too(
+    catalog: Path, tls: TlsMaterial, tmp_path: Path
+) -> None:
+    streams = 30 * MAX_RESETS  # 3,000: before, all reached the app, 228 at a time at most
+    with serving(catalog, tls, tmp_path, access_log=True) as served:
+        attacker = RawFrames(H2Client(served))
+        attacker.made_you_reset(streams)
+        goaway = attacker.until_closed()
+        assert goaway is not None
+        assert goaway.error_code == h2.errors.ErrorCodes.ENHANCE_YOUR_CALM
+        assert goaway.additional_data == b"too many stream resets"
+        assert goaway.last_stream_id <= 2 * (MAX_RESETS + 1) + 1
+        attacker.sock.close()
+        wait_until(lambda: close_wait(served.port) == 0, 30, "no connection left in CLOSE-WAIT")
+        other = H2Client(served)  # the server, and other clients, are unharmed
+        assert other.get("/healthz") == 200
+        other.close()
+        status = served.stop()
+        records = served.records()
+    assert status == 0
+    assert not [r for r in records if r["level"] in ("ERROR", "CRITICAL") or "exception" in r]
+    # The requests that reached the app: those the resets under the bound were made on, the
+    # one whose reset was one too many, and the other client's.
+    assert _asked(records, "/healthz") <= MAX_RESETS + 2
+    warnings = [r["message"] for r in records if r["logger"] == "gitreg.connections"]
+    assert warnings == [
+        "closed an HTTP/2 connection from 127.0.0.1: "
+        f"more than {MAX_RESETS} stream resets in a second"
+    ]
+
+
+def test_ordinary_http2_use_is_unaffected(catalog: Path, tls: TlsMaterial, tmp_path: Path) -> None:
+    sequential, concurrent, rounds = 300, 50, 4
+    with serving(catalog, tls, tmp_path, access_log=True) as served:
+        client = H2Client(served)
+        versions = "/v1/modules/infra/vpc/aws/versions"
+        for _ in range(sequential):
+            assert client.get(versions) == 200
+        for _ in range(rounds):  # 50 at once, four times over, as a parallel client does
+            paths = ["/healthz", versions] * (concurrent // 2)
+            assert client.get_all(paths) == [200] * concurrent
+        assert client.get("/healthz") == 200  # the connection is still open
+        client.close()
+        status = served.stop()
+        records = served.records()
+    assert status == 0
+    assert not [r for r in records if r["level"] in ("WARNING", "ERROR") or "exception" in r]
+    assert _asked(records, versions) == sequential + rounds * concurrent // 2
+    assert _asked(records, "/healthz") == rounds * concurrent // 2 + 1
+
+
+@dataclass
+class Hanging:
+    """An ASGI app whose requests work until the test releases them, whatever their clients do
+    meanwhile: slow work (an archive built, an origin read) that a reset does not stop."""
+
+    started: int = 0
+    finished: int = 0  # whose answer was taken: its handler returned
+    released: threading.Event = field(default_factory=threading.Event)
+
+    async def __call__(
+        self, scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable
+    ) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        self.started += 1
+        for _ in range(12_000):  # two minutes at most
+            if self.released.is_set():
+                break
+            await asyncio.sleep(0.01)
+        start: HTTPResponseStartEvent = {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [],
+            "trailers": False,
+        }
+        await send(start)
+        body: HTTPResponseBodyEvent = {
+            "type": "http.response.body",
+            "body": b"done",
+            "more_body": False,
+        }
+        await send(body)
+        self.finished += 1
+
+
+@dataclass
+class InProcess:
+    """Hypercorn as gitreg configures it (its connections hardened), in a thread here."""
+
+    port: int
+    ca: Path
+
+    @property
+    def context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.ca))
+
+
+@contextlib.contextmanager
+def hypercorn_serving(app: Hanging, tls: TlsMaterial) -> Iterator[InProcess]:
+    port = free_port()
+    config = hypercorn_config(Listen("127.0.0.1", port), TlsFiles(tls.certfile, tls.keyfile))
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+    served = serve(app, config, shutdown_trigger=stop.wait)
+    thread = threading.Thread(target=loop.run_until_complete, args=(served,), daemon=True)
+    thread.start()
+    try:
+        wait_for_port(port)
+        yield InProcess(port, tls.ca_cert)
+    finally:
+        app.released.set()
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(timeout=60)
+        loop.close()
+
+
+def test_requests_in_flight_are_bounded_by_the_streams_reset_or_not(
+    tls: TlsMaterial, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = Hanging()
+    reset, kept = 60, 40  # resets under the bound; 100 handlers at work, h2 counts 40 streams
+    with hypercorn_serving(app, tls) as served:
+        attacker = RawFrames(H2Client(served))
+        requests = [attacker.request(data_after_end=True) for _ in range(reset)]
+        requests += [attacker.request(data_after_end=False) for _ in range(kept)]
+        attacker.sock.sendall(b"".join(requests))
+        wait_until(lambda: app.started == reset + kept, 60, "every request at work")
+        attacker.sock.sendall(attacker.request(data_after_end=False))  # one too many
+        goaway = attacker.until_closed()
+        assert goaway is not None
+        assert goaway.error_code == h2.errors.ErrorCodes.ENHANCE_YOUR_CALM
+        assert goaway.additional_data == b"too many requests in flight"
+        assert goaway.last_stream_id == 2 * (reset + kept) - 1  # the last one started
+        assert app.started == reset + kept
+        attacker.sock.close()
+        app.released.set()
+        # Their connection is closed: they answer nobody, and end (they waited until shutdown).
+        wait_until(lambda: app.finished == reset + kept, 60, "every handler ended")
+        other = H2Client(served)  # the server, and other clients, are unharmed
+        assert other.get("/healthz") == 200
+        other.close()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert [r.getMessage() for r in caplog.records if r.name == "gitreg.connections"] == [
+        "closed an HTTP/2 connection from 127.0.0.1: "
+        "more requests in flight than its concurrent streams"
+    ]
 
 
 def _idle(served: Served) -> ssl.SSLSocket:
