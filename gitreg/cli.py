@@ -10,6 +10,7 @@ import logging
 import socket
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from gitreg.mirror.origin import OriginRegistry
 from gitreg.mirror.prefetch import sync
 from gitreg.mirror.readthrough import ReadThrough
 from gitreg.modules.archive_cache import ArchiveCache
+from gitreg.modules.read_summary import summarize
 from gitreg.modules.sync import Registry
 from gitreg.ops.docs_text import print_docs
 from gitreg.ops.listing import print_listing
@@ -161,13 +163,17 @@ def _serve(
         len(registry.snapshot.clones),
         len(catalog.modules),
     )
-    registry.read_clones()  # fetched in the background once serving: see create_app
-    index = registry.snapshot.index
-    log.info(
-        "%d modules, %d versions",
-        len(index),
-        sum(len(e.versions.releases) for e in index.entries()),
+    started, before = time.monotonic(), registry.snapshot.index
+    uncloned = registry.read_clones()  # fetched in the background once serving: see create_app
+    summary = summarize(
+        before,
+        registry.snapshot.index,
+        len(registry.snapshot.clones),
+        0,
+        time.monotonic() - started,
     )
+    cloned = f"; {uncloned} not cloned yet (fetched once serving)" if uncloned else ""
+    log.info("start-up: read the clones: %s%s", summary.totals(), cloned)
     providers = Providers(catalog, registry)
     providers.refresh()
     # What start-up read lives until its repositories change: move it out of the collector's
