@@ -27,6 +27,7 @@ from gitreg.errors import ClientError, ConfigError, OriginError, SourceError, St
 from gitreg.freshness.watching import reread_catalog
 from gitreg.git.clone import BareClone, move_old_clones
 from gitreg.git.location import RepoLocation
+from gitreg.git.shutdown import stop_git_processes
 from gitreg.heap import Freezer
 from gitreg.logs import LOG_FORMATS
 from gitreg.logs import configure as configure_logging
@@ -48,7 +49,6 @@ from gitreg.server import (
     check_tls,
     hypercorn_config,
     serve_until_signalled,
-    stop_child_processes,
 )
 from gitreg.tags import parse_version
 from gitreg.web.app import create_app
@@ -199,7 +199,7 @@ def _serve(
         print(f"gitreg: cannot serve on {listen}: {exc}", file=sys.stderr)
         return 1
     finally:
-        stopped = stop_child_processes()
+        stopped = stop_git_processes()
         if stopped:
             log.info("stopped %d git processes still running", stopped)
     return 0

@@ -104,6 +104,11 @@ class NotReadYet(SourceError):
     its versions are not known yet: a 503 every request for it meets until then."""
 
 
+class FetchStopped(SourceError):
+    """A fetch ended by the server as it stops (its `git` process killed): not the Git
+    server's failure, and nothing to record against the repository."""
+
+
 class StateUnavailable(SourceError):
     """The shared state (state.postgres) cannot be reached or used now. A SourceError: a sync
     that meets it serves what it knew. The message never holds the database URL, its host or

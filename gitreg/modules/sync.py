@@ -23,7 +23,7 @@ from functools import partial
 from dulwich.repo import Repo
 
 from gitreg.catalog.model import Catalog
-from gitreg.errors import NotFound, SourceError, StateUnavailable
+from gitreg.errors import FetchStopped, NotFound, SourceError, StateUnavailable
 from gitreg.git.clone import BareClone, TagRef, move_old_clones
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry
@@ -158,6 +158,9 @@ class Registry:
                 if fetch:
                     clone.fetch(expect)
                 tags, entries, pending = self._scan(snapshot, location, clone)
+            except FetchStopped as exc:  # no failure of the repository's: nothing recorded
+                log.info("%s", exc)
+                return False
             except SourceError as exc:
                 self._count(mechanism, "failed")
                 log.warning("%s; serving the versions known before", exc)
