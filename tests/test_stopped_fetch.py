@@ -44,3 +44,31 @@ def test_a_fetch_ended_by_sigterm_says_the_server_is_shutting_down(tmp_path: Pat
         )
     assert not [ln for ln in lines if " WARNING " in ln and "plain HTTP" not in ln], lines
     assert not [ln for ln in lines if " ERROR " in ln], lines
+
+
+def test_a_poll_ended_by_sigterm_says_so_too(tmp_path: Path) -> None:
+    config = tmp_path / "registry.yaml"
+    log = tmp_path / "serve.log"
+    with SilentListener() as stall, log.open("w") as output:
+        url = f"http://127.0.0.1:{stall.port}/r.git"
+        config.write_text(
+            "cache_dir: cache\nrefresh_interval: 200ms\nfetch_timeout: 10m\nmodules:\n"
+            f"  - {{namespace: a, name: m, system: x, repo: '{url}'}}\n"
+        )
+        process = start_serve(config, free_port(), output=output)
+        try:
+            # The start-up fetch and a poll (`git ls-remote`), both stalled.
+            wait_until(lambda: stall.accepted >= 2, what="the fetch and a poll to connect")
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=60) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=10)
+    lines = log.read_text().splitlines()
+    assert [ln for ln in lines if url in ln and " INFO " in ln and "stopped: the server is" in ln]
+    assert any(
+        f"listing the tags of {url} stopped: the server is shutting down" in ln for ln in lines
+    )
+    assert not [ln for ln in lines if " WARNING " in ln and "plain HTTP" not in ln], lines
+    assert not [ln for ln in lines if " ERROR " in ln], lines

@@ -131,10 +131,14 @@ class BareClone:
                 env=self._environment(),
                 kill_after_timeout=self.timeout,
             )
-        except git.GitCommandError as exc:
-            raise SourceError(f"cannot reach {self.location}: {_stderr(exc)}") from exc
         except (git.GitError, OSError) as exc:
-            raise SourceError(f"cannot reach {self.location}: {exc}") from exc
+            if stopping():
+                stopped = (
+                    f"listing the tags of {self.location} stopped: the server is shutting down"
+                )
+                raise FetchStopped(stopped) from exc
+            why = _stderr(exc) if isinstance(exc, git.GitCommandError) else str(exc)
+            raise SourceError(f"cannot reach {self.location}: {why}") from exc
         refs = {}
         for line in str(out).splitlines():
             sha, _, ref = line.partition("\t")

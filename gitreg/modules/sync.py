@@ -214,6 +214,8 @@ class Registry:
             remote = {
                 ref: sha for ref, sha in clone.remote_tags().items() if not ref.endswith("^{}")
             }
+        except FetchStopped:
+            raise  # no failure of the repository's: nothing recorded
         except SourceError as exc:
             self._count(mechanism, "failed")
             message = str(exc)
