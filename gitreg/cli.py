@@ -10,6 +10,7 @@ import logging
 import socket
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from gitreg.errors import ClientError, ConfigError, OriginError, SourceError, St
 from gitreg.freshness.watching import reread_catalog
 from gitreg.git.clone import BareClone, move_old_clones
 from gitreg.git.location import RepoLocation
+from gitreg.git.shutdown import stop_git_processes
 from gitreg.heap import Freezer
 from gitreg.logs import LOG_FORMATS
 from gitreg.logs import configure as configure_logging
@@ -33,6 +35,7 @@ from gitreg.mirror.origin import OriginRegistry
 from gitreg.mirror.prefetch import sync
 from gitreg.mirror.readthrough import ReadThrough
 from gitreg.modules.archive_cache import ArchiveCache
+from gitreg.modules.read_summary import summarize
 from gitreg.modules.sync import Registry
 from gitreg.ops.docs_text import print_docs
 from gitreg.ops.listing import print_listing
@@ -46,7 +49,6 @@ from gitreg.server import (
     check_tls,
     hypercorn_config,
     serve_until_signalled,
-    stop_child_processes,
 )
 from gitreg.tags import parse_version
 from gitreg.web.app import create_app
@@ -161,13 +163,17 @@ def _serve(
         len(registry.snapshot.clones),
         len(catalog.modules),
     )
-    registry.read_clones()  # fetched in the background once serving: see create_app
-    index = registry.snapshot.index
-    log.info(
-        "%d modules, %d versions",
-        len(index),
-        sum(len(e.versions.releases) for e in index.entries()),
+    started, before = time.monotonic(), registry.snapshot.index
+    uncloned = registry.read_clones()  # fetched in the background once serving: see create_app
+    summary = summarize(
+        before,
+        registry.snapshot.index,
+        len(registry.snapshot.clones),
+        0,
+        time.monotonic() - started,
     )
+    cloned = f"; {uncloned} not cloned yet (fetched once serving)" if uncloned else ""
+    log.info("start-up: read the clones: %s%s", summary.totals(), cloned)
     providers = Providers(catalog, registry)
     providers.refresh()
     # What start-up read lives until its repositories change: move it out of the collector's
@@ -193,7 +199,7 @@ def _serve(
         print(f"gitreg: cannot serve on {listen}: {exc}", file=sys.stderr)
         return 1
     finally:
-        stopped = stop_child_processes()
+        stopped = stop_git_processes()
         if stopped:
             log.info("stopped %d git processes still running", stopped)
     return 0

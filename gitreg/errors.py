@@ -12,7 +12,8 @@ GitregError
 │   │                    signature that is expired, tampered with or for another path)
 │   └── TooManyRequests  a client over a per-address limit (auth.git checks, wrong tokens)
 ├── SourceError          a Git repository could not be fetched or read
-│   └── StateUnavailable the shared state (PostgreSQL) cannot be reached: nothing new is published
+│   ├── StateUnavailable the shared state (PostgreSQL) cannot be reached: nothing new is published
+│   └── NotReadYet       a module's repository was never read: its versions are not known yet
 ├── AuthUnavailable      who the client is cannot be told now: its issuer or Git server is down
 ├── ArchiveError         an archive could not be built from a commit, or kept on disk
 │   └── ArchiveTooLarge  the commit's tree is over a limit of `archives:` in registry.yaml
@@ -96,6 +97,16 @@ class AuthUnavailable(GitregError):
 
 class SourceError(GitregError):
     """A repository could not be fetched or read; the message never holds secrets."""
+
+
+class NotReadYet(SourceError):
+    """A module's repository was never fetched (it is being read, or its Git server is down), so
+    its versions are not known yet: a 503 every request for it meets until then."""
+
+
+class FetchStopped(SourceError):
+    """A fetch ended by the server as it stops (its `git` process killed): not the Git
+    server's failure, and nothing to record against the repository."""
 
 
 class StateUnavailable(SourceError):

@@ -329,27 +329,3 @@ def _about_a_connection(context: dict[str, Any]) -> bool:
 def _address(sock: socket.socket) -> Listen:
     host, port, *_ = sock.getsockname()
     return Listen(host, port)
-
-
-def stop_child_processes() -> int:
-    """After serving stopped: end the `git` processes still running (a fetch from a Git server
-    that never answers would otherwise hold the exit for its whole timeout). Only for the
-    server's own process, whose children are all Git's. Returns how many were asked to stop."""
-    stopped = 0
-    for task in _tasks():
-        try:
-            children = (task / "children").read_text().split()
-        except OSError:
-            continue  # a thread that ended, or a kernel without the children file
-        for pid in children:
-            with contextlib.suppress(ProcessLookupError, ValueError):
-                os.kill(int(pid), signal.SIGTERM)
-                stopped += 1
-    return stopped
-
-
-def _tasks() -> list[Path]:
-    try:
-        return list(Path("/proc/self/task").iterdir())
-    except OSError:
-        return []

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from gitreg.freshness.live import LiveCatalog
 from gitreg.freshness.poller import Poller
 from gitreg.freshness.shared_cache import follow_shared_cache
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.freshness.watching import watch_catalog, watch_repositories
+from gitreg.modules.index import VersionIndex
+from gitreg.modules.read_summary import summarize
 from gitreg.providers.hosted import watch_providers
 
 log = logging.getLogger(__name__)
@@ -66,8 +69,21 @@ class BackgroundWork:
         several workers, the first alone: the others read what it fetched."""
         if not self.fetcher:
             return
-        for location in self.live.registry.snapshot.clones:
-            self.syncs.request(location, "startup")
+        registry = self.live.registry
+        before, started = registry.snapshot.index, time.monotonic()
+        syncs = [self.syncs.request(location, "startup") for location in registry.snapshot.clones]
+        self._tasks.append(asyncio.create_task(self._fetched(syncs, before, started)))
+
+    async def _fetched(
+        self, syncs: list[asyncio.Future[bool]], before: VersionIndex, started: float
+    ) -> None:
+        """Once the start-up fetch is over: what it read, in one line (each module at DEBUG)."""
+        if syncs:
+            await asyncio.wait(syncs)  # not gather: a stop cancels this task, not the syncs
+        failed = sum(1 for s in syncs if s.cancelled() or s.exception() or not s.result())
+        after = self.live.registry.snapshot.index
+        seconds = time.monotonic() - started
+        log.info("start-up fetch: %s", summarize(before, after, len(syncs), failed, seconds))
 
     async def stop(self) -> None:
         """Cancel the pollers and watchers and refuse new syncs; fetches under way are left to

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
-from gitreg.errors import SourceError
+from gitreg.errors import FetchStopped, SourceError
 from gitreg.git.location import RepoLocation
 from gitreg.modules.sync import Registry
 
@@ -66,6 +66,9 @@ class Poller:
             failed = self.failures.pop(location, 0)
             if failed:
                 log.info("%s: reachable again, after %d failed polls", location, failed)
+        except FetchStopped as exc:  # the server is stopping: no outage, and no next poll
+            log.info("%s", exc)
+            return
         except SourceError as exc:
             self.failures[location] = self.failures.get(location, 0) + 1
             if self.failures[location] == 1:  # once per outage; each poll is in /metrics

@@ -85,15 +85,10 @@ async def reload_catalog(
         log.error("%s\nstill serving the previous catalog", exc)
         return False
     catalog = _keep_what_needs_a_restart(registry.snapshot.catalog, catalog)
-    await asyncio.to_thread(registry.apply_catalog, catalog)
+    summary = await asyncio.to_thread(registry.apply_catalog, catalog)
     if follow is not None and not await follow(catalog):
         return False
-    log.info(
-        "catalog reloaded: %d modules in %d repositories, %d providers",
-        len(catalog.modules),
-        len(registry.snapshot.clones),
-        len(catalog.providers),
-    )
+    log.info("catalog reloaded: %s; %d providers", summary, len(catalog.providers))
     return True
 
 

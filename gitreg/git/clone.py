@@ -27,9 +27,10 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gitreg.catalog.model import Credential
-from gitreg.errors import SourceError
+from gitreg.errors import FetchStopped, SourceError
 from gitreg.git.fetch_turns import FetchTurns
 from gitreg.git.location import RepoLocation, redact
+from gitreg.git.shutdown import stopping
 
 log = logging.getLogger(__name__)
 
@@ -94,10 +95,12 @@ class BareClone:
                     env=self._environment(),
                     kill_after_timeout=self.timeout,
                 )
-            except git.GitCommandError as exc:
-                raise SourceError(f"fetch from {self.location} failed: {_stderr(exc)}") from exc
             except (git.GitError, OSError) as exc:
-                raise SourceError(f"fetch from {self.location} failed: {exc}") from exc
+                if stopping():
+                    stopped = f"fetch of {self.location} stopped: the server is shutting down"
+                    raise FetchStopped(stopped) from exc
+                why = _stderr(exc) if isinstance(exc, git.GitCommandError) else str(exc)
+                raise SourceError(f"fetch from {self.location} failed: {why}") from exc
             self._pack_refs(repo)
             turn.completed()
             return True
@@ -128,10 +131,14 @@ class BareClone:
                 env=self._environment(),
                 kill_after_timeout=self.timeout,
             )
-        except git.GitCommandError as exc:
-            raise SourceError(f"cannot reach {self.location}: {_stderr(exc)}") from exc
         except (git.GitError, OSError) as exc:
-            raise SourceError(f"cannot reach {self.location}: {exc}") from exc
+            if stopping():
+                stopped = (
+                    f"listing the tags of {self.location} stopped: the server is shutting down"
+                )
+                raise FetchStopped(stopped) from exc
+            why = _stderr(exc) if isinstance(exc, git.GitCommandError) else str(exc)
+            raise SourceError(f"cannot reach {self.location}: {why}") from exc
         refs = {}
         for line in str(out).splitlines():
             sha, _, ref = line.partition("\t")

@@ -23,10 +23,11 @@ from functools import partial
 from dulwich.repo import Repo
 
 from gitreg.catalog.model import Catalog
-from gitreg.errors import NotFound, SourceError, StateUnavailable
+from gitreg.errors import FetchStopped, NotFound, SourceError, StateUnavailable
 from gitreg.git.clone import BareClone, TagRef, move_old_clones
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry
+from gitreg.modules.read_summary import ReadSummary, summarize
 from gitreg.modules.resolve import ModuleVersions, resolve_versions
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.status import Mechanism, RepoStatus, StatusBoard, StatusStore
@@ -38,6 +39,8 @@ log = logging.getLogger(__name__)
 
 _FETCH_CONCURRENCY = 8
 ON_DEMAND_EVERY = 10.0  # seconds between refreshes one repository's cache misses may cause
+# What a start or a reload reads is said in one summary line; each module's detail at DEBUG.
+_SUMMED_UP: frozenset[Mechanism] = frozenset({"startup", "reload"})
 
 
 class Registry:
@@ -80,33 +83,39 @@ class Registry:
             return None
         return status.last_error or "it has not been fetched yet"
 
-    def apply_catalog(self, catalog: Catalog) -> None:
-        """Serve a new catalog: new repositories are fetched, the others re-read, not fetched."""
+    def apply_catalog(self, catalog: Catalog) -> ReadSummary:
+        """Serve a new catalog: new repositories are fetched, the others re-read, not fetched;
+        returns what changed."""
+        started = time.monotonic()
         with self._swap_lock:
             before = self.snapshot
             snapshot = RegistrySnapshot.serving(catalog, before, self.shared.ledger)
             self.status.track((loc, clone.name) for loc, clone in snapshot.clones.items())
             self.snapshot = snapshot
         self._swapped()
-        self.refresh(fetch=lambda loc: loc not in before.clones, mechanism="reload")
+        failed = self.refresh(fetch=lambda loc: loc not in before.clones, mechanism="reload")
+        after = self.snapshot
+        seconds = time.monotonic() - started
+        return summarize(before.index, after.index, len(after.clones), failed, seconds)
 
     def refresh(
         self, fetch: bool | Callable[[RepoLocation], bool] = True, mechanism: Mechanism = "startup"
-    ) -> None:
-        """Sync every repository, several at a time. `fetch` may be a predicate on locations."""
+    ) -> int:
+        """Sync every repository, several at a time; returns how many failed. `fetch` may be a
+        predicate on locations."""
 
-        def one(location: RepoLocation) -> None:
+        def one(location: RepoLocation) -> bool:
             wanted = fetch(location) if callable(fetch) else fetch
-            self.sync_repo(location, mechanism, fetch=wanted)
+            return self.sync_repo(location, mechanism, fetch=wanted)
 
-        self._each(one)
+        return self._each(one).count(False)
 
-    def read_clones(self) -> None:
+    def read_clones(self) -> int:
         """Serve what every clone already holds, fetching nothing (start-up: a hung Git server
         must not delay serving what is on disk). A repository with no clone yet is listed with
-        no versions, and answers 503 until its first fetch."""
+        no versions, and answers 503 until its first fetch. Returns how many have no clone yet."""
 
-        def one(location: RepoLocation) -> None:
+        def one(location: RepoLocation) -> bool:
             with self._sync_lock(location):
                 snapshot = self.snapshot
                 clone = snapshot.clones[location]
@@ -114,15 +123,16 @@ class Registry:
                 if clone.exists():
                     _log_changes([], entries, "startup")
                 self._swap(location, tags, entries)
+                return clone.exists()
 
-        self._each(one)
+        return self._each(one).count(False)
 
-    def _each(self, work: Callable[[RepoLocation], None]) -> None:
-        """`work` on every repository, several at a time."""
+    def _each(self, work: Callable[[RepoLocation], bool]) -> list[bool]:
+        """`work` on every repository, several at a time; what each returned."""
         locations = list(self.snapshot.clones)
         workers = max(1, min(_FETCH_CONCURRENCY, len(locations)))
         with ThreadPoolExecutor(workers, thread_name_prefix="gitreg-sync") as pool:
-            list(pool.map(work, locations))
+            return list(pool.map(work, locations))
 
     def sync_repo(
         self,
@@ -148,6 +158,9 @@ class Registry:
                 if fetch:
                     clone.fetch(expect)
                 tags, entries, pending = self._scan(snapshot, location, clone)
+            except FetchStopped as exc:  # no failure of the repository's: nothing recorded
+                log.info("%s", exc)
+                return False
             except SourceError as exc:
                 self._count(mechanism, "failed")
                 log.warning("%s; serving the versions known before", exc)
@@ -201,6 +214,8 @@ class Registry:
             remote = {
                 ref: sha for ref, sha in clone.remote_tags().items() if not ref.endswith("^{}")
             }
+        except FetchStopped:
+            raise  # no failure of the repository's: nothing recorded
         except SourceError as exc:
             self._count(mechanism, "failed")
             message = str(exc)
@@ -383,17 +398,27 @@ def _summary(entries: list[ModuleEntry]) -> dict[tuple[str, str, str], object]:
 def _log_changes(
     previous: list[ModuleEntry], current: list[ModuleEntry], mechanism: Mechanism
 ) -> None:
-    """New versions, newly ignored tags and new tag changes, each once."""
+    """New versions, newly ignored tags and new tag changes, each once: at DEBUG for a start or
+    a reload, which say what they read in a summary line (read_summary.py)."""
+    level = logging.DEBUG if mechanism in _SUMMED_UP else logging.INFO
     before = {e.spec.address.key: e for e in previous}
     for entry in current:
         old = before.get(entry.spec.address.key)
         releases = entry.versions.releases
         if old is None:  # the first read: one line per module, not one per version
             newest = f", newest {releases[0].version}" if releases else ""
-            log.info("%s: %d versions%s (%s)", entry.spec.address, len(releases), newest, mechanism)
+            log.log(
+                level,
+                "%s: %d versions%s (%s)",
+                entry.spec.address,
+                len(releases),
+                newest,
+                mechanism,
+            )
         else:
             for release in sorted(set(releases) - set(old.versions.releases), key=lambda r: r.tag):
-                log.info(
+                log.log(
+                    level,
                     "%s: new version %s (tag %s, commit %s; %s)",
                     entry.spec.address,
                     release.version,
@@ -404,7 +429,13 @@ def _log_changes(
         old_ignored = set(old.versions.ignored) if old else set()
         for ignored in entry.versions.ignored:
             if ignored not in old_ignored:
-                log.info("%s: ignoring tag %s: %s", entry.spec.address, ignored.tag, ignored.reason)
+                log.log(
+                    level,
+                    "%s: ignoring tag %s: %s",
+                    entry.spec.address,
+                    ignored.tag,
+                    ignored.reason,
+                )
         old_changes = set(old.changes) if old else set()
         for change in entry.changes:
             if change not in old_changes:

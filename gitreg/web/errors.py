@@ -16,6 +16,7 @@ from gitreg.errors import (
     ClientError,
     Forbidden,
     NotFound,
+    NotReadYet,
     OriginBusy,
     OriginError,
     SourceError,
@@ -23,8 +24,11 @@ from gitreg.errors import (
     Unauthorized,
 )
 from gitreg.mirror.origin_work import RETRY_BUSY
+from gitreg.repeated_causes import RepeatedCauses
 
 log = logging.getLogger(__name__)
+# A 503 repeats for every client until its cause goes: one line a minute for each, with a count.
+unavailable = RepeatedCauses(log)
 
 
 def error_response(
@@ -71,8 +75,11 @@ async def http_error(request: Request, exc: Exception) -> Response:
 
 
 async def upstream_error(request: Request, exc: Exception) -> Response:
-    # The client asked for something real that we cannot produce right now: not its fault.
-    log.error("%s %s: %s", request.method, request.url.path, exc)
+    # The client asked for something real that we cannot produce right now: not its fault. A
+    # repository not read yet is the registry starting (or its Git server down, said by the
+    # fetch), not a fault of this request.
+    level = logging.WARNING if isinstance(exc, NotReadYet) else logging.ERROR
+    unavailable.log(level, str(exc), "%s %s: %s", request.method, request.url.path, exc)
     return error_response(503, f"temporarily unavailable: {exc}", {"Retry-After": "10"})
 
 

@@ -10,7 +10,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 
 from gitreg.address import ModuleAddress
 from gitreg.auth.principal import Principal
-from gitreg.errors import ClientError, NotFound, SourceError
+from gitreg.errors import ClientError, NotFound, NotReadYet
 from gitreg.modules.downloads import archive_key
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
@@ -144,7 +144,7 @@ def versions_known(request: Request, snapshot: RegistrySnapshot, entry: ModuleEn
         return
     reason = state_of(request).registry.unknown_versions(snapshot, entry.spec.repo)
     if reason is not None:
-        raise SourceError(
+        raise NotReadYet(
             f"{entry.spec.address}: its repository was never fetched, so its versions are"
             f" unknown: {reason}"
         )

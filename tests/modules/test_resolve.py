@@ -177,7 +177,8 @@ def test_corrupt_mirror_affects_only_its_repository(
 def test_changes_are_logged_once(
     tmp_path: Path, write_catalog: WriteCatalog, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="gitreg.modules.sync")
+    # A start says each module's detail at DEBUG (its summary line is the caller's).
+    caplog.set_level(logging.DEBUG, logger="gitreg.modules.sync")
     repo = GitRepo(tmp_path / "logged")
     repo.release("v1.0.0", module_files("1.0.0"))
     repo.tag("1.0.0")
@@ -189,9 +190,11 @@ def test_changes_are_logged_once(
         "a/logged/x: ignoring tag 1.0.0: same version 1.0.0 as tag v1.0.0, which wins"
         in caplog.text
     )
+    assert {r.levelno for r in caplog.records} == {logging.DEBUG}
     caplog.clear()
     repo.release("v1.1.0", module_files("1.1.0"))
-    registry.refresh()
+    registry.refresh(mechanism="poll")
     assert caplog.messages == [
-        f"a/logged/x: new version 1.1.0 (tag v1.1.0, commit {git(repo.path, 'rev-parse', 'HEAD')[:12]}; startup)"
+        f"a/logged/x: new version 1.1.0 (tag v1.1.0, commit {git(repo.path, 'rev-parse', 'HEAD')[:12]}; poll)"
     ]
+    assert [r.levelno for r in caplog.records] == [logging.INFO]  # a change while serving

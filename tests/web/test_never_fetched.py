@@ -5,6 +5,7 @@ daemon on 127.0.0.1, the real app over HTTP."""
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,8 @@ import pytest
 
 from gitreg.catalog.load import load_catalog
 from gitreg.modules.sync import Registry
+from gitreg.repeated_causes import RepeatedCauses
+from gitreg.web import errors
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer, bare_clone, free_port, git_daemon, wait_until
 
@@ -46,6 +49,40 @@ def test_a_repository_never_fetched_answers_503(
         assert report["state"] == "never fetched" and report["last_error"]
         assert report["last_success"] is None and TOKEN not in str(report)
         assert client.get("/v1/modules/a/other/x/versions").status_code == 404
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_300_requests_for_a_repository_never_fetched_make_two_warnings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not an ERROR a request: one WARNING, then one with the count once the minute is over."""
+    clock = Clock()
+    monkeypatch.setattr(errors, "unavailable", RepeatedCauses(errors.log, clock=clock))
+    caplog.set_level(logging.INFO)
+    path = tmp_path / "registry.yaml"
+    path.write_text(
+        "cache_dir: cache\nrefresh_interval: 1h\nfresh_reads: 0\nmodules:\n"
+        f"  - {{namespace: a, name: m, system: x, repo: 'http://127.0.0.1:{free_port()}/r.git'}}\n"
+    )
+    server = RegistryServer(load_catalog(path))
+    caplog.clear()
+    with server, httpx.Client(base_url=server.url) as client:
+        for _ in range(299):
+            assert client.get("/v1/modules/a/m/x/versions").status_code == 503
+        clock.now += 60
+        assert client.get("/v1/modules/a/m/x/versions").status_code == 503
+    said = [r for r in caplog.records if r.name == errors.log.name]
+    assert [r.levelno for r in said] == [logging.WARNING] * 2
+    assert "a/m/x: its repository was never fetched" in said[0].getMessage()
+    assert said[1].getMessage().endswith("(and 298 more requests in the last 60 s)")
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
 def test_a_repository_read_with_no_matching_tag_answers_200(tmp_path: Path) -> None:
