@@ -124,6 +124,7 @@ class Reader:
         self.base = base
         self.secrets = frozenset(secrets)
         self.problems: list[ConfigProblem] = []
+        self._parsed: dict[tuple[Callable[[str], Any], str], Any] = {}
 
     def problem(self, path: str, line: int | None, reason: str) -> None:
         self.problems.append(ConfigProblem(path or "(document)", line, reason))
@@ -222,15 +223,39 @@ class Reader:
             return options[0]
         return value
 
-    def parsed(self, m: Mapping, key: str, path: str, parse: Callable[[str], Any]) -> Any:
+    def parsed(
+        self,
+        m: Mapping,
+        key: str,
+        path: str,
+        parse: Callable[[str], Any],
+        repeats: bool = False,
+    ) -> Any:
+        """`parse` of the text at `key`, or None after a problem. With `repeats`, each text is
+        parsed once per read (`parse` must then be the same object at every call)."""
         text = self.string(m, key, path)
         if text is None:
             return None
         try:
-            return parse(text)
+            return self.once(parse, text) if repeats else parse(text)
         except ValueError as exc:
             self.problem(join(path, key), m.key_lines[key], str(exc))
             return None
+
+    def once(self, parse: Callable[[str], Any], text: str) -> Any:
+        """`parse(text)`, from what this read already parsed when it can: what a catalog of
+        monorepos repeats (a repository's URL, a tag template) is parsed, and its folder looked
+        up on disk, once per read rather than once per module. Raises what `parse` raised."""
+        memo = (parse, text)
+        if memo not in self._parsed:
+            try:
+                self._parsed[memo] = parse(text)
+            except ValueError as exc:
+                self._parsed[memo] = exc
+        found = self._parsed[memo]
+        if isinstance(found, ValueError):
+            raise ValueError(*found.args)
+        return found
 
     def duration(
         self, m: Mapping, key: str, path: str, default: float, zero_is_off: bool = False
