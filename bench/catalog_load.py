@@ -47,20 +47,28 @@ def _timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def _rounds(path: Path, rounds: int) -> tuple[float, float | None, float]:
-    """Medians of `yaml.safe_load`, of PyYAML's C parse (None without libyaml), and of
-    `load_catalog`, measured in alternation."""
+def _rounds(path: Path, rounds: int) -> list[float | None]:
+    """Medians of `yaml.safe_load`, of PyYAML's C parse (None without libyaml), of `load_catalog`
+    and of `load_catalog` with the pure-Python parser, measured in alternation."""
     text = path.read_text()
-    bare: list[float] = []
-    c_parse: list[float] = []
-    loads: list[float] = []
+    actions: list[Callable[[], object] | None] = [
+        lambda: yaml.safe_load(text),
+        (lambda: yaml.load(text, Loader=yaml.CSafeLoader)) if yaml.__with_libyaml__ else None,
+        lambda: load_catalog(path),
+        lambda: load_catalog(path, libyaml=False),
+    ]
+    times: list[list[float]] = [[] for _ in actions]
     for _ in range(rounds):
-        bare.append(_timed(lambda: yaml.safe_load(text)))
-        if yaml.__with_libyaml__:
-            c_parse.append(_timed(lambda: yaml.load(text, Loader=yaml.CSafeLoader)))
-        loads.append(_timed(lambda: load_catalog(path)))
-    c = statistics.median(c_parse) if c_parse else None
-    return statistics.median(bare), c, statistics.median(loads)
+        for action, measured in zip(actions, times, strict=True):
+            if action is not None:
+                measured.append(_timed(action))
+    return [statistics.median(t) if t else None for t in times]
+
+
+def _cell(seconds: float | None, base: float, width: int) -> str:
+    if seconds is None:
+        return f"{'-':>{width}}"
+    return f"{f'{seconds * 1000:.0f} ({seconds / base:.2f}x)':>{width}}"
 
 
 def main() -> None:
@@ -68,17 +76,17 @@ def main() -> None:
     parser.add_argument("--modules", type=int, nargs="+", default=[2000, 10000])
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    print(f"libyaml: {yaml.__with_libyaml__}; median of {args.rounds} rounds")
-    print(
-        f"{'modules':>8} {'safe_load ms':>13} {'C parse ms':>11} {'load_catalog ms':>16} {'x safe_load':>12}"
-    )
+    print(f"libyaml: {yaml.__with_libyaml__}; ms (x safe_load), median of {args.rounds} rounds")
+    names = ("safe_load", "C parse", "load_catalog", "load_catalog, pure")
+    print(f"{'modules':>8}" + "".join(f"{name:>20}" for name in names))
     with tempfile.TemporaryDirectory() as tmp:
         for count in args.modules:
             path = write_catalog(Path(tmp) / f"registry-{count}.yaml", count)
             assert len(load_catalog(path).modules) == count
-            base, c_parse, load = _rounds(path, args.rounds)
-            c = f"{c_parse * 1000:>11.0f}" if c_parse is not None else f"{'-':>11}"
-            print(f"{count:>8} {base * 1000:>13.0f} {c} {load * 1000:>16.0f} {load / base:>12.2f}")
+            medians = _rounds(path, args.rounds)
+            base = medians[0]
+            assert base is not None
+            print(f"{count:>8}" + "".join(_cell(m, base, 20) for m in medians))
 
 
 if __name__ == "__main__":
