@@ -14,7 +14,7 @@ import yaml
 
 from gitreg.address import ModuleAddress
 from gitreg.auth.own_origin import parse_public_url
-from gitreg.catalog import yamldoc
+from gitreg.catalog import yamldoc, yamltree
 from gitreg.catalog.archive_scopes import ArchiveScopes
 from gitreg.catalog.auth import AuthSection
 from gitreg.catalog.http import HttpSection
@@ -43,7 +43,7 @@ _HOSTNAME = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::\d{1,5})?")
 
 
 def load_catalog(
-    path: Path, secrets: Collection[SecretUse] = SECRET_USES, *, libyaml: bool = yamldoc.LIBYAML
+    path: Path, secrets: Collection[SecretUse] = SECRET_USES, *, libyaml: bool = yamltree.LIBYAML
 ) -> Catalog:
     """Read and validate registry.yaml; raise ConfigError listing every problem. The secrets
     named in it are checked (set, readable) for the uses in `secrets` only: what the command
@@ -57,7 +57,7 @@ def load_catalog(
             source, [ConfigProblem("(file)", None, exc.strerror or str(exc))]
         ) from exc
     try:
-        document = yamldoc.load(text, libyaml)
+        document = yamltree.load(text, libyaml)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else None

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 import yaml
 
-from gitreg.catalog import yamldoc
+from gitreg.catalog import yamldoc, yamltree
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
 from gitreg.errors import ConfigError, ConfigProblem
 
 needs_libyaml = pytest.mark.skipif(
-    not yamldoc.LIBYAML, reason="PyYAML is built without libyaml: only its pure parser runs"
+    not yamltree.LIBYAML, reason="PyYAML is built without libyaml: only its pure parser runs"
 )
 
 MODULE = """\
@@ -127,7 +127,7 @@ def test_a_good_catalog_reads_the_same(tmp_path: Path, text: str) -> None:
     pure, fast = _load(tmp_path, text, False), _load(tmp_path, text, True)
     assert isinstance(pure, Catalog), pure
     assert fast == pure
-    document, expected = yamldoc.load(text, libyaml=True), yamldoc.load(text, libyaml=False)
+    document, expected = yamltree.load(text, libyaml=True), yamltree.load(text, libyaml=False)
     assert document == expected
     assert _lines(document) == _lines(expected)
 
@@ -142,7 +142,7 @@ def test_a_broken_catalog_is_refused_the_same(tmp_path: Path, text: str) -> None
 
 def test_a_refusal_keeps_the_pure_parsers_words(tmp_path: Path) -> None:
     # libyaml says "found character that cannot start any token", without the character.
-    problems = _load(tmp_path, BROKEN["a tab for indentation"], yamldoc.LIBYAML)
+    problems = _load(tmp_path, BROKEN["a tab for indentation"], yamltree.LIBYAML)
     assert problems == [
         ConfigProblem(
             "(document)",
@@ -154,7 +154,7 @@ def test_a_refusal_keeps_the_pure_parsers_words(tmp_path: Path) -> None:
 
 def _parse(text: str) -> None:
     with contextlib.suppress(yaml.YAMLError):
-        yamldoc.load(text)
+        yamltree.load(text)
 
 
 @pytest.mark.parametrize("text", ["modules: []\n", "modules: [\n"], ids=["good", "broken"])
