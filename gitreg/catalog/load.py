@@ -51,11 +51,17 @@ def load_catalog(
     and the same problems as without, faster)."""
     source = str(path)
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as exc:
         raise ConfigError(
             source, [ConfigProblem("(file)", None, exc.strerror or str(exc))]
         ) from exc
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as exc:
+        where = data.count(b"\n", 0, exc.start) + 1
+        reason = f"not UTF-8 text (byte 0x{data[exc.start]:02x})"
+        raise ConfigError(source, [ConfigProblem("(document)", where, reason)]) from exc
     try:
         document = yamltree.load(text, libyaml)
     except yaml.YAMLError as exc:
