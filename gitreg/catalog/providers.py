@@ -20,11 +20,19 @@ _MIRROR_KEYS = (
 )
 
 
+_DEFAULT_TEMPLATES = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
+
+
 class ProviderSections(yamldoc.Reader):
+    def repo_location(self, text: str) -> RepoLocation:
+        """A provider's or module's `repo` (the catalog reader inherits this): one object, so
+        that `parsed(..., repeats=True)` parses each repository's text once."""
+        return RepoLocation.parse(text, self.base)
+
     # Tag templates: a provider's `tags`, and a module's (the catalog reader inherits this).
     def templates(self, m: yamldoc.Mapping, path: str) -> tuple[TagTemplate, ...]:
         value = m.get("tags")
-        default = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
+        default = _DEFAULT_TEMPLATES
         if "tags" not in m or self.no_value(m, "tags", path):
             return default
         texts = [value] if isinstance(value, str) else value
@@ -38,7 +46,7 @@ class ProviderSections(yamldoc.Reader):
         result = []
         for text in texts:
             try:
-                result.append(TagTemplate.parse(text))
+                result.append(self.once(TagTemplate.parse, text))
             except ValueError as exc:
                 self.problem(yamldoc.join(path, "tags"), m.key_lines["tags"], str(exc))
         return tuple(result) or default
@@ -69,7 +77,7 @@ class ProviderSections(yamldoc.Reader):
                     m.key_lines["artifacts"],
                     f"{folder!r} is not a folder ({artifacts})",
                 )
-            repo = self.parsed(m, "repo", path, lambda text: RepoLocation.parse(text, self.base))
+            repo = self.parsed(m, "repo", path, self.repo_location, repeats=True)
             templates = self.templates(m, path)
             if not (namespace and kind and artifacts) or self.problems_at(path):
                 self.left_out(path, line)

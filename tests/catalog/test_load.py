@@ -351,3 +351,13 @@ def test_archive_limits_take_sizes_with_units(tmp_path: Path, written: str, size
 )
 def test_fresh_reads(write_catalog: WriteCatalog, text: str, seconds: float) -> None:
     assert write_catalog(f"modules: []\nmirror: {{}}\n{text}").fresh_reads == seconds
+
+
+def test_a_catalog_that_is_not_utf8_is_refused_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "registry.yaml"
+    path.write_bytes(b"modules: []\nhostname: caf\xe9.example.com\n")
+    with pytest.raises(ConfigError) as caught:
+        load_catalog(path)
+    assert [str(p) for p in caught.value.problems] == [
+        "(document) (line 2): not UTF-8 text (byte 0xe9)"
+    ]
