@@ -30,6 +30,7 @@ from gitreg.catalog.model import Credential
 from gitreg.errors import SourceError
 from gitreg.git.fetch_turns import FetchTurns
 from gitreg.git.location import RepoLocation, redact
+from gitreg.git.tag_refs import GitFailed, LocalTags, RemoteListing, list_remote
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,7 @@ class BareClone:
         # of the refs they came from, and per folder the commits known to hold it.
         self._peeled: tuple[bytes, tuple[TagRef, ...]] | None = None
         self._folders: dict[str, set[str]] = {}
+        self._local = LocalTags(self.path)
 
     def __repr__(self) -> str:
         return f"BareClone({self.location})"
@@ -108,6 +110,16 @@ class BareClone:
         except SourceError:
             return False
 
+    def holds(self, listing: RemoteListing) -> bool:
+        """Whether the clone's tags are exactly the listed ones: a poll's question, answered
+        without opening the clone when neither side changed since the last match."""
+        if not self.exists():
+            return False
+        try:
+            return self._local.matches(listing)
+        except (OSError, ValueError):
+            return self.local_tags() == listing.tags()
+
     def _pack_refs(self, repo: git.Repo) -> None:
         """Move the loose refs a fetch (or `keep`) wrote into packed-refs: a repository with
         hundreds of tags is otherwise read one small file per tag at every scan and poll (most
@@ -121,22 +133,14 @@ class BareClone:
 
     def remote_tags(self) -> dict[str, str]:
         """The remote's tags and what they point at, without fetching (`git ls-remote`)."""
+        return self.list_remote().tags(peeled=True)
+
+    def list_remote(self) -> RemoteListing:
+        """`git ls-remote --tags`, as printed; SourceError when the remote cannot be reached."""
         try:
-            out = git.cmd.Git().ls_remote(
-                "--tags",
-                self.location.url,
-                env=self._environment(),
-                kill_after_timeout=self.timeout,
-            )
-        except git.GitCommandError as exc:
-            raise SourceError(f"cannot reach {self.location}: {_stderr(exc)}") from exc
-        except (git.GitError, OSError) as exc:
+            return list_remote(self.location.url, self._environment(), self.timeout)
+        except GitFailed as exc:
             raise SourceError(f"cannot reach {self.location}: {exc}") from exc
-        refs = {}
-        for line in str(out).splitlines():
-            sha, _, ref = line.partition("\t")
-            refs[ref] = sha
-        return refs
 
     def tags(self) -> list[TagRef]:
         """Every tag in the clone, peeled to what it finally points at."""
@@ -164,12 +168,17 @@ class BareClone:
 
     def local_tags(self) -> dict[str, str]:
         """The clone's tag refs as ls-remote names them (refs/tags/NAME → object id)."""
-        with self.open() as repo:
-            tags = repo.refs.as_dict(Ref(b"refs/tags"))
-            return {
-                f"refs/tags/{name.decode('utf-8', 'replace')}": sha.decode()
-                for name, sha in tags.items()
-            }
+        if not self.exists():
+            raise SourceError(f"no clone of {self.location} yet")
+        try:
+            return self._local.read()
+        except (OSError, ValueError):  # a symbolic tag ref, say: dulwich knows them all
+            with self.open() as repo:
+                tags = repo.refs.as_dict(Ref(b"refs/tags"))
+                return {
+                    f"refs/tags/{name.decode('utf-8', 'replace')}": sha.decode()
+                    for name, sha in tags.items()
+                }
 
     def has_folder(self, repo: Repo, commit: str, *, folder: str) -> bool:
         held = self._folders.setdefault(folder, set())
