@@ -20,6 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import gitreg
 from bench.harness import git_daemon
 from bench.scale import Shape, _catalog, _daemon_port, _generate, _warm
 from gitreg.catalog.load import load_catalog
@@ -52,6 +53,7 @@ def main() -> None:
     workdir = args.workdir.resolve() / shape.name
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"{shape.repos} repositories of {shape.modules * shape.versions} tags; {workdir}")
+    print(f"gitreg from {Path(gitreg.__file__).parent}")
     made = _generate(workdir / "served", shape)
     if made is not None:
         print(f"generated the repositories: {made:.1f} s")
