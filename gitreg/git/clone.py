@@ -31,6 +31,7 @@ from gitreg.errors import FetchStopped, SourceError
 from gitreg.git.fetch_turns import FetchTurns
 from gitreg.git.location import RepoLocation, redact
 from gitreg.git.shutdown import stopping
+from gitreg.git.tag_refs import GitFailed, LocalTags, RemoteListing, list_remote
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,7 @@ class BareClone:
         # of the refs they came from, and per folder the commits known to hold it.
         self._peeled: tuple[bytes, tuple[TagRef, ...]] | None = None
         self._folders: dict[str, set[str]] = {}
+        self._local = LocalTags(self.path)
 
     def __repr__(self) -> str:
         return f"BareClone({self.location})"
@@ -111,6 +113,16 @@ class BareClone:
         except SourceError:
             return False
 
+    def holds(self, listing: RemoteListing) -> bool:
+        """Whether the clone's tags are exactly the listed ones: a poll's question, answered
+        without opening the clone when neither side changed since the last match."""
+        if not self.exists():
+            return False
+        try:
+            return self._local.matches(listing)
+        except (OSError, ValueError):
+            return self.local_tags() == listing.tags()
+
     def _pack_refs(self, repo: git.Repo) -> None:
         """Move the loose refs a fetch (or `keep`) wrote into packed-refs: a repository with
         hundreds of tags is otherwise read one small file per tag at every scan and poll (most
@@ -124,26 +136,19 @@ class BareClone:
 
     def remote_tags(self) -> dict[str, str]:
         """The remote's tags and what they point at, without fetching (`git ls-remote`)."""
+        return self.list_remote().tags(peeled=True)
+
+    def list_remote(self) -> RemoteListing:
+        """`git ls-remote --tags`, as printed; SourceError when the remote cannot be reached."""
         try:
-            out = git.cmd.Git().ls_remote(
-                "--tags",
-                self.location.url,
-                env=self._environment(),
-                kill_after_timeout=self.timeout,
-            )
-        except (git.GitError, OSError) as exc:
+            return list_remote(self.location.url, self._environment(), self.timeout)
+        except GitFailed as exc:
             if stopping():
                 stopped = (
                     f"listing the tags of {self.location} stopped: the server is shutting down"
                 )
                 raise FetchStopped(stopped) from exc
-            why = _stderr(exc) if isinstance(exc, git.GitCommandError) else str(exc)
-            raise SourceError(f"cannot reach {self.location}: {why}") from exc
-        refs = {}
-        for line in str(out).splitlines():
-            sha, _, ref = line.partition("\t")
-            refs[ref] = sha
-        return refs
+            raise SourceError(f"cannot reach {self.location}: {exc}") from exc
 
     def tags(self) -> list[TagRef]:
         """Every tag in the clone, peeled to what it finally points at."""
@@ -171,12 +176,17 @@ class BareClone:
 
     def local_tags(self) -> dict[str, str]:
         """The clone's tag refs as ls-remote names them (refs/tags/NAME → object id)."""
-        with self.open() as repo:
-            tags = repo.refs.as_dict(Ref(b"refs/tags"))
-            return {
-                f"refs/tags/{name.decode('utf-8', 'replace')}": sha.decode()
-                for name, sha in tags.items()
-            }
+        if not self.exists():
+            raise SourceError(f"no clone of {self.location} yet")
+        try:
+            return self._local.read()
+        except (OSError, ValueError):  # a symbolic tag ref, say: dulwich knows them all
+            with self.open() as repo:
+                tags = repo.refs.as_dict(Ref(b"refs/tags"))
+                return {
+                    f"refs/tags/{name.decode('utf-8', 'replace')}": sha.decode()
+                    for name, sha in tags.items()
+                }
 
     def has_folder(self, repo: Repo, commit: str, *, folder: str) -> bool:
         held = self._folders.setdefault(folder, set())

@@ -211,9 +211,7 @@ class Registry:
             self._count(mechanism, "skipped")
             return False
         try:
-            remote = {
-                ref: sha for ref, sha in clone.remote_tags().items() if not ref.endswith("^{}")
-            }
+            listing = clone.list_remote()
         except FetchStopped:
             raise  # no failure of the repository's: nothing recorded
         except SourceError as exc:
@@ -222,7 +220,7 @@ class Registry:
             self._set_status(clone, lambda s: s.failed(message))
             raise
         try:
-            unchanged = clone.exists() and clone.local_tags() == remote
+            unchanged = clone.holds(listing)
         except SourceError:
             unchanged = False
         fingerprint = status.fingerprint
@@ -235,7 +233,7 @@ class Registry:
                 clone, lambda s: s.succeeded(when, s.fingerprint or fingerprint, mechanism)
             )
             return False
-        if not self.sync_repo(location, mechanism, expect=remote):
+        if not self.sync_repo(location, mechanism, expect=listing.tags()):
             raise SourceError(self.status[location].last_error or f"fetch from {location} failed")
         return True
 

@@ -1,0 +1,161 @@
+"""Tag refs compared at the cost of `git ls-remote`: the remote's listed by one plain `git`
+subprocess, the clone's read from packed-refs and loose ref files (no Git object opened), and a
+poll that finds both as they were at the last match answers from one byte comparison.
+
+A polling round over 1,000 unchanged repositories of 500 tags is then the `ls-remote` calls
+themselves (`bench.polling`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import NamedTuple
+
+from gitreg.git.location import redact
+
+TAGS = "refs/tags/"
+PEELED = "^{}"
+
+
+class GitFailed(Exception):
+    """`git` could not be run, timed out, or exited non-zero; the message is safe to show."""
+
+
+class RemoteListing(NamedTuple):
+    """What `git ls-remote --tags` printed, kept as bytes: a poll compares it whole."""
+
+    raw: bytes
+
+    def tags(self, *, peeled: bool = False) -> dict[str, str]:
+        """Tag ref → object id; with `peeled`, the `ref^{}` lines of annotated tags too."""
+        refs = {}
+        for line in self.raw.decode("utf-8", "replace").splitlines():
+            sha, _, ref = line.partition("\t")
+            if ref and (peeled or not ref.endswith(PEELED)):
+                refs[ref] = sha
+        return refs
+
+
+def list_remote(url: str, env: dict[str, str], timeout: float) -> RemoteListing:
+    return RemoteListing(run_git(["ls-remote", "--tags", url], env, timeout))
+
+
+def run_git(args: list[str], env: dict[str, str], timeout: float) -> bytes:
+    """`git ARGS`'s output. In a session of its own, so that a timeout ends the helpers it
+    started too (git-remote-https, ssh), not only git."""
+    environment = {**os.environ, **env, "LANGUAGE": "C", "LC_ALL": "C"}
+    try:
+        process = subprocess.Popen(
+            ["git", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=environment,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise GitFailed(f"cannot run git: {exc.strerror or exc}") from exc
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(process)
+        raise GitFailed(f"git {args[0]} did not complete in {timeout:g} s") from None
+    except BaseException:
+        _kill(process)
+        raise
+    if process.returncode != 0:
+        text = err.decode("utf-8", "replace")
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        raise GitFailed(redact(" / ".join(lines[-3:]) or f"git exited with {process.returncode}"))
+    return out
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:
+        process.kill()
+    process.communicate()
+
+
+class LocalTags:
+    """A clone's tag refs (refs/tags/NAME → object id), read again only when packed-refs or a
+    loose tag ref changed (by stat: git and dulwich replace both by a rename, so a rewrite is a
+    new inode), and the last remote listing found equal to them."""
+
+    def __init__(self, clone_path: Path) -> None:
+        self.path = clone_path
+        self._read: tuple[object, dict[str, str]] | None = None
+        self._matched: tuple[object, bytes] | None = None
+
+    def matches(self, listing: RemoteListing) -> bool:
+        """Whether the clone holds exactly the listed tags."""
+        key = self._key()
+        if self._matched == (key, listing.raw):
+            return True
+        if self._tags(key) != listing.tags():
+            return False
+        self._matched = (key, listing.raw)
+        return True
+
+    def read(self) -> dict[str, str]:
+        return dict(self._tags(self._key()))
+
+    def _tags(self, key: object) -> dict[str, str]:
+        cached = self._read
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        tags = self._packed()
+        tags.update(self._loose())
+        self._read = (key, tags)
+        return tags
+
+    def _key(self) -> object:
+        """What changes whenever a tag ref does."""
+        packed = _stat(self.path / "packed-refs")
+        loose = []
+        for folder, _, files in os.walk(self.path / TAGS):
+            loose += [(folder, name, _stat(Path(folder, name))) for name in files]
+        return packed, tuple(sorted(loose))
+
+    def _packed(self) -> dict[str, str]:
+        try:
+            text = (self.path / "packed-refs").read_bytes().decode("utf-8", "replace")
+        except FileNotFoundError:
+            return {}
+        tags = {}
+        for line in text.splitlines():
+            if line.startswith(("#", "^")):
+                continue
+            sha, _, ref = line.partition(" ")
+            if ref.startswith(TAGS):
+                tags[ref] = sha
+        return tags
+
+    def _loose(self) -> dict[str, str]:
+        tags = {}
+        root = self.path / TAGS
+        for folder, _, files in os.walk(root):
+            for name in files:
+                path = Path(folder, name)
+                if name.endswith(".lock"):
+                    continue  # a ref being written: its old value (packed or loose) stands
+                try:
+                    value = path.read_bytes().decode("utf-8", "replace").strip()
+                except OSError:
+                    continue  # removed meanwhile: the next key differs, and the next read sees it
+                if value.startswith("ref: "):
+                    raise ValueError(f"{path}: a symbolic tag ref")  # never written by a fetch
+                ref = os.fsencode(path.relative_to(root).as_posix()).decode("utf-8", "replace")
+                tags[TAGS + ref] = value
+        return tags
+
+
+def _stat(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        s = path.stat()
+    except OSError:
+        return None
+    return s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns

@@ -1,0 +1,102 @@
+"""A poll's comparison of the remote's tags with the clone's: read as dulwich reads them, answered
+from the last match only while neither side changed, and a stalled remote given up on."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from gitreg.errors import SourceError
+from gitreg.git.clone import BareClone
+from gitreg.git.location import RepoLocation
+from gitreg.git.tag_refs import GitFailed, LocalTags, run_git
+from tests.support.gitrepo import GitRepo, git
+
+
+def _fetched(tmp_path: Path) -> tuple[GitRepo, BareClone, str]:
+    work = GitRepo(tmp_path / "work")
+    work.write({"main.tf": "# one\n"})
+    commit = work.commit()
+    work.tag("v1.0.0")
+    work.tag("v1.1.0", annotated=True)
+    clone = BareClone(RepoLocation.parse(str(work.path), tmp_path), tmp_path / "cache", None, 60)
+    clone.fetch()
+    return work, clone, commit
+
+
+def _dulwich_tags(path: Path) -> dict[str, str]:
+    with Repo(str(path)) as repo:
+        refs = repo.refs.as_dict(Ref(b"refs/tags"))
+        return {f"refs/tags/{name.decode()}": sha.decode() for name, sha in refs.items()}
+
+
+def test_the_clone_s_tags_read_as_dulwich_reads_them(tmp_path: Path) -> None:
+    _, clone, commit = _fetched(tmp_path)
+    assert not any(p.is_file() for p in (clone.path / "refs").rglob("*"))  # all packed
+    git(clone.path, "update-ref", "refs/tags/loose/v2.0.0", commit)  # one loose, in a folder
+    git(clone.path, "update-ref", "refs/tags/v1.0.0", f"{commit}^{{tree}}")  # loose over packed
+    tags = clone.local_tags()
+    assert tags == _dulwich_tags(clone.path)
+    assert set(tags) == {"refs/tags/v1.0.0", "refs/tags/v1.1.0", "refs/tags/loose/v2.0.0"}
+    assert tags["refs/tags/v1.0.0"] != commit
+
+
+def test_a_listing_matches_until_either_side_changes(tmp_path: Path) -> None:
+    work, clone, commit = _fetched(tmp_path)
+    listed = clone.list_remote()
+    assert "refs/tags/v1.1.0^{}" in clone.remote_tags()  # as ls-remote prints it
+    assert "refs/tags/v1.1.0^{}" not in listed.tags()  # as the clone holds it
+    assert clone.holds(listed) and clone.holds(listed)
+
+    work.tag("v1.2.0")  # the remote changed
+    newer = clone.list_remote()
+    assert not clone.holds(newer)
+    assert clone.holds(listed)
+
+    git(clone.path, "update-ref", "refs/tags/v9.0.0", commit)  # the clone changed, loose
+    assert not clone.holds(listed)
+    git(clone.path, "pack-refs", "--all")  # and packed
+    assert not clone.holds(listed)
+    git(clone.path, "update-ref", "-d", "refs/tags/v9.0.0")
+    assert clone.holds(listed)
+
+    clone.fetch()
+    assert clone.holds(newer) and not clone.holds(listed)
+
+
+def test_an_unchanged_poll_reads_no_ref(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, clone, _ = _fetched(tmp_path)
+    reads = []
+    packed = LocalTags._packed
+
+    def counted(self: LocalTags) -> dict[str, str]:
+        reads.append(self.path)
+        return packed(self)
+
+    monkeypatch.setattr(LocalTags, "_packed", counted)
+    listed = clone.list_remote()
+    for _ in range(5):
+        assert clone.holds(listed)
+    assert reads == [clone.path]  # the first comparison read packed-refs; the others matched
+
+
+def test_a_stalled_remote_is_given_up_on(tmp_path: Path) -> None:
+    with socket.socket() as silent:  # accepts connections (the kernel does), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"git://127.0.0.1:{silent.getsockname()[1]}/r.git"
+        with pytest.raises(GitFailed, match=r"did not complete in 0\.5 s"):
+            run_git(["ls-remote", "--tags", url], {"GIT_TERMINAL_PROMPT": "0"}, 0.5)
+
+
+def test_an_unreachable_remote_says_why(tmp_path: Path) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/r.git"  # bound, not listening
+        clone = BareClone(RepoLocation.parse(url, tmp_path), tmp_path / "cache", None, 10)
+        with pytest.raises(SourceError, match=r"cannot reach http://127\.0\.0\.1:\d+/r\.git: .*"):
+            clone.list_remote()
