@@ -7,16 +7,9 @@ import logging
 import pytest
 
 from gitreg.repeated_causes import RepeatedCauses
+from tests.support.clock import Clock
 
 LOGGER = "tests.repeated_causes"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

@@ -19,22 +19,13 @@ from gitreg.errors import AuthUnavailable, Forbidden, TooManyRequests, Unauthori
 from gitreg.git.location import RepoLocation
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import require
+from tests.support.clock import Clock
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import GitHttpTap, bare_clone, git_http_server
 
 TOKEN = "glpat-right-token-4b1d-0123456789"
 WRONG = "glpat-wrong-token-77aa-0123456789"
 REFS = "GET /infra/vpc.git/info/refs?service=git-upload-pack"
-
-
-class Clock:
-    """The time GitAccess reads, moved by the test: no sleeping."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

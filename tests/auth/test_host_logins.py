@@ -8,16 +8,9 @@ import pytest
 
 from gitreg.auth.host_logins import REMEMBERED, HostLogins
 from gitreg.errors import AuthUnavailable
+from tests.support.clock import Clock
 
 HOST = "git.example.com:443"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def refuse(logins: HostLogins, client: str, host: str = HOST) -> None:

@@ -16,6 +16,7 @@ from gitreg.auth.signed_urls import UrlSigner
 from gitreg.auth.wrong_tokens import FREE, MAX_DELAY, MAX_HELD, WrongTokens, delay_after
 from gitreg.catalog.model import AuthSettings, TokenSpec
 from gitreg.errors import TooManyRequests, Unauthorized
+from tests.support.clock import Clock
 
 RIGHT = "gitreg_the-right-token"
 READ = Target("read", "module infra/vpc/aws", "infra")
@@ -33,14 +34,6 @@ class Slept:
     async def __call__(self, delay: float) -> None:
         self.delays.append(delay)
         await self.hold.wait()
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 500.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _gate(tmp_path: Path, slept: Slept, clock: Clock) -> Gate:
@@ -69,7 +62,7 @@ def test_the_delay_grows_and_is_capped() -> None:
 
 
 def test_wrong_tokens_are_slowed_and_a_right_one_never(tmp_path: Path) -> None:
-    slept, clock = Slept(), Clock()
+    slept, clock = Slept(), Clock(500.0)
     gate = _gate(tmp_path, slept, clock)
     assert [_admit(gate, f"guess-{i}") for i in range(FREE)] == ["401"] * FREE
     assert slept.delays == []  # a few mistakes cost nothing
@@ -88,7 +81,7 @@ def test_wrong_tokens_are_slowed_and_a_right_one_never(tmp_path: Path) -> None:
 
 
 def test_many_wrong_tokens_at_once_are_refused_before_they_are_looked_at(tmp_path: Path) -> None:
-    slept, clock = Slept(), Clock()
+    slept, clock = Slept(), Clock(500.0)
     gate = _gate(tmp_path, slept, clock)
     assert [_admit(gate, f"guess-{i}") for i in range(FREE)] == ["401"] * FREE
 
@@ -121,7 +114,7 @@ def test_many_wrong_tokens_at_once_are_refused_before_they_are_looked_at(tmp_pat
 
 
 def test_the_table_is_bounded() -> None:
-    slept, clock = Slept(), Clock()
+    slept, clock = Slept(), Clock(500.0)
     table = WrongTokens(clock, slept, max_addresses=3)
     for address in ("192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"):
         asyncio.run(table.wrong(address))
@@ -129,7 +122,7 @@ def test_the_table_is_bounded() -> None:
 
 
 def test_sign_in_with_a_wrong_token_is_slowed(tmp_path: Path) -> None:
-    slept, clock = Slept(), Clock()
+    slept, clock = Slept(), Clock(500.0)
     gate = _gate(tmp_path, slept, clock)
     for i in range(FREE + 2):
         assert asyncio.run(gate.sign_in(f"guess-{i}", HOME)) is None

@@ -19,6 +19,7 @@ from gitreg.catalog.model import Catalog
 from gitreg.freshness.fresh_reads import FreshReads
 from gitreg.modules.sync import Registry
 from tests.conftest import WriteCatalog
+from tests.support.clock import Clock
 from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.servers import (
     RegistryServer,
@@ -123,14 +124,6 @@ def test_fresh_reads_can_be_turned_off(remote: Remote) -> None:
         remote.push("v1.1.0")
         assert versions(client) == ["1.0.0"]
         assert remote.requests() == before
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_a_failing_remote_is_checked_later_and_later(write_catalog: WriteCatalog) -> None:

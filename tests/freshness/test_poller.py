@@ -8,16 +8,9 @@ from pathlib import Path
 from gitreg.freshness.poller import JITTER, Poller
 from gitreg.modules.sync import Registry
 from tests.conftest import WriteCatalog
+from tests.support.clock import Clock
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import free_port
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_first_round_is_spread_over_the_interval(

@@ -16,6 +16,7 @@ from gitreg.mirror.origin import RETRY_AFTER, OriginRegistry
 from gitreg.mirror.readthrough import ReadThrough
 from gitreg.providers.hashes import HashCache
 from gitreg.tlscert import TlsMaterial
+from tests.support.clock import Clock
 from tests.support.origin_server import Answer, ScriptedOrigin
 from tests.support.provider_releases import new_key
 
@@ -23,14 +24,6 @@ HOST = "origin.example.test"
 ADDRESS = ProviderAddress.parse(f"{HOST}/acme/widget")
 KEY = new_key("origin")
 DOWNLOAD = "/v1/providers/acme/widget/1.0.0/download/linux/amd64"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

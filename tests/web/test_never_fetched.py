@@ -17,6 +17,7 @@ from gitreg.catalog.load import load_catalog
 from gitreg.modules.sync import Registry
 from gitreg.repeated_causes import RepeatedCauses
 from gitreg.web import errors
+from tests.support.clock import Clock
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer, bare_clone, free_port, git_daemon, wait_until
 
@@ -51,19 +52,11 @@ def test_a_repository_never_fetched_answers_503(
         assert client.get("/v1/modules/a/other/x/versions").status_code == 404
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_300_requests_for_a_repository_never_fetched_make_two_warnings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Not an ERROR a request: one WARNING, then one with the count once the minute is over."""
-    clock = Clock()
+    clock = Clock(0.0)
     monkeypatch.setattr(errors, "unavailable", RepeatedCauses(errors.log, clock=clock))
     caplog.set_level(logging.INFO)
     path = tmp_path / "registry.yaml"
