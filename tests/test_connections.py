@@ -170,13 +170,18 @@ def test_resets_a_client_makes_the_server_send_are_bounded_too(
     streams = 30 * MAX_RESETS  # 3,000: before, all reached the app, 228 at a time at most
     with serving(catalog, tls, tmp_path, access_log=True) as served:
         attacker = RawFrames(H2Client(served))
-        attacker.made_you_reset(streams)
-        goaway = attacker.until_closed()
+        try:
+            attacker.made_you_reset(streams)
+            goaway = attacker.until_closed()
+        finally:
+            attacker.sock.close()
         assert goaway is not None
         assert goaway.error_code == h2.errors.ErrorCodes.ENHANCE_YOUR_CALM
         assert goaway.additional_data == b"too many stream resets"
-        assert goaway.last_stream_id <= 2 * (MAX_RESETS + 1) + 1
-        attacker.sock.close()
+        # The bound is a rate (100 a second): a server slowed by a loaded machine starts more
+        # streams before it trips (about 100 on an idle one, 200 seen under three test runs at
+        # once); before, all 3,000 started. A tenth of them bounds it with room.
+        assert goaway.last_stream_id <= 2 * (streams // 10) + 1
         wait_until(lambda: close_wait(served.port) == 0, 30, "no connection left in CLOSE-WAIT")
         other = H2Client(served)  # the server, and other clients, are unharmed
         assert other.get("/healthz") == 200
@@ -186,8 +191,8 @@ def test_resets_a_client_makes_the_server_send_are_bounded_too(
     assert status == 0
     assert not [r for r in records if r["level"] in ("ERROR", "CRITICAL") or "exception" in r]
     # The requests that reached the app: those the resets under the bound were made on, the
-    # one whose reset was one too many, and the other client's.
-    assert _asked(records, "/healthz") <= MAX_RESETS + 2
+    # one whose reset was one too many, and the other client's (a rate, as above).
+    assert _asked(records, "/healthz") <= streams // 10 + 1
     warnings = [r["message"] for r in records if r["logger"] == "gitreg.connections"]
     assert warnings == [
         "closed an HTTP/2 connection from 127.0.0.1: "
