@@ -10,8 +10,8 @@ import logging
 import socket
 import sys
 import tempfile
-import time
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 from gitreg import __version__
@@ -34,8 +34,6 @@ from gitreg.logs import configure as configure_logging
 from gitreg.mirror.origin import OriginRegistry
 from gitreg.mirror.prefetch import sync
 from gitreg.mirror.readthrough import ReadThrough
-from gitreg.modules.archive_cache import ArchiveCache
-from gitreg.modules.read_summary import summarize
 from gitreg.modules.sync import Registry
 from gitreg.ops.docs_text import print_docs
 from gitreg.ops.listing import print_listing
@@ -54,6 +52,7 @@ from gitreg.tags import parse_version
 from gitreg.web.app import create_app
 from gitreg.web.state import RegistryState
 from gitreg.workers import run_workers
+from gitreg.world.world import open_world
 
 log = logging.getLogger("gitreg")
 
@@ -154,36 +153,16 @@ def _serve(
     banner: str = "",
     worker: int | None = None,
 ) -> int:
-    """Read the repositories and serve on `sock` until signalled: the only server process, or
-    one of several workers."""
+    """Serve on `sock` until signalled, at once: the clones are read, then fetched, once the
+    port answers (`/healthz` says it lives, `/readyz` what it still reads). The only server
+    process, or one of several workers."""
     freezer = Freezer()
-    registry = Registry(catalog, on_swap=freezer.swapped)
-    log.info(
-        "reading %d repositories for %d modules",
-        len(registry.snapshot.clones),
-        len(catalog.modules),
-    )
-    started, before = time.monotonic(), registry.snapshot.index
-    uncloned = registry.read_clones()  # fetched in the background once serving: see create_app
-    summary = summarize(
-        before,
-        registry.snapshot.index,
-        len(registry.snapshot.clones),
-        0,
-        time.monotonic() - started,
-    )
-    cloned = f"; {uncloned} not cloned yet (fetched once serving)" if uncloned else ""
-    log.info("start-up: read the clones: %s%s", summary.totals(), cloned)
-    providers = Providers(catalog, registry)
-    providers.refresh()
-    # What start-up read lives until its repositories change: move it out of the collector's
-    # full walks, which hold the GIL, so every request, for 0.6 s with 10,000 modules (after a
-    # collection now, before serving, so that no garbage is kept for good); each swap after
-    # this refreezes (gitreg.heap).
-    freezer.freeze_now(full=True)
-    archives = ArchiveCache(catalog.cache_dir, limits=catalog.archive_limits)
-    state = RegistryState.build(registry, archives, providers, worker=worker)
-    app = create_app(state, fetch_at_start=True, access_log=access_log)
+    current, registry = open_world(catalog, on_swap=freezer.swapped)
+    state = RegistryState.build(current, registry, worker=worker)
+    # What start-up read lives until its repositories change: out of the collector's full walks
+    # (gitreg.heap), once read; each swap after it refreezes.
+    settled = partial(freezer.freeze_now, full=True)
+    app = create_app(state, start=True, settled=settled, access_log=access_log)
     config = hypercorn_config(listen, tls, catalog.shutdown_grace, worker)
     if banner:
         print(banner, flush=True)

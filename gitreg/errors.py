@@ -100,8 +100,9 @@ class SourceError(GitregError):
 
 
 class NotReadYet(SourceError):
-    """A module's repository was never fetched (it is being read, or its Git server is down), so
-    its versions are not known yet: a 503 every request for it meets until then."""
+    """A module's repository was never fetched (it is being read, or its Git server is down), or
+    the release folders not scanned yet (the server just started), so its versions are not
+    known yet: a 503 every request for it meets until then."""
 
 
 class FetchStopped(SourceError):

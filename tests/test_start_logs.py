@@ -73,7 +73,7 @@ def test_a_start_of_200_modules_logs_a_summary_not_a_line_per_module(tmp_path: P
     cold = _serve_until(config, tmp_path / "cold.log", "start-up fetch:")
     assert _info_per_module(cold) == []
     assert cold.count("start-up: read the clones: 200 modules, 0 versions;") == 1
-    assert "2 repositories read in " in cold and "; 2 not cloned yet (fetched once serving)" in cold
+    assert "2 repositories read in " in cold and "; 2 not cloned yet (fetched next)" in cold
     fetched = [ln for ln in cold.splitlines() if "start-up fetch:" in ln]
     assert len(fetched) == 1
     assert "start-up fetch: 200 modules, 400 versions; 2 repositories read in " in fetched[0]
@@ -89,5 +89,5 @@ def test_a_start_of_200_modules_logs_a_summary_not_a_line_per_module(tmp_path: P
     assert _info_per_module(reload) == []
     reloaded = [ln for ln in reload.splitlines() if "catalog reloaded" in ln]
     assert len(reloaded) == 1
-    assert "catalog reloaded: 201 modules, 402 versions; 2 repositories read in " in reloaded[0]
+    assert "catalog reloaded: 201 modules, 402 versions; 1 repository read in " in reloaded[0]
     assert reloaded[0].endswith("; modules 1 added; 2 new versions; 0 providers")

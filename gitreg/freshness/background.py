@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 
 from gitreg.freshness.live import LiveCatalog
 from gitreg.freshness.poller import Poller
@@ -20,7 +21,7 @@ from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.freshness.watching import watch_catalog, watch_repositories
 from gitreg.modules.index import VersionIndex
 from gitreg.modules.read_summary import summarize
-from gitreg.providers.hosted import watch_providers
+from gitreg.providers.hosted import Providers, watch_providers
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ class BackgroundWork:
         """Poll the repositories, watch the local ones, the provider folders and registry.yaml
         (unless watch_catalog is off); on the event loop."""
         registry = self.live.registry
-        self._tasks = [asyncio.create_task(watch_providers(self.live.providers))]
+        self._tasks = [asyncio.create_task(watch_providers(self._providers))]
         if self.fetcher:
             self._tasks.append(asyncio.create_task(Poller(registry).run()))
             self._tasks.append(asyncio.create_task(watch_repositories(registry, self.syncs)))
@@ -56,12 +57,41 @@ class BackgroundWork:
 
         registry.shared.listen(changed)
 
+    def _providers(self) -> Providers:
+        return self.live.current.world.side.providers
+
     def _sync_from_peer(self, repository: str | None) -> None:
         if self._stopped:
             return
         for location in self.live.registry.snapshot.clones:
             if repository is None or location.url == repository:
                 self.syncs.request(location, "peer")
+
+    def start_up(self, settled: Callable[[], None] | None = None) -> None:
+        """Serve what the clones hold, then fetch every repository, in the background: the
+        port answers meanwhile, and a repository not read yet answers 503 (`settled`: called
+        once the clones and the release folders are read)."""
+        self._tasks.append(asyncio.create_task(self._read_at_start(settled)))
+
+    async def _read_at_start(self, settled: Callable[[], None] | None) -> None:
+        registry = self.live.registry
+        snapshot = registry.snapshot
+        log.info(
+            "reading %d repositories for %d modules",
+            len(snapshot.clones),
+            len(snapshot.catalog.modules),
+        )
+        started = time.monotonic()
+        uncloned = await asyncio.to_thread(registry.read_clones)
+        after = registry.snapshot
+        seconds = time.monotonic() - started
+        summary = summarize(snapshot.index, after.index, len(after.clones), 0, seconds)
+        cloned = f"; {uncloned} not cloned yet (fetched next)" if uncloned else ""
+        log.info("start-up: read the clones: %s%s", summary.totals(), cloned)
+        await asyncio.to_thread(self._providers().refresh)
+        if settled is not None:
+            await asyncio.to_thread(settled)
+        self.fetch_all()
 
     def fetch_all(self) -> None:
         """Fetch every repository once, in the background (start-up: served from the clones

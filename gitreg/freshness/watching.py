@@ -72,24 +72,15 @@ async def watch_repositories(registry: Registry, syncs: SyncQueue) -> None:
                 break  # the set of local repositories may have changed: watch anew
 
 
-async def reload_catalog(
-    registry: Registry,
-    path: Path,
-    follow: Callable[[Catalog], Awaitable[bool]] | None = None,
-) -> bool:
-    """Read registry.yaml again and serve it: the modules, then what `follow` serves from it
-    (the providers); an invalid catalog is refused and the old one serves."""
+async def reload_catalog(served: Catalog, serve: Callable[[Catalog], Awaitable[bool]]) -> bool:
+    """Read registry.yaml again (the file `served` was read from) and `serve` it; an invalid
+    catalog is refused and the old one serves."""
     try:
-        catalog = await asyncio.to_thread(load_catalog, path)
+        catalog = await asyncio.to_thread(load_catalog, served.source)
     except ConfigError as exc:
         log.error("%s\nstill serving the previous catalog", exc)
         return False
-    catalog = _keep_what_needs_a_restart(registry.snapshot.catalog, catalog)
-    summary = await asyncio.to_thread(registry.apply_catalog, catalog)
-    if follow is not None and not await follow(catalog):
-        return False
-    log.info("catalog reloaded: %s; %d providers", summary, len(catalog.providers))
-    return True
+    return await serve(_keep_what_needs_a_restart(served, catalog))
 
 
 def reread_catalog(catalog: Catalog) -> Catalog:

@@ -1,20 +1,24 @@
 """What the module side serves, as one immutable value: the catalog, a clone and a ledger per
 repository, the modules each holds, its tags as last read, and the VersionIndex built from
-them. A sync or a catalog reload makes a new snapshot and swaps it in whole."""
+them. A sync or a catalog reload makes a new snapshot and swaps it in whole, through the
+`SnapshotCell` that holds it (a server's is its world: gitreg.world)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
+from typing import Protocol
 
 from gitreg.catalog.model import Catalog, ModuleSpec
 from gitreg.git.clone import BareClone, TagRef
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry, VersionIndex
 from gitreg.modules.ledger import DiskLedger, TagLedger
+from gitreg.modules.resolve import ModuleVersions
 
 # A repository's ledger, by its location and its clone's name.
 LedgerFor = Callable[[RepoLocation, str], TagLedger]
@@ -28,6 +32,9 @@ class RegistrySnapshot:
     ledgers: Mapping[RepoLocation, TagLedger]
     index: VersionIndex
     tags: Mapping[RepoLocation, tuple[TagRef, ...]]  # as last read; providers gate on them
+    # Repositories this process has not read yet (a start, or a reload that added them): their
+    # modules are listed, with no versions, and answer 503 until read, never 404.
+    unread: frozenset[RepoLocation] = frozenset()
 
     @classmethod
     def serving(
@@ -58,19 +65,25 @@ class RegistrySnapshot:
             ledger_for = partial(_disk_ledger, catalog.cache_dir)
         ledgers = {location: ledger_for(location, clone.name) for location, clone in clones.items()}
         listed = {spec.address.key: spec for spec in catalog.modules}
-        kept = [
-            _archived_as(e, listed[e.spec.address.key])
+        index = {
+            e.spec.address.key: _archived_as(e, listed[e.spec.address.key])
             for e in (previous.index.entries() if previous else [])
             if e.spec.address.key in listed
-        ]
+        }
+        read = previous.clones.keys() - previous.unread if previous else set()
+        unread = frozenset(location for location in clones if location not in read)
+        for spec in catalog.modules:
+            if spec.address.key not in index:
+                index[spec.address.key] = unread_entry(spec, clones[spec.repo])
         tags = {loc: t for loc, t in (previous.tags if previous else {}).items() if loc in clones}
         return cls(
             catalog,
             MappingProxyType(clones),
             MappingProxyType({location: tuple(s) for location, s in specs.items()}),
             MappingProxyType(ledgers),
-            VersionIndex({e.spec.address.key: e for e in kept}),
+            VersionIndex(index),
             MappingProxyType(tags),
+            unread,
         )
 
     def entries_of(self, location: RepoLocation) -> list[ModuleEntry]:
@@ -83,11 +96,23 @@ class RegistrySnapshot:
         Entries made for modules this snapshot does not list (the catalog changed while the
         repository was read) are left out, and the entries served before stay until the next
         read of the repository replaces them."""
-        if location not in self.clones:
-            return self  # removed from the catalog meanwhile
-        current = set(self.specs[location])
-        fresh = {e.spec.address.key: e for e in entries if e.spec in current}
-        index = {key: e for key, e in self.index.items() if key not in fresh}
+        return self.with_repositories({location: (tuple(entries), tags)})
+
+    def with_repositories(
+        self, read: Mapping[RepoLocation, tuple[tuple[ModuleEntry, ...], tuple[TagRef, ...]]]
+    ) -> RegistrySnapshot:
+        """`with_repository` for several at once: one new index, however many were read."""
+        fresh: dict[tuple[str, str, str], ModuleEntry] = {}
+        tags = dict(self.tags)
+        for location, (entries, repository_tags) in read.items():
+            if location not in self.clones:
+                continue  # removed from the catalog meanwhile
+            current = set(self.specs[location])
+            fresh.update((e.spec.address.key, e) for e in entries if e.spec in current)
+            tags[location] = repository_tags
+        if not fresh and tags == dict(self.tags) and not (read.keys() & self.unread):
+            return self
+        index = dict(self.index.items())
         index.update(fresh)
         return RegistrySnapshot(
             self.catalog,
@@ -95,8 +120,36 @@ class RegistrySnapshot:
             self.specs,
             self.ledgers,
             VersionIndex(index),
-            MappingProxyType({**self.tags, location: tags}),
+            MappingProxyType(tags),
+            self.unread - read.keys(),
         )
+
+
+class SnapshotCell(Protocol):
+    """Where the snapshot being served is held, and replaced: one assignment, under a lock, so
+    that two syncs never lose each other's change."""
+
+    @property
+    def snapshot(self) -> RegistrySnapshot: ...
+
+    def update(self, change: Callable[[RegistrySnapshot], RegistrySnapshot]) -> None: ...
+
+
+class OwnSnapshot:
+    """A cell of its own, for a registry that serves nothing (`gitreg check`, `list`, `docs`)."""
+
+    def __init__(self, snapshot: RegistrySnapshot) -> None:
+        self.snapshot = snapshot
+        self._lock = threading.Lock()
+
+    def update(self, change: Callable[[RegistrySnapshot], RegistrySnapshot]) -> None:
+        with self._lock:
+            self.snapshot = change(self.snapshot)
+
+
+def unread_entry(spec: ModuleSpec, clone: BareClone) -> ModuleEntry:
+    """A module listed before its repository is read: known, with no versions yet."""
+    return ModuleEntry(spec, clone.path, ModuleVersions((), (), 0))
 
 
 def _disk_ledger(cache_dir: Path, location: RepoLocation, name: str) -> TagLedger:

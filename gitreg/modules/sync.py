@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
@@ -27,9 +27,10 @@ from gitreg.errors import FetchStopped, NotFound, SourceError, StateUnavailable
 from gitreg.git.clone import BareClone, TagRef, move_old_clones
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry
+from gitreg.modules.next_catalog import NextCatalog
 from gitreg.modules.read_summary import ReadSummary, summarize
 from gitreg.modules.resolve import ModuleVersions, resolve_versions
-from gitreg.modules.snapshot import RegistrySnapshot
+from gitreg.modules.snapshot import OwnSnapshot, RegistrySnapshot, SnapshotCell
 from gitreg.modules.status import Mechanism, RepoStatus, StatusBoard, StatusStore
 from gitreg.modules.tag_policy import effective_tags
 from gitreg.state.shared import SharedState, open_state
@@ -51,9 +52,12 @@ class Registry:
         catalog: Catalog,
         shared: SharedState | None = None,
         on_swap: Callable[[], None] | None = None,
+        cell: SnapshotCell | None = None,
     ) -> None:
         """`on_swap`: called after each snapshot swap, once the new one is served (a server
-        refreezes its heap: gitreg.heap)."""
+        refreezes its heap: gitreg.heap). `cell`: what holds the snapshot served, and those
+        that replace it (a server's world: gitreg.world), holding one of `catalog` already;
+        by default, a cell of the registry's own."""
         move_old_clones(catalog.cache_dir)
         self._on_swap = on_swap
         # Where the ledgers live (local disk, or PostgreSQL shared with other replicas); fixed
@@ -61,14 +65,19 @@ class Registry:
         self.shared = shared or open_state(catalog)
         self.status = StatusBoard(StatusStore(catalog.cache_dir / "state"))
         self.sync_counts: Counter[tuple[str, str]] = Counter()  # (mechanism, ok|failed|unchanged)
-        self._swap_lock = threading.Lock()
         self._locks_lock = threading.Lock()
         self._sync_locks: dict[RepoLocation, threading.Lock] = {}
         self._on_demand: dict[RepoLocation, float] = {}
         self._ledger_seen: dict[RepoLocation, object] = {}
-        snapshot = RegistrySnapshot.serving(catalog, ledger_for=self.shared.ledger)
-        self.status.track((loc, clone.name) for loc, clone in snapshot.clones.items())
-        self.snapshot = snapshot
+        if cell is None:
+            cell = OwnSnapshot(RegistrySnapshot.serving(catalog, ledger_for=self.shared.ledger))
+        self.cell = cell
+        clones = cell.snapshot.clones
+        self.status.track((loc, clone.name) for loc, clone in clones.items())
+
+    @property
+    def snapshot(self) -> RegistrySnapshot:
+        return self.cell.snapshot
 
     def tags_of(self, location: RepoLocation) -> tuple[TagRef, ...]:
         """The repository's tags as last read (hosted providers gate their versions on them)."""
@@ -78,25 +87,62 @@ class Registry:
         """Why the repository's versions are unknown, or None when they are known (even if
         there are none): it was never fetched and its clone holds no tag, so an empty list
         would claim what nobody has read."""
+        if location in snapshot.unread:
+            return "its repository is being read (the server just started, or a reload added it)"
         status = self.status[location]
         if not status.never_fetched or snapshot.tags.get(location):
             return None
-        return status.last_error or "it has not been fetched yet"
+        return status.last_error or "its repository was never fetched"
+
+    def prepare(self, catalog: Catalog) -> NextCatalog:
+        """`catalog`'s module side, beside the one served (this blocks: run it in a thread):
+        the repositories it changes are read from their clones, and nothing is swapped."""
+        base = self.snapshot
+        draft = RegistrySnapshot.serving(catalog, base, self.shared.ledger)
+        changed = NextCatalog.changed(base, draft)
+
+        def one(location: RepoLocation) -> bool:
+            with self._sync_lock(location):
+                clone = draft.clones[location]
+                if not clone.exists():
+                    return False  # unread until its fetch, after the swap
+                try:
+                    tags, entries, _ = self._scan(draft, location, clone)
+                except SourceError as exc:  # served as before; its next sync says more
+                    log.warning("%s; serving the versions known before", exc)
+                    return False
+                read[location] = (tuple(entries), tags)
+                return True
+
+        read: dict[RepoLocation, tuple[tuple[ModuleEntry, ...], tuple[TagRef, ...]]] = {}
+        self._each(one, changed)
+        fetch = tuple(location for location in draft.clones if location not in base.clones)
+        draft = draft.with_repositories(read)
+        return NextCatalog(catalog, base, draft, read, fetch, self.shared.ledger)
+
+    def adopted(self, next_catalog: NextCatalog) -> None:
+        """`next_catalog` is served now (its cell swapped it in): statuses follow."""
+        clones = self.snapshot.clones
+        self.status.track((loc, clone.name) for loc, clone in clones.items())
+        self._swapped()
+
+    def fetch_new(self, next_catalog: NextCatalog) -> int:
+        """Fetch the repositories a served catalog added; returns how many failed."""
+        return self._each(partial(self.sync_repo, mechanism="reload"), next_catalog.fetch).count(
+            False
+        )
 
     def apply_catalog(self, catalog: Catalog) -> ReadSummary:
-        """Serve a new catalog: new repositories are fetched, the others re-read, not fetched;
-        returns what changed."""
+        """Serve a new catalog (prepared, swapped, its new repositories fetched); returns what
+        changed. A server does the same with its whole world: gitreg.world."""
         started = time.monotonic()
-        with self._swap_lock:
-            before = self.snapshot
-            snapshot = RegistrySnapshot.serving(catalog, before, self.shared.ledger)
-            self.status.track((loc, clone.name) for loc, clone in snapshot.clones.items())
-            self.snapshot = snapshot
-        self._swapped()
-        failed = self.refresh(fetch=lambda loc: loc not in before.clones, mechanism="reload")
-        after = self.snapshot
+        next_catalog = self.prepare(catalog)
+        self.cell.update(next_catalog.on)
+        self.adopted(next_catalog)
+        failed = self.fetch_new(next_catalog)
         seconds = time.monotonic() - started
-        return summarize(before.index, after.index, len(after.clones), failed, seconds)
+        read = len(next_catalog.read) + len(next_catalog.fetch)
+        return summarize(next_catalog.base.index, self.snapshot.index, read, failed, seconds)
 
     def refresh(
         self, fetch: bool | Callable[[RepoLocation], bool] = True, mechanism: Mechanism = "startup"
@@ -127,9 +173,14 @@ class Registry:
 
         return self._each(one).count(False)
 
-    def _each(self, work: Callable[[RepoLocation], bool]) -> list[bool]:
-        """`work` on every repository, several at a time; what each returned."""
-        locations = list(self.snapshot.clones)
+    def _each(
+        self, work: Callable[[RepoLocation], bool], locations: Iterable[RepoLocation] | None = None
+    ) -> list[bool]:
+        """`work` on every repository (or on `locations`), several at a time; what each
+        returned."""
+        locations = list(self.snapshot.clones if locations is None else locations)
+        if not locations:
+            return []
         workers = max(1, min(_FETCH_CONCURRENCY, len(locations)))
         with ThreadPoolExecutor(workers, thread_name_prefix="gitreg-sync") as pool:
             return list(pool.map(work, locations))
@@ -153,7 +204,8 @@ class Registry:
             clone = snapshot.clones.get(location)
             if clone is None:
                 return False  # removed from the catalog meanwhile
-            previous = snapshot.entries_of(location)
+            # A repository not read yet is listed with stand-in entries: nothing served before.
+            previous = [] if location in snapshot.unread else snapshot.entries_of(location)
             try:
                 if fetch:
                     clone.fetch(expect)
@@ -351,8 +403,7 @@ class Registry:
     def _swap(
         self, location: RepoLocation, tags: tuple[TagRef, ...], entries: list[ModuleEntry]
     ) -> None:
-        with self._swap_lock:
-            self.snapshot = self.snapshot.with_repository(location, entries, tags)
+        self.cell.update(lambda snapshot: snapshot.with_repository(location, entries, tags))
         self._swapped()
 
     def _swapped(self) -> None:

@@ -66,13 +66,20 @@ class Readiness:
         }
 
 
-def readiness(registry: Registry, now: float, started: float) -> Readiness:
+def readiness(
+    registry: Registry, now: float, started: float, providers_read: bool = True
+) -> Readiness:
     """The registry's readiness at `now` (seconds since the epoch); a repository never synced is
     as old as the server (`started`), so one served from its clone while its Git server has
-    been down since the start turns outdated too, once the bound has passed."""
+    been down since the start turns outdated too, once the bound has passed. `providers_read`:
+    the release folders were scanned once (a server scans them as it starts)."""
     snapshot = registry.snapshot
     bound = snapshot.catalog.max_staleness
-    waiting, stale, outdated = [], [], []
+    waiting: list[dict[str, str]] = []
+    stale, outdated = [], []
+    if not providers_read:
+        reason = "being read (the server just started)"
+        waiting.append({"providers": "the release folders", "reason": reason})
     for location in snapshot.clones:
         status = registry.status[location]
         unknown = registry.unknown_versions(snapshot, location)

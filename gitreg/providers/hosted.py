@@ -78,6 +78,8 @@ class Providers:
         self._index: Mapping[tuple[str, str], ProviderEntry] = (
             previous._index if previous is not None else MappingProxyType({})
         )
+        # Whether the folders were scanned once (a server answers 503, not 404, until then).
+        self.scanned: bool = previous.scanned if previous is not None else False
         # Shared with `previous`: the two never scan the same folders at once.
         self._lock: threading.Lock = previous._lock if previous is not None else threading.Lock()
 
@@ -119,6 +121,7 @@ class Providers:
                     )
                 index[key] = entry
             self._index = MappingProxyType(index)
+            self.scanned = True
 
     def _gate(
         self, spec: ProviderSpec, releases: list[ProviderRelease]

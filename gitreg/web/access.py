@@ -17,14 +17,14 @@ from gitreg.auth.stand_ins import StandIns
 from gitreg.catalog.model import Catalog, GitCheck
 from gitreg.git.location import RepoLocation
 from gitreg.web.answer_headers import answered_to
-from gitreg.web.state import state_of
+from gitreg.web.state import world_of
 
 # A private file may be kept by the client that fetched it, never by a shared cache.
 PRIVATE_CACHING = "private, max-age=31536000, immutable"
 
 
 def gate_of(request: Request) -> Gate | None:
-    return state_of(request).live.gate
+    return world_of(request).gate
 
 
 def authorization_of(request: Request) -> str | None:
@@ -135,7 +135,7 @@ def module_git(request: Request, address: ModuleAddress) -> Callable[[], GitQues
     when there is no such module (the same cost and status: `gitreg/auth/stand_ins.py`)."""
 
     def question() -> GitQuestion | None:
-        entry = state_of(request).registry.snapshot.index.get(*address.key)
+        entry = world_of(request).snapshot.index.get(*address.key)
         if entry is None:
             return stand_in(request, address.namespace)
         url = git_check_url(entry.spec.repo, entry.spec.git_url, request)
@@ -148,7 +148,7 @@ def provider_git(request: Request, address: ProviderAddress) -> Callable[[], Git
     """As `module_git`, for a hosted provider (asked at its `repo`, when it has one)."""
 
     def question() -> GitQuestion | None:
-        entry = state_of(request).live.side.providers.get(address.namespace, address.type)
+        entry = world_of(request).side.providers.get(address.namespace, address.type)
         if entry is None:
             return stand_in(request, address.namespace)
         url = git_check_url(entry.spec.repo, None, request) if entry.spec.repo else None
@@ -165,7 +165,7 @@ def stand_in(request: Request, namespace: str) -> GitQuestion | None:
     gate = gate_of(request)
     if gate is None or gate.settings.git is None:
         return None
-    catalog, settings = state_of(request).registry.snapshot.catalog, gate.settings.git
+    catalog, settings = world_of(request).catalog, gate.settings.git
     if _stand_ins is None or _stand_ins[0] is not catalog or _stand_ins[1] is not settings:
         _stand_ins = (catalog, settings, StandIns.of(catalog, settings))
     return _stand_ins[2].question(namespace)

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -30,7 +30,7 @@ from gitreg.web.mirror import MIRROR_PREFIX
 from gitreg.web.providers import FILES_PREFIX
 from gitreg.web.request_ids import RequestIds
 from gitreg.web.slashes import TrailingSlashes
-from gitreg.web.state import STATE_KEY, RegistryState, state_of
+from gitreg.web.state import STATE_KEY, RegistryState, state_of, world_of
 
 log = logging.getLogger(__name__)
 
@@ -41,10 +41,10 @@ _PROVIDER = "/v1/providers/{namespace}/{type}"
 async def healthz(request: Request) -> JSONResponse:
     """Liveness: the process serves. Never waits on Git. With auth:, no module count (it would
     count the private ones for anyone)."""
-    state = state_of(request)
-    if state.live.gate is not None:
+    world = world_of(request)
+    if world.gate is not None:
         return JSONResponse({"status": "ok"})
-    return JSONResponse({"status": "ok", "modules": len(state.registry.snapshot.index)})
+    return JSONResponse({"status": "ok", "modules": len(world.snapshot.index)})
 
 
 async def readyz(request: Request) -> JSONResponse:
@@ -54,8 +54,9 @@ async def readyz(request: Request) -> JSONResponse:
     stale, without making the server unready (but for that bound): it serves what they held.
     With auth:, counts and reason codes only (the details: /v1/status)."""
     state = state_of(request)
-    answer = readiness(state.registry, time.time(), state.started)
-    body = answer.body() if state.live.gate is None else answer.public_body()
+    providers_read = world_of(request).side.providers.scanned
+    answer = readiness(state.registry, time.time(), state.started, providers_read)
+    body = answer.body() if world_of(request).gate is None else answer.public_body()
     return JSONResponse(body, status_code=200 if answer.ready else 503)
 
 
@@ -81,20 +82,22 @@ class RegistryApp(Starlette):
 def create_app(
     state: RegistryState,
     background: bool = True,
-    fetch_at_start: bool = False,
+    start: bool = False,
+    settled: Callable[[], None] | None = None,
     access_log: bool = False,
 ) -> Starlette:
     """The registry app; with `background`, its lifespan polls the repositories, watches the
     local ones and the provider folders, and reloads registry.yaml when it changes; with
-    `fetch_at_start`, it fetches every repository once, in the background, as it starts; with
+    `start`, it reads the clones and the release folders, then fetches every repository, in
+    the background, while it answers (`settled`: called once the clones are read); with
     `access_log`, it logs a line per request (`gitreg.access`)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, RegistryState]]:
         if background:
             state.background.start()
-        if fetch_at_start:
-            state.background.fetch_all()
+        if start:
+            state.background.start_up(settled)
         warming = asyncio.create_task(keep_warm(state.docs, state.registry))
         yield {STATE_KEY: state}
         warming.cancel()
@@ -155,7 +158,7 @@ def create_app(
         Route("/signin", signin.sign_in, methods=["POST"]),
         Route("/signout", signin.sign_out, methods=["POST"]),
     ]
-    hsts = state.registry.snapshot.catalog.hsts  # as tls: read once, at start
+    hsts = state.current.world.catalog.hsts  # as tls: read once, at start
     return RegistryApp(
         routes=routes,
         exception_handlers=HANDLERS,

@@ -20,7 +20,7 @@ from gitreg.errors import AuthUnavailable, TooManyRequests
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.web import access
-from gitreg.web.state import state_of
+from gitreg.web.state import state_of, world_of
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,8 @@ async def listing_for(request: Request) -> Listing:
     """Every module and hosted provider the request's sender may read."""
     state = state_of(request)
     reader = await access.reader_of(request)
-    snapshot, providers = state.registry.snapshot, state.live.side.providers
+    world = world_of(request)
+    snapshot, providers = world.snapshot, world.side.providers
     may_read = access.may_read(request, reader)
     opened: Opened | None = None
     gate = access.gate_of(request)

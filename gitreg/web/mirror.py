@@ -24,7 +24,7 @@ from gitreg.mirror.sources import MirrorSource, NetworkMirror
 from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.files import zip_response
-from gitreg.web.state import state_of
+from gitreg.web.state import state_of, world_of
 
 MIRROR_PREFIX = "/v1/mirror"
 
@@ -75,7 +75,7 @@ async def _serve(request: Request, file: str) -> Response:
         return _private(await _answer(request, file))
     principal = await access.admit(request, "mirror", "the network mirror")
     params = request.path_params
-    own = state_of(request).registry.snapshot.catalog.hostname
+    own = world_of(request).catalog.hostname
     if params["hostname"].lower() == own and not gate.is_public(params["namespace"]):
         # The hosted providers are the registry's own: the mirror opens no namespace that
         # providers.v1 would keep closed to the same token.
@@ -109,7 +109,7 @@ def _with_signed_urls(
 
 
 async def _answer(request: Request, file: str) -> Response:
-    side = state_of(request).live.side
+    side = world_of(request).side
     answers = side.answers
     params = request.path_params
     asked = f"{params['hostname']}/{params['namespace']}/{params['type']}/{file}"

@@ -18,7 +18,7 @@ from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.files import etag_matches
-from gitreg.web.state import state_of
+from gitreg.web.state import state_of, world_of, world_synced
 
 _ARCHIVE_FILE = re.compile(r"(?P<commit>[0-9a-f]{40}|[0-9a-f]{64})(?:-[0-9a-f]{16})?\.tar\.gz")
 _IMMUTABLE = "public, max-age=31536000, immutable"
@@ -30,7 +30,7 @@ async def versions(request: Request) -> Response:
     fresh = state_of(request).fresh_reads
     if fresh.due(entry.spec.repo):  # a tag pushed a moment ago is listed without a webhook
         await fresh.check(entry.spec.repo)
-        snapshot, entry = _read(request)
+        snapshot, entry = _read(request, synced=True)
     versions_known(request, snapshot, entry)
     return Prepared(entry.versions_json())
 
@@ -40,7 +40,7 @@ async def download(request: Request) -> Response:
     text = request.path_params["version"]
     release = release_of(entry, text)
     if release is None and await _refreshed_on_miss(request, entry):
-        snapshot, entry = _read(request)
+        snapshot, entry = _read(request, synced=True)
         release = release_of(entry, text)
     if release is None:
         versions_known(request, snapshot, entry)
@@ -108,9 +108,8 @@ async def admitted(
     """`_read`, once the request is admitted to the module's namespace: before anything is
     looked up, so a client outside it learns nothing of what it holds."""
     address = module_address(request)
-    state = state_of(request)
     principal = None
-    if state.live.gate is not None:  # an open registry admits every request as no one
+    if world_of(request).gate is not None:  # an open registry admits every request as no one
         what, git = f"module {address}", access.module_git(request, address)
         principal = await access.admit(request, "read", what, address.namespace, git)
     return (*_read(request, address), principal)
@@ -126,11 +125,12 @@ def module_address(request: Request) -> ModuleAddress:
 
 
 def _read(
-    request: Request, address: ModuleAddress | None = None
+    request: Request, address: ModuleAddress | None = None, synced: bool = False
 ) -> tuple[RegistrySnapshot, ModuleEntry]:
-    """The snapshot served now, read once, and the module's entry in it."""
+    """The request's snapshot, and the module's entry in it; `synced`: with what the syncs it
+    waited for swapped in."""
     address = address or module_address(request)
-    snapshot = state_of(request).registry.snapshot
+    snapshot = (world_synced(request) if synced else world_of(request)).snapshot
     entry = snapshot.index.get(address.namespace, address.name, address.system)
     if entry is None:
         raise NotFound(f"no module {address} on this registry")
@@ -144,10 +144,7 @@ def versions_known(request: Request, snapshot: RegistrySnapshot, entry: ModuleEn
         return
     reason = state_of(request).registry.unknown_versions(snapshot, entry.spec.repo)
     if reason is not None:
-        raise NotReadYet(
-            f"{entry.spec.address}: its repository was never fetched, so its versions are"
-            f" unknown: {reason}"
-        )
+        raise NotReadYet(f"{entry.spec.address}: its versions are not known yet: {reason}")
 
 
 def release_of(entry: ModuleEntry, text: str) -> Release | None:

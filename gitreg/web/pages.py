@@ -28,7 +28,7 @@ from gitreg.web.errors import client_status
 from gitreg.web.files import etag_matches
 from gitreg.web.listings import listing_for
 from gitreg.web.modules import module_address
-from gitreg.web.state import state_of
+from gitreg.web.state import state_of, world_of
 
 log = logging.getLogger(__name__)
 
@@ -56,11 +56,10 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 def html(request: Request, template: str, status: int = 200, **values: Any) -> HTMLResponse:
     """A page, with what every page shows: the hostname and who reads it."""
-    state = state_of(request)
     reader = values.pop("reader", None)
     body = PAGES.render(
         template,
-        hostname=state.registry.snapshot.catalog.hostname,
+        hostname=world_of(request).catalog.hostname,
         auth_on=access.gate_of(request) is not None,
         reader=reader.name if isinstance(reader, Principal) else reader,
         **values,
@@ -126,10 +125,9 @@ async def module(request: Request) -> Response:
     """A module at its latest version, or at `version`: README, inputs, outputs, ..."""
     address = module_address(request)
     state = state_of(request)
-    registry = state.registry
     git = access.module_git(request, address)
     await access.admit(request, "read", f"module {address}", address.namespace, git)
-    snapshot = registry.snapshot
+    snapshot = world_of(request).snapshot
     entry = snapshot.index.get(address.namespace, address.name, address.system)
     if entry is None:
         raise NotFound(f"no module {address} on this registry")
@@ -177,11 +175,11 @@ async def provider(request: Request) -> Response:
     except ValueError as exc:
         raise ClientError(str(exc)) from exc
     await access.admit(request, "read", f"provider {address}", address.namespace)
-    providers = state_of(request).live.side.providers
+    providers = world_of(request).side.providers
     entry = providers.get(address.namespace, address.type)
     if entry is None:
         raise NotFound(f"no provider {address} on this registry")
-    hostname = state_of(request).registry.snapshot.catalog.hostname
+    hostname = world_of(request).catalog.hostname
     view = provider_page(hostname, entry, providers.public_keys())
     return html(request, "provider.html", page=view, reader=await access.reader_of(request))
 

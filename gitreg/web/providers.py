@@ -10,14 +10,14 @@ from starlette.responses import JSONResponse, Response
 
 from gitreg.address import ProviderAddress
 from gitreg.auth.principal import Principal
-from gitreg.errors import ClientError, NotFound
+from gitreg.errors import ClientError, NotFound, NotReadYet
 from gitreg.providers.artifacts import ProviderRelease
 from gitreg.providers.filenames import platform_problem
 from gitreg.providers.hosted import ProviderEntry
 from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.files import zip_response
-from gitreg.web.state import state_of
+from gitreg.web.state import world_of
 
 FILES_PREFIX = "/v1/provider-files"
 _IMMUTABLE = "public, max-age=31536000, immutable"
@@ -58,7 +58,7 @@ async def download(request: Request) -> Response:
             return access.signed(request, path, principal)
         return path
 
-    providers = state_of(request).live.side.providers
+    providers = world_of(request).side.providers
     keys = [
         {
             "key_id": k.key_id,
@@ -141,8 +141,10 @@ def _address(request: Request) -> ProviderAddress:
 
 def _entry(request: Request) -> ProviderEntry:
     address = _address(request)
-    providers = state_of(request).live.side.providers
+    providers = world_of(request).side.providers
     entry = providers.get(address.namespace, address.type)
+    if entry is None and not providers.scanned:
+        raise NotReadYet(f"{address}: the release folders are being read (the server just started)")
     if entry is None:
         raise NotFound(f"no provider {address} on this registry")
     return entry

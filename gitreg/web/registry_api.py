@@ -27,7 +27,7 @@ from gitreg.web import access
 from gitreg.web.listings import listing_for
 from gitreg.web.modules import admitted, normalised, release_of, versions_known
 from gitreg.web.registry_json import Json, details_json, module_json, page_meta
-from gitreg.web.state import state_of
+from gitreg.web.state import state_of, world_of
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +191,7 @@ def _systems(request: Request, entry: ModuleEntry, principal: Principal | None) 
     address = entry.spec.address
     if not access.may_read(request, principal)(address.namespace):
         return [address.system]
-    index = state_of(request).registry.snapshot.index
+    index = world_of(request).snapshot.index
     key = (address.namespace.lower(), address.name.lower())
     systems = {e.spec.address.system for e in index.entries() if e.spec.address.key[:2] == key}
     return sorted(systems | {address.system})

@@ -20,7 +20,7 @@ from gitreg.auth.sessions import COOKIE, SESSION_TTL, expires_of
 from gitreg.errors import ClientError, Forbidden
 from gitreg.web import access
 from gitreg.web.pages import SECURITY_HEADERS, html, page, session_reader
-from gitreg.web.state import state_of
+from gitreg.web.state import world_of
 
 MAX_TOKEN = 4096  # characters: a pasted token, never a document
 
@@ -126,7 +126,7 @@ def _same_origin(request: Request) -> None:
         if request.headers.get("sec-fetch-site") == "same-origin":
             return
         raise Forbidden("this form must be sent from this registry's own sign-in page")
-    catalog = state_of(request).registry.snapshot.catalog
+    catalog = world_of(request).catalog
     own = own_origin(catalog.hostname, catalog.public_url)
     reached = reached_loopback(request.scope.get("scheme", ""), request.scope.get("server"))
     if not is_own(origin, own, reached):

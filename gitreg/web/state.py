@@ -1,5 +1,6 @@
 """What the app's handlers share, as one typed value that the lifespan yields (Starlette's
-lifespan state): handlers read `state_of(request).registry`, never an untyped bag."""
+lifespan state), never an untyped bag; and the world a request reads, `world_of(request)`: the
+same one from the request's first read to its answer, whatever a reload swaps meanwhile."""
 
 from __future__ import annotations
 
@@ -13,21 +14,23 @@ from gitreg.docs.service import DocsService
 from gitreg.freshness.background import BackgroundWork
 from gitreg.freshness.deliveries import DeliveryLog, SeenDeliveries
 from gitreg.freshness.fresh_reads import FreshReads
-from gitreg.freshness.live import LiveCatalog, ProviderSide
+from gitreg.freshness.live import LiveCatalog
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.modules.archive_cache import ArchiveCache
 from gitreg.modules.sync import Registry
-from gitreg.providers.hosted import Providers
+from gitreg.world.world import CurrentWorld, World
 
 STATE_KEY = "gitreg"
+_WORLD_KEY = "gitreg.world"  # in a request's scope: the world it reads
 
 
 @dataclass(frozen=True)
 class RegistryState:
-    """The module side (`registry`, and the checks that keep its reads fresh), the provider side
-    (`live.side`, swapped whole on a reload), the archive cache, and the counters and tasks that
-    outlive a reload."""
+    """The world served (`current`), the module sync that keeps its snapshot fresh (`registry`,
+    and the checks that ask it), the reloads that replace it whole (`live`), the archive
+    cache, and the counters and tasks that outlive a reload."""
 
+    current: CurrentWorld
     registry: Registry
     archives: ArchiveCache
     live: LiveCatalog
@@ -44,31 +47,28 @@ class RegistryState:
     @property
     def auth_counts(self) -> Counter[tuple[str, str]]:
         """(principal, outcome) of every request auth decided; kept across reloads."""
-        return self.live.auth_counts
+        return self.current.auth_counts
 
     @classmethod
     def build(
         cls,
+        current: CurrentWorld,
         registry: Registry,
-        archives: ArchiveCache,
-        providers: Providers | None = None,
         fresh_reads: FreshReads | None = None,
         worker: int | None = None,
     ) -> RegistryState:
-        """`worker`: which of several `gitreg serve --workers` this process is (None: the only
-        server process)."""
-        catalog = registry.snapshot.catalog
-        if providers is None:
-            providers = Providers(catalog, registry)
-        side = ProviderSide.build(catalog, providers)
-        live = LiveCatalog(registry, side)
+        """Around a world `gitreg.world.open_world` opened. `worker`: which of several
+        `gitreg serve --workers` this process is (None: the only server process)."""
+        catalog = current.world.catalog
+        archives = ArchiveCache(catalog.cache_dir, limits=catalog.archive_limits)
+        live = LiveCatalog(current, registry)
         syncs = SyncQueue(registry)
-        fresh_reads = fresh_reads or FreshReads(registry)
         return cls(
+            current,
             registry,
             archives,
             live,
-            fresh_reads,
+            fresh_reads or FreshReads(registry),
             syncs,
             BackgroundWork(live, syncs, worker),
             DocsService(catalog.cache_dir),
@@ -78,3 +78,22 @@ class RegistryState:
 def state_of(request: Request) -> RegistryState:
     state: RegistryState = getattr(request.state, STATE_KEY)
     return state
+
+
+def world_of(request: Request) -> World:
+    """The world this request reads: the one served at its first read, kept in its scope."""
+    world: World | None = request.scope.get(_WORLD_KEY)
+    if world is None:
+        world = request.scope[_WORLD_KEY] = state_of(request).current.world
+    return world
+
+
+def world_synced(request: Request) -> World:
+    """The world this request reads, with what syncs swapped in since its first read (a fresh
+    read it waited for): the same catalog, gate and providers, newer versions. After a reload
+    meanwhile, still the world it began with: a request never mixes two catalogs."""
+    world = world_of(request)
+    now = state_of(request).current.world
+    if now is not world and now.catalog is world.catalog and now.gate is world.gate:
+        world = request.scope[_WORLD_KEY] = now
+    return world

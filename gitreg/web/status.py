@@ -16,13 +16,13 @@ from gitreg.ops.provider_reports import origin_reports, provider_reports
 from gitreg.ops.readiness import readiness
 from gitreg.ops.reports import repository_reports
 from gitreg.web import access
-from gitreg.web.state import state_of
+from gitreg.web.state import state_of, world_of
 
 
 async def status(request: Request) -> JSONResponse:
     await access.admit(request, "ops", "/v1/status")
     state = state_of(request)
-    registry, side = state.registry, state.live.side
+    registry, side = state.registry, world_of(request).side
     origin = side.read_through.origin if side.read_through else None
     return JSONResponse(
         {
@@ -38,7 +38,7 @@ async def status(request: Request) -> JSONResponse:
                 for name, reason in sorted(state.archives.refused().items())
             ],
             "auth": {
-                "on": state.live.gate is not None,
+                "on": world_of(request).gate is not None,
                 "requests": [
                     {"principal": principal, "outcome": outcome, "count": n}
                     for (principal, outcome), n in sorted(state.auth_counts.items())
@@ -51,7 +51,7 @@ async def status(request: Request) -> JSONResponse:
 async def metrics(request: Request) -> Response:
     await access.admit(request, "ops", "/metrics")
     state = state_of(request)
-    registry, side = state.registry, state.live.side
+    registry, side = state.registry, world_of(request).side
     origin = side.read_through.origin if side.read_through else None
     providers = ProviderCollector(side.providers, origin, state.mirror_counts)
     body = exposition(registry, state.webhook_counts, providers, state.auth_counts)

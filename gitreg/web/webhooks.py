@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 from gitreg.errors import ClientError, NotFound, Unauthorized
 from gitreg.freshness.deliveries import delivery_id, judge
 from gitreg.freshness.webhooks import PARSERS
-from gitreg.web.state import state_of
+from gitreg.web.state import state_of, world_of
 
 
 async def receive(request: Request) -> Response:
@@ -28,8 +28,7 @@ async def receive(request: Request) -> Response:
     body = await request.body()  # bounded by BufferedBodies
     headers = {k.lower(): v for k, v in request.headers.items()}
     state = state_of(request)
-    registry = state.registry
-    delivery = judge(registry.snapshot.catalog, forge, headers, body)
+    delivery = judge(world_of(request).catalog, forge, headers, body)
     if delivery.outcome == "accepted" and not state.seen_deliveries.first_time(forge, headers):
         delivery = replace(delivery, outcome="duplicate", why=delivery_id(headers) or "")
     state.webhook_counts[(forge, delivery.outcome)] += 1

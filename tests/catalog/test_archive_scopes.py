@@ -176,7 +176,7 @@ def test_serve_says_so_once_per_repository_at_start(shared_repository: Path) -> 
     port = free_port()
     process = start_serve(shared_repository, port)
     try:
-        wait_until(lambda: answers(f"http://127.0.0.1:{port}/healthz"), 60, "gitreg serving")
+        wait_until(lambda: answers(f"http://127.0.0.1:{port}/readyz"), 60, "gitreg serving")
     finally:
         process.send_signal(signal.SIGTERM)
         output, _ = process.communicate(timeout=30)

@@ -200,7 +200,7 @@ def _provider_recipe(tls: TlsMaterial, root: Path, env: dict[str, str]) -> None:
     try:
         base = f"https://127.0.0.1:{port}"
         wait_until(
-            lambda: process.poll() is not None or answers(f"{base}/healthz", _trust(tls.ca_cert)),
+            lambda: process.poll() is not None or answers(f"{base}/readyz", _trust(tls.ca_cert)),
             60,
             "gitreg serving",
         )

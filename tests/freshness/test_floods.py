@@ -183,7 +183,10 @@ def test_a_restart_with_a_hung_git_server_serves_its_clones_at_once(tmp_path: Pa
         process = start_gitreg("serve", "--config", str(catalog), "--listen", f"127.0.0.1:{port}")
         try:
             # Well inside fetch_timeout (120 s), which the start used to wait for.
-            wait_until(lambda: answers(f"{base}/healthz"), 30, "gitreg to serve")
+            wait_until(lambda: answers(f"{base}/healthz"), 30, "gitreg to answer")
+            # Read from its clone in the background, while the fetch hangs.
+            module = f"{base}/v1/modules/org/repo/x/versions"
+            wait_until(lambda: answers(module), 30, "the clone to be served")
             versions = httpx.get(f"{base}/v1/modules/org/repo/x/versions", timeout=10)
             assert versions.status_code == 200
             assert versions.json()["modules"][0]["versions"] == [{"version": "1.0.0"}]

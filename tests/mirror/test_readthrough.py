@@ -119,7 +119,7 @@ def test_a_signature_the_origin_keys_do_not_verify_is_refused(
     origin: Origin, tmp_path: Path, tls: TlsMaterial
 ) -> None:
     # The origin now serves a SHA256SUMS.sig by another key than the one it lists.
-    entry = origin.server.providers.get("acme", "widget")
+    entry = origin.server.state.current.world.side.providers.get("acme", "widget")
     release = entry.release("1.0.0") if entry else None
     assert release is not None
     other = new_key("impostor")
@@ -246,7 +246,7 @@ def mirror_server(
         context = ssl.create_default_context(cafile=str(tls.ca_cert))
         with server, httpx.Client(base_url=f"{server.url}/v1/mirror/", verify=context) as client:
             yield origin, client
-            server.state.live.side.mirror.close()
+            server.state.current.world.side.mirror.close()
 
 
 def test_a_zip_the_origin_cannot_give_is_a_502_not_a_500(

@@ -13,12 +13,9 @@ from hypothesis import strategies as st
 
 from gitreg.auth.sessions import COOKIE
 from gitreg.catalog.load import load_catalog
-from gitreg.modules.archive_cache import ArchiveCache
-from gitreg.modules.sync import Registry
-from gitreg.providers.hosted import Providers
-from gitreg.web.state import RegistryState
 from tests.support.asgi import in_process
 from tests.support.catalogue import write_catalogue
+from tests.support.state import serving_state
 
 _segment = st.one_of(
     st.sampled_from(
@@ -49,11 +46,7 @@ _text = st.text(alphabet=st.characters(codec="utf-8"), max_size=300)
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.AsyncClient]:
     root = tmp_path_factory.mktemp("fuzz-pages")
     catalog = load_catalog(write_catalogue(root))
-    registry = Registry(catalog)
-    registry.refresh()
-    providers = Providers(catalog, registry)
-    providers.refresh()
-    state = RegistryState.build(registry, ArchiveCache(root / "cache"), providers)
+    state = serving_state(catalog)
     app = in_process(state)
     yield httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gitreg.test")
     state.docs.close()

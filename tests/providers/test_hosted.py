@@ -85,7 +85,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterat
         base = f"https://127.0.0.1:{port}"
         try:
             wait_until(
-                lambda: process.poll() is not None or answers(f"{base}/healthz", context),
+                lambda: process.poll() is not None or answers(f"{base}/readyz", context),
                 60,
                 "gitreg",
             )
@@ -354,7 +354,7 @@ def test_read_through_from_an_origin_then_with_the_origin_down(
     providers = '    widget = { source = "origin.example.test/acme/widget", version = "1.1.0" }\n'
     try:
         for port in (origin_port, mirror_port):
-            wait_until(partial(answers, f"https://127.0.0.1:{port}/healthz", context), 60, "gitreg")
+            wait_until(partial(answers, f"https://127.0.0.1:{port}/readyz", context), 60, "gitreg")
         first = terraform_init(served, tmp_path / "first", "", providers=providers, cli=cli)
         assert first.returncode == 0, first.stdout + first.stderr
         origin.kill()  # an outage: the origin is gone at once
@@ -363,7 +363,7 @@ def test_read_through_from_an_origin_then_with_the_origin_down(
         mirror.communicate(timeout=15)
         mirror = start_gitreg(*mirror_args)
         wait_until(
-            lambda: answers(f"https://127.0.0.1:{mirror_port}/healthz", context),
+            lambda: answers(f"https://127.0.0.1:{mirror_port}/readyz", context),
             60,
             "the mirror again",
         )
@@ -423,7 +423,7 @@ def test_terraform_refuses_a_signature_by_a_key_the_registry_does_not_list(
     # own check hold, the served release's signature is replaced in memory.
     server, _ = _in_thread_registry(tmp_path, tls)
     with server:
-        entry = server.providers.get("acme", "widget")
+        entry = server.state.current.world.side.providers.get("acme", "widget")
         release = entry.release("1.0.0") if entry else None
         assert release is not None
         object.__setattr__(release, "signature", bytes(new_key("stranger").sign(release.shasums)))

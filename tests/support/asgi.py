@@ -29,6 +29,7 @@ async def _no_wait(delay: float) -> None:
 def without_wrong_token_delays(state: RegistryState) -> RegistryState:
     """`state`, its gate answering wrong tokens at once: for fuzzing, which sends hundreds of
     them (the delays themselves: tests/auth/test_wrong_tokens.py)."""
-    if state.live.gate is not None:
-        state.live.gate.wrong_tokens.sleep = _no_wait
+    gate = state.current.world.gate
+    if gate is not None:
+        gate.wrong_tokens.sleep = _no_wait
     return state

@@ -69,7 +69,7 @@ class Replica:
             output=log,
         )
         wait_until(
-            lambda: answers(f"{self.url}/healthz", self.verify), 30, f"replica {self.name} to serve"
+            lambda: answers(f"{self.url}/readyz", self.verify), 30, f"replica {self.name} to serve"
         )
         # Listening to the others (until then, it says it is degraded).
         wait_until(lambda: self.readiness()[1]["degraded"] is False, 30, f"{self.name} to listen")

@@ -23,14 +23,11 @@ import httpx
 from hypercorn.asyncio import serve
 
 from gitreg.catalog.model import Catalog, Listen, TlsFiles
-from gitreg.freshness.fresh_reads import WAIT, FreshReads
-from gitreg.modules.archive_cache import ArchiveCache
-from gitreg.modules.sync import Registry
-from gitreg.providers.hosted import Providers
+from gitreg.freshness.fresh_reads import WAIT
 from gitreg.server import hypercorn_config
 from gitreg.tlscert import TlsMaterial
 from gitreg.web.app import create_app
-from gitreg.web.state import RegistryState
+from tests.support.state import serving_state
 
 
 def start_gitreg(*args: str, output: IO[str] | None = None) -> subprocess.Popen[str]:
@@ -117,27 +114,18 @@ class RegistryServer:
         tls: TlsFiles | None = None,
         refresh: bool = False,
         fresh_wait: float = WAIT,
-        fetch_first: bool = True,
+        fetch_first: bool | None = True,
         access_log: bool = False,
         on_swap: Callable[[], None] | None = None,
     ) -> None:
-        """`refresh`: run the background work (polling, watching); without `fetch_first`, the
-        server starts from what its clones hold, as `gitreg serve` does, fetching nothing;
+        """`refresh`: run the background work (polling, watching); with `fetch_first` False, the
+        server starts from what its clones hold, fetching nothing; with None, it starts as
+        `gitreg serve` does: answering at once, the clones read, then fetched, meanwhile;
         `access_log`: a line per request (`gitreg.access`); `on_swap`: the Registry's."""
-        self.registry = Registry(catalog, on_swap=on_swap)
-        if fetch_first:
-            self.registry.refresh()
-        else:
-            self.registry.read_clones()
-        self.providers = Providers(catalog, self.registry)
-        self.providers.refresh()
-        self.state = RegistryState.build(
-            self.registry,
-            ArchiveCache(catalog.cache_dir, limits=catalog.archive_limits),
-            self.providers,
-            FreshReads(self.registry, wait=fresh_wait),
-        )
-        self.app = create_app(self.state, background=refresh, access_log=access_log)
+        self.state = serving_state(catalog, fetch_first, on_swap, fresh_wait)
+        self.registry = self.state.registry
+        start = fetch_first is None
+        self.app = create_app(self.state, background=refresh, start=start, access_log=access_log)
         self.port = free_port()
         self.scheme = "https" if tls else "http"
         self.config = hypercorn_config(Listen("127.0.0.1", self.port), tls)

@@ -79,7 +79,7 @@ class Workers:
         raise AssertionError(f"worker {worker} accepted none of {tries} connections")
 
     def wait_ready(self) -> None:
-        wait_until(lambda: answers(f"{self.url}/healthz"), 30, "the workers to serve")
+        wait_until(lambda: answers(f"{self.url}/readyz"), 30, "the workers to serve")
         wait_until(
             lambda: all(r.status_code == 200 for r in self.by_worker("/readyz").values()),
             30,

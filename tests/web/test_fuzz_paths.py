@@ -14,13 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitreg.catalog.load import load_catalog
-from gitreg.modules.archive_cache import ArchiveCache
-from gitreg.modules.sync import Registry
-from gitreg.providers.hosted import Providers
-from gitreg.web.state import RegistryState
 from tests.support.asgi import in_process, without_wrong_token_delays
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.provider_releases import new_key, provider_zip, write_key, write_release
+from tests.support.state import serving_state
 
 _segment = st.one_of(
     st.sampled_from(
@@ -93,15 +90,7 @@ def _app(tmp_path_factory: pytest.TempPathFactory, auth: str) -> httpx.AsyncClie
         "mirror: {folders: [mirror], read_through: false}\n" + auth
     )
     catalog = load_catalog(root / "registry.yaml")
-    registry = Registry(catalog)
-    registry.refresh()
-    providers = Providers(catalog, registry)
-    providers.refresh()
-    app = in_process(
-        without_wrong_token_delays(
-            RegistryState.build(registry, ArchiveCache(root / "cache"), providers)
-        )
-    )
+    app = in_process(without_wrong_token_delays(serving_state(catalog)))
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gitreg.test")
 
 

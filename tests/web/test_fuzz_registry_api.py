@@ -15,12 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitreg.catalog.load import load_catalog
-from gitreg.modules.archive_cache import ArchiveCache
-from gitreg.modules.sync import Registry
-from gitreg.providers.hosted import Providers
-from gitreg.web.state import RegistryState
 from tests.support.asgi import in_process, without_wrong_token_delays
 from tests.support.gitrepo import GitRepo, module_files
+from tests.support.state import serving_state
 
 TOKEN = "fuzz-api-token-0123456789"
 _AUTH = f"""auth:
@@ -42,10 +39,7 @@ def _app(root: Path, auth: str) -> httpx.AsyncClient:
         f"modules:\n{modules}{auth}"
     )
     catalog = load_catalog(root / "registry.yaml")
-    registry = Registry(catalog)
-    registry.refresh()
-    providers = Providers(catalog, registry)
-    state = RegistryState.build(registry, ArchiveCache(root / "cache"), providers)
+    state = serving_state(catalog)
     transport = httpx.ASGITransport(app=in_process(without_wrong_token_delays(state)))
     return httpx.AsyncClient(transport=transport, base_url="http://gitreg.test")
 

@@ -113,7 +113,7 @@ auth:
         )
         tap.requests.clear()  # the registry's own fetches
         # Wrong tokens are slowed (tests/auth/test_wrong_tokens.py): not waited for here.
-        gate = server.state.live.gate
+        gate = server.state.current.world.gate
         assert gate is not None
         gate.wrong_tokens.sleep = no_wait
         yield Served(client, tap, git, server.url, tls_context)

@@ -48,7 +48,7 @@ def registry(
     context = ssl.create_default_context(cafile=str(tls.ca_cert))
     with server, httpx.Client(base_url=server.url, verify=context, timeout=60) as client:
         yield server, client
-        server.state.live.side.mirror.close()
+        server.state.current.world.side.mirror.close()
 
 
 def allowing(origin_url: str, tls: TlsMaterial, extra: str = "") -> str:
@@ -294,7 +294,7 @@ def test_stalled_origins_leave_the_rest_of_the_registry_answering(
         asked = [
             pool.submit(client.get, f"/v1/mirror/{HOST}/acme/t{i}/index.json") for i in range(8)
         ]
-        read_through = server.state.live.side.mirror.read_through
+        read_through = server.state.current.world.side.mirror.read_through
         assert read_through is not None
         cap = read_through.settings.per_origin
         refused: list[httpx.Response] = []

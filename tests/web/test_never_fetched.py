@@ -43,7 +43,7 @@ def test_a_repository_never_fetched_answers_503(
             assert response.status_code == 503, response.text
             assert response.headers["Retry-After"].isdigit()
             message = response.json()["errors"][0]
-            assert "a/m/x: its repository was never fetched" in message
+            assert "a/m/x: its versions are not known yet" in message
             assert f"fetch from {base}repo.git failed" in message or "cannot reach" in message
             assert TOKEN not in response.text
         report = client.get("/v1/status").json()["repositories"][0]
@@ -73,7 +73,7 @@ def test_300_requests_for_a_repository_never_fetched_make_two_warnings(
         assert client.get("/v1/modules/a/m/x/versions").status_code == 503
     said = [r for r in caplog.records if r.name == errors.log.name]
     assert [r.levelno for r in said] == [logging.WARNING] * 2
-    assert "a/m/x: its repository was never fetched" in said[0].getMessage()
+    assert "a/m/x: its versions are not known yet" in said[0].getMessage()
     assert said[1].getMessage().endswith("(and 298 more requests in the last 60 s)")
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 

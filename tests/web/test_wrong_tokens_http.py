@@ -38,7 +38,7 @@ auth:
         RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile)) as server,
         httpx.Client(base_url=server.url, timeout=10, verify=context) as client,
     ):
-        gate = server.state.live.gate
+        gate = server.state.current.world.gate
         assert gate is not None
         gate.wrong_tokens.sleep = recorded
 

@@ -1,0 +1,44 @@
+"""A reload's next world, built beside the one served and swapped in whole: the modules the new
+catalog changes read from their clones (`modules/next_catalog.py`), its gate (the same one when
+auth: did not change) and its provider side, rescanned. Until the one assignment that swaps it
+in, requests read the old world whole; from then on, the new one whole: a module the new
+catalog adds is never served under the old gate, nor an old module under the new one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gitreg.auth.gate import Gate
+from gitreg.catalog.model import Catalog
+from gitreg.modules.next_catalog import NextCatalog
+from gitreg.modules.sync import Registry
+from gitreg.world.provider_side import ProviderSide
+from gitreg.world.world import CurrentWorld, World, gate_for
+
+
+@dataclass(frozen=True)
+class NextWorld:
+    modules: NextCatalog
+    gate: Gate | None
+    side: ProviderSide
+
+    @classmethod
+    def prepare(cls, current: CurrentWorld, registry: Registry, catalog: Catalog) -> NextWorld:
+        """Everything the next world needs, read and built (this blocks: run it in a thread).
+        Raises OSError or ValueError when a file the catalog names changed since it was read
+        (a key file): the world served stays."""
+        world = current.world
+        modules = registry.prepare(catalog)
+        side = world.side.rebuilt(catalog, current)
+        gate = world.gate
+        if catalog.auth != (gate.settings if gate else None):
+            gate = gate_for(catalog, current.auth_counts, registry.shared)
+        return cls(modules, gate, side)
+
+    def swap(self, current: CurrentWorld, registry: Registry) -> World:
+        """Serve this world (one assignment); returns the one it replaced."""
+        old = current.replace(
+            lambda snapshot: World(self.modules.on(snapshot), self.gate, self.side)
+        )
+        registry.adopted(self.modules)
+        return old

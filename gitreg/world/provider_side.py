@@ -1,0 +1,51 @@
+"""What one catalog serves about providers: the hosted ones and the network mirror, built
+together off the event loop and replaced with the world they belong to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gitreg.catalog.model import Catalog, MirrorSettings
+from gitreg.mirror.answers import Answers
+from gitreg.mirror.readthrough import ReadThrough
+from gitreg.mirror.sources import FolderSource, HostedSource, MirrorSource, NetworkMirror
+from gitreg.providers.hashes import HashCache
+from gitreg.providers.hosted import Providers, RepositoryTags
+
+
+@dataclass(frozen=True)
+class ProviderSide:
+    """What one catalog serves about providers: the hosted ones and the network mirror."""
+
+    providers: Providers
+    mirror: NetworkMirror
+    hashes: HashCache
+    read_through: ReadThrough | None
+    origins_for: tuple[str, MirrorSettings]  # the hostname and settings read_through was made for
+    answers: Answers  # the mirror's rendered answers: they go with the sources that made them
+
+    @classmethod
+    def build(
+        cls, catalog: Catalog, providers: Providers, previous: ProviderSide | None = None
+    ) -> ProviderSide:
+        hashes = previous.hashes if previous else HashCache()
+        origins_for = (catalog.hostname, catalog.mirror)
+        read_through: ReadThrough | None = None
+        if previous is not None and previous.origins_for == origins_for:
+            read_through = previous.read_through
+        elif catalog.mirror.read_through:
+            read_through = ReadThrough(
+                catalog.mirror, catalog.cache_dir, hashes, own=catalog.hostname
+            )
+        sources: list[MirrorSource] = [HostedSource(catalog.hostname, providers, hashes)]
+        sources += [FolderSource(folder, hashes) for folder in catalog.mirror.folders]
+        mirror = NetworkMirror(sources, read_through, own=catalog.hostname)
+        return cls(providers, mirror, hashes, read_through, origins_for, Answers())
+
+    def rebuilt(self, catalog: Catalog, tags: RepositoryTags) -> ProviderSide:
+        """A new catalog's side, scanned and ready to serve (this blocks: run it in a thread).
+        What did not change is kept: release folders with their zip hashes, and the origin
+        client while the hostname and the mirror settings stay the same."""
+        providers = Providers(catalog, tags, previous=self.providers)
+        providers.refresh()
+        return ProviderSide.build(catalog, providers, previous=self)

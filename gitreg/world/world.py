@@ -1,0 +1,109 @@
+"""The world served now, as one value: a catalog's module snapshot, its gate and its provider
+side. A request reads it once (`web/state.py` keeps it for the request's whole life), so it
+never sees a module of one catalog under another catalog's gate. A sync replaces the snapshot
+inside it; a reload replaces the whole of it; each is one assignment under one lock."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from gitreg.auth.gate import Gate
+from gitreg.auth.sessions import EndedSessions
+from gitreg.catalog.model import Catalog
+from gitreg.git.clone import TagRef
+from gitreg.git.location import RepoLocation
+from gitreg.modules.snapshot import RegistrySnapshot
+from gitreg.modules.sync import Registry
+from gitreg.providers.hosted import Providers
+from gitreg.state.shared import open_state
+from gitreg.world.provider_side import ProviderSide
+
+
+@dataclass(frozen=True)
+class World:
+    snapshot: RegistrySnapshot  # the modules, and the catalog they were read for
+    gate: Gate | None  # None: the catalog has no auth: section, anyone reads everything
+    side: ProviderSide  # hosted providers and the network mirror
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.snapshot.catalog
+
+
+class CurrentWorld:
+    """Holds the world served now. It is the registry's snapshot cell (a sync swaps its
+    snapshot in here) and the providers' source of tags (they gate on the snapshot's)."""
+
+    def __init__(self, auth_counts: Counter[tuple[str, str]] | None = None) -> None:
+        self._world: World | None = None
+        self._lock = threading.Lock()
+        # (principal, outcome) of every request auth decided, kept across reloads.
+        self.auth_counts: Counter[tuple[str, str]] = (
+            Counter() if auth_counts is None else auth_counts
+        )
+
+    @property
+    def world(self) -> World:
+        if self._world is None:
+            raise RuntimeError("no world is served yet")  # a bug: open_world sets the first
+        return self._world
+
+    @property
+    def snapshot(self) -> RegistrySnapshot:
+        return self.world.snapshot
+
+    def tags_of(self, location: RepoLocation) -> Sequence[TagRef]:
+        return self.world.snapshot.tags.get(location, ())
+
+    def update(self, change: Callable[[RegistrySnapshot], RegistrySnapshot]) -> None:
+        """A sync's swap: the snapshot, in the world served now."""
+        with self._lock:
+            world = self.world
+            self._world = replace(world, snapshot=change(world.snapshot))
+
+    def replace(self, make: Callable[[RegistrySnapshot], World]) -> World:
+        """A reload's swap: a whole world, made from the snapshot served at this moment (so a
+        sync swapped in meanwhile is kept); returns the world it replaced."""
+        with self._lock:
+            old = self.world
+            self._world = make(old.snapshot)
+            return old
+
+    def first(self, world: World) -> None:
+        with self._lock:
+            self._world = world
+
+
+def open_world(
+    catalog: Catalog,
+    on_swap: Callable[[], None] | None = None,
+    auth_counts: Counter[tuple[str, str]] | None = None,
+) -> tuple[CurrentWorld, Registry]:
+    """The first world of `catalog`, every repository listed and none read yet (a server then
+    reads the clones, `Registry.read_clones`, and fetches), and the registry that syncs it.
+    `serve`, `demo`, the tests and the benches all start here."""
+    shared = open_state(catalog)
+    current = CurrentWorld(auth_counts)
+    snapshot = RegistrySnapshot.serving(catalog, ledger_for=shared.ledger)
+    side = ProviderSide.build(catalog, Providers(catalog, current))
+    current.first(World(snapshot, gate_for(catalog, current.auth_counts, shared), side))
+    return current, Registry(catalog, shared, on_swap, cell=current)
+
+
+def gate_for(
+    catalog: Catalog, counts: Counter[tuple[str, str]], ended: EndedSessions | None = None
+) -> Gate | None:
+    """The catalog's auth, or None when it has no auth: section (open to all). `ended`: where
+    sign-outs are recorded (the registry's shared state)."""
+    if catalog.auth is None:
+        return None
+    return Gate.build(
+        catalog.auth,
+        catalog.cache_dir,
+        counts,
+        credential_for=catalog.credential_for,
+        ended=ended,
+    )

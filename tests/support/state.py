@@ -1,0 +1,33 @@
+"""The serving state as `gitreg serve` builds it (`open_world`, then `RegistryState.build`), with
+its clones read before the first request, as a test wants: fetched first, or read from what
+they hold (as `serve` does, in the background)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gitreg.catalog.model import Catalog
+from gitreg.freshness.fresh_reads import FreshReads
+from gitreg.web.state import RegistryState
+from gitreg.world.world import open_world
+
+
+def serving_state(
+    catalog: Catalog,
+    fetch: bool | None = True,
+    on_swap: Callable[[], None] | None = None,
+    fresh_wait: float | None = None,
+) -> RegistryState:
+    """`fetch`: None reads nothing (the app's lifespan reads it, as `serve` does: create_app's
+    `start`). `fresh_wait`: how long a fresh read waits for its repository (FreshReads' own
+    default without it)."""
+    current, registry = open_world(catalog, on_swap=on_swap)
+    if fetch is None:
+        return RegistryState.build(current, registry)
+    if fetch:
+        registry.refresh()
+    else:
+        registry.read_clones()
+    current.world.side.providers.refresh()
+    fresh_reads = FreshReads(registry, wait=fresh_wait) if fresh_wait is not None else None
+    return RegistryState.build(current, registry, fresh_reads)
