@@ -21,7 +21,6 @@ from gitreg.auth.oidc import OidcVerifier
 from gitreg.auth.principal import (
     ANONYMOUS,
     Access,
-    NamespaceScope,
     Principal,
     Refused,
     Verifier,
@@ -31,8 +30,10 @@ from gitreg.auth.sessions import EndedHere, EndedSessions, Session, SessionSigne
 from gitreg.auth.signed_urls import UrlSigner, generated_key
 from gitreg.auth.tokens import StaticTokens, digest
 from gitreg.auth.wrong_tokens import WrongTokens
-from gitreg.catalog.model import AuthSettings, Credential
+from gitreg.catalog.model import AuthSettings
+from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.errors import AuthUnavailable, Forbidden, TooManyRequests, Unauthorized
+from gitreg.git.credential import Credential
 from gitreg.state.ended_sessions import EndedSessionFiles
 
 log = logging.getLogger(__name__)
