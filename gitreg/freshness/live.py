@@ -9,7 +9,6 @@ from collections import Counter
 from dataclasses import dataclass
 
 from gitreg.auth.gate import Gate
-from gitreg.auth.sessions import EndedSessions
 from gitreg.catalog.model import Catalog, MirrorSettings
 from gitreg.freshness.watching import reload_catalog
 from gitreg.mirror.answers import Answers
@@ -18,6 +17,7 @@ from gitreg.mirror.sources import FolderSource, HostedSource, MirrorSource, Netw
 from gitreg.modules.sync import Registry
 from gitreg.providers.hashes import HashCache
 from gitreg.providers.hosted import Providers
+from gitreg.state.ended_sessions import EndedSessions
 
 log = logging.getLogger(__name__)
 
