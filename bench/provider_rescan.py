@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gitreg.providers.artifacts import ArtifactFolder
-from gitreg.providers.signing import Keyring
+from gitreg.signing import Keyring
 from tests.support.provider_releases import new_key, write_release
 
 _PLATFORMS = ("linux_amd64", "linux_arm64", "darwin_arm64", "windows_amd64", "darwin_amd64")

@@ -17,7 +17,7 @@ import os
 import signal
 import socket
 import ssl
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,6 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
-from starlette.applications import Starlette
 
 from gitreg import connections
 from gitreg.catalog.model import Listen, TlsFiles
@@ -37,6 +36,14 @@ TLS_KEYS = ("tls.certfile", "tls.keyfile")  # how registry.yaml names the files
 DEFAULT_GRACE = 20.0  # Kubernetes sends SIGKILL 30 s after SIGTERM by default: 10 s to spare
 # After the grace period: the lifespan's shutdown (background work, clients of origins).
 SHUTDOWN_MOST = 5.0
+
+# An ASGI application, typed as Starlette types one (scope, receive, send), so that serving it
+# needs no Starlette here: only web/ imports Starlette.
+Message = MutableMapping[str, Any]
+AsgiApp = Callable[
+    [Message, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
+    Awaitable[None],
+]
 
 
 class WorkerConfig(Config):
@@ -159,7 +166,7 @@ def _why(exc: OSError) -> str:
 
 
 async def serve_until_signalled(
-    app: Starlette,
+    app: AsgiApp,
     config: Config,
     sock: socket.socket,
     on_hangup: Callable[[], Awaitable[object]] | None = None,

@@ -21,19 +21,20 @@ from gitreg.auth.oidc import OidcVerifier
 from gitreg.auth.principal import (
     ANONYMOUS,
     Access,
-    NamespaceScope,
     Principal,
     Refused,
     Verifier,
 )
 from gitreg.auth.review import short_tokens
-from gitreg.auth.sessions import EndedHere, EndedSessions, Session, SessionSigner
+from gitreg.auth.sessions import EndedHere, Session, SessionSigner
 from gitreg.auth.signed_urls import UrlSigner, generated_key
 from gitreg.auth.tokens import StaticTokens, digest
 from gitreg.auth.wrong_tokens import WrongTokens
-from gitreg.catalog.model import AuthSettings, Credential
+from gitreg.catalog.model import AuthSettings
+from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.errors import AuthUnavailable, Forbidden, TooManyRequests, Unauthorized
-from gitreg.state.ended_sessions import EndedSessionFiles
+from gitreg.git.credential import Credential
+from gitreg.state.ended_sessions import EndedSessionFiles, EndedSessions
 
 log = logging.getLogger(__name__)
 

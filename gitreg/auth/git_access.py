@@ -18,8 +18,9 @@ import httpx
 
 from gitreg.auth.check_budget import CheckBudget
 from gitreg.auth.host_logins import HostLogins, Login
-from gitreg.catalog.model import Credential, GitCheck
+from gitreg.catalog.model import GitCheck
 from gitreg.errors import AuthUnavailable, TooManyRequests
+from gitreg.git.credential import Credential
 from gitreg.git.location import RepoLocation, redact
 
 log = logging.getLogger(__name__)

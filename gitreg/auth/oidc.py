@@ -21,8 +21,9 @@ from joserfc.errors import BadSignatureError, JoseError, SecurityWarning
 from joserfc.jwk import Key
 
 from gitreg.auth.jwks import IssuerKeys
-from gitreg.auth.principal import NamespaceScope, Principal, Refused
+from gitreg.auth.principal import Principal, Refused
 from gitreg.catalog.model import OidcIssuer
+from gitreg.catalog.namespace_scope import NamespaceScope
 
 # Asymmetric only: `none` would need no key, and HS* would take the issuer's public key as a
 # shared secret, which anyone can read.

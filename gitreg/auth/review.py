@@ -4,9 +4,9 @@ it narrowed to a folder."""
 
 from __future__ import annotations
 
-from gitreg.auth.principal import NamespaceScope
 from gitreg.auth.tokens import STRONG_BITS, strength
 from gitreg.catalog.model import AuthSettings, Catalog
+from gitreg.catalog.namespace_scope import NamespaceScope
 
 
 def auth_warnings(catalog: Catalog) -> list[str]:

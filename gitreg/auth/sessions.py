@@ -13,21 +13,19 @@ import base64
 import binascii
 import hashlib
 import hmac
-import re
 import secrets
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from gitreg.auth.principal import Principal
+from gitreg.state.ended_sessions import SESSION_ID
 
 COOKIE = "gitreg_session"
 SESSION_TTL = 8 * 3600  # seconds: a working day, then the token is pasted again
 # s1 cookies (before session ids) are refused: their holders sign in again.
 _VERSION = "s2"
 _LABEL = b"gitreg browser session key"  # a session key is no URL key: neither verifies the other
-SESSION_ID = re.compile(r"[A-Za-z0-9_-]{22}")  # 128 random bits, URL-safe base64
 
 
 @dataclass(frozen=True)
@@ -37,15 +35,6 @@ class Session:
     principal: Principal
     id: str
     expires: int
-
-
-class EndedSessions(Protocol):
-    """Where sign-outs are recorded, for every worker and replica to honour; an entry is kept
-    until `expires`, when the cookie would have ended anyway."""
-
-    def end_session(self, session: str, expires: int) -> None: ...
-
-    def session_ended(self, session: str, expires: int) -> bool: ...
 
 
 class EndedHere:

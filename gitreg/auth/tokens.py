@@ -15,8 +15,9 @@ import threading
 import time
 from pathlib import Path
 
-from gitreg.auth.principal import NamespaceScope, Principal
+from gitreg.auth.principal import Principal
 from gitreg.catalog.model import TokenSpec
+from gitreg.catalog.namespace_scope import NamespaceScope
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gitreg.auth.principal import NamespaceScope
 from gitreg.catalog import yamldoc
 from gitreg.catalog.model import AuthSettings, Catalog, ModuleSpec
+from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.git.location import RepoLocation
 
 

@@ -13,17 +13,14 @@ from typing import Any, cast
 import yaml
 
 from gitreg.address import ModuleAddress
-from gitreg.auth.own_origin import parse_public_url
 from gitreg.catalog import yamldoc, yamltree
 from gitreg.catalog.archive_scopes import ArchiveScopes
 from gitreg.catalog.auth import AuthSection
 from gitreg.catalog.http import HttpSection
 from gitreg.catalog.model import (
     SECRET_USES,
-    ArchiveLimits,
     ArchiveScope,
     Catalog,
-    Credential,
     DeletedPolicy,
     DownloadMode,
     Listen,
@@ -37,7 +34,10 @@ from gitreg.catalog.model import (
 from gitreg.catalog.providers import ProviderSections
 from gitreg.catalog.state import StateSection
 from gitreg.errors import ConfigError, ConfigProblem
+from gitreg.git.archive_limits import ArchiveLimits
+from gitreg.git.credential import Credential
 from gitreg.git.location import RepoLocation, is_scp_like
+from gitreg.web_origin import parse_public_url
 
 _HOSTNAME = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::\d{1,5})?")
 

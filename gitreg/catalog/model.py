@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Literal
 
 from gitreg.address import ModuleAddress
+from gitreg.git.archive_limits import ArchiveLimits
+from gitreg.git.credential import Credential
 from gitreg.git.location import RepoLocation
 from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate
 
@@ -37,27 +39,6 @@ class Listen:
 class TlsFiles:
     certfile: Path
     keyfile: Path
-
-
-@dataclass(frozen=True)
-class Credential:
-    """How to authenticate to every repository whose URL starts with `url`."""
-
-    url: str
-    username: str = "oauth2"
-    token_env: str | None = None
-    token_file: Path | None = None
-    ssh_key: Path | None = None
-    known_hosts: Path | None = None
-    ca_file: Path | None = None  # the CA bundle that signs the Git server's HTTPS certificate
-
-    def token(self) -> str | None:
-        """Read at fetch time, so a rotated token file is picked up without a restart."""
-        if self.token_env:
-            return os.environ.get(self.token_env)
-        if self.token_file:
-            return self.token_file.read_text().strip()
-        return None
 
 
 @dataclass(frozen=True)
@@ -150,15 +131,6 @@ class MirrorSettings:
     def named(self) -> frozenset[str]:
         """The hostnames registry.yaml names under mirror.origins, in any form."""
         return frozenset(h for h, _ in self.origins) | {h for h, _ in self.tokens}
-
-
-@dataclass(frozen=True, kw_only=True)
-class ArchiveLimits:
-    """What one archive may hold; over any of them the archive is refused, naming the limit."""
-
-    max_file_size: int = 512 * 2**20
-    max_size: int = 2 * 2**30  # the sum of the files' sizes, before compression
-    max_entries: int = 100_000
 
 
 @dataclass(frozen=True, kw_only=True)

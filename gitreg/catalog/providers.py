@@ -11,7 +11,7 @@ from gitreg.address import hostname_problem, provider_problem
 from gitreg.catalog import yamldoc
 from gitreg.catalog.model import MirrorSettings, ProviderSpec, SecretRef
 from gitreg.git.location import RepoLocation
-from gitreg.providers.signing import Keyring
+from gitreg.signing import Keyring
 from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate
 
 _MIRROR_KEYS = (

@@ -32,8 +32,8 @@ from typing import IO, BinaryIO, cast
 from dulwich.objects import Commit, Tree
 from dulwich.repo import Repo
 
-from gitreg.catalog.model import ArchiveLimits
 from gitreg.errors import ArchiveError, ArchiveTooLarge
+from gitreg.git.archive_limits import ArchiveLimits
 from gitreg.git.clone import folder_tree
 
 log = logging.getLogger(__name__)

@@ -26,8 +26,8 @@ from dulwich.objects import Commit, ObjectID, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
-from gitreg.catalog.model import Credential
 from gitreg.errors import FetchStopped, SourceError
+from gitreg.git.credential import Credential
 from gitreg.git.fetch_turns import FetchTurns
 from gitreg.git.location import RepoLocation, redact
 from gitreg.git.shutdown import stopping

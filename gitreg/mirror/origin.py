@@ -34,7 +34,7 @@ from gitreg.errors import OriginError, OriginUnavailable
 from gitreg.mirror import reach
 from gitreg.mirror.origin_work import carried, remaining
 from gitreg.providers.filenames import PackageFile, platform_problem
-from gitreg.providers.signing import Keyring
+from gitreg.signing import Keyring
 from gitreg.tags import parse_version, version_sort_key
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from gitreg.catalog.model import MirrorSettings
 from gitreg.errors import ArchiveError, OriginError
 from gitreg.mirror.origin import OriginPackage, OriginRegistry, OriginRelease
 from gitreg.mirror.origin_work import OriginWork
-from gitreg.mirror.sources import MirrorPackage, newest_first
+from gitreg.mirror.packages import MirrorPackage, newest_first
 from gitreg.providers.filenames import PackageFile
 from gitreg.providers.hashes import HashCache
 from gitreg.tags import parse_version

@@ -11,32 +11,21 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from gitreg.address import ProviderAddress
+from gitreg.mirror.packages import MirrorPackage, newest_first
+from gitreg.mirror.readthrough import ReadThrough
 from gitreg.providers.filenames import PackageFile
 from gitreg.providers.hashes import HashCache
 from gitreg.providers.hosted import ProviderEntry, Providers
-from gitreg.tags import parse_version, version_sort_key
-
-if TYPE_CHECKING:
-    from gitreg.mirror.readthrough import ReadThrough
+from gitreg.tags import parse_version
 
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class MirrorPackage:
-    os: str
-    arch: str
-    filename: str
-    path: Path | None  # None while only the origin has it (read-through)
-    hashes: tuple[str, ...]  # h1: and zh:, as many as are known
 
 
 class MirrorSource(Protocol):
@@ -45,10 +34,6 @@ class MirrorSource(Protocol):
     def packages(self, address: ProviderAddress, version: str) -> list[MirrorPackage] | None: ...
 
     def archive(self, address: ProviderAddress, filename: str) -> Path | None: ...
-
-
-def newest_first(versions: set[str]) -> list[str]:
-    return sorted(versions, key=lambda v: version_sort_key(parse_version(v)), reverse=True)
 
 
 class HostedSource:

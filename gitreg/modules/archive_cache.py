@@ -15,9 +15,9 @@ from functools import partial
 from pathlib import Path
 
 from gitreg.atomic import atomic_writer
-from gitreg.catalog.model import ArchiveLimits
 from gitreg.errors import ArchiveError, ArchiveTooLarge
 from gitreg.git.archive import FORMAT_VERSION, write_archive
+from gitreg.git.archive_limits import ArchiveLimits
 from gitreg.git.clone import open_repo
 
 log = logging.getLogger(__name__)

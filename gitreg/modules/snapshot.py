@@ -17,8 +17,8 @@ from gitreg.catalog.model import Catalog, ModuleSpec
 from gitreg.git.clone import BareClone, TagRef
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry, VersionIndex
-from gitreg.modules.ledger import DiskLedger, TagLedger
 from gitreg.modules.resolve import ModuleVersions
+from gitreg.state.ledger import DiskLedger, TagLedger
 
 # A repository's ledger, by its location and its clone's name.
 LedgerFor = Callable[[RepoLocation, str], TagLedger]

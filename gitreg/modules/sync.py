@@ -33,7 +33,8 @@ from gitreg.modules.resolve import ModuleVersions, resolve_versions
 from gitreg.modules.snapshot import OwnSnapshot, RegistrySnapshot, SnapshotCell
 from gitreg.modules.status import Mechanism, RepoStatus, StatusBoard, StatusStore
 from gitreg.modules.tag_policy import effective_tags
-from gitreg.state.shared import SharedState, open_state
+from gitreg.state.configured import open_state
+from gitreg.state.shared import SharedState
 from gitreg.tags import parse_version, released_version
 
 log = logging.getLogger(__name__)

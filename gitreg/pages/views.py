@@ -14,7 +14,7 @@ from gitreg.pages.links import RepositoryLinks, web_url
 from gitreg.pages.readme import render_readme
 from gitreg.providers.artifacts import ProviderRelease, ReleaseProblem
 from gitreg.providers.hosted import ProviderEntry
-from gitreg.providers.signing import PublicKey
+from gitreg.signing import PublicKey
 from gitreg.tags import parse_version
 
 

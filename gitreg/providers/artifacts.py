@@ -22,7 +22,7 @@ from pathlib import Path
 
 from gitreg.atomic import write_atomically
 from gitreg.providers.filenames import PackageFile, ReleaseFile
-from gitreg.providers.signing import Keyring, PublicKey
+from gitreg.signing import Keyring, PublicKey
 from gitreg.tags import parse_version, version_sort_key
 
 _DEFAULT_PROTOCOLS = ("5.0",)

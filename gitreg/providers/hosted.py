@@ -19,7 +19,7 @@ from gitreg.catalog.model import Catalog, ProviderSpec
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
 from gitreg.providers.artifacts import ArtifactFolder, ProviderRelease, ReleaseProblem
-from gitreg.providers.signing import Keyring, PublicKey
+from gitreg.signing import Keyring, PublicKey
 from gitreg.tags import released_version
 
 log = logging.getLogger(__name__)

@@ -1,18 +1,33 @@
-"""Sign-outs on this machine: one empty file per ended session in cache_dir/auth/ended-sessions,
-named by when the cookie expires and the session's id, so that every worker sees one the moment
-it is written (a look costs one stat) and entries whose cookie has expired anyway are swept."""
+"""Browser sign-outs as the state holds them: what a record of them answers (`EndedSessions`;
+the gate asks it, the state keeps it), and the record on this machine: one empty file per ended
+session in cache_dir/auth/ended-sessions, named by when the cookie expires and the session's id,
+so that every worker sees one the moment it is written (a look costs one stat) and entries whose
+cookie has expired anyway are swept."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from pathlib import Path
+from typing import Protocol
 
 from gitreg.atomic import TEMP_SUFFIX, write_atomically
-from gitreg.auth.sessions import SESSION_ID
 
 FOLDER = Path("auth") / "ended-sessions"
+# What a session id looks like: 128 random bits, URL-safe base64 (`auth/sessions.py` makes them).
+# Checked where a cookie is read, and again here, since an id names a file.
+SESSION_ID = re.compile(r"[A-Za-z0-9_-]{22}")
+
+
+class EndedSessions(Protocol):
+    """Where sign-outs are recorded, for every worker and replica to honour; an entry is kept
+    until `expires`, when the cookie would have ended anyway."""
+
+    def end_session(self, session: str, expires: int) -> None: ...
+
+    def session_ended(self, session: str, expires: int) -> bool: ...
 
 
 class EndedSessionFiles:

@@ -13,8 +13,8 @@ from typing import Any
 import psycopg
 
 from gitreg.errors import StateUnavailable
-from gitreg.modules.ledger import DiskLedger, Published
 from gitreg.state.database import Database
+from gitreg.state.ledger import DiskLedger, Published
 
 
 class PostgresLedger:

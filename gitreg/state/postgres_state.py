@@ -13,9 +13,9 @@ from pathlib import Path
 from gitreg.catalog.model import PostgresSettings
 from gitreg.errors import StateUnavailable
 from gitreg.git.location import RepoLocation
-from gitreg.modules.ledger import DiskLedger, TagLedger
 from gitreg.state.database import Database
 from gitreg.state.ended_sessions import EndedSessionFiles
+from gitreg.state.ledger import DiskLedger, TagLedger
 from gitreg.state.listener import CHANNEL, ChangeListener, notice
 from gitreg.state.pg_ledger import PostgresLedger
 from gitreg.state.shared import OnChange

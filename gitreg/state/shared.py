@@ -8,10 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from gitreg.catalog.model import Catalog
 from gitreg.git.location import RepoLocation
-from gitreg.modules.ledger import DiskLedger, TagLedger
 from gitreg.state.ended_sessions import EndedSessionFiles
+from gitreg.state.ledger import DiskLedger, TagLedger
 
 # Called with a repository's URL when another replica says it changed, and with None when the
 # replica may have missed such notices (it reconnected): then every repository is due a sync.
@@ -80,12 +79,3 @@ class LocalState:
 
     def close(self) -> None:
         pass
-
-
-def open_state(catalog: Catalog) -> SharedState:
-    """The state `catalog` asks for; PostgreSQL is connected to at first use, not here."""
-    if catalog.state is None:
-        return LocalState(catalog.cache_dir)
-    from gitreg.state.postgres_state import PostgresState  # psycopg only when configured
-
-    return PostgresState(catalog.state, catalog.cache_dir)

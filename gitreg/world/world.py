@@ -11,14 +11,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from gitreg.auth.gate import Gate
-from gitreg.auth.sessions import EndedSessions
 from gitreg.catalog.model import Catalog
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.sync import Registry
 from gitreg.providers.hosted import Providers
-from gitreg.state.shared import open_state
+from gitreg.state.configured import open_state
+from gitreg.state.ended_sessions import EndedSessions
 from gitreg.world.provider_side import ProviderSide
 
 

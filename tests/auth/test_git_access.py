@@ -14,8 +14,9 @@ import pytest
 
 from gitreg.auth.gate import GIT, Gate, GitQuestion, Target
 from gitreg.auth.git_access import GitAccess, check_url
-from gitreg.catalog.model import AuthSettings, Credential, GitCheck
+from gitreg.catalog.model import AuthSettings, GitCheck
 from gitreg.errors import AuthUnavailable, Forbidden, TooManyRequests, Unauthorized
+from gitreg.git.credential import Credential
 from gitreg.git.location import RepoLocation
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import require

@@ -5,15 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gitreg.auth.own_origin import (
-    WebOrigin,
-    is_own,
-    own_origin,
-    parse_origin,
-    parse_public_url,
-    reached_loopback,
-)
+from gitreg.auth.own_origin import is_own, own_origin, reached_loopback
 from gitreg.errors import ConfigError
+from gitreg.web_origin import WebOrigin, parse_origin, parse_public_url
 from tests.conftest import WriteCatalog
 
 MODULE = "modules:\n  - {namespace: infra, name: vpc, system: aws, repo: https://git.example.com/x.git}\n"

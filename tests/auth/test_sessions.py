@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from gitreg.auth.gate import Gate
-from gitreg.auth.principal import NamespaceScope, Principal
+from gitreg.auth.principal import Principal
 from gitreg.auth.sessions import SESSION_TTL, SessionSigner
 from gitreg.auth.signed_urls import UrlSigner
 from gitreg.catalog.model import AuthSettings, SecretRef, TokenSpec
+from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.errors import AuthUnavailable
 from gitreg.state.ended_sessions import EndedSessionFiles
 

@@ -6,9 +6,10 @@ import hashlib
 
 import pytest
 
-from gitreg.auth.principal import NamespaceScope, Principal
+from gitreg.auth.principal import Principal
 from gitreg.auth.tokens import StaticTokens, digest, new_token
 from gitreg.catalog.model import SecretRef, TokenSpec
+from gitreg.catalog.namespace_scope import NamespaceScope
 
 
 @pytest.mark.parametrize(

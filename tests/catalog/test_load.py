@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import ArchiveLimits
 from gitreg.errors import ConfigError
+from gitreg.git.archive_limits import ArchiveLimits
 from gitreg.tags import TagTemplate
 from tests.conftest import WriteCatalog
 

@@ -16,9 +16,9 @@ import pytest
 from dulwich.objects import Blob, Commit, Tree
 from dulwich.repo import Repo
 
-from gitreg.catalog.model import ArchiveLimits
 from gitreg.errors import ArchiveError, ArchiveTooLarge
 from gitreg.git.archive import write_archive
+from gitreg.git.archive_limits import ArchiveLimits
 from gitreg.modules.archive_cache import ArchiveCache, ArchiveKey
 from tests.support.gitrepo import GitRepo, git
 

@@ -13,7 +13,7 @@ from gitreg.catalog.load import load_catalog
 from gitreg.modules.sync import Registry
 from gitreg.providers.artifacts import ArtifactFolder
 from gitreg.providers.hosted import Providers
-from gitreg.providers.signing import Keyring
+from gitreg.signing import Keyring
 from tests.support.gitrepo import GitRepo, git
 from tests.support.provider_releases import new_key, write_key, write_release
 

@@ -7,7 +7,7 @@ import multiprocessing
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
-from gitreg.modules.ledger import DiskLedger
+from gitreg.state.ledger import DiskLedger
 
 WRITERS = 4
 ROUNDS = 20

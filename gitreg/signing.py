@@ -1,4 +1,5 @@
-"""OpenPGP keys for provider releases: the only code that imports PGPy.
+"""OpenPGP keys for provider releases: the only code that imports PGPy. Below the catalog,
+which loads each key file registry.yaml names to report a bad one with its line.
 
 Terraform wants a *binary* detached signature of SHA256SUMS and lists the public keys that may
 have made it; any listed key that verifies the signature is accepted.

@@ -1,8 +1,9 @@
 """The ledger: which commit each published tag pointed to when gitreg first saw it.
 
-`TagLedger` is what a sync needs of it, per repository; where it lives is the state's business
-(`gitreg/state/`). `DiskLedger`, the default: one JSON file per repository in cache_dir, so that a
-tag moved or deleted later can be held to what was published. Written atomically, under a file
+`TagLedger` is what a sync needs of it, per repository; the state registry.yaml asks for says
+where it lives (`pg_ledger.py` under `state: postgres`). `DiskLedger`, the default: one JSON file
+per repository in cache_dir, so that a tag moved or deleted later can be held to what was
+published. Written atomically, under a file
 lock, because `gitreg accept` may write it while a server reads it.
 """
 

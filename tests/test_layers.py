@@ -1,0 +1,215 @@
+"""Layers that only point down: gitreg's imports, read with `ast`, against the rules
+ARCHITECTURE.md states, read from ARCHITECTURE.md itself so that the page and the code cannot
+drift apart. No import cycle between files, nor between packages; each package imports only the
+layers listed before it; the libraries kept to one place stay there; every module is named on
+the page; none is over 400 lines.
+
+A unit is a package of gitreg (`auth/`, `catalog/`, ...) or a file at its top (`errors.py`,
+`cli.py`): counting the top files as one root package would put `cli.py` (which imports
+everything) and `errors.py` (which everything imports) in one unit, a cycle by construction.
+Type-only imports and imports inside functions count (see tests/support/import_graph.py)."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.support.import_graph import (
+    ImportGraph,
+    Module,
+    describe,
+    one_cycle,
+    strongly_connected,
+    units_graph,
+)
+
+TOP = Path(__file__).resolve().parents[1]
+ARCHITECTURE = (TOP / "ARCHITECTURE.md").read_text()
+GRAPH = ImportGraph(TOP / "gitreg", "gitreg")
+MOST_LINES = 400  # "keep modules to one concept and a few hundred lines; split before 400"
+
+# Checks the main session passes once its rewrite of these files lands; each entry names what
+# it excuses, so that the entry goes with the reason (issue 19: main session).
+ABSENT_UNITS_ALLOWED: set[str] = set()
+LIBRARY_USES_ALLOWED = {
+    ("modules/sync.py", "dulwich"),  # issue 19: main session (dulwich's Repo leaves git/)
+}
+LONG_MODULES_ALLOWED = {
+    "cli.py",  # issue 19: main session (cli.py is being split)
+    "modules/sync.py",  # issue 19: main session (Registry split by concern)
+}
+
+
+def unit_of(module: Module) -> str:
+    """`auth/` for gitreg/auth/*.py, `errors.py` for gitreg/errors.py, `__init__.py` for the root
+    package's own __init__.py."""
+    first, _, rest = module.relative.partition("/")
+    return f"{first}/" if rest else first
+
+
+def section(title: str) -> str:
+    found = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", ARCHITECTURE, re.M | re.S)
+    assert found, f"ARCHITECTURE.md has no section '## {title}'"
+    return found.group(1)
+
+
+def layers() -> dict[str, int]:
+    """Each unit's layer: its line's number in ARCHITECTURE.md's numbered list under
+    '## Layers', from the bottom up."""
+    found: dict[str, int] = {}
+    for line in section("Layers").splitlines():
+        numbered = re.match(r"(\d+)\. (.*)", line)
+        if numbered is None:
+            continue
+        for unit in re.findall(r"`([^`]+)`", numbered.group(2)):
+            assert unit not in found, f"{unit} is on two lines of the layer list"
+            found[unit] = int(numbered.group(1))
+    assert found, "ARCHITECTURE.md's '## Layers' lists no layer"
+    return found
+
+
+def library_rules() -> list[tuple[set[str], set[str]]]:
+    """The rows of the table under '## Layers': the libraries (their import names, in
+    backquotes) and the only units or files that may import them."""
+    rules = []
+    for line in section("Layers").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or len(cells) != 2 or cells[0].startswith(("library", "-")):
+            continue
+        names, places = (set(re.findall(r"`([^`]+)`", c)) for c in cells)
+        rules.append((names, places))
+    assert rules, "ARCHITECTURE.md's '## Layers' has no table of libraries kept to one place"
+    return rules
+
+
+def test_no_import_cycle_between_files() -> None:
+    cycles = [
+        f"{', '.join(component)}; one cycle: {' → '.join(one_cycle(component, GRAPH.imports))}"
+        for component in strongly_connected(GRAPH.modules, GRAPH.imports)
+    ]
+    assert not cycles, "import cycles between files:\n" + "\n".join(cycles)
+
+
+def test_no_import_cycle_between_packages() -> None:
+    successors, behind = units_graph(GRAPH, unit_of)
+    found = []
+    for component in strongly_connected(successors, successors.__getitem__):
+        cycle = one_cycle(component, successors.__getitem__)
+        steps = [
+            f"  {a} → {b}: {describe(behind[a, b], GRAPH.modules)}"
+            for a, b in itertools.pairwise(cycle)
+        ]
+        found.append(f"{', '.join(component)}; one cycle: {' → '.join(cycle)}\n" + "\n".join(steps))
+    assert not found, "import cycles between packages:\n" + "\n".join(found)
+
+
+def test_imports_point_down_the_layers() -> None:
+    layer = layers()
+    successors, behind = units_graph(GRAPH, unit_of)
+    upward = [
+        f"{a} (layer {layer[a]}) imports {b} (layer {layer[b]}): "
+        + describe(behind[a, b], GRAPH.modules)
+        for a, imported in sorted(successors.items())
+        for b in sorted(imported)
+        if a in layer and b in layer and layer[b] >= layer[a]
+    ]
+    assert not upward, (
+        "imports against ARCHITECTURE.md's layers (a line imports only the lines before it):\n"
+        + "\n".join(upward)
+    )
+
+
+def test_every_unit_has_one_layer() -> None:
+    listed = set(layers())
+    present = {unit_of(m) for m in GRAPH.modules.values()}
+    assert not present - listed, f"not in ARCHITECTURE.md's layers: {sorted(present - listed)}"
+    absent = listed - present - ABSENT_UNITS_ALLOWED
+    assert not absent, f"ARCHITECTURE.md's layers name what gitreg lacks: {sorted(absent)}"
+
+
+def test_libraries_stay_where_architecture_says() -> None:
+    wrong = []
+    for names, places in library_rules():
+        for module in GRAPH.modules.values():
+            if module.relative in places or unit_of(module) in places:
+                continue
+            for library, line in GRAPH.libraries[module.name].items():
+                if library in names and (module.relative, library) not in LIBRARY_USES_ALLOWED:
+                    wrong.append(
+                        f"{module.relative}:{line} imports {library} (only {sorted(places)})"
+                    )
+    assert not wrong, "libraries outside their place:\n" + "\n".join(wrong)
+
+
+def test_every_module_is_named_in_architecture() -> None:
+    """In its package's row of the table under '## The packages' (`gitreg/` for the top)."""
+    rows = {
+        match.group(1): match.group(2)
+        for match in re.finditer(r"^\| `([a-z_]+/)` \|(.*)$", section("The packages"), re.M)
+    }
+    unnamed = []
+    for module in GRAPH.modules.values():
+        folder, _, file = module.relative.rpartition("/")
+        if file == "__init__.py":
+            continue  # the package itself, named by its row
+        row = rows.get(f"{folder}/" if folder else "gitreg/", "")
+        if f"`{file}`" not in row:
+            unnamed.append(module.relative)
+    assert not unnamed, f"modules ARCHITECTURE.md does not name: {sorted(unnamed)}"
+
+
+def test_no_module_over_400_lines() -> None:
+    long = {
+        module.relative: lines
+        for module in GRAPH.modules.values()
+        if (lines := len(module.path.read_text().splitlines())) > MOST_LINES
+        and module.relative not in LONG_MODULES_ALLOWED
+    }
+    assert not long, f"modules over {MOST_LINES} lines: {long}"
+
+
+def test_a_package_init_imports_nothing_of_gitreg() -> None:
+    """Importing gitreg.auth.gate runs gitreg/auth/__init__.py first: an import there would be
+    an edge of every module of the package, which the checks above do not follow."""
+    importing = [
+        m.relative
+        for m in GRAPH.modules.values()
+        if m.path.name == "__init__.py" and GRAPH.edges[m.name]
+    ]
+    assert not importing, f"package __init__.py files that import gitreg: {importing}"
+
+
+@pytest.fixture
+def tangled(tmp_path: Path) -> ImportGraph:
+    """A package whose files import each other only under TYPE_CHECKING and inside a function,
+    and whose subpackages import each other: every kind of import the checks must see."""
+    root = tmp_path / "tangle"
+    (root / "low").mkdir(parents=True)
+    (root / "high").mkdir()
+    for init in (root, root / "low", root / "high"):
+        (init / "__init__.py").write_text('"""A package."""\n')
+    (root / "a.py").write_text(
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from tangle.b import B\n"
+    )
+    (root / "b.py").write_text("def late() -> None:\n    from tangle import a\n")
+    (root / "low" / "value.py").write_text("from ..high import user\n")  # relative, upward
+    (root / "high" / "user.py").write_text("import tangle.low.value\nimport dulwich.repo\n")
+    return ImportGraph(root, "tangle")
+
+
+def test_the_checks_see_every_kind_of_import(tangled: ImportGraph) -> None:
+    assert tangled.imports("tangle.a") == {"tangle.b"}
+    assert tangled.imports("tangle.b") == {"tangle.a"}
+    assert tangled.libraries["tangle.high.user"] == {"dulwich": 2}
+    files = strongly_connected(tangled.modules, tangled.imports)
+    assert files == [["tangle.a", "tangle.b"], ["tangle.high.user", "tangle.low.value"]]
+    assert one_cycle(files[0], tangled.imports) == ["tangle.a", "tangle.b", "tangle.a"]
+    successors, behind = units_graph(tangled, unit_of)
+    units = strongly_connected(successors, successors.__getitem__)
+    assert units == [["a.py", "b.py"], ["high/", "low/"]]
+    assert describe(behind["low/", "high/"], tangled.modules) == (
+        "low/value.py:1 imports high/user.py"
+    )
