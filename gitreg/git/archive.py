@@ -34,13 +34,22 @@ from dulwich.repo import Repo
 
 from gitreg.errors import ArchiveError, ArchiveTooLarge
 from gitreg.git.archive_limits import ArchiveLimits
-from gitreg.git.clone import folder_tree
+from gitreg.git.clone import folder_tree, open_repo
 
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = "1"  # part of every cache key: bump when the bytes of an archive change
 _COMPRESSLEVEL = 6
 _MAX_LINK_TARGET = 4096  # bytes; longer is no path a checkout could follow
+
+
+def archive_of_clone(
+    clone_path: Path, commit_id: str, folder: str, out: BinaryIO, limits: ArchiveLimits
+) -> None:
+    """Write the tree of `commit_id` (or its `folder`) in the clone at `clone_path` as a .tar.gz
+    to `out`."""
+    with open_repo(clone_path) as repo:
+        write_archive(repo, commit_id, folder, out, limits)
 
 
 def write_archive(

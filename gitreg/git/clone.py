@@ -152,7 +152,7 @@ class BareClone:
 
     def tags(self) -> list[TagRef]:
         """Every tag in the clone, peeled to what it finally points at."""
-        with self.open() as repo:
+        with self._dulwich() as repo:
             refs = sorted(repo.refs.as_dict(Ref(b"refs/tags")).items())
             digest = hashlib.sha256(b"".join(b"%s %s\n" % ref for ref in refs)).digest()
             if self._peeled is not None and self._peeled[0] == digest:
@@ -181,42 +181,30 @@ class BareClone:
         try:
             return self._local.read()
         except (OSError, ValueError):  # a symbolic tag ref, say: dulwich knows them all
-            with self.open() as repo:
+            with self._dulwich() as repo:
                 tags = repo.refs.as_dict(Ref(b"refs/tags"))
                 return {
                     f"refs/tags/{name.decode('utf-8', 'replace')}": sha.decode()
                     for name, sha in tags.items()
                 }
 
-    def has_folder(self, repo: Repo, commit: str, *, folder: str) -> bool:
-        held = self._folders.setdefault(folder, set())
-        if commit in held:
-            return True
-        # Only a folder found is remembered: not finding one may be a missing object, which a
-        # fetch can bring.
-        if folder_tree(repo, commit, folder) is None:
-            return False
-        held.add(commit)
-        return True
-
-    @staticmethod
-    def has_commit(repo: Repo, commit: str) -> bool:
-        try:
-            return isinstance(repo[commit.encode()], Commit)
-        except (KeyError, ValueError):
-            return False
-
     def keep(self, published: Mapping[str, str]) -> None:
         """Hold each published commit with a ref of gitreg's own (refs/gitreg/published/TAG),
         so that it stays in the clone after its tag is moved or deleted upstream."""
-        with self._lock, self.open() as repo:
+        with self._lock, self._dulwich() as repo:
             for tag, commit in published.items():
                 repo.refs[Ref(f"{PUBLISHED_REFS}{tag}".encode())] = ObjectID(commit.encode())
 
-    def open(self) -> AbstractContextManager[Repo]:
+    def _dulwich(self) -> AbstractContextManager[Repo]:
         if not self.exists():
             raise SourceError(f"no clone of {self.location} yet")
         return open_repo(self.path)
+
+    @contextmanager
+    def open(self) -> Iterator[CloneView]:
+        """The clone as it is now, to ask about commits and folders (dulwich stays in here)."""
+        with self._dulwich() as repo:
+            yield CloneView(repo, self._folders)
 
     def _init(self) -> git.Repo:
         if self.exists():
@@ -263,6 +251,33 @@ class BareClone:
             env[f"GIT_CONFIG_KEY_{n}"] = key
             env[f"GIT_CONFIG_VALUE_{n}"] = value
         return env
+
+
+class CloneView:
+    """A clone read at one moment: whether it holds a commit, and a folder at a commit. The
+    folders found are remembered in the clone (`folders`) across views: a commit's trees never
+    change."""
+
+    def __init__(self, repo: Repo, folders: dict[str, set[str]]) -> None:
+        self._repo = repo
+        self._folders = folders
+
+    def has_commit(self, commit: str) -> bool:
+        try:
+            return isinstance(self._repo[commit.encode()], Commit)
+        except (KeyError, ValueError):
+            return False
+
+    def has_folder(self, commit: str, *, folder: str) -> bool:
+        held = self._folders.setdefault(folder, set())
+        if commit in held:
+            return True
+        # Only a folder found is remembered: not finding one may be a missing object, which a
+        # fetch can bring.
+        if folder_tree(self._repo, commit, folder) is None:
+            return False
+        held.add(commit)
+        return True
 
 
 def move_old_clones(cache_dir: Path) -> None:

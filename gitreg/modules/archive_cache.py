@@ -16,9 +16,8 @@ from pathlib import Path
 
 from gitreg.atomic import atomic_writer
 from gitreg.errors import ArchiveError, ArchiveTooLarge
-from gitreg.git.archive import FORMAT_VERSION, write_archive
+from gitreg.git.archive import FORMAT_VERSION, archive_of_clone
 from gitreg.git.archive_limits import ArchiveLimits
-from gitreg.git.clone import open_repo
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +105,8 @@ class ArchiveCache:
     def _build_alone(self, clone_path: Path, key: ArchiveKey, path: Path) -> None:
         try:
             # Readers see the whole archive or none of it.
-            with atomic_writer(path) as out, open_repo(clone_path) as repo:
-                write_archive(repo, key.commit, key.folder, out, self.limits)
+            with atomic_writer(path) as out:
+                archive_of_clone(clone_path, key.commit, key.folder, out, self.limits)
         except ArchiveError:
             raise
         except Exception as exc:

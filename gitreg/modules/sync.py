@@ -20,11 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
 
-from dulwich.repo import Repo
-
 from gitreg.catalog.model import Catalog
 from gitreg.errors import FetchStopped, NotFound, SourceError, StateUnavailable
-from gitreg.git.clone import BareClone, TagRef, move_old_clones
+from gitreg.git.clone import BareClone, CloneView, TagRef, move_old_clones
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.next_catalog import NextCatalog
@@ -350,7 +348,7 @@ class Registry:
                             {
                                 tag: agreed[tag]
                                 for tag in new
-                                if tag in agreed and clone.has_commit(repo, agreed[tag])
+                                if tag in agreed and repo.has_commit(agreed[tag])
                             }
                         )
             self._ledger_seen[location] = ledger.version()
@@ -366,16 +364,14 @@ class Registry:
         snapshot: RegistrySnapshot,
         location: RepoLocation,
         clone: BareClone,
-        repo: Repo,
+        repo: CloneView,
         tags: list[TagRef],
         published: dict[str, str],
     ) -> list[ModuleEntry]:
         entries = []
         for spec in snapshot.specs[location]:
-            effective, changes = effective_tags(
-                spec, tags, published, partial(clone.has_commit, repo)
-            )
-            has_folder = partial(clone.has_folder, repo, folder=spec.path)
+            effective, changes = effective_tags(spec, tags, published, repo.has_commit)
+            has_folder = partial(repo.has_folder, folder=spec.path)
             entries.append(
                 ModuleEntry(
                     spec,

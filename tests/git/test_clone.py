@@ -64,8 +64,8 @@ def test_has_folder_across_scans(tmp_path: Path) -> None:
     work.tag("v2.0.0", target=without)
     clone = _clone(work, tmp_path)
     clone.fetch()
-    with clone.open() as repo:
+    with clone.open() as view:
         for _ in range(2):  # the second time from what the first one found
-            assert clone.has_folder(repo, with_folder, folder="mod")
-            assert not clone.has_folder(repo, without, folder="mod")
-            assert clone.has_folder(repo, without, folder="other")
+            assert view.has_folder(with_folder, folder="mod")
+            assert not view.has_folder(without, folder="mod")
+            assert view.has_folder(without, folder="other")
