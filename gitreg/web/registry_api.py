@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from gitreg.address import name_problem, system_problem
 from gitreg.auth.principal import Principal
 from gitreg.directory.listing import ListedModule, newest
+from gitreg.directory.paging import window
 from gitreg.directory.repository_url import web_url
 from gitreg.directory.search import query_problem, search
 from gitreg.docs.service import DocsService
@@ -122,20 +123,25 @@ async def _listed(
             raise ClientError(f"verified must be true or false, not {verified[:40]!r}")
         kept["verified"] = verified
     listing = await listing_for(request)
-    modules = search(listing, query) if query else list(listing.modules)
     key = (
         namespace.lower() if namespace is not None else None,
         name.lower() if name is not None else None,
         system,
     )
+    page: list[ListedModule] = []
+    total = 0
     if verified == "true":
-        modules = []  # nothing here is verified
-    modules = [m for m in modules if _matches(m, *key)]
-    page = modules[offset : offset + limit]
+        pass  # nothing here is verified
+    elif query:  # a search ranks every readable module
+        found = [m for m in search(listing, query) if _matches(m, *key)]
+        page, total = found[offset : offset + limit], len(found)
+    else:  # a list is cut from the namespaces' runs: only the page is described
+        positions, total = window(listing.module_runs(*key), offset, limit)
+        page = listing.described(positions)
     docs = _docs(request)
     times = await asyncio.gather(*(_commit_time(docs, m.entry, m.release) for m in page))
     body = {
-        "meta": page_meta(request.url.path, kept, limit, offset, len(modules)),
+        "meta": page_meta(request.url.path, kept, limit, offset, total),
         "modules": [
             module_json(m.entry, m.release, m.description, m.repository_url, published)
             for m, published in zip(page, times, strict=True)
