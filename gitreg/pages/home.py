@@ -10,10 +10,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import urlencode
 
 from gitreg.address import name_problem
-from gitreg.directory.listing import ListedModule, ListedProvider, Listing, NamespaceGroup
+from gitreg.directory.listing import (
+    ListedModule,
+    ListedProvider,
+    Listing,
+    NamespaceGroup,
+)
 from gitreg.directory.paging import Page
 from gitreg.directory.search import query_problem, search, search_providers
 from gitreg.errors import ClientError, NotFound
@@ -74,22 +80,20 @@ class HomeQuery:
         return f"/?{urlencode(params)}" if params else "/"
 
 
-@dataclass(frozen=True)
-class NamespaceCount:
+class NamespaceLine(NamedTuple):
+    """A namespace as the index lists it: a tuple, so that a page of them is quick to hash
+    (the page renders the lines once per value: `Pages.remembered`)."""
+
     namespace: str
     modules: int
     providers: int
-
-    @property
-    def url(self) -> str:
-        return HomeQuery(namespace=self.namespace).url(1)
 
 
 @dataclass(frozen=True)
 class HomePage:
     ask: HomeQuery
     namespace: str | None  # the namespace shown, as the catalog spells it
-    index: tuple[NamespaceCount, ...]  # the namespaces listed (the index's page; else none)
+    index: tuple[NamespaceLine, ...]  # the namespaces listed (the index's page; else none)
     groups: tuple[NamespaceGroup, ...]  # the modules and providers shown, by namespace
     count: int  # matches of a search; entries of a namespace; namespaces of the index
     entries: int  # on the index: every module and provider the reader may read
@@ -118,7 +122,7 @@ def _index(listing: Listing, ask: HomeQuery) -> HomePage:
     shelves = listing.shelves
     page = _existing(Page(ask.page, NAMESPACES_PER_PAGE, len(shelves)), "the namespaces")
     index = tuple(
-        NamespaceCount(s.namespace, len(s.positions), len(s.providers))
+        NamespaceLine(s.namespace, len(s.positions), len(s.providers))
         for s in shelves[page.start : page.stop]
     )
     entries = sum(s.size for s in shelves)
