@@ -109,7 +109,15 @@ class Listing:
     @functools.cached_property
     def modules(self) -> tuple[ListedModule, ...]:
         """Every readable module, described (search reads them all)."""
-        return tuple(m for s in self.shelves for m in self.described(s.positions))
+        every = self._built.all_described(self._describe)
+        found: list[ListedModule] = []
+        for shelf in self.shelves:
+            positions = shelf.positions
+            if isinstance(positions, range):
+                found += every[positions.start : positions.stop]
+            else:
+                found += (every[i] for i in positions)
+        return tuple(found)
 
     @property
     def providers(self) -> tuple[ListedProvider, ...]:
@@ -196,6 +204,7 @@ class _Built:
     def __init__(self, index: VersionIndex | None, describe: Describe | None) -> None:
         self.index, self.describe = index, describe
         self._described: dict[int, ListedModule] = {}
+        self._all: tuple[ListedModule, ...] | None = None
         self.adopt(_list_modules(index.entries()) if index is not None else ())
 
     def adopt(self, modules: tuple[ListedModule, ...]) -> None:
@@ -224,6 +233,16 @@ class _Built:
         described = module if not text else dataclasses.replace(module, description=text)
         self._described[position] = described
         return described
+
+    def all_described(self, describe: Describe) -> tuple[ListedModule, ...]:
+        """Every module, described as far as is known; kept once every one is (the warming
+        describes them all), so that a search of 10,000 modules does not ask 10,000 times."""
+        if self._all is not None:
+            return self._all
+        every = tuple(self.described(i, describe) for i in range(len(self.modules)))
+        if len(self._described) == len(every):
+            self._all = every
+        return every
 
     def opened(self, whole: Shelf | None, opened: Opened) -> tuple[int, ...]:
         if whole is None:

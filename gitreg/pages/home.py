@@ -14,12 +14,7 @@ from typing import NamedTuple
 from urllib.parse import urlencode
 
 from gitreg.address import name_problem
-from gitreg.directory.listing import (
-    ListedModule,
-    ListedProvider,
-    Listing,
-    NamespaceGroup,
-)
+from gitreg.directory.listing import ListedModule, ListedProvider, Listing, NamespaceGroup
 from gitreg.directory.paging import Page
 from gitreg.directory.search import query_problem, search, search_providers
 from gitreg.errors import ClientError, NotFound
