@@ -5,25 +5,16 @@ string it cannot read, and private namespaces that never show, not even in a cou
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from html import unescape
 
 import httpx
 import pytest
 
-from gitreg.catalog.load import load_catalog
 from gitreg.pages.home import NAMESPACES_PER_PAGE, PAGE_SIZE
-from tests.support.many_modules import BIG, SECRET, TEAMS, TOKEN, write_many
+from tests.support.many_modules import BIG, SECRET, TEAMS, TOKEN
 from tests.support.servers import RegistryServer
 
 PUBLIC_NAMESPACES = 1 + TEAMS  # big and the teams
-
-
-@pytest.fixture(scope="module")
-def many(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryServer]:
-    root = tmp_path_factory.mktemp("many")
-    with RegistryServer(load_catalog(write_many(root))) as server:
-        yield server
 
 
 def _get(server: RegistryServer, path: str, token: str | None = None) -> httpx.Response:
