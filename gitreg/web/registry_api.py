@@ -128,10 +128,9 @@ async def _listed(
         name.lower() if name is not None else None,
         system,
     )
-    page: list[ListedModule] = []
-    total = 0
-    if verified == "true":
-        pass  # nothing here is verified
+    page: list[ListedModule]
+    if verified == "true":  # nothing here is verified
+        page, total = [], 0
     elif query:  # a search ranks every readable module
         found = [m for m in search(listing, query) if _matches(m, *key)]
         page, total = found[offset : offset + limit], len(found)
