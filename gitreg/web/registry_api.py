@@ -137,8 +137,7 @@ async def _listed(
     else:  # a list is cut from the namespaces' runs: only the page is described
         positions, total = window(listing.module_runs(*key), offset, limit)
         page = listing.described(positions)
-    docs = _docs(request)
-    times = await asyncio.gather(*(_commit_time(docs, m.entry, m.release) for m in page))
+    times = await _commit_times_of(_docs(request), page)
     body = {
         "meta": page_meta(request.url.path, kept, limit, offset, total),
         "modules": [
@@ -147,6 +146,19 @@ async def _listed(
         ],
     }
     return JSONResponse(body)
+
+
+async def _commit_times_of(docs: DocsService, page: list[ListedModule]) -> list[int | None]:
+    """The listed releases' commit times: from memory where known (once the docs are warmed,
+    all of them), the others read at once."""
+    times = [docs.known_commit_time(m.entry, m.release) for m in page]
+    missing = [i for i, known in enumerate(times) if known is None]
+    read = await asyncio.gather(
+        *(_commit_time(docs, page[i].entry, page[i].release) for i in missing)
+    )
+    for i, found in zip(missing, read, strict=True):
+        times[i] = found
+    return times
 
 
 async def _commit_time(docs: DocsService, entry: ModuleEntry, release: Release) -> int | None:
