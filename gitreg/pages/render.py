@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import threading
+from collections.abc import Hashable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -37,6 +38,9 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        # Shipped in the package, they never change while serving: no stat() of each template
+        # file at each render.
+        auto_reload=False,
     )
     env.filters["date"] = _date
     env.filters["short"] = lambda commit: commit[:12]
@@ -56,6 +60,7 @@ def _static() -> dict[str, StaticFile]:
 
 
 FRAGMENTS = 20_000  # rendered list items kept: a list of 1,000 modules is rendered from them
+REMEMBERED = 256  # rendered lists kept by value (a few kilobytes each)
 
 
 class Pages:
@@ -69,8 +74,10 @@ class Pages:
         # item is found by identity (the value itself is kept, so that its id is not reused).
         # Forgotten all at once when full.
         self._fragments: dict[tuple[str, int], tuple[object, Markup]] = {}
+        self._by_value: dict[tuple[str, Hashable], Markup] = {}
         self._lock = threading.Lock()
         self.env.globals["fragment"] = self.fragment
+        self.env.globals["remembered"] = self.remembered
         # The stylesheet's and script's URLs change with their content: cached for a year.
         self.env.globals["asset"] = lambda name: f"/static/{name}?v={self.static[name].etag[1:9]}"
 
@@ -85,6 +92,22 @@ class Pages:
             if len(self._fragments) >= FRAGMENTS:
                 self._fragments.clear()
             self._fragments[key] = (item, html)
+        return html
+
+    def remembered(self, template: str, value: Hashable) -> Markup:
+        """`template` rendered with `value`, plain data that renders alike when equal (tuples of
+        names and counts), remembered for that value: found by equality where `fragment` finds
+        its item by identity, for what is built anew per request but rarely changes (the
+        namespaces' lines of the home page). Forgotten all at once when full."""
+        key = (template, value)
+        found = self._by_value.get(key)
+        if found is not None:
+            return found
+        html = Markup(self.env.get_template(template).render(item=value))
+        with self._lock:
+            if len(self._by_value) >= REMEMBERED:
+                self._by_value.clear()
+            self._by_value[key] = html
         return html
 
     def render(self, template: str, **values: Any) -> str:

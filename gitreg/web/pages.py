@@ -14,12 +14,11 @@ from starlette.responses import HTMLResponse, Response
 
 from gitreg.address import ProviderAddress
 from gitreg.auth.principal import Principal
-from gitreg.directory.listing import Listing
-from gitreg.directory.search import search, search_providers
 from gitreg.docs.model import ModuleDocs
 from gitreg.errors import ClientError, GitregError, NotFound, Unauthorized
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
+from gitreg.pages.home import HomeQuery, home_page
 from gitreg.pages.render import PAGES
 from gitreg.pages.views import latest_release, module_page, provider_page
 from gitreg.tags import parse_version
@@ -103,21 +102,13 @@ async def session_reader(request: Request) -> Principal | None:
 
 @page
 async def home(request: Request) -> Response:
-    """Every module and provider the reader may read, by namespace; `?q=` searches them (on the
-    server: the page works without script, which only filters what is shown as one types)."""
-    query = request.query_params.get("q", "").strip()
-    listing = await listing_for(request)
-    if query:
-        try:
-            listing = Listing(
-                tuple(search(listing, query)), tuple(search_providers(listing, query))
-            )
-        except ValueError as exc:
-            raise ClientError(str(exc)) from exc
-    groups = listing.namespaces()
-    count = len(listing.modules) + len(listing.providers)
+    """The namespaces the reader may read, a namespace's modules and providers, or `?q=`'s
+    matches, a page at a time (`?page=`; `gitreg/pages/home.py`). Search runs on the server: the
+    page works without script, which only filters what is shown as one types."""
+    ask = HomeQuery.parse(request.query_params.multi_items())
+    view = home_page(await listing_for(request), ask)
     reader = await access.reader_of(request)
-    return html(request, "home.html", groups=groups, query=query, count=count, reader=reader)
+    return html(request, "home.html", page=view, reader=reader)
 
 
 @page

@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from gitreg.address import name_problem, system_problem
 from gitreg.auth.principal import Principal
 from gitreg.directory.listing import ListedModule, newest
+from gitreg.directory.paging import window
 from gitreg.directory.repository_url import web_url
 from gitreg.directory.search import query_problem, search
 from gitreg.docs.service import DocsService
@@ -122,26 +123,42 @@ async def _listed(
             raise ClientError(f"verified must be true or false, not {verified[:40]!r}")
         kept["verified"] = verified
     listing = await listing_for(request)
-    modules = search(listing, query) if query else list(listing.modules)
     key = (
         namespace.lower() if namespace is not None else None,
         name.lower() if name is not None else None,
         system,
     )
-    if verified == "true":
-        modules = []  # nothing here is verified
-    modules = [m for m in modules if _matches(m, *key)]
-    page = modules[offset : offset + limit]
-    docs = _docs(request)
-    times = await asyncio.gather(*(_commit_time(docs, m.entry, m.release) for m in page))
+    page: list[ListedModule]
+    if verified == "true":  # nothing here is verified
+        page, total = [], 0
+    elif query:  # a search ranks every readable module
+        found = [m for m in search(listing, query) if _matches(m, *key)]
+        page, total = found[offset : offset + limit], len(found)
+    else:  # a list is cut from the namespaces' runs: only the page is described
+        positions, total = window(listing.module_runs(*key), offset, limit)
+        page = listing.described(positions)
+    times = await _commit_times_of(_docs(request), page)
     body = {
-        "meta": page_meta(request.url.path, kept, limit, offset, len(modules)),
+        "meta": page_meta(request.url.path, kept, limit, offset, total),
         "modules": [
             module_json(m.entry, m.release, m.description, m.repository_url, published)
             for m, published in zip(page, times, strict=True)
         ],
     }
     return JSONResponse(body)
+
+
+async def _commit_times_of(docs: DocsService, page: list[ListedModule]) -> list[int | None]:
+    """The listed releases' commit times: from memory where known (once the docs are warmed,
+    all of them), the others read at once."""
+    times = [docs.known_commit_time(m.entry, m.release) for m in page]
+    missing = [i for i, known in enumerate(times) if known is None]
+    read = await asyncio.gather(
+        *(_commit_time(docs, page[i].entry, page[i].release) for i in missing)
+    )
+    for i, found in zip(missing, read, strict=True):
+        times[i] = found
+    return times
 
 
 async def _commit_time(docs: DocsService, entry: ModuleEntry, release: Release) -> int | None:

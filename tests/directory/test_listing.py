@@ -134,5 +134,7 @@ def test_a_description_is_asked_for_until_known_then_kept(served: Served) -> Non
     built.update({"vpc", "dns"})
     assert [m.description for m in listing().modules] == ["", "", "", "about vpc"]
     asked.clear()
-    listing()
+    whole = listing()
+    assert asked == []  # described when read, not when listed
+    assert len(whole.modules) == 4
     assert sorted(asked) == ["naming", "web-vpc"]  # vpc's and dns's (none) are kept

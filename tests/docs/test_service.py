@@ -19,6 +19,7 @@ from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.modules.sync import Registry
 from tests.conftest import WriteCatalog
+from tests.support.clock import Clock
 from tests.support.gitrepo import GitRepo
 
 VPC = {
@@ -181,6 +182,44 @@ def test_warming_puts_each_latest_version_in_memory(
         assert latest == f"Module {entry.spec.address.name}, newer."
         assert service.description(entry, entry.versions.releases[1]) is None  # only the latest
     assert asyncio.run(warm(service, entries)) == 0  # all known: nothing to do
+
+
+class _Ticking(Clock):
+    """Moves on by `step` at each look: each module's docs seem to take `step` to read."""
+
+    def __init__(self, step: float) -> None:
+        super().__init__()
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_warming_rests_so_as_to_take_only_its_share_of_the_time(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    """At 10,000 modules, warming would hold the GIL for minutes on end: after each module it
+    rests (1 - share) / share times what the module took, so it takes `share` of the time."""
+    lines = []
+    for name in ("one", "two", "three"):
+        repo = GitRepo(tmp_path / name)
+        repo.release("v1.0.0", {"README.md": f"Module {name}.\n"})
+        lines.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {repo.path}}}\n")
+    registry = Registry(write_catalog("modules:\n" + "".join(lines)))
+    registry.refresh()
+    service = DocsService(tmp_path / "cache")
+    rests: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        rests.append(seconds)
+
+    entries = registry.snapshot.index.entries()
+    loaded = asyncio.run(warm(service, entries, share=0.25, sleep=sleep, clock=_Ticking(0.2)))
+    assert loaded == 3
+    assert rests == pytest.approx([0.6, 0.6, 0.6])  # 0.2 of work, then three times as long
+    assert asyncio.run(warm(service, entries, sleep=sleep)) == 0
+    assert len(rests) == 3  # nothing to warm: no rest either
 
 
 def test_keep_warm_keeps_every_description_and_only_some_whole_docs(

@@ -1,5 +1,6 @@
 """The catalogue served for real (Hypercorn on 127.0.0.1, plain HTTP), once per test module:
-with auth (`open` public, the reader token reads `secret`) and without."""
+with auth (`open` public, the reader token reads `secret`) and without; and a catalogue of
+hundreds of modules (`tests/support/many_modules.py`), for the pages' paging."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from gitreg.catalog.load import load_catalog
 from tests.support.catalogue import write_catalogue
+from tests.support.many_modules import write_many
 from tests.support.servers import RegistryServer
 
 
@@ -26,3 +28,9 @@ def catalogue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryServ
 @pytest.fixture(scope="module")
 def open_catalogue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryServer]:
     yield from _served(tmp_path_factory.mktemp("open-catalogue"), auth=False)
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryServer]:
+    with RegistryServer(load_catalog(write_many(tmp_path_factory.mktemp("many")))) as server:
+        yield server

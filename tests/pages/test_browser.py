@@ -302,3 +302,36 @@ def test_screenshots(
             assert full_page_screenshot(driver, shots / f"{name}-{tag}.png").stat().st_size > 0
     finally:
         driver.quit()
+
+
+def test_a_namespace_page_by_page(many: RegistryServer, browser: webdriver.Chrome) -> None:
+    browser.get(many.url + "/")
+    assert not _visible_modules(browser)  # too many to show at once: the namespaces
+    browser.find_element(By.CSS_SELECTOR, 'ul.namespace-list a[href="/?namespace=big"]').click()
+    _wait(browser, lambda d: _visible_modules(d), "the namespace's first page")
+    first = _visible_modules(browser)
+    assert len(first) == 100 and first[0].endswith("/modules/big/mod0000/aws")
+    assert not browser.find_elements(By.CSS_SELECTOR, 'a[rel="prev"]')
+    browser.find_element(By.CSS_SELECTOR, 'a[rel="next"]').click()
+    _wait(browser, lambda d: "page=2" in d.current_url, "the second page")
+    assert _visible_modules(browser)[0].endswith("/modules/big/mod0100/aws")
+    assert "Page 2 of 3" in browser.find_element(By.CSS_SELECTOR, "nav.pager").text
+    box = browser.find_element(By.ID, "q")  # the script filters what the page shows
+    box.send_keys("mod0150")
+    _wait(browser, lambda d: len(_visible_modules(d)) == 1, "the page to filter")
+    browser.find_element(By.CSS_SELECTOR, 'a[rel="prev"]').click()
+    _wait(browser, lambda d: d.current_url == many.url + "/?namespace=big", "the first page")
+
+
+@pytest.mark.parametrize("path", ["/", "/?namespace=big&page=3", "/?q=aws&page=2"])
+def test_paged_lists_keep_their_headings_in_order(
+    many: RegistryServer, browser: webdriver.Chrome, path: str
+) -> None:
+    browser.get(many.url + path)
+    levels = browser.execute_script(
+        "return [...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].map((h) => +h.tagName[1]);"
+    )
+    assert levels[0] == 1 and levels.count(1) == 1 and max(levels) == 2, levels
+    assert browser.find_elements(
+        By.CSS_SELECTOR, 'nav.pager a[rel="prev"], nav.pager a[rel="next"]'
+    )

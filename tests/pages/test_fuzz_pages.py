@@ -64,6 +64,19 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.AsyncClie
         st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126), max_size=200),
     ),
     method=st.sampled_from(["GET", "HEAD", "POST"]),
+    # The home page's other parameters (and some it does not take), as pagers and people write
+    # them: numbers, near-numbers, namespaces, anything.
+    paging=st.lists(
+        st.tuples(
+            st.sampled_from(["page", "namespace", "q", "pgae", "PAGE"]),
+            st.one_of(
+                st.sampled_from(["1", "2", "0", "-1", "99999999", "1e3", "open", "secret"]),
+                st.integers(min_value=-(10**12), max_value=10**12).map(str),
+                _text,
+            ),
+        ),
+        max_size=3,
+    ),
 )
 def test_no_page_request_gets_a_server_error(
     client: httpx.AsyncClient,
@@ -72,12 +85,14 @@ def test_no_page_request_gets_a_server_error(
     query: str,
     cookie: str | None,
     method: str,
+    paging: list[tuple[str, str]],
 ) -> None:
     path = prefix + "/" + "/".join(segments)
     headers = {"Cookie": f"{COOKIE}={cookie}"} if cookie is not None else {}
     if method == "POST":
         headers["Origin"] = "http://gitreg.test"
+    params = httpx.QueryParams([("q", query), *paging])
     response = asyncio.run(
-        client.request(method, path, params={"q": query}, headers=headers, content=query.encode())
+        client.request(method, path, params=params, headers=headers, content=query.encode())
     )
     assert response.status_code < 500, (method, path, query, cookie, response.text)
