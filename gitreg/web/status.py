@@ -27,7 +27,7 @@ async def status(request: Request) -> JSONResponse:
     return JSONResponse(
         {
             "repositories": [
-                asdict(r) for r in repository_reports(registry.snapshot, registry.status)
+                asdict(r) for r in repository_reports(world_of(request).snapshot, registry.status)
             ],
             # /readyz in full: with auth:, anyone gets its counts and reason codes alone.
             "readiness": readiness(registry, time.time(), state.started).body(),
