@@ -34,6 +34,7 @@ from gitreg.logs import configure as configure_logging
 from gitreg.mirror.origin import OriginRegistry
 from gitreg.mirror.prefetch import sync
 from gitreg.mirror.readthrough import ReadThrough
+from gitreg.modules.acceptance import accept as accept_moved_tag
 from gitreg.modules.sync import Registry
 from gitreg.ops.docs_text import print_docs
 from gitreg.ops.listing import print_listing
@@ -336,7 +337,7 @@ def accept(catalog: Catalog, args: argparse.Namespace) -> int:
     registry = Registry(catalog)
     registry.refresh(fetch=False, mechanism="cli")
     try:
-        print(registry.accept(namespace, name, system, args.version))
+        print(accept_moved_tag(registry, namespace, name, system, args.version))
     except (ClientError, ValueError) as exc:
         print(exc, file=sys.stderr)
         return 1

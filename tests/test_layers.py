@@ -37,7 +37,6 @@ ABSENT_UNITS_ALLOWED: set[str] = set()
 LIBRARY_USES_ALLOWED: set[tuple[str, str]] = set()
 LONG_MODULES_ALLOWED = {
     "cli.py",  # issue 19: main session (cli.py is being split)
-    "modules/sync.py",  # issue 19: main session (Registry split by concern)
 }
 
 

@@ -17,30 +17,26 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from functools import partial
 
 from gitreg.catalog.model import Catalog
-from gitreg.errors import FetchStopped, NotFound, SourceError, StateUnavailable
-from gitreg.git.clone import BareClone, CloneView, TagRef, move_old_clones
+from gitreg.errors import FetchStopped, SourceError
+from gitreg.git.clone import BareClone, TagRef, move_old_clones
 from gitreg.git.location import RepoLocation
+from gitreg.modules.change_log import log_changes, served
+from gitreg.modules.clone_read import CloneRead, read_clone, read_or_unread
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.next_catalog import NextCatalog
+from gitreg.modules.on_demand import OnDemand
 from gitreg.modules.read_summary import ReadSummary, summarize
-from gitreg.modules.resolve import ModuleVersions, resolve_versions
 from gitreg.modules.snapshot import OwnSnapshot, RegistrySnapshot, SnapshotCell
 from gitreg.modules.status import Mechanism, RepoStatus, StatusBoard, StatusStore
-from gitreg.modules.tag_policy import effective_tags
 from gitreg.state.configured import open_state
 from gitreg.state.shared import SharedState
-from gitreg.tags import parse_version, released_version
 
 log = logging.getLogger(__name__)
 
 _FETCH_CONCURRENCY = 8
-ON_DEMAND_EVERY = 10.0  # seconds between refreshes one repository's cache misses may cause
-# What a start or a reload reads is said in one summary line; each module's detail at DEBUG.
-_SUMMED_UP: frozenset[Mechanism] = frozenset({"startup", "reload"})
 
 
 class Registry:
@@ -66,7 +62,7 @@ class Registry:
         self.sync_counts: Counter[tuple[str, str]] = Counter()  # (mechanism, ok|failed|unchanged)
         self._locks_lock = threading.Lock()
         self._sync_locks: dict[RepoLocation, threading.Lock] = {}
-        self._on_demand: dict[RepoLocation, float] = {}
+        self.on_demand = OnDemand()  # refreshes a client's cache miss may cause
         self._ledger_seen: dict[RepoLocation, object] = {}
         if cell is None:
             cell = OwnSnapshot(RegistrySnapshot.serving(catalog, ledger_for=self.shared.ledger))
@@ -106,11 +102,11 @@ class Registry:
                 if not clone.exists():
                     return False  # unread until its fetch, after the swap
                 try:
-                    tags, entries, _ = self._scan(draft, location, clone)
+                    read_now = self._read(draft, location, clone)
                 except SourceError as exc:  # served as before; its next sync says more
                     log.warning("%s; serving the versions known before", exc)
                     return False
-                read[location] = (tuple(entries), tags)
+                read[location] = (tuple(read_now.entries), read_now.tags)
                 return True
 
         read: dict[RepoLocation, tuple[tuple[ModuleEntry, ...], tuple[TagRef, ...]]] = {}
@@ -164,10 +160,10 @@ class Registry:
             with self._sync_lock(location):
                 snapshot = self.snapshot
                 clone = snapshot.clones[location]
-                tags, entries, _ = self._scan_or_empty(snapshot, location, clone)
+                found = read_or_unread(snapshot, location, clone)
                 if clone.exists():
-                    _log_changes([], entries, "startup")
-                self._swap(location, tags, entries)
+                    log_changes([], found.entries, "startup")
+                self._swap(location, found.tags, found.entries)
                 return clone.exists()
 
         return self._each(one).count(False)
@@ -208,7 +204,8 @@ class Registry:
             try:
                 if fetch:
                     clone.fetch(expect)
-                tags, entries, pending = self._scan(snapshot, location, clone)
+                found = self._read(snapshot, location, clone)
+                tags, entries, pending = found.tags, found.entries, found.pending
             except FetchStopped as exc:  # no failure of the repository's: nothing recorded
                 log.info("%s", exc)
                 return False
@@ -218,11 +215,12 @@ class Registry:
                 message = str(exc)
                 self._set_status(clone, lambda s: s.failed(message))
                 if not previous:
-                    self._swap(location, *self._scan_or_empty(snapshot, location, clone)[:2])
+                    unread = read_or_unread(snapshot, location, clone)
+                    self._swap(location, unread.tags, unread.entries)
                 return False
-            served_differs = _summary(previous) != _summary(entries)
+            served_differs = served(previous) != served(entries)
             if served_differs:
-                _log_changes(previous, entries, mechanism)
+                log_changes(previous, entries, mechanism)
             if served_differs or snapshot.tags.get(location) != tags:
                 self._swap(location, tags, entries)
             if served_differs:
@@ -288,114 +286,12 @@ class Registry:
             raise SourceError(self.status[location].last_error or f"fetch from {location} failed")
         return True
 
-    def on_miss_due(self, location: RepoLocation) -> bool:
-        """A client asked for a version we lack: whether that may refresh the repository now
-        (at most every ON_DEMAND_EVERY seconds); the caller then asks for the sync."""
-        now = time.monotonic()
-        with self._locks_lock:
-            if now - self._on_demand.get(location, -ON_DEMAND_EVERY) < ON_DEMAND_EVERY:
-                return False
-            self._on_demand[location] = now
-        return True
-
-    def accept(self, namespace: str, name: str, system: str, version: str) -> str:
-        """An operator's decision: the version's tag now publishes the commit it points at."""
-        snapshot = self.snapshot
-        entry = snapshot.index.get(namespace, name, system)
-        if entry is None:
-            raise NotFound(f"no module {namespace}/{name}/{system}")
-        wanted = str(parse_version(version.removeprefix("v")))
-        clone = snapshot.clones[entry.spec.repo]
-        for change in entry.changes:
-            released = released_version(entry.spec.tags, change.tag)
-            if released is not None and change.current and str(released) == wanted:
-                snapshot.ledgers[entry.spec.repo].accept(change.tag, change.current)
-                clone.keep({change.tag: change.current})
-                self.sync_repo(entry.spec.repo, "cli", fetch=False)
-                commit = change.current[:12]
-                return f"{entry.spec.address} {wanted}: tag {change.tag} now publishes {commit}"
-        raise NotFound(f"{entry.spec.address} {wanted}: no moved tag to accept")
-
-    def _scan(
+    def _read(
         self, snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone
-    ) -> tuple[tuple[TagRef, ...], list[ModuleEntry], str | None]:
-        """The clone's tags and the entries they make; and, when the ledger could not record
-        the tags seen first now, why (those are left out: published only once it can)."""
-        try:
-            tags = clone.tags()
-            ledger = snapshot.ledgers[location]
-            published = {tag: p.commit for tag, p in ledger.read().items()}
-            pending = None
-            with clone.open() as repo:
-                entries = self._entries(snapshot, location, clone, repo, tags, published)
-                new = {
-                    r.tag: r.commit
-                    for e in entries
-                    for r in e.versions.releases
-                    if r.tag not in published
-                }
-                if new:
-                    try:
-                        agreed = {tag: p.commit for tag, p in ledger.record(new).items()}
-                    except StateUnavailable as exc:
-                        pending = f"{exc}; {len(new)} new tags wait for it"
-                        entries = [_without(e, new) for e in entries]
-                    else:
-                        if any(agreed.get(tag) != commit for tag, commit in new.items()):
-                            # Another replica saw these tags first, at other commits: its win.
-                            entries = self._entries(snapshot, location, clone, repo, tags, agreed)
-                        clone.keep(
-                            {
-                                tag: agreed[tag]
-                                for tag in new
-                                if tag in agreed and repo.has_commit(agreed[tag])
-                            }
-                        )
-            self._ledger_seen[location] = ledger.version()
-            return tuple(tags), entries, pending
-        except SourceError:
-            raise
-        except Exception as exc:
-            # A corrupt clone is one repository's fault: it must not stop the others.
-            raise SourceError(f"cannot read the clone of {clone.location}: {exc!r}") from exc
-
-    @staticmethod
-    def _entries(
-        snapshot: RegistrySnapshot,
-        location: RepoLocation,
-        clone: BareClone,
-        repo: CloneView,
-        tags: list[TagRef],
-        published: dict[str, str],
-    ) -> list[ModuleEntry]:
-        entries = []
-        for spec in snapshot.specs[location]:
-            effective, changes = effective_tags(spec, tags, published, repo.has_commit)
-            has_folder = partial(repo.has_folder, folder=spec.path)
-            entries.append(
-                ModuleEntry(
-                    spec,
-                    clone.path,
-                    resolve_versions(spec, effective, has_folder),
-                    tuple(changes),
-                )
-            )
-        return entries
-
-    def _scan_or_empty(
-        self, snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone
-    ) -> tuple[tuple[TagRef, ...], list[ModuleEntry], str | None]:
-        if clone.exists():
-            try:
-                return self._scan(snapshot, location, clone)
-            except SourceError:
-                pass
-        # Listed but never read: known to the registry, with no versions yet.
-        empty = [
-            ModuleEntry(spec, clone.path, ModuleVersions((), (), 0))
-            for spec in snapshot.specs[location]
-        ]
-        return (), empty, None
+    ) -> CloneRead:
+        found = read_clone(snapshot, location, clone)
+        self._ledger_seen[location] = found.ledger_version
+        return found
 
     def _swap(
         self, location: RepoLocation, tags: tuple[TagRef, ...], entries: list[ModuleEntry]
@@ -424,65 +320,6 @@ class Registry:
             return self._sync_locks.setdefault(location, threading.Lock())
 
 
-def _without(entry: ModuleEntry, tags: dict[str, str]) -> ModuleEntry:
-    """The entry without the releases of `tags` (not published yet)."""
-    releases = tuple(r for r in entry.versions.releases if r.tag not in tags)
-    return ModuleEntry(
-        entry.spec, entry.clone_path, replace(entry.versions, releases=releases), entry.changes
-    )
-
-
 def _fingerprint(entries: list[ModuleEntry]) -> str:
     served = sorted((e.spec.address.key, e.versions.releases, e.changes) for e in entries)
     return hashlib.sha256(repr(served).encode()).hexdigest()[:16]
-
-
-def _summary(entries: list[ModuleEntry]) -> dict[tuple[str, str, str], object]:
-    return {e.spec.address.key: (e.spec, e.versions, e.changes) for e in entries}
-
-
-def _log_changes(
-    previous: list[ModuleEntry], current: list[ModuleEntry], mechanism: Mechanism
-) -> None:
-    """New versions, newly ignored tags and new tag changes, each once: at DEBUG for a start or
-    a reload, which say what they read in a summary line (read_summary.py)."""
-    level = logging.DEBUG if mechanism in _SUMMED_UP else logging.INFO
-    before = {e.spec.address.key: e for e in previous}
-    for entry in current:
-        old = before.get(entry.spec.address.key)
-        releases = entry.versions.releases
-        if old is None:  # the first read: one line per module, not one per version
-            newest = f", newest {releases[0].version}" if releases else ""
-            log.log(
-                level,
-                "%s: %d versions%s (%s)",
-                entry.spec.address,
-                len(releases),
-                newest,
-                mechanism,
-            )
-        else:
-            for release in sorted(set(releases) - set(old.versions.releases), key=lambda r: r.tag):
-                log.log(
-                    level,
-                    "%s: new version %s (tag %s, commit %s; %s)",
-                    entry.spec.address,
-                    release.version,
-                    release.tag,
-                    release.commit[:12],
-                    mechanism,
-                )
-        old_ignored = set(old.versions.ignored) if old else set()
-        for ignored in entry.versions.ignored:
-            if ignored not in old_ignored:
-                log.log(
-                    level,
-                    "%s: ignoring tag %s: %s",
-                    entry.spec.address,
-                    ignored.tag,
-                    ignored.reason,
-                )
-        old_changes = set(old.changes) if old else set()
-        for change in entry.changes:
-            if change not in old_changes:
-                log.warning("%s: %s", entry.spec.address, change)

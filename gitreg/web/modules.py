@@ -163,7 +163,7 @@ async def _refreshed_on_miss(request: Request, entry: ModuleEntry) -> bool:
     """Replicas behind a load balancer can disagree for a moment: a version we lack may have
     just been tagged. Refresh its repository (rate-limited), waiting a bounded time."""
     state = state_of(request)
-    if not state.registry.on_miss_due(entry.spec.repo):
+    if not state.registry.on_demand.due(entry.spec.repo):
         return False
     sync = state.syncs.request(entry.spec.repo, "on-demand")
     try:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.load import load_catalog
+from gitreg.modules.acceptance import accept
 from gitreg.modules.archive_cache import ArchiveCache, ArchiveKey
 from gitreg.modules.sync import Registry
 from gitreg.ops.metrics import exposition
@@ -112,7 +113,7 @@ def test_quarantine_until_accepted(write_catalog: WriteCatalog, remote: Remote) 
     registry.refresh(mechanism="poll")
     assert "1.0.0" not in _served(registry) and "1.1.0" in _served(registry)
     assert _actions(registry) == [("v1.0.0", "moved", "quarantined")]
-    message = registry.accept("a", "m", "x", "1.0.0")
+    message = accept(registry, "a", "m", "x", "1.0.0")
     assert "now publishes" in message
     assert _served(registry)["1.0.0"] == moved and _actions(registry) == []
     # A restart reads the operator's decision from the ledger.

@@ -1,0 +1,105 @@
+"""What a clone's tags make: each module's entry, through its tag policies and the ledger of
+published tags. New tags are recorded in the ledger here, and held in the clone once published
+(so a tag moved or deleted upstream keeps its commit)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import partial
+
+from gitreg.errors import SourceError, StateUnavailable
+from gitreg.git.clone import BareClone, CloneView, TagRef
+from gitreg.git.location import RepoLocation
+from gitreg.modules.index import ModuleEntry
+from gitreg.modules.resolve import resolve_versions
+from gitreg.modules.snapshot import RegistrySnapshot, unread_entry
+from gitreg.modules.tag_policy import effective_tags
+
+
+@dataclass(frozen=True)
+class CloneRead:
+    tags: tuple[TagRef, ...]
+    entries: list[ModuleEntry]
+    # Why new tags are left out, when the ledger could not record them (published only once it
+    # can); None when every tag read is served.
+    pending: str | None = None
+    ledger_version: object = None  # the ledger's, as read (a poll rereads on a change)
+
+
+def read_clone(snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone) -> CloneRead:
+    """The clone's tags and the entries they make for `snapshot`'s modules of `location`.
+    SourceError when it cannot be read: a corrupt clone is one repository's fault, and must not
+    stop the others."""
+    try:
+        tags = clone.tags()
+        ledger = snapshot.ledgers[location]
+        published = {tag: p.commit for tag, p in ledger.read().items()}
+        pending = None
+        with clone.open() as view:
+            entries = _entries(snapshot, location, clone, view, tags, published)
+            new = {
+                r.tag: r.commit
+                for e in entries
+                for r in e.versions.releases
+                if r.tag not in published
+            }
+            if new:
+                try:
+                    agreed = {tag: p.commit for tag, p in ledger.record(new).items()}
+                except StateUnavailable as exc:
+                    pending = f"{exc}; {len(new)} new tags wait for it"
+                    entries = [_without(e, new) for e in entries]
+                else:
+                    if any(agreed.get(tag) != commit for tag, commit in new.items()):
+                        # Another replica saw these tags first, at other commits: its win.
+                        entries = _entries(snapshot, location, clone, view, tags, agreed)
+                    clone.keep(
+                        {
+                            tag: agreed[tag]
+                            for tag in new
+                            if tag in agreed and view.has_commit(agreed[tag])
+                        }
+                    )
+        return CloneRead(tuple(tags), entries, pending, ledger.version())
+    except SourceError:
+        raise
+    except Exception as exc:
+        raise SourceError(f"cannot read the clone of {clone.location}: {exc!r}") from exc
+
+
+def read_or_unread(
+    snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone
+) -> CloneRead:
+    """`read_clone`, or, when there is no clone yet or it cannot be read, the modules listed
+    with no versions: known to the registry, not yet read."""
+    if clone.exists():
+        try:
+            return read_clone(snapshot, location, clone)
+        except SourceError:
+            pass
+    return CloneRead((), [unread_entry(spec, clone) for spec in snapshot.specs[location]])
+
+
+def _entries(
+    snapshot: RegistrySnapshot,
+    location: RepoLocation,
+    clone: BareClone,
+    view: CloneView,
+    tags: list[TagRef],
+    published: dict[str, str],
+) -> list[ModuleEntry]:
+    entries = []
+    for spec in snapshot.specs[location]:
+        effective, changes = effective_tags(spec, tags, published, view.has_commit)
+        has_folder = partial(view.has_folder, folder=spec.path)
+        versions = resolve_versions(spec, effective, has_folder)
+        entries.append(ModuleEntry(spec, clone.path, versions, tuple(changes)))
+    return entries
+
+
+def _without(entry: ModuleEntry, tags: dict[str, str]) -> ModuleEntry:
+    """The entry without the releases of `tags` (not published yet)."""
+    releases = tuple(r for r in entry.versions.releases if r.tag not in tags)
+    return ModuleEntry(
+        entry.spec, entry.clone_path, replace(entry.versions, releases=releases), entry.changes
+    )
