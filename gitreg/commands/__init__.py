@@ -1,0 +1,2 @@
+"""The `gitreg` command's subcommands, one module per kind of work; `gitreg/cli.py` parses the
+command line and calls them."""

@@ -1,0 +1,82 @@
+"""`gitreg check`: the catalog validated, every repository reached and read, every problem said
+with its key path."""
+
+from __future__ import annotations
+
+import argparse
+from concurrent.futures import ThreadPoolExecutor
+
+from gitreg.auth.review import archive_warnings, auth_warnings
+from gitreg.catalog.model import Catalog
+from gitreg.errors import OriginError, SourceError
+from gitreg.git.clone import BareClone
+from gitreg.mirror.origin import OriginRegistry
+from gitreg.modules.sync import Registry
+from gitreg.providers.hosted import Providers
+
+
+def check(catalog: Catalog, args: argparse.Namespace) -> int:
+    """Validate, reach every repository, and report each problem with its key path. Warnings
+    (a provider with no release yet) are printed and counted, but only problems fail."""
+    problems: list[str] = []
+    warnings: list[str] = []
+    registry = Registry(catalog)
+    paths = {spec.address.key: f"modules[{i}]" for i, spec in enumerate(catalog.modules)}
+
+    def reach(clone: BareClone) -> str | None:
+        try:
+            clone.remote_tags()
+        except SourceError as exc:
+            return str(exc)
+        return None
+
+    clones = registry.snapshot.clones
+    with ThreadPoolExecutor(8) as pool:
+        errors = dict(zip(clones, pool.map(reach, clones.values()), strict=True))
+    for location, error in errors.items():
+        for spec in registry.snapshot.specs[location] if error else ():
+            problems.append(f"{paths[spec.address.key]}.repo: {error}")
+    registry.refresh()
+    for entry in registry.snapshot.index.entries():
+        if not entry.versions.releases and registry.status[entry.spec.repo].last_error is None:
+            templates = ", ".join(str(t) for t in entry.spec.tags)
+            problems.append(
+                f"{paths[entry.spec.address.key]}: {entry.spec.address} has no version"
+                f" (no tag fits {templates})"
+            )
+    providers = Providers(catalog, registry)
+    providers.refresh()
+    provider_paths = {
+        spec.key: f"providers[{i}].artifacts" for i, spec in enumerate(catalog.providers)
+    }
+    for provider in providers.entries():
+        where = provider_paths[provider.spec.key]
+        problems += [f"{where}: {provider.spec} {p}" for p in provider.problems]
+        if warning := provider.warning():
+            warnings.append(f"warning: {where}: {provider.spec} {warning}")
+    problems += _origin_problems(catalog)
+    warnings += auth_warnings(catalog)
+    warnings += archive_warnings(catalog)
+    for line in problems + warnings:
+        print(line)
+    counts = f"{len(catalog.modules)} modules, {len(catalog.providers)} providers"
+    print(f"{catalog.source}: {counts}, {len(problems)} problems, {len(warnings)} warnings")
+    return 1 if problems else 0
+
+
+def _origin_problems(catalog: Catalog) -> list[str]:
+    """Each origin the catalog maps, asked for its providers.v1 service (others are public
+    registries, reached when first needed)."""
+    if not catalog.mirror.read_through or not catalog.mirror.origins:
+        return []
+    origin = OriginRegistry(catalog.mirror)
+    problems = []
+    try:
+        for hostname, _ in catalog.mirror.origins:
+            try:
+                origin.providers_url(hostname)
+            except OriginError as exc:
+                problems.append(f"mirror.origins.{hostname}: {exc}")
+    finally:
+        origin.close()
+    return problems

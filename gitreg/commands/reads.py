@@ -1,0 +1,117 @@
+"""What the operator reads and decides from a shell, on the cache_dir a server uses: `gitreg list`,
+`gitreg docs` and `gitreg accept`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from gitreg.catalog.model import Catalog
+from gitreg.docs.service import DocsService
+from gitreg.errors import ClientError, SourceError
+from gitreg.git.location import RepoLocation
+from gitreg.modules.acceptance import accept as accept_moved_tag
+from gitreg.modules.sync import Registry
+from gitreg.ops.docs_text import print_docs
+from gitreg.ops.listing import print_listing
+from gitreg.providers.hosted import Providers
+from gitreg.tags import parse_version
+
+
+def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
+    """What a server on this cache_dir serves: mirrors are read as they are, and fetched only
+    when they do not exist yet (or with --fetch), so the repositories' state is the server's."""
+    registry = Registry(catalog)
+    clones = registry.snapshot.clones
+
+    def fetch(location: RepoLocation) -> bool:
+        return not args.offline and (args.fetch or not clones[location].exists())
+
+    registry.refresh(fetch=fetch, mechanism="cli")
+    providers = Providers(catalog, registry)
+    providers.refresh()
+    print_listing(registry, providers)
+    return 0
+
+
+def docs(catalog: Catalog, args: argparse.Namespace) -> int:
+    """`gitreg docs NS/NAME/SYSTEM [VERSION]`: a version's documentation (default: the latest),
+    from the clone a server on this cache_dir uses (fetched when missing, or with --fetch)."""
+    parts = args.module.split("/")
+    spec = next(
+        (
+            m
+            for m in catalog.modules
+            if len(parts) == 3 and m.address.key == tuple(p.lower() for p in parts)
+        ),
+        None,
+    )
+    if spec is None:
+        print(f"{args.module!r}: no such module in {catalog.source}", file=sys.stderr)
+        if len(parts) != 3:
+            print("give the module as NAMESPACE/NAME/SYSTEM", file=sys.stderr)
+        return 2
+    registry = Registry(catalog)
+    try:
+        clone = registry.snapshot.clones[spec.repo]
+        fetch = not args.offline and (args.fetch or not clone.exists())
+        registry.sync_repo(spec.repo, "cli", fetch=fetch)
+        entry = registry.snapshot.index.get(*spec.address.key)
+        releases = entry.versions.releases if entry else ()
+        if entry is None or not releases:
+            why = registry.status[spec.repo].last_error or "no tag fits its templates"
+            print(f"{spec.address} has no versions: {why}", file=sys.stderr)
+            return 2
+        wanted = _version(args.version) if args.version else releases[0].version
+        release = entry.by_version.get(wanted)
+        if release is None:
+            known = ", ".join(r.version for r in releases[:10])
+            more = ", ..." if len(releases) > 10 else ""
+            print(
+                f"{spec.address} has no version {args.version!r} (it has {known}{more})",
+                file=sys.stderr,
+            )
+            return 2
+        service = DocsService(catalog.cache_dir)
+        try:
+            module_docs = asyncio.run(service.module_docs(entry, release))
+        except SourceError as exc:
+            print(f"cannot read {spec.address} {release.version}: {exc}", file=sys.stderr)
+            return 1
+        finally:
+            service.close()
+    finally:
+        registry.shared.close()
+    print_docs(catalog.hostname, entry, release, module_docs)
+    return 0
+
+
+def _version(text: str) -> str:
+    """A version as the index keys it (`v1.2` → `1.2.0`), or as given when it is none."""
+    try:
+        return str(parse_version(text.removeprefix("v")))
+    except ValueError:
+        return text
+
+
+def accept(catalog: Catalog, args: argparse.Namespace) -> int:
+    """An operator's decision on a moved tag: publish the commit it points at now."""
+    if args.module.count("/") != 2:
+        print(f"{args.module!r}: give the module as NAMESPACE/NAME/SYSTEM", file=sys.stderr)
+        return 2
+    namespace, name, system = args.module.split("/")
+    registry = Registry(catalog)
+    registry.refresh(fetch=False, mechanism="cli")
+    try:
+        print(accept_moved_tag(registry, namespace, name, system, args.version))
+    except (ClientError, ValueError) as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    finally:
+        registry.shared.close()
+    if catalog.state is not None:
+        print("the replicas on the same database were told, and serve it now")
+        return 0
+    print("a running server serves it from its next poll of the repository (or now, on SIGHUP)")
+    return 0

@@ -1,0 +1,159 @@
+"""`gitreg serve` and `gitreg demo`: the registry served until signalled, in one process or in
+forked workers on one socket."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import logging
+import socket
+import sys
+from functools import partial
+from pathlib import Path
+
+from gitreg.atomic import sweep_stale
+from gitreg.catalog.archive_scopes import narrowed_notices
+from gitreg.catalog.load import parse_listen
+from gitreg.catalog.model import Catalog, Listen, TlsFiles
+from gitreg.errors import StartupError
+from gitreg.freshness.watching import reread_catalog
+from gitreg.git.clone import move_old_clones
+from gitreg.git.shutdown import stop_git_processes
+from gitreg.heap import Freezer
+from gitreg.server import (
+    SHUTDOWN_MOST,
+    TLS_KEYS,
+    SharingLoop,
+    bind,
+    check_tls,
+    hypercorn_config,
+    serve_until_signalled,
+)
+from gitreg.web.app import create_app
+from gitreg.web.state import RegistryState
+from gitreg.workers import run_workers
+from gitreg.world.world import open_world
+
+log = logging.getLogger("gitreg")
+
+MAX_WORKERS = 64
+
+
+def serve(catalog: Catalog, args: argparse.Namespace) -> int:
+    listen = listen_flag(args.listen) if args.listen else catalog.listen
+    tls, tls_keys = catalog.tls, TLS_KEYS
+    if bool(args.certfile) != bool(args.keyfile):
+        print("--certfile and --keyfile go together", file=sys.stderr)
+        return 2
+    if args.certfile:
+        tls = TlsFiles(Path(args.certfile).resolve(), Path(args.keyfile).resolve())
+        tls_keys = ("--certfile", "--keyfile")
+        missing = [str(p) for p in (tls.certfile, tls.keyfile) if not p.is_file()]
+        if missing:
+            print(f"no such file: {', '.join(missing)}", file=sys.stderr)
+            return 2
+    if not 1 <= args.workers <= MAX_WORKERS:
+        print(f"--workers: from 1 to {MAX_WORKERS}", file=sys.stderr)
+        return 2
+    return run_server(catalog, listen, tls, args.access_log, tls_keys, workers=args.workers)
+
+
+def run_server(
+    catalog: Catalog,
+    listen: Listen,
+    tls: TlsFiles | None,
+    access_log: bool = False,
+    tls_keys: tuple[str, str] = TLS_KEYS,
+    banner: str = "",
+    workers: int = 1,
+) -> int:
+    """Serve until signalled, in this process or in `workers` forked ones on the one socket;
+    what would stop the start is refused before the repositories are read, as one line
+    (`banner` is printed once it cannot)."""
+    try:
+        if tls is not None:
+            check_tls(tls, tls_keys)
+        sock = bind(listen)
+    except StartupError as exc:
+        print(f"gitreg: {exc}", file=sys.stderr)
+        return exc.status
+    for notice in narrowed_notices(catalog):  # here: once, however many workers
+        log.warning("%s", notice)
+    swept = sweep_stale(catalog.cache_dir, skip=("git",))  # clones hold no file of ours
+    if swept:
+        log.info(
+            "removed %d temporary files that a crashed writer left in %s", swept, catalog.cache_dir
+        )
+    if workers == 1:
+        return _serve(catalog, listen, tls, access_log, sock, banner)
+    move_old_clones(catalog.cache_dir)  # once, here, rather than raced by the workers
+    if banner:
+        print(banner, flush=True)
+
+    def work(index: int, restarted: bool) -> int:
+        # A worker started again reads registry.yaml as a reload would: it may have changed.
+        served = reread_catalog(catalog) if restarted else catalog
+        return _serve(served, listen, tls, access_log, sock, worker=index)
+
+    # A worker's stop: the grace its requests get, then at most SHUTDOWN_MOST to close.
+    stop_within = catalog.shutdown_grace + SHUTDOWN_MOST + 10.0
+    return run_workers(workers, work, sock, stop_within)
+
+
+def _serve(
+    catalog: Catalog,
+    listen: Listen,
+    tls: TlsFiles | None,
+    access_log: bool,
+    sock: socket.socket,
+    banner: str = "",
+    worker: int | None = None,
+) -> int:
+    """Serve on `sock` until signalled, at once: the clones are read, then fetched, once the
+    port answers (`/healthz` says it lives, `/readyz` what it still reads). The only server
+    process, or one of several workers."""
+    freezer = Freezer()
+    current, registry = open_world(catalog, on_swap=freezer.swapped)
+    state = RegistryState.build(current, registry, worker=worker)
+    # What start-up read lives until its repositories change: out of the collector's full walks
+    # (gitreg.heap), once read; each swap after it refreezes.
+    settled = partial(freezer.freeze_now, full=True)
+    app = create_app(state, start=True, settled=settled, access_log=access_log)
+    config = hypercorn_config(listen, tls, catalog.shutdown_grace, worker)
+    if banner:
+        print(banner, flush=True)
+    try:
+        with asyncio.Runner(loop_factory=None if worker is None else SharingLoop) as runner:
+            runner.run(
+                serve_until_signalled(app, config, sock, state.live.reload, state.background.stop)
+            )
+    except StartupError as exc:
+        print(f"gitreg: {exc}", file=sys.stderr)
+        return exc.status
+    except OSError as exc:  # the checks above passed, and yet: say so in one line
+        print(f"gitreg: cannot serve on {listen}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        stopped = stop_git_processes()
+        if stopped:
+            log.info("stopped %d git processes still running", stopped)
+    return 0
+
+
+def demo(catalog: Catalog, args: argparse.Namespace) -> int:
+    from gitreg.demo import demo_banner, demo_tls
+
+    listen = listen_flag(args.listen) if args.listen else catalog.listen
+    material = demo_tls(catalog, listen)
+    tls = TlsFiles(material.certfile, material.keyfile)
+    banner = demo_banner(catalog, listen, material)
+    return run_server(dataclasses.replace(catalog, tls=tls), listen, tls, banner=banner)
+
+
+def listen_flag(text: str) -> Listen:
+    try:
+        return parse_listen(text)
+    except ValueError as exc:
+        print(f"--listen: {exc}", file=sys.stderr)
+        raise SystemExit(2) from exc
