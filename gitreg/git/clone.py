@@ -27,6 +27,7 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gitreg.errors import FetchStopped, SourceError
+from gitreg.git import seeding
 from gitreg.git.credential import Credential
 from gitreg.git.fetch_turns import FetchTurns
 from gitreg.git.location import RepoLocation, redact
@@ -103,6 +104,8 @@ class BareClone:
                     raise FetchStopped(stopped) from exc
                 why = _stderr(exc) if isinstance(exc, git.GitCommandError) else str(exc)
                 raise SourceError(f"fetch from {self.location} failed: {why}") from exc
+            if (self.path / seeding.SEED_REFS).is_dir():
+                self._drop_seed()
             self._pack_refs(repo)
             turn.completed()
             return True
@@ -207,7 +210,9 @@ class BareClone:
             yield CloneView(repo, self._folders)
 
     def _init(self) -> git.Repo:
+        identity = self.location.identity
         if self.exists():
+            seeding.mark(self.path, identity)
             return git.Repo(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         repo = git.Repo.init(self.path, bare=True)
@@ -215,7 +220,22 @@ class BareClone:
             # Objects must never disappear under a published version, so no automatic gc.
             config.set_value("gc", "auto", "0")
             config.set_value("core", "logAllRefUpdates", "false")
+        old = seeding.donor(self.path.parent, identity, self.path)
+        if old is not None and seeding.seed(self.path, old, self.timeout):
+            log.info(
+                "the new clone of %s starts from %s, a clone of the same repository at another"
+                " URL: only what differs is fetched",
+                self.location,
+                old.name,
+            )
+        seeding.mark(self.path, identity)
         return repo
+
+    def _drop_seed(self) -> None:
+        """The refs a seeding added, once the fetch from the real URL is done."""
+        with open_repo(self.path) as repo:
+            for ref in list(repo.refs.keys(base=Ref(seeding.SEED_REFS.encode()))):
+                repo.refs.remove_if_equals(Ref(seeding.SEED_REFS.encode() + ref), None)
 
     def _environment(self) -> dict[str, str]:
         env = {
