@@ -132,7 +132,13 @@ def test_a_rapid_reset_flood_is_cut_off_and_sigterm_still_exits_0(
         records = served.records()
     assert status == 0
     assert not [r for r in records if r["level"] in ("ERROR", "CRITICAL") or "exception" in r]
-    warnings = [r["message"] for r in records if r["logger"] == "gitreg.connections"]
+    # (At DEBUG, the flooder's own connection may end with an SSL error as it closes: its
+    # business, not a warning.)
+    warnings = [
+        r["message"]
+        for r in records
+        if r["logger"] == "gitreg.connections" and r["level"] not in ("DEBUG", "INFO")
+    ]
     assert warnings == [
         "closed an HTTP/2 connection from 127.0.0.1: "
         f"more than {MAX_RESETS} stream resets in a second"
@@ -193,7 +199,13 @@ def test_resets_a_client_makes_the_server_send_are_bounded_too(
     # The requests that reached the app: those the resets under the bound were made on, the
     # one whose reset was one too many, and the other client's (a rate, as above).
     assert _asked(records, "/healthz") <= streams // 10 + 1
-    warnings = [r["message"] for r in records if r["logger"] == "gitreg.connections"]
+    # (At DEBUG, the flooder's own connection may end with an SSL error as it closes: its
+    # business, not a warning.)
+    warnings = [
+        r["message"]
+        for r in records
+        if r["logger"] == "gitreg.connections" and r["level"] not in ("DEBUG", "INFO")
+    ]
     assert warnings == [
         "closed an HTTP/2 connection from 127.0.0.1: "
         f"more than {MAX_RESETS} stream resets in a second"

@@ -128,7 +128,8 @@ def test_a_repository_that_appears_is_served(tmp_path: Path) -> None:
         with server, httpx.Client(base_url=server.url) as client:
             url = "/v1/modules/a/m/x/versions"
             assert client.get(url).status_code == 503
-            bare_clone(work.path, tmp_path / "server" / "repo.git")
+            # Whole at once, as a push makes it: a copy half made has no tag yet.
+            bare_clone(work.path, tmp_path / "repo.git").rename(tmp_path / "server" / "repo.git")
             wait_until(lambda: client.get(url).status_code == 200, what="a poll to fetch it")
             assert client.get(url).json() == {"modules": [{"versions": [{"version": "1.0.0"}]}]}
 
