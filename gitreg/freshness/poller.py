@@ -11,6 +11,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
+from gitreg.background_share import background_thread
 from gitreg.errors import FetchStopped, SourceError
 from gitreg.git.location import RepoLocation
 from gitreg.modules.sync import Registry
@@ -94,7 +95,9 @@ class Poller:
         workers = self.registry.snapshot.catalog.poll_concurrency
         running: set[RepoLocation] = set()
         loop = asyncio.get_running_loop()
-        pool = ThreadPoolExecutor(workers, thread_name_prefix="gitreg-poll")
+        pool = ThreadPoolExecutor(
+            workers, thread_name_prefix="gitreg-poll", initializer=background_thread
+        )
         try:
             while True:
                 self.schedule()

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import NamedTuple
 
+from gitreg.background_share import background_thread
 from gitreg.git.location import RepoLocation
 from gitreg.modules.status import Mechanism
 from gitreg.modules.sync import Registry
@@ -41,7 +42,9 @@ class SyncQueue:
     def __init__(self, registry: Registry, workers: int = WORKERS) -> None:
         self.registry = registry
         self.coalesced: Counter[str] = Counter()  # by mechanism: requests folded into another
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="gitreg-git")
+        self._pool = ThreadPoolExecutor(
+            workers, thread_name_prefix="gitreg-git", initializer=background_thread
+        )
         self._running: dict[RepoLocation, asyncio.Future[bool]] = {}
         self._waiting: dict[RepoLocation, _Waiting] = {}
         self._closed = False

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
+from gitreg.background_share import SHARED, background_thread
 from gitreg.catalog.model import Catalog
 from gitreg.errors import FetchStopped, SourceError
 from gitreg.git.clone import BareClone, TagRef, move_old_clones
@@ -160,7 +161,7 @@ class Registry:
             with self._sync_lock(location):
                 snapshot = self.snapshot
                 clone = snapshot.clones[location]
-                found = read_or_unread(snapshot, location, clone)
+                found = self._read_or_unread(snapshot, location, clone)
                 if clone.exists():
                     log_changes([], found.entries, "startup")
                 self._swap(location, found.tags, found.entries)
@@ -177,7 +178,10 @@ class Registry:
         if not locations:
             return []
         workers = max(1, min(_FETCH_CONCURRENCY, len(locations)))
-        with ThreadPoolExecutor(workers, thread_name_prefix="gitreg-sync") as pool:
+        pool = ThreadPoolExecutor(
+            workers, thread_name_prefix="gitreg-sync", initializer=background_thread
+        )
+        with pool:
             return list(pool.map(work, locations))
 
     def sync_repo(
@@ -215,7 +219,7 @@ class Registry:
                 message = str(exc)
                 self._set_status(clone, lambda s: s.failed(message))
                 if not previous:
-                    unread = read_or_unread(snapshot, location, clone)
+                    unread = self._read_or_unread(snapshot, location, clone)
                     self._swap(location, unread.tags, unread.entries)
                 return False
             served_differs = served(previous) != served(entries)
@@ -289,8 +293,18 @@ class Registry:
     def _read(
         self, snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone
     ) -> CloneRead:
-        found = read_clone(snapshot, location, clone)
+        with SHARED.slice():
+            found = read_clone(snapshot, location, clone)
         self._ledger_seen[location] = found.ledger_version
+        return found
+
+    def _read_or_unread(
+        self, snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone
+    ) -> CloneRead:
+        with SHARED.slice():
+            found = read_or_unread(snapshot, location, clone)
+        if found.ledger_version is not None:
+            self._ledger_seen[location] = found.ledger_version
         return found
 
     def _swap(

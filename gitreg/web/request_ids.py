@@ -18,6 +18,7 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gitreg.background_share import SHARED
 from gitreg.logs import REQUEST_ID
 
 HEADER = b"x-request-id"
@@ -66,6 +67,7 @@ class RequestIds:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        SHARED.pulse()  # background work takes its bounded share while requests arrive
         request_id = None
         for name, value in scope["headers"]:
             if name == HEADER:

@@ -118,8 +118,14 @@ def test_an_archive_asked_for_by_100_clients_across_workers_is_built_once(
                 return list(await asyncio.gather(*(c.get(location) for _ in range(100))))
 
         answers = asyncio.run(ask_all())
+        # Which worker accepts a connection is the kernel's choice: on a loaded machine one may
+        # take a whole burst. Ask again (built by then) until both have answered.
+        for _ in range(10):  # bounded
+            if {r.headers[WORKER_HEADER] for r in answers} == {"0", "1"}:
+                break
+            answers += asyncio.run(ask_all())
         assert server.stop() == 0
-    assert [r.status_code for r in answers] == [200] * 100
+    assert {r.status_code for r in answers} == {200}
     assert len({hashlib.sha256(r.content).hexdigest() for r in answers}) == 1
     assert {r.headers[WORKER_HEADER] for r in answers} == {"0", "1"}
     assert server.output().count(f"built archive {archive}") == 1

@@ -1,0 +1,84 @@
+"""Background work takes a bounded share while requests arrive, and all of it when none do; a
+thread not marked background (a read a request waits for) is never paced."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from gitreg.background_share import NICENESS, BackgroundShare, background_thread
+from tests.support.clock import Clock
+
+
+def _share(clock: Clock, rests: list[float]) -> BackgroundShare:
+    """A share whose rests are recorded, not slept."""
+    return BackgroundShare(share=0.2, busy_for=1.0, clock=clock, sleep=rests.append)
+
+
+def _busy_slice(share: BackgroundShare) -> None:
+    with share.slice():
+        deadline = time.thread_time() + 0.02  # some CPU time, whatever the machine's speed
+        while time.thread_time() < deadline:
+            pass
+
+
+def _in_background(work: Callable[[], object]) -> None:
+    with ThreadPoolExecutor(1, initializer=background_thread) as pool:
+        pool.submit(work).result()
+
+
+def test_while_requests_arrive_a_slice_rests_four_times_its_cpu_time() -> None:
+    clock, rests = Clock(100.0), list[float]()
+    share = _share(clock, rests)
+    share.pulse()
+    _in_background(lambda: _busy_slice(share))
+    assert len(rests) == 1
+    assert rests[0] >= 4 * 0.02 * 0.99  # spent/share - spent: a fifth of a CPU in all
+
+
+def test_slices_of_several_threads_share_one_budget() -> None:
+    clock, rests = Clock(100.0), list[float]()
+    share = _share(clock, rests)
+    share.pulse()
+
+    def three() -> None:
+        for _ in range(3):
+            _busy_slice(share)
+
+    _in_background(three)
+    # The clock stands still (the rests are not slept): each slice waits behind the ones before.
+    assert len(rests) == 3 and rests[0] < rests[1] < rests[2]
+
+
+def test_with_no_request_for_a_second_background_work_runs_at_full_speed() -> None:
+    clock, rests = Clock(100.0), list[float]()
+    share = _share(clock, rests)
+    share.pulse()
+    clock.now += 1.5
+    _in_background(lambda: _busy_slice(share))
+    assert rests == []
+
+
+def test_a_thread_a_request_waits_for_is_never_paced() -> None:
+    clock, rests = Clock(100.0), list[float]()
+    share = _share(clock, rests)
+    share.pulse()
+    _busy_slice(share)  # this test's own thread: not a background one
+    assert rests == []
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="no thread priorities here")
+def test_background_threads_run_at_a_lower_priority() -> None:
+    seen: list[int] = []
+
+    def niceness() -> None:
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    _in_background(niceness)
+    assert seen == [min(base + NICENESS, 19)]
