@@ -5,74 +5,49 @@ that opens what it asks for. Counted per principal and outcome for /v1/status an
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
 import logging
 import re
 import secrets
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from gitreg.auth.git_access import GitAccess
+from gitreg.auth.authorization import bearer_token
+from gitreg.auth.git_access import GitAccess, check_url
+from gitreg.auth.git_listing import GitAsk, Opens, opened_by_git
 from gitreg.auth.oidc import OidcVerifier
-from gitreg.auth.principal import (
-    ANONYMOUS,
-    Access,
-    Principal,
-    Refused,
-    Verifier,
-)
+from gitreg.auth.principal import ANONYMOUS, Access, Principal, Refused, Verifier
 from gitreg.auth.review import short_tokens
 from gitreg.auth.sessions import EndedHere, Session, SessionSigner
 from gitreg.auth.signed_urls import UrlSigner, generated_key
+from gitreg.auth.stand_ins import StandIns
+from gitreg.auth.target import GitQuestion as GitQuestion
+from gitreg.auth.target import Target as Target
+from gitreg.auth.target import refusal
 from gitreg.auth.tokens import StaticTokens, digest
 from gitreg.auth.wrong_tokens import WrongTokens
-from gitreg.catalog.model import AuthSettings
+from gitreg.catalog.model import AuthSettings, Catalog, ModuleSpec, ProviderSpec
 from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.errors import AuthUnavailable, Forbidden, TooManyRequests, Unauthorized
 from gitreg.git.credential import Credential
+from gitreg.git.location import RepoLocation
 from gitreg.state.ended_sessions import EndedSessionFiles, EndedSessions
 
 log = logging.getLogger(__name__)
 
-_BEARER = re.compile(r"bearer +([A-Za-z0-9\-._~+/]+=*) *", re.IGNORECASE)
-_BASIC = re.compile(r"basic +([A-Za-z0-9+/]+=*) *", re.IGNORECASE)
 GIT = Principal("git", git=True)  # a token no one here issued, that Git servers may accept
 
 MAX_GIT_TOKEN = 1024  # characters: a longer token is no forge's, and is not matched at all
 # Reasons of a 401 that are no wrong token: none was sent, or a browser's session ended.
 _NOT_GUESSES = frozenset(("missing", "session_expired"))
 
-# Asks the module's Git server whether `token` may read the repository at `url`, for a client
-# at an address (whose logins at Git servers are counted).
-GitAsk = Callable[[str, str, str], Awaitable[bool]]
-
-
-@dataclass(frozen=True)
-class GitQuestion:
-    """Which repository's Git server is asked for a request: the module's own, or a stand-in
-    for one that does not exist, asked so that it costs the same. `opens`: False for a stand-in
-    from another namespace, whose yes opens nothing here."""
-
-    url: str
-    opens: bool = True
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a request wants: `read` a namespace (`what` names the module or provider, and
-    `git` is the repository asked, when the Git server may decide), the `mirror`, or `ops`."""
-
-    access: Access
-    what: str
-    namespace: str | None = None
-    git: Callable[[], GitQuestion | None] | None = None
-
 
 class Gate:
+    """The gate of a catalog with an auth: section (`auth/gatekeeper.py`: what web/ asks it)."""
+
+    on = True  # a namespace, the mirror and the ops pages open only as auth: says
+
     def __init__(
         self,
         settings: AuthSettings,
@@ -99,6 +74,7 @@ class Gate:
         self.sessions = sessions or SessionSigner([secrets.token_bytes(32)])
         self.ended = ended or EndedHere()
         self.wrong_tokens = wrong_tokens or WrongTokens()
+        self._stand_ins: tuple[Catalog, StandIns] | None = None  # of the catalog asked last
 
     @classmethod
     def build(
@@ -129,6 +105,12 @@ class Gate:
 
     def is_public(self, namespace: str) -> bool:
         return self.public.covers(namespace)
+
+    def readable(self, reader: Principal | None) -> Callable[[str], bool]:
+        """Whether `reader` may read a namespace: a public one, or one its token reads."""
+        if reader is None:
+            return self.is_public
+        return lambda namespace: self.is_public(namespace) or reader.may("read", namespace)
 
     async def admit(
         self,
@@ -163,7 +145,52 @@ class Gate:
             self.counts[(principal.name, "refused")] += 1
             if principal.git:  # a token no Git server here took: a wrong token
                 await self.wrong_tokens.wrong(client)
-            raise Forbidden(_refusal(principal, target))
+            raise Forbidden(refusal(principal, target))
+
+    async def admit_download(
+        self,
+        path: str,
+        query: Mapping[str, str],
+        authorization: str | None,
+        target: Target,
+        session: str | None = None,
+        client: str = "",
+    ) -> str | None:
+        """Who a file an answer pointed at (`path`) is opened to; None when it is public. Its
+        signed URL, which Terraform fetches without a token, or a token that opens it (what
+        OpenTofu sends with `use_registry_credentials`)."""
+        if target.access == "read" and target.namespace and self.is_public(target.namespace):
+            return None
+        if "signature" in query or authorization is None:
+            return self.signed_url_principal(path, dict(query), target.access, target.namespace)
+        return (await self.admit(authorization, target, session, client)).name
+
+    async def reader(
+        self, authorization: str | None, session: str | None = None, client: str = ""
+    ) -> Principal | None:
+        """Who asks, for what a list shows them: None without a token or a live session (an
+        ended one reads as none: the list shows the public namespaces, the page offers to sign
+        in). A token sent but not accepted is Unauthorized: never quietly read as none."""
+        if authorization is None:
+            return await self.session_principal(session) if session is not None else None
+        principal, _ = await self.identify(authorization, client)
+        return principal
+
+    async def git_opened(
+        self,
+        reader: Principal | None,
+        authorization: str | None,
+        client: str,
+        specs: Iterable[ModuleSpec | ProviderSpec],
+    ) -> Opens | None:
+        """With auth.git, which of `specs` (what a list leaves out for `reader`) the token opens
+        at their Git servers; None when none decides for `reader` (`specs` is then not read)."""
+        if reader is None or not reader.git:
+            return None
+        if self.git is None or authorization is None:
+            return lambda spec: False
+        token = bearer_token(authorization)
+        return await opened_by_git(self.git, token, client, specs, self.git_url, reader.name)
 
     async def identify(self, authorization: str, client: str = "") -> tuple[Principal, str]:
         """Who sends `authorization`, and its token, for what a list shows them; Unauthorized
@@ -201,8 +228,11 @@ class Gate:
         """Count a refusal (by the name and reason it carries) or an unavailable verdict."""
         try:
             yield
-        except Unauthorized as exc:
-            self.counts[(_name_in(exc), _reason_in(exc))] += 1
+        except Refused as exc:
+            self.counts[(exc.name, exc.reason)] += 1
+            raise
+        except Unauthorized:
+            self.counts[("unknown", "invalid_token")] += 1
             raise
         except AuthUnavailable:
             self.counts[("unknown", "unavailable")] += 1
@@ -214,6 +244,11 @@ class Gate:
     def sign(self, path: str, principal: Principal) -> str:
         """The query string that lets `principal` fetch `path` without a token for a while."""
         return self.signer.query(path, principal.name, binding=self._binding(principal.name) or "")
+
+    def signed(self, path: str, principal: Principal | None, suffix: str = "") -> str:
+        """`path`, then `suffix` (a `//folder`), signed for `principal` (`sign`); unsigned for
+        no one in particular."""
+        return f"{path}{suffix}?{self.sign(path, principal)}" if principal else path + suffix
 
     def signed_url_principal(
         self, path: str, query: dict[str, str], access: Access, namespace: str | None = None
@@ -334,50 +369,19 @@ class Gate:
             return False
         return await self.git(token, question.url, client) and question.opens
 
+    def git_url(self, repo: RepoLocation, git_url: str | None) -> str | None:
+        """The URL a module's Git server is asked at, with auth.git (None: never asked)."""
+        return check_url(self.settings.git, repo, git_url) if self.settings.git else None
+
+    def stand_in(self, catalog: Catalog, namespace: str) -> GitQuestion | None:
+        """With auth.git, what is asked for a module or provider `namespace` does not hold in
+        `catalog` (`auth/stand_ins.py`), worked out once per catalog."""
+        if self.settings.git is None:
+            return None
+        if self._stand_ins is None or self._stand_ins[0] is not catalog:
+            self._stand_ins = (catalog, StandIns.of(catalog, self.settings.git))
+        return self._stand_ins[1].question(namespace)
+
     def close(self) -> None:
         for verifier in self.verifiers:
             verifier.close()
-
-
-def bearer_token(authorization: str | None) -> str:
-    """The token of `Authorization: Bearer TOKEN`, or the password of `Basic` (a netrc or a
-    URL's user:token, what OpenTofu sends for an archive); Unauthorized without one."""
-    if not authorization:
-        raise Refused(
-            "anonymous",
-            "missing",
-            "this registry is private: send a token (Authorization: Bearer ...); the README's"
-            " 'Private registry' section shows how to give Terraform one",
-        )
-    if match := _BEARER.fullmatch(authorization):
-        return match[1]
-    if match := _BASIC.fullmatch(authorization):
-        try:
-            _, sep, password = base64.b64decode(match[1], validate=True).decode().partition(":")
-        except (binascii.Error, UnicodeDecodeError):
-            sep, password = "", ""
-        if sep and password:
-            return password
-    raise Refused(
-        "anonymous", "malformed", "the Authorization header must be 'Bearer TOKEN' (or Basic)"
-    )
-
-
-def _name_in(exc: Unauthorized) -> str:
-    return exc.name if isinstance(exc, Refused) else "unknown"
-
-
-def _reason_in(exc: Unauthorized) -> str:
-    return exc.reason if isinstance(exc, Refused) else "invalid_token"
-
-
-def _refusal(principal: Principal, target: Target) -> str:
-    """Said the same whether `target` exists or not: a token outside a namespace learns nothing
-    of what is in it."""
-    if target.access == "mirror":
-        return f"token {principal.name!r} may not use the network mirror (it needs mirror: true)"
-    if target.access == "ops":
-        return f"token {principal.name!r} may not read {target.what} (it needs ops: true)"
-    if principal.git and principal.read == NamespaceScope():
-        return f"{target.what}: its Git server did not accept this token"
-    return f"token {principal.name!r} may not read {target.what} (it reads {principal.read})"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gitreg.auth.gate import GitQuestion
 from gitreg.auth.git_access import check_url
+from gitreg.auth.target import GitQuestion
 from gitreg.catalog.model import Catalog, GitCheck
 
 

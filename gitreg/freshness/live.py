@@ -50,9 +50,8 @@ class LiveCatalog:
             return False
         old = await asyncio.to_thread(next_world.swap, self.current, self.registry)
         if next_world.gate is not old.gate:
-            if old.gate is not None:
-                old.gate.close()
-            log.info("auth: %s", "on" if next_world.gate else "off: anyone may read everything")
+            old.gate.close()
+            log.info("auth: %s", "on" if next_world.gate.on else "off: anyone may read everything")
         retired = old.side.read_through
         if retired is not None and retired is not next_world.side.read_through:
             task = asyncio.create_task(_close_later(retired))
@@ -73,8 +72,7 @@ class LiveCatalog:
         world = self.current.world
         if world.side.read_through is not None:
             world.side.read_through.close()
-        if world.gate is not None:
-            world.gate.close()
+        world.gate.close()
 
 
 async def _close_later(read_through: ReadThrough) -> None:

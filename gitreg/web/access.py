@@ -1,6 +1,6 @@
-"""Auth as the handlers meet it: admit a request to a module's or a provider's namespace, the
-network mirror or the ops pages; sign the download URLs a private answer hands out, and check
-them when they come back without a token."""
+"""Auth as the handlers meet it: every question goes to the request's gate (`auth/gatekeeper.py`),
+open or not, which alone decides; here, what a request carries is read for it, and an answer
+made for a principal is marked so (`answered_to`), which a shared cache must not keep."""
 
 from __future__ import annotations
 
@@ -9,13 +9,10 @@ from collections.abc import Callable
 from starlette.requests import Request
 
 from gitreg.address import ModuleAddress, ProviderAddress
-from gitreg.auth.gate import Gate, GitQuestion, Target
-from gitreg.auth.git_access import check_url
+from gitreg.auth.gatekeeper import Gatekeeper
 from gitreg.auth.principal import ANONYMOUS, Access, Principal
 from gitreg.auth.sessions import COOKIE
-from gitreg.auth.stand_ins import StandIns
-from gitreg.catalog.model import Catalog, GitCheck
-from gitreg.git.location import RepoLocation
+from gitreg.auth.target import GitQuestion, Target
 from gitreg.web.answer_headers import answered_to
 from gitreg.web.state import world_of
 
@@ -23,7 +20,7 @@ from gitreg.web.state import world_of
 PRIVATE_CACHING = "private, max-age=31536000, immutable"
 
 
-def gate_of(request: Request) -> Gate | None:
+def gate_of(request: Request) -> Gatekeeper:
     return world_of(request).gate
 
 
@@ -31,41 +28,25 @@ def authorization_of(request: Request) -> str | None:
     """The credential a request carries, as an Authorization header value: the one place that
     reads it, so that the gate and the lists honour the same ones (and a browser's session
     cookie, `session_of`, where there is none)."""
-    return request.headers.get("authorization")
+    return _header(request, b"authorization")
 
 
 async def reader_of(request: Request) -> Principal | None:
-    """Who asks, for what a list shows them: None for anyone without a token (who sees every
-    namespace without auth:, and only `auth.public` ones with it). A token that is sent but not
-    accepted is Unauthorized, as on every other route: a bad token is never quietly read as
-    none. With auth.git, a token no one here knows is the `git` principal, which reads what its
-    Git servers accept (`web/listings.py` asks them)."""
+    """Who asks, for what a list shows them (the gate's `reader`): None for anyone without a
+    token or a session (who sees every namespace without auth:, and only `auth.public` ones
+    with it). A token that is sent but not accepted is Unauthorized, as on every other route.
+    With auth.git, a token no one here knows is the `git` principal, which reads what its Git
+    servers accept (`web/listings.py` has the gate ask them)."""
     gate = gate_of(request)
-    if gate is None:
-        return None
-    authorization = authorization_of(request)
-    if authorization is None:
-        # A signed-in browser: its session, while it lasts (an ended one reads as anonymous,
-        # so that the list still shows the public namespaces, and the page offers to sign in).
-        session = session_of(request)
-        reader = await gate.session_principal(session) if session is not None else None
-        if reader is not None:
-            answered_to(request.scope, reader.name)
-        return reader
-    principal, _ = await gate.identify(authorization, client_of(request))
-    answered_to(request.scope, principal.name)
-    return principal
+    reader = await gate.reader(authorization_of(request), session_of(request), client_of(request))
+    if reader is not None:
+        answered_to(request.scope, reader.name)
+    return reader
 
 
 def may_read(request: Request, reader: Principal | None) -> Callable[[str], bool]:
-    """Whether `reader` may read a namespace: every one without auth:, public ones and those
-    of its token with it."""
-    gate = gate_of(request)
-    if gate is None:
-        return lambda namespace: True
-    if reader is None:
-        return gate.is_public
-    return lambda namespace: gate.is_public(namespace) or reader.may("read", namespace)
+    """Whether `reader` may read a namespace (the gate's `readable`)."""
+    return gate_of(request).readable(reader)
 
 
 async def admit(
@@ -75,14 +56,14 @@ async def admit(
     namespace: str | None = None,
     git: Callable[[], GitQuestion | None] | None = None,
 ) -> Principal | None:
-    """The principal this request is admitted as; None when the registry is open to all."""
-    gate = gate_of(request)
-    if gate is None:
-        return None
+    """The principal this request is admitted as; None: no one in particular (an open registry
+    admits every request so, and its answer is anyone's)."""
     target = Target(access, what, namespace, git)
-    client = client_of(request)
-    principal = await gate.admit(authorization_of(request), target, session_of(request), client)
-    if principal is not ANONYMOUS:
+    gate = gate_of(request)
+    principal = await gate.admit(
+        authorization_of(request), target, session_of(request), client_of(request)
+    )
+    if principal is not None and principal is not ANONYMOUS:
         answered_to(request.scope, principal.name)
     return principal
 
@@ -90,43 +71,60 @@ async def admit(
 def client_of(request: Request) -> str:
     """The sender's address, as the per-address limits count it: the socket's peer, as the
     access log shows it (behind a proxy, the proxy's)."""
-    return request.client.host if request.client else ""
+    client = request.scope.get("client")  # as request.client, without making an Address
+    return str(client[0]) if client else ""
 
 
 def session_of(request: Request) -> str | None:
     """The browser session's cookie, honoured for reading only: a GET or HEAD (with
     SameSite=Strict, another site's page cannot make the browser send it at all)."""
-    if request.method not in ("GET", "HEAD"):
+    if request.method not in ("GET", "HEAD") or _header(request, b"cookie") is None:
         return None
     return request.cookies.get(COOKIE)
 
 
+def _header(request: Request, name: bytes) -> str | None:
+    """A header's first value, as `request.headers` gives it, read from the scope as the server
+    passed it (lowercase names): every request of an open registry asks its gate, which reads
+    none, and building Starlette's `Headers` to find none would cost more than its answer."""
+    for key, value in request.scope["headers"]:
+        if key == name:
+            value_text: str = value.decode("latin-1")
+            return value_text
+    return None
+
+
 def is_private(request: Request, namespace: str) -> bool:
-    gate = gate_of(request)
-    return gate is not None and not gate.is_public(namespace)
+    return not gate_of(request).is_public(namespace)
 
 
 def signed(request: Request, path: str, principal: Principal | None, suffix: str = "") -> str:
-    """`path` (then `suffix`, a `//folder`) with a signature that lets `principal` fetch it
-    without a token until the download TTL runs out."""
-    gate = gate_of(request)
-    if gate is None or principal is None:
-        return path + suffix
-    return f"{path}{suffix}?{gate.sign(path, principal)}"
+    """`path` (then `suffix`, a `//folder`) as the gate hands it to `principal`: with a
+    signature that lets it fetch it without a token until the download TTL runs out, when it
+    must."""
+    return gate_of(request).signed(path, principal, suffix)
+
+
+async def download_admitted(request: Request, target: Target) -> str | None:
+    """Who a file an answer pointed at is opened to, by its signed URL or a token that opens it
+    (the gate's `admit_download`); None when it is anyone's."""
+    return await gate_of(request).admit_download(
+        request.url.path,
+        request.query_params,
+        authorization_of(request),
+        target,
+        session_of(request),
+        client_of(request),
+    )
 
 
 async def admit_download(request: Request, what: str, namespace: str) -> bool:
-    """A file a private answer pointed at: its signed URL, or a token that opens it (what
-    OpenTofu sends with `use_registry_credentials`). True when it is private."""
-    gate = gate_of(request)
-    if gate is None or gate.is_public(namespace):
+    """A module's or a provider's file: True when it is private (and answered to whom it is
+    opened to)."""
+    name = await download_admitted(request, Target("read", what, namespace))
+    if name is None:
         return False
-    query = request.query_params
-    if "signature" in query or authorization_of(request) is None:
-        signer = gate.signed_url_principal(request.url.path, dict(query), "read", namespace)
-        answered_to(request.scope, signer)
-        return True
-    await admit(request, "read", what, namespace)
+    answered_to(request.scope, name)
     return True
 
 
@@ -135,10 +133,11 @@ def module_git(request: Request, address: ModuleAddress) -> Callable[[], GitQues
     when there is no such module (the same cost and status: `gitreg/auth/stand_ins.py`)."""
 
     def question() -> GitQuestion | None:
-        entry = world_of(request).snapshot.index.get(*address.key)
+        world = world_of(request)
+        entry = world.snapshot.index.get(*address.key)
         if entry is None:
-            return stand_in(request, address.namespace)
-        url = git_check_url(entry.spec.repo, entry.spec.git_url, request)
+            return world.gate.stand_in(world.catalog, address.namespace)
+        url = world.gate.git_url(entry.spec.repo, entry.spec.git_url)
         return GitQuestion(url) if url is not None else None
 
     return question
@@ -148,32 +147,11 @@ def provider_git(request: Request, address: ProviderAddress) -> Callable[[], Git
     """As `module_git`, for a hosted provider (asked at its `repo`, when it has one)."""
 
     def question() -> GitQuestion | None:
-        entry = world_of(request).side.providers.get(address.namespace, address.type)
+        world = world_of(request)
+        entry = world.side.providers.get(address.namespace, address.type)
         if entry is None:
-            return stand_in(request, address.namespace)
-        url = git_check_url(entry.spec.repo, None, request) if entry.spec.repo else None
+            return world.gate.stand_in(world.catalog, address.namespace)
+        url = world.gate.git_url(entry.spec.repo, None) if entry.spec.repo else None
         return GitQuestion(url) if url is not None else None
 
     return question
-
-
-_stand_ins: tuple[Catalog, GitCheck, StandIns] | None = None  # of the catalog served last
-
-
-def stand_in(request: Request, namespace: str) -> GitQuestion | None:
-    global _stand_ins
-    gate = gate_of(request)
-    if gate is None or gate.settings.git is None:
-        return None
-    catalog, settings = world_of(request).catalog, gate.settings.git
-    if _stand_ins is None or _stand_ins[0] is not catalog or _stand_ins[1] is not settings:
-        _stand_ins = (catalog, settings, StandIns.of(catalog, settings))
-    return _stand_ins[2].question(namespace)
-
-
-def git_check_url(repo: RepoLocation, git_url: str | None, request: Request) -> str | None:
-    """Which URL the module's Git server is asked at, when auth.git is on."""
-    gate = gate_of(request)
-    if gate is None or gate.settings.git is None:
-        return None
-    return check_url(gate.settings.git, repo, git_url)

@@ -42,7 +42,7 @@ async def healthz(request: Request) -> JSONResponse:
     """Liveness: the process serves. Never waits on Git. With auth:, no module count (it would
     count the private ones for anyone)."""
     world = world_of(request)
-    if world.gate is not None:
+    if world.gate.on:
         return JSONResponse({"status": "ok"})
     return JSONResponse({"status": "ok", "modules": len(world.snapshot.index)})
 
@@ -56,7 +56,7 @@ async def readyz(request: Request) -> JSONResponse:
     state = state_of(request)
     providers_read = world_of(request).side.providers.scanned
     answer = readiness(state.registry, time.time(), state.started, providers_read)
-    body = answer.body() if world_of(request).gate is None else answer.public_body()
+    body = answer.public_body() if world_of(request).gate.on else answer.body()
     return JSONResponse(body, status_code=200 if answer.ready else 503)
 
 

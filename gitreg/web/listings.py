@@ -4,28 +4,20 @@ auth:), with one what it reads; a bad token is a 401, as everywhere."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import logging
-from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import Protocol
 
 from starlette.requests import Request
 
-from gitreg.auth.gate import Gate, bearer_token
-from gitreg.auth.principal import Principal
 from gitreg.catalog.model import ModuleSpec, ProviderSpec
-from gitreg.directory.listing import Describe, Listing, Opened, readable_listing
-from gitreg.errors import AuthUnavailable, TooManyRequests
+from gitreg.directory.listing import Describe, Listing, readable_listing
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
+from gitreg.modules.snapshot import RegistrySnapshot
+from gitreg.providers.hosted import Providers
 from gitreg.web import access
 from gitreg.web.state import state_of, world_of
-
-log = logging.getLogger(__name__)
-
-GIT_CHECKS = 8  # Git servers asked at once for one list (auth.git)
-GIT_WAIT = 10.0  # seconds a list waits for them; what is not known by then is left out
 
 
 class KnownDocs(Protocol):
@@ -48,84 +40,22 @@ def describer(docs: KnownDocs | None) -> Describe:
 
 
 async def listing_for(request: Request) -> Listing:
-    """Every module and hosted provider the request's sender may read."""
+    """Every module and hosted provider the request's sender may read (with auth.git, those its
+    token opens at their Git servers too: the gate asks them)."""
     state = state_of(request)
     reader = await access.reader_of(request)
     world = world_of(request)
-    snapshot, providers = world.snapshot, world.side.providers
-    may_read = access.may_read(request, reader)
-    opened: Opened | None = None
-    gate = access.gate_of(request)
-    if gate is not None and reader is not None and reader.git:
-        specs: list[ModuleSpec | ProviderSpec] = [e.spec for e in snapshot.index.entries()]
-        specs += [e.spec for e in providers.entries()]
-        closed = [s for s in specs if not may_read(_namespace(s))]
-        opened = await _git_opened(request, gate, reader, closed)
+    snapshot, providers, gate = world.snapshot, world.side.providers, world.gate
+    may_read = gate.readable(reader)
+    closed = (s for s in _specs(snapshot, providers) if not may_read(_namespace(s)))
+    authorization, client = access.authorization_of(request), access.client_of(request)
+    opened = await gate.git_opened(reader, authorization, client, closed)
     return readable_listing(snapshot, providers, may_read, describer(state.docs), opened)
 
 
-async def _git_opened(
-    request: Request, gate: Gate, reader: Principal, specs: Iterable[ModuleSpec | ProviderSpec]
-) -> Opened:
-    """auth.git: which of `specs` the sender's token opens, asked of their Git servers (each
-    URL once, a few at a time, answers kept by the gate's cache). A server that cannot answer
-    now, or does not answer in time, is a no for this list: a list never shows what a token
-    may not read, and it says so in the log rather than failing the whole list. A client over
-    auth.git.checks_per_minute gets a 429 instead: its list could not be told whole."""
-    ask = gate.git
-    authorization = access.authorization_of(request)
-    if ask is None or authorization is None:
-        return lambda spec: False
-    token, client = bearer_token(authorization), access.client_of(request)
-    urls: dict[ModuleSpec | ProviderSpec, str] = {}
-    for spec in specs:
-        if isinstance(spec, ModuleSpec):
-            url = access.git_check_url(spec.repo, spec.git_url, request)
-        else:
-            url = access.git_check_url(spec.repo, None, request) if spec.repo else None
-        if url is not None:
-            urls[spec] = url
-    turns = asyncio.Semaphore(GIT_CHECKS)
-    over: list[TooManyRequests] = []
-
-    async def check(url: str) -> bool:
-        async with turns:
-            try:
-                return await ask(token, url, client)
-            except AuthUnavailable:
-                return False
-            except TooManyRequests as exc:
-                over.append(exc)
-                return False
-
-    tasks = {url: asyncio.ensure_future(check(url)) for url in sorted(set(urls.values()))}
-    try:
-        if tasks:
-            _, pending = await asyncio.wait(tasks.values(), timeout=GIT_WAIT)
-            if pending:
-                log.info(
-                    "auth.git: %d of %d repositories not checked in time for %s's list; left out",
-                    len(pending),
-                    len(tasks),
-                    reader.name,
-                )
-    finally:
-        for task in tasks.values():
-            task.cancel()  # a check under way goes on in the gate's cache: the next list has it
-    if over:
-        raise over[0]
-    yes = {url for url, task in tasks.items() if _said_yes(task)}
-    return lambda spec: urls.get(spec) in yes
-
-
-def _said_yes(task: asyncio.Future[bool]) -> bool:
-    if not task.done() or task.cancelled():
-        return False
-    if task.exception() is not None:
-        # The type alone: what an unforeseen error says might carry the token.
-        log.warning("auth.git: a check for a list failed: %s", type(task.exception()).__name__)
-        return False
-    return task.result()
+def _specs(snapshot: RegistrySnapshot, providers: Providers) -> Iterator[ModuleSpec | ProviderSpec]:
+    yield from (e.spec for e in snapshot.index.entries())
+    yield from (e.spec for e in providers.entries())
 
 
 def _namespace(spec: ModuleSpec | ProviderSpec) -> str:

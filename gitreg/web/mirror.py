@@ -12,6 +12,7 @@ from starlette.responses import Response
 
 from gitreg.address import ProviderAddress
 from gitreg.auth.principal import Principal
+from gitreg.auth.target import Target
 from gitreg.errors import (
     ClientError,
     Forbidden,
@@ -27,6 +28,7 @@ from gitreg.web.files import zip_response
 from gitreg.web.state import state_of, world_of
 
 MIRROR_PREFIX = "/v1/mirror"
+_MIRROR = Target("mirror", "the network mirror")
 
 
 async def serve(request: Request) -> Response:
@@ -66,25 +68,25 @@ def _outcome(exc: Exception) -> str:
 
 
 async def _serve(request: Request, file: str) -> Response:
-    gate = access.gate_of(request)
-    if gate is None:
-        return await _answer(request, file)
-    if file.endswith(".zip") and "authorization" not in request.headers:
+    if file.endswith(".zip") and access.authorization_of(request) is None:
         # Terraform fetches the archives without a token: their URLs carry the permission.
-        gate.signed_url_principal(request.url.path, dict(request.query_params), "mirror")
-        return _private(await _answer(request, file))
-    principal = await access.admit(request, "mirror", "the network mirror")
+        signer = await access.download_admitted(request, _MIRROR)
+        response = await _answer(request, file)
+        return response if signer is None else _private(response)
+    principal = await access.admit(request, "mirror", _MIRROR.what)
     params = request.path_params
     own = world_of(request).catalog.hostname
-    if params["hostname"].lower() == own and not gate.is_public(params["namespace"]):
+    if params["hostname"].lower() == own and access.is_private(request, params["namespace"]):
         # The hosted providers are the registry's own: the mirror opens no namespace that
         # providers.v1 would keep closed to the same token.
         what = f"provider {own}/{params['namespace']}/{params['type']}"
         await access.admit(request, "read", what, params["namespace"])
     response = await _answer(request, file)
+    if principal is None:  # admitted as no one in particular: the answer is anyone's
+        return response
     if file.endswith(".zip"):
         return _private(response)
-    if file.endswith(".json") and file != "index.json" and principal is not None:
+    if file.endswith(".json") and file != "index.json":
         folder = request.url.path.rsplit("/", 1)[0]
         return _with_signed_urls(request, response.body, folder, principal)
     return response

@@ -108,10 +108,8 @@ async def admitted(
     """`_read`, once the request is admitted to the module's namespace: before anything is
     looked up, so a client outside it learns nothing of what it holds."""
     address = module_address(request)
-    principal = None
-    if world_of(request).gate is not None:  # an open registry admits every request as no one
-        what, git = f"module {address}", access.module_git(request, address)
-        principal = await access.admit(request, "read", what, address.namespace, git)
+    git = access.module_git(request, address)
+    principal = await access.admit(request, "read", f"module {address}", address.namespace, git)
     return (*_read(request, address), principal)
 
 

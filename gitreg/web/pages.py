@@ -59,7 +59,7 @@ def html(request: Request, template: str, status: int = 200, **values: Any) -> H
     body = PAGES.render(
         template,
         hostname=world_of(request).catalog.hostname,
-        auth_on=access.gate_of(request) is not None,
+        auth_on=access.gate_of(request).on,
         reader=reader.name if isinstance(reader, Principal) else reader,
         **values,
     )
@@ -93,11 +93,7 @@ def page(handler: Handler) -> Handler:
 async def session_reader(request: Request) -> Principal | None:
     """Who reads a page: the signed-in browser's principal; None when anonymous (or when the
     registry is open to all)."""
-    gate = access.gate_of(request)
-    cookie = access.session_of(request)
-    if gate is None or cookie is None:
-        return None
-    return await gate.session_principal(cookie)
+    return await access.gate_of(request).reader(None, access.session_of(request))
 
 
 @page

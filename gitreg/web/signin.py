@@ -29,7 +29,7 @@ MAX_TOKEN = 4096  # characters: a pasted token, never a document
 async def sign_in_page(request: Request) -> Response:
     reader = await session_reader(request)
     problem = ""
-    if request.query_params.get("done") and reader is None and access.gate_of(request):
+    if request.query_params.get("done") and reader is None and access.gate_of(request).on:
         problem = (
             "Your browser did not keep the session cookie. It is marked Secure: open this"
             " registry over HTTPS (or as http://localhost) to sign in."
@@ -52,7 +52,7 @@ async def sign_in_page(request: Request) -> Response:
 async def sign_in(request: Request) -> Response:
     _same_origin(request)
     gate = access.gate_of(request)
-    if gate is None:
+    if not gate.on:  # no one to sign in as
         return _back_to("/")
     token = _token_in(await request.body())
     signed = await gate.sign_in(token, access.client_of(request))
@@ -87,11 +87,11 @@ async def sign_in(request: Request) -> Response:
 @page
 async def sign_out(request: Request) -> Response:
     _same_origin(request)
-    gate, value = access.gate_of(request), request.cookies.get(COOKIE)
-    if gate is not None and value is not None:
+    value = request.cookies.get(COOKIE)
+    if value is not None:
         # The session itself ends (a copy of the cookie opens nothing after), not only the
         # browser's cookie.
-        await gate.sign_out(value)
+        await access.gate_of(request).sign_out(value)
     response = _back_to("/")
     response.delete_cookie(COOKIE, path="/", secure=True, httponly=True, samesite="strict")
     return response

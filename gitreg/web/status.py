@@ -38,7 +38,7 @@ async def status(request: Request) -> JSONResponse:
                 for name, reason in sorted(state.archives.refused().items())
             ],
             "auth": {
-                "on": world_of(request).gate is not None,
+                "on": world_of(request).gate.on,
                 "requests": [
                     {"principal": principal, "outcome": outcome, "count": n}
                     for (principal, outcome), n in sorted(state.auth_counts.items())

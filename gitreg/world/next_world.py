@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gitreg.auth.gate import Gate
+from gitreg.auth.gatekeeper import Gatekeeper
 from gitreg.catalog.model import Catalog
 from gitreg.modules.next_catalog import NextCatalog
 from gitreg.modules.sync import Registry
@@ -19,7 +19,7 @@ from gitreg.world.world import CurrentWorld, World, gate_for
 @dataclass(frozen=True)
 class NextWorld:
     modules: NextCatalog
-    gate: Gate | None
+    gate: Gatekeeper
     side: ProviderSide
 
     @classmethod
@@ -31,7 +31,7 @@ class NextWorld:
         modules = registry.prepare(catalog)
         side = world.side.rebuilt(catalog, current)
         gate = world.gate
-        if catalog.auth != (gate.settings if gate else None):
+        if catalog.auth != gate.settings:
             gate = gate_for(catalog, current.auth_counts, registry.shared)
         return cls(modules, gate, side)
 

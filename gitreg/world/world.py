@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from gitreg.auth.gate import Gate
+from gitreg.auth.gatekeeper import Gatekeeper
+from gitreg.auth.open_gate import OPEN_GATE
 from gitreg.catalog.model import Catalog
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
@@ -25,7 +27,7 @@ from gitreg.world.provider_side import ProviderSide
 @dataclass(frozen=True)
 class World:
     snapshot: RegistrySnapshot  # the modules, and the catalog they were read for
-    gate: Gate | None  # None: the catalog has no auth: section, anyone reads everything
+    gate: Gatekeeper  # without an auth: section, the open gate: anyone reads everything
     side: ProviderSide  # hosted providers and the network mirror
 
     @property
@@ -95,11 +97,11 @@ def open_world(
 
 def gate_for(
     catalog: Catalog, counts: Counter[tuple[str, str]], ended: EndedSessions | None = None
-) -> Gate | None:
-    """The catalog's auth, or None when it has no auth: section (open to all). `ended`: where
+) -> Gatekeeper:
+    """The catalog's auth, or the open gate when it has no auth: section. `ended`: where
     sign-outs are recorded (the registry's shared state)."""
     if catalog.auth is None:
-        return None
+        return OPEN_GATE
     return Gate.build(
         catalog.auth,
         catalog.cache_dir,

@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from gitreg.auth.gate import Gate
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
@@ -114,7 +115,7 @@ auth:
         tap.requests.clear()  # the registry's own fetches
         # Wrong tokens are slowed (tests/auth/test_wrong_tokens.py): not waited for here.
         gate = server.state.current.world.gate
-        assert gate is not None
+        assert isinstance(gate, Gate)
         gate.wrong_tokens.sleep = no_wait
         yield Served(client, tap, git, server.url, tls_context)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 
+from gitreg.auth.gate import Gate
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
@@ -39,7 +40,7 @@ auth:
         httpx.Client(base_url=server.url, timeout=10, verify=context) as client,
     ):
         gate = server.state.current.world.gate
-        assert gate is not None
+        assert isinstance(gate, Gate)
         gate.wrong_tokens.sleep = recorded
 
         def status(token: str, path: str = "/v1/status") -> int:
