@@ -188,6 +188,16 @@ class BareClone:
                     for name, sha in tags.items()
                 }
 
+    def refs_digest(self) -> str | None:
+        """A digest of the clone's tag refs (`LocalTags.digest`); None when there is no clone
+        or its refs cannot be read that way (a symbolic tag ref)."""
+        if not self.exists():
+            return None
+        try:
+            return self._local.digest()
+        except (OSError, ValueError):
+            return None
+
     def has_folder(self, repo: Repo, commit: str, *, folder: str) -> bool:
         held = self._folders.setdefault(folder, set())
         if commit in held:

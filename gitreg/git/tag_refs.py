@@ -7,6 +7,7 @@ themselves (`bench.polling`)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -89,6 +90,7 @@ class LocalTags:
         self.path = clone_path
         self._read: tuple[object, dict[str, str]] | None = None
         self._matched: tuple[object, bytes] | None = None
+        self._digest: tuple[object, str] | None = None
 
     def matches(self, listing: RemoteListing) -> bool:
         """Whether the clone holds exactly the listed tags."""
@@ -102,6 +104,18 @@ class LocalTags:
 
     def read(self) -> dict[str, str]:
         return dict(self._tags(self._key()))
+
+    def digest(self) -> str:
+        """A digest of the tag refs: the same for the same refs, whoever wrote them and on
+        whichever machine (what a persisted read of the clone is checked against)."""
+        key = self._key()
+        if self._digest is not None and self._digest[0] == key:
+            return self._digest[1]
+        refs = sorted(self._tags(key).items())
+        text = "".join(f"{ref} {sha}\n" for ref, sha in refs)
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        self._digest = (key, digest)
+        return digest
 
     def _tags(self, key: object) -> dict[str, str]:
         cached = self._read

@@ -27,7 +27,9 @@ from gitreg.errors import FetchStopped, NotFound, SourceError, StateUnavailable
 from gitreg.git.clone import BareClone, TagRef, move_old_clones
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry
+from gitreg.modules.index_keeper import IndexKeeper
 from gitreg.modules.next_catalog import NextCatalog
+from gitreg.modules.persisted import ReadFrom, published_digest
 from gitreg.modules.read_summary import ReadSummary, summarize
 from gitreg.modules.resolve import ModuleVersions, resolve_versions
 from gitreg.modules.snapshot import OwnSnapshot, RegistrySnapshot, SnapshotCell
@@ -54,13 +56,16 @@ class Registry:
         shared: SharedState | None = None,
         on_swap: Callable[[], None] | None = None,
         cell: SnapshotCell | None = None,
+        reads: IndexKeeper | None = None,
     ) -> None:
         """`on_swap`: called after each snapshot swap, once the new one is served (a server
         refreezes its heap: gitreg.heap). `cell`: what holds the snapshot served, and those
         that replace it (a server's world: gitreg.world), holding one of `catalog` already;
-        by default, a cell of the registry's own."""
+        by default, a cell of the registry's own. `reads`: where each read of a repository is
+        noted, for the persisted index (a server's)."""
         move_old_clones(catalog.cache_dir)
         self._on_swap = on_swap
+        self.reads = reads
         # Where the ledgers live (local disk, or PostgreSQL shared with other replicas); fixed
         # for the process: a reload that changes state: needs a restart.
         self.shared = shared or open_state(catalog)
@@ -157,10 +162,11 @@ class Registry:
 
         return self._each(one).count(False)
 
-    def read_clones(self) -> int:
-        """Serve what every clone already holds, fetching nothing (start-up: a hung Git server
-        must not delay serving what is on disk). A repository with no clone yet is listed with
-        no versions, and answers 503 until its first fetch. Returns how many have no clone yet."""
+    def read_clones(self, locations: Iterable[RepoLocation] | None = None) -> int:
+        """Serve what every clone (or those of `locations`) already holds, fetching nothing
+        (start-up: a hung Git server must not delay serving what is on disk). A repository with
+        no clone yet is listed with no versions, and answers 503 until its first fetch. Returns
+        how many have no clone yet."""
 
         def one(location: RepoLocation) -> bool:
             with self._sync_lock(location):
@@ -172,7 +178,16 @@ class Registry:
                 self._swap(location, tags, entries)
                 return clone.exists()
 
-        return self._each(one).count(False)
+        return self._each(one, locations).count(False)
+
+    def serve_reads(
+        self, read: Mapping[RepoLocation, tuple[tuple[ModuleEntry, ...], tuple[TagRef, ...]]]
+    ) -> None:
+        """Serve these repositories' entries and tags, read elsewhere (a start's persisted
+        index: gitreg.modules.warm_start), in one swap however many there are."""
+        if read:
+            self.cell.update(lambda snapshot: snapshot.with_repositories(read))
+            self._swapped()
 
     def _each(
         self, work: Callable[[RepoLocation], bool], locations: Iterable[RepoLocation] | None = None
@@ -324,9 +339,12 @@ class Registry:
         """The clone's tags and the entries they make; and, when the ledger could not record
         the tags seen first now, why (those are left out: published only once it can)."""
         try:
+            # Taken before the read: a ref that moves meanwhile makes it differ from the clone's.
+            refs = clone.refs_digest() if self.reads is not None else None
             tags = clone.tags()
             ledger = snapshot.ledgers[location]
             published = {tag: p.commit for tag, p in ledger.read().items()}
+            used = published
             pending = None
             with clone.open() as repo:
                 entries = self._entries(snapshot, location, clone, repo, tags, published)
@@ -343,6 +361,7 @@ class Registry:
                         pending = f"{exc}; {len(new)} new tags wait for it"
                         entries = [_without(e, new) for e in entries]
                     else:
+                        used = agreed
                         if any(agreed.get(tag) != commit for tag, commit in new.items()):
                             # Another replica saw these tags first, at other commits: its win.
                             entries = self._entries(snapshot, location, clone, repo, tags, agreed)
@@ -354,7 +373,11 @@ class Registry:
                             }
                         )
             self._ledger_seen[location] = ledger.version()
-            return tuple(tags), entries, pending
+            read_tags = tuple(tags)
+            if self.reads is not None and refs is not None and pending is None:
+                read_from = ReadFrom(refs, published_digest(used))
+                self.reads.noted(location, read_from, read_tags, entries)
+            return read_tags, entries, pending
         except SourceError:
             raise
         except Exception as exc:

@@ -1,0 +1,63 @@
+"""The persisted index pairs each repository's entries with the refs and ledger they were read
+from, and only while the snapshot serves them: a read noted but not swapped in yet is not
+written, so a line never vouches for entries its refs did not give."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from gitreg.catalog.load import load_catalog
+from gitreg.modules.index_keeper import IndexKeeper
+from gitreg.modules.persisted import ReadFrom, decode
+from gitreg.modules.resolve import Release
+from gitreg.modules.sync import Registry
+from tests.support.gitrepo import GitRepo, module_files
+
+
+def _registry(tmp_path: Path) -> tuple[Registry, IndexKeeper]:
+    repo = GitRepo(tmp_path / "r")
+    repo.release("v1.0.0", module_files("1.0.0"))
+    repo.release("v1.1.0", module_files("1.1.0"), annotated=True)
+    repo.release("not-a-version", module_files("x"))
+    config = tmp_path / "registry.yaml"
+    config.write_text(
+        f"cache_dir: cache\nmodules:\n  - {{namespace: a, name: m, system: x, repo: {repo.path}}}\n"
+    )
+    catalog = load_catalog(config)
+    keeper = IndexKeeper(catalog.cache_dir)
+    registry = Registry(catalog, reads=keeper)
+    registry.refresh()
+    return registry, keeper
+
+
+def test_a_line_gives_back_what_was_served(tmp_path: Path) -> None:
+    registry, keeper = _registry(tmp_path)
+    assert keeper.dirty
+    assert keeper.write(registry.snapshot) == 1
+    assert not keeper.dirty
+    snapshot = registry.snapshot
+    (location,) = snapshot.clones
+    line = decode(keeper.lines()[0])
+    clone = snapshot.clones[location]
+    assert line.read_from.refs == clone.refs_digest()
+    assert line.serves(snapshot.specs[location])
+    entries, tags = line.entries(snapshot.specs[location], clone.path)
+    assert list(entries) == snapshot.entries_of(location)
+    assert tags == snapshot.tags[location]
+    assert [r.version for r in entries[0].versions.releases] == ["1.1.0", "1.0.0"]
+
+
+def test_a_read_not_swapped_in_yet_is_not_written(tmp_path: Path) -> None:
+    registry, keeper = _registry(tmp_path)
+    snapshot = registry.snapshot
+    (location,) = snapshot.clones
+    (served,) = snapshot.entries_of(location)
+    newer = replace(
+        served.versions, releases=(Release("2.0.0", "v2.0.0", "c" * 40), *served.versions.releases)
+    )
+    entry = type(served)(served.spec, served.clone_path, newer, served.changes)
+    keeper.noted(location, ReadFrom("other refs", "a ledger"), snapshot.tags[location], [entry])
+    assert keeper.write(snapshot) == 0  # the snapshot still serves the older read
+    assert keeper.dirty  # tried again at the next write
+    assert keeper.lines() == []
