@@ -55,10 +55,11 @@ class IndexKeeper:
         read_from: ReadFrom,
         tags: Sequence[TagRef],
         entries: Sequence[ModuleEntry],
+        line: str | None = None,
     ) -> None:
         """A read of `location` gave `entries` and `tags` from `read_from` (a sync's, before it
-        swaps them in; or a start's, taken from a line)."""
-        read = _Read(read_from, tuple(entries), tuple(tags))
+        swaps them in; or a start's, taken from `line`)."""
+        read = _Read(read_from, tuple(entries), tuple(tags), line)
         with self._lock:
             before = self._reads.get(location)
             if before is not None and _same(before, read):

@@ -61,6 +61,7 @@ class RepositoryLine:
     url: str
     read_from: ReadFrom
     body: dict[str, Any]  # the line's JSON
+    text: str  # the line itself, written again as it was while it stays true
 
     def modules(self) -> dict[tuple[str, str, str], list[str]]:
         """Module key → its `reading` when the line was written."""
@@ -189,7 +190,7 @@ def decode(line: str) -> RepositoryLine:
         raise Unreadable(f"a line is malformed: {exc!r}") from None
     if not all(isinstance(v, str) for v in (url, refs, ledger)):
         raise Unreadable("a line is malformed: its url, refs or ledger is not text")
-    return RepositoryLine(url, ReadFrom(refs, ledger), body)
+    return RepositoryLine(url, ReadFrom(refs, ledger), body, line)
 
 
 def _digest(text: str) -> str:

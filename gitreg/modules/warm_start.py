@@ -100,7 +100,7 @@ def _first_usable(
         except Unreadable as exc:
             log.warning("%s; its repository is read from its clone", exc)
             continue
-        keeper.noted(location, line.read_from, tags, entries)
+        keeper.noted(location, line.read_from, tags, entries, line.text)
         return entries, tags
     return None
 
