@@ -21,6 +21,7 @@ from gitreg.git.location import RepoLocation
 from gitreg.modules.index_keeper import FILE_NAME
 from gitreg.modules.persisted import decode
 from gitreg.modules.sync import Registry
+from gitreg.state.ledger import DiskLedger
 from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.listeners import SilentListener
 from tests.support.servers import RegistryServer, git_daemon, wait_until
@@ -144,6 +145,18 @@ def test_refs_moved_while_stopped_are_read_from_the_clone(
         assert versions(client) == 503  # the index's 1.0.0 alone would be stale: not served
         held.go_on.set()
         wait_until(lambda: versions(client) == ["1.1.0", "1.0.0"])
+
+
+def test_a_ledger_changed_while_stopped_is_read_anew(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (ledger,) = (setup.root / "cache" / "ledgers").glob("*.json")
+    DiskLedger(ledger).accept("v1.0.0", "0" * 40)  # as `gitreg accept` would, say
+    held = HeldRead(monkeypatch)
+    with second_start(setup, held) as client:
+        assert versions(client) == 503  # read with the ledger as it was: not used
+        held.go_on.set()
+        wait_until(lambda: versions(client) != 503)
 
 
 def test_a_module_changed_in_registry_yaml_is_read_anew(
