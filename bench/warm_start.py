@@ -29,7 +29,8 @@ import httpx
 
 from bench.harness import free_port, git_daemon
 
-MODULE = "/v1/modules/bench/r500m5/generic/versions"
+# The first, a middle and the last repository's: a cold start reads them in this order.
+MODULES = [f"/v1/modules/bench/{name}/generic/versions" for name in ("r0m0", "r500m5", "r999m9")]
 NEWEST, COUNT = "5.9.0", 50  # bench.scale's shape: 50 versions, the newest 5.9.0
 
 
@@ -68,12 +69,18 @@ def _copy(workdir: Path, copy: Path) -> Path:
 
 
 def _correct(client: httpx.Client) -> bool:
-    with contextlib.suppress(httpx.HTTPError):
-        response = client.get(MODULE)
-        if response.status_code == 200:
-            versions = response.json()["modules"][0]["versions"]
-            return len(versions) == COUNT and versions[0]["version"] == NEWEST
-    return False
+    """Whether each of MODULES answers its 50 versions, newest first."""
+    for module in MODULES:
+        try:
+            response = client.get(module)
+        except httpx.HTTPError:
+            return False
+        if response.status_code != 200:
+            return False
+        versions = response.json()["modules"][0]["versions"]
+        if len(versions) != COUNT or versions[0]["version"] != NEWEST:
+            return False
+    return True
 
 
 def _rss_mb(pid: int) -> tuple[float, float]:
@@ -83,7 +90,7 @@ def _rss_mb(pid: int) -> tuple[float, float]:
 
 
 def _start(config: Path, log: Path, wait_for_index: bool) -> tuple[float, float, float]:
-    """One `gitreg serve`: seconds to the first correct answer, RSS and peak RSS then (MB). With
+    """One `gitreg serve`: seconds to the first correct answers, RSS and peak RSS then (MB). With
     `wait_for_index`, it runs on until it wrote the index."""
     port = free_port()
     command = [sys.executable, "-m", "gitreg", "serve", "--log-level", "info"]

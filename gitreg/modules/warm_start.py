@@ -52,57 +52,59 @@ def warm_start(registry: Registry) -> WarmStart:
     if keeper is None:
         return WarmStart(frozenset(), 0, 0.0)
     snapshot = registry.snapshot
+    unread = {location.url: location for location in snapshot.unread}
+    read: dict[RepoLocation, Read] = {}
     with _collector_paused():  # a million small tuples: nothing in them for it to collect
-        own = _decoded(keeper.lines(), str(keeper.path))
-        shared = _decoded(keeper.shared_lines().values(), "the reads replicas shared")
-        read: dict[RepoLocation, Read] = {}
-        from_shared = 0
-        for location in snapshot.unread:
+        # Line by line, each decoded only while it is looked at: the whole index decoded at
+        # once would hold 100 MB more at the peak.
+        for line in _decoded(keeper.lines(), str(keeper.path)):
+            location = unread.get(line.url)
+            if location is None or location in read:
+                continue
             clone = snapshot.clones[location]
-            lines = _candidates(clone, own.get(location.url), shared.get(location.url))
-            entries = _first_usable(snapshot, location, clone, lines, keeper)
-            if entries is not None:
-                read[location] = entries
+            if clone.exists() and line.read_from.refs == clone.refs_digest():
+                _use(snapshot, location, clone, line, keeper, read)
+        from_shared = 0
+        left = {url: location for url, location in unread.items() if location not in read}
+        shared = keeper.shared_lines() if left else {}
+        for line in _decoded(shared.values(), "the reads replicas shared"):
+            location = left.get(line.url)
+            if location is None or location in read:
+                continue
+            clone = snapshot.clones[location]
+            # Checked against this replica's clone, or, with none yet, taken as the database
+            # holds it: the replicas' shared truth.
+            if clone.exists() and line.read_from.refs != clone.refs_digest():
+                continue
+            if _use(snapshot, location, clone, line, keeper, read):
                 from_shared += not clone.exists()
         registry.serve_reads(read)
     return WarmStart(frozenset(read), from_shared, time.monotonic() - started)
 
 
-def _candidates(
-    clone: BareClone, own: RepositoryLine | None, shared: RepositoryLine | None
-) -> list[RepositoryLine]:
-    """The lines that may serve the repository: those read from the refs its clone holds now;
-    where there is no clone yet, the one replicas shared."""
-    if not clone.exists():
-        return [shared] if shared is not None else []
-    refs = clone.refs_digest()
-    return [line for line in (own, shared) if line is not None and line.read_from.refs == refs]
-
-
-def _first_usable(
+def _use(
     snapshot: RegistrySnapshot,
     location: RepoLocation,
     clone: BareClone,
-    lines: list[RepositoryLine],
+    line: RepositoryLine,
     keeper: IndexKeeper,
-) -> Read | None:
+    read: dict[RepoLocation, Read],
+) -> bool:
+    """Take the line's entries into `read` if it was read for the modules specified now, with
+    the ledger as it is now."""
     specs = snapshot.specs[location]
-    ledger: str | None = None
-    for line in lines:
-        if not line.serves(specs):
-            continue  # written for other modules, or other templates or folders
-        if ledger is None:
-            ledger = _ledger_digest(snapshot.ledgers[location])
-        if ledger != line.read_from.ledger:
-            continue  # a tag published or accepted since: the entries may differ
-        try:
-            entries, tags = line.entries(specs, clone.path)
-        except Unreadable as exc:
-            log.warning("%s; its repository is read from its clone", exc)
-            continue
-        keeper.noted(location, line.read_from, tags, entries, line.text)
-        return entries, tags
-    return None
+    if not line.serves(specs):
+        return False  # written for other modules, or other templates or folders
+    if _ledger_digest(snapshot.ledgers[location]) != line.read_from.ledger:
+        return False  # a tag published or accepted since: the entries may differ
+    try:
+        entries, tags = line.entries(specs, clone.path)
+    except Unreadable as exc:
+        log.warning("%s; its repository is read from its clone", exc)
+        return False
+    keeper.noted(location, line.read_from, tags, entries, line.text)
+    read[location] = (entries, tags)
+    return True
 
 
 def _ledger_digest(ledger: TagLedger) -> str:
@@ -113,17 +115,14 @@ def _ledger_digest(ledger: TagLedger) -> str:
         return ""  # no line's: read from the clone, which says the same once more
 
 
-def _decoded(lines: Iterable[str], where: str) -> dict[str, RepositoryLine]:
-    """Repository URL → its line; lines that cannot be used are left out, said once."""
-    decoded: dict[str, RepositoryLine] = {}
+def _decoded(lines: Iterable[str], where: str) -> Iterator[RepositoryLine]:
+    """Each line decoded; those that cannot be used are left out, and said once at the end."""
     unusable: list[str] = []
     for text in lines:
         try:
-            line = decode(text)
+            yield decode(text)
         except Unreadable as exc:
             unusable.append(str(exc))
-            continue
-        decoded[line.url] = line
     if unusable:
         log.warning(
             "%s: %d repositories' lines cannot be used (%s); they are read from their clones",
@@ -131,7 +130,6 @@ def _decoded(lines: Iterable[str], where: str) -> dict[str, RepositoryLine]:
             len(unusable),
             unusable[0],
         )
-    return decoded
 
 
 @contextlib.contextmanager
