@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.persisted import ReadFrom, encode, reading
 from gitreg.modules.snapshot import RegistrySnapshot
+from gitreg.state.ledger import TagLedger
 from gitreg.state.shared import SharedState
 
 log = logging.getLogger(__name__)
@@ -137,6 +138,16 @@ class IndexKeeper:
             self.dirty = True
             return
         self._shared_lines.update(changed)
+
+
+def fingerprint_holding(ledger: TagLedger, published: Mapping[str, str]) -> str | None:
+    """The ledger's fingerprint, if it holds `published` (tag → commit) now: after a read
+    recorded new tags, what the read's entries were made with. None when it changed meanwhile
+    (the read is then not kept: the next one is)."""
+    fingerprint = ledger.fingerprint()
+    if {tag: p.commit for tag, p in ledger.read().items()} != published:
+        return None
+    return fingerprint
 
 
 def _same(a: _Read, b: _Read) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -37,13 +37,7 @@ class ReadFrom:
     """What a repository's entries were read from: served again only while both still hold."""
 
     refs: str  # digest of the clone's tag refs (git.tag_refs)
-    ledger: str  # digest of the ledger's published tags, `published_digest`
-
-
-def published_digest(published: Mapping[str, str]) -> str:
-    """A digest of a ledger's published tags (tag → commit), the same for the same tags."""
-    text = "".join(f"{tag} {commit}\n" for tag, commit in sorted(published.items()))
-    return hashlib.sha256(text.encode()).hexdigest()
+    ledger: str  # the ledger's fingerprint (TagLedger.fingerprint)
 
 
 def reading(spec: ModuleSpec) -> list[str]:

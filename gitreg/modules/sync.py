@@ -27,9 +27,9 @@ from gitreg.errors import FetchStopped, NotFound, SourceError, StateUnavailable
 from gitreg.git.clone import BareClone, TagRef, move_old_clones
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry
-from gitreg.modules.index_keeper import IndexKeeper
+from gitreg.modules.index_keeper import IndexKeeper, fingerprint_holding
 from gitreg.modules.next_catalog import NextCatalog
-from gitreg.modules.persisted import ReadFrom, published_digest
+from gitreg.modules.persisted import ReadFrom
 from gitreg.modules.read_summary import ReadSummary, summarize
 from gitreg.modules.resolve import ModuleVersions, resolve_versions
 from gitreg.modules.snapshot import OwnSnapshot, RegistrySnapshot, SnapshotCell
@@ -339,12 +339,13 @@ class Registry:
         """The clone's tags and the entries they make; and, when the ledger could not record
         the tags seen first now, why (those are left out: published only once it can)."""
         try:
-            # Taken before the read: a ref that moves meanwhile makes it differ from the clone's.
-            refs = clone.refs_digest() if self.reads is not None else None
-            tags = clone.tags()
             ledger = snapshot.ledgers[location]
+            # Taken before the read: a ref moved or a tag published meanwhile makes them differ.
+            noting = self.reads is not None
+            refs = clone.refs_digest() if noting else None
+            ledger_read = ledger.fingerprint() if noting else None
+            tags = clone.tags()
             published = {tag: p.commit for tag, p in ledger.read().items()}
-            used = published
             pending = None
             with clone.open() as repo:
                 entries = self._entries(snapshot, location, clone, repo, tags, published)
@@ -361,7 +362,7 @@ class Registry:
                         pending = f"{exc}; {len(new)} new tags wait for it"
                         entries = [_without(e, new) for e in entries]
                     else:
-                        used = agreed
+                        ledger_read = fingerprint_holding(ledger, agreed) if noting else None
                         if any(agreed.get(tag) != commit for tag, commit in new.items()):
                             # Another replica saw these tags first, at other commits: its win.
                             entries = self._entries(snapshot, location, clone, repo, tags, agreed)
@@ -374,9 +375,8 @@ class Registry:
                         )
             self._ledger_seen[location] = ledger.version()
             read_tags = tuple(tags)
-            if self.reads is not None and refs is not None and pending is None:
-                read_from = ReadFrom(refs, published_digest(used))
-                self.reads.noted(location, read_from, read_tags, entries)
+            if self.reads is not None and refs and ledger_read and pending is None:
+                self.reads.noted(location, ReadFrom(refs, ledger_read), read_tags, entries)
             return read_tags, entries, pending
         except SourceError:
             raise

@@ -21,7 +21,7 @@ from gitreg.git.clone import BareClone, TagRef
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.index_keeper import IndexKeeper
-from gitreg.modules.persisted import RepositoryLine, Unreadable, decode, published_digest
+from gitreg.modules.persisted import RepositoryLine, Unreadable, decode
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.sync import Registry
 from gitreg.state.ledger import TagLedger
@@ -109,7 +109,7 @@ def _use(
 
 def _ledger_digest(ledger: TagLedger) -> str:
     try:
-        return published_digest({tag: p.commit for tag, p in ledger.read().items()})
+        return ledger.fingerprint()
     except SourceError as exc:
         log.warning("%s; its repository is read from its clone", exc)
         return ""  # no line's: read from the clone, which says the same once more
