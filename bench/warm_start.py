@@ -111,7 +111,7 @@ def _start(config: Path, log: Path, wait_for_index: bool) -> tuple[float, float,
         return seconds, rss, peak
     finally:
         process.terminate()
-        process.wait(timeout=60)
+        process.wait(timeout=600)  # a stop during the read of 1,000 clones waits for it
 
 
 def main() -> None:

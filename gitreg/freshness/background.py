@@ -21,7 +21,7 @@ from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.freshness.watching import watch_catalog, watch_repositories
 from gitreg.modules.index import VersionIndex
 from gitreg.modules.read_summary import summarize
-from gitreg.modules.warm_start import warm_start
+from gitreg.modules.warm_start import WarmStart, warm_start
 from gitreg.providers.hosted import Providers, watch_providers
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,11 @@ class BackgroundWork:
         )
         started = time.monotonic()
         # First what the persisted index still vouches for, in one swap: served in seconds.
-        warm = await asyncio.to_thread(warm_start, registry)
+        try:
+            warm = await asyncio.to_thread(warm_start, registry)
+        except Exception:  # a bug, or a line no check foresaw: the clones are read instead
+            log.exception("cannot serve from the persisted index; reading every clone")
+            warm = WarmStart(frozenset(), 0, 0.0)
         if warm.served:
             log.info("start-up: %s", warm)
         others = [location for location in snapshot.clones if location not in warm.served]

@@ -5,22 +5,26 @@ repositories whose served entries are what their last read gave.
 
 A read is noted before its entries are swapped in; a write that comes between finds the served
 entries differ and leaves the repository out until the next write. So a line never pairs
-entries with refs they were not read from: a stale copy is never written as current."""
+entries with refs they were not read from: a stale copy is never written as current.
+
+No line is kept in memory (10,000 modules: 20 MB): a write takes the lines of repositories not
+read again since from the file it replaces, and encodes only the others."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from gitreg.atomic import write_atomically
+from gitreg.atomic import atomic_writer
 from gitreg.errors import StateUnavailable
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry
-from gitreg.modules.persisted import ReadFrom, encode, reading
+from gitreg.modules.persisted import ReadFrom, Unreadable, encode, head, reading
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.state.ledger import TagLedger
 from gitreg.state.shared import SharedState
@@ -35,7 +39,7 @@ class _Read:
     read_from: ReadFrom
     entries: tuple[ModuleEntry, ...]
     tags: tuple[TagRef, ...]
-    line: str | None = field(default=None)  # encoded at the first write that keeps it
+    in_file: bool = False  # its line is in the file as last written (or as a start found it)
 
 
 class IndexKeeper:
@@ -45,7 +49,7 @@ class IndexKeeper:
         self.shared = shared
         self._lock = threading.Lock()
         self._reads: dict[RepoLocation, _Read] = {}
-        self._shared_lines: dict[str, str] = {}  # as last written to the shared state
+        self._shared: dict[str, ReadFrom] = {}  # what the shared state holds, as far as known
         self._write_lock = threading.RLock()  # one write at a time; `flush` waits for it
         self.dirty = False  # a read was noted that no write kept yet
         self.writes = 0
@@ -56,17 +60,17 @@ class IndexKeeper:
         read_from: ReadFrom,
         tags: Sequence[TagRef],
         entries: Sequence[ModuleEntry],
-        line: str | None = None,
+        in_file: bool = False,
     ) -> None:
         """A read of `location` gave `entries` and `tags` from `read_from` (a sync's, before it
-        swaps them in; or a start's, taken from `line`)."""
-        read = _Read(read_from, tuple(entries), tuple(tags), line)
+        swaps them in; or, `in_file`, a start's, taken from the file's line)."""
+        read = _Read(read_from, tuple(entries), tuple(tags), in_file)
         with self._lock:
             before = self._reads.get(location)
             if before is not None and _same(before, read):
                 return  # a read that found nothing new: the line written stays true
             self._reads[location] = read
-            self.dirty = True
+            self.dirty = self.dirty or not in_file
 
     def write(self, snapshot: RegistrySnapshot) -> int:
         """Write the lines of the repositories `snapshot` serves as last read (this blocks: run
@@ -74,11 +78,15 @@ class IndexKeeper:
         with self._write_lock:
             with self._lock:
                 self.dirty = False
+                for location in self._reads.keys() - snapshot.clones.keys():
+                    del self._reads[location]  # removed from the catalog by a reload
                 reads = dict(self._reads)
             served: dict[RepoLocation, list[ModuleEntry]] = {}
             for entry in snapshot.index.entries():
                 served.setdefault(entry.spec.repo, []).append(entry)
+            kept = self._kept_lines({loc.url: r for loc, r in reads.items() if r.in_file})
             lines: dict[str, str] = {}
+            written: dict[str, ReadFrom] = {}
             for location in snapshot.clones:
                 read = reads.get(location)
                 if read is None or location in snapshot.unread:
@@ -87,14 +95,32 @@ class IndexKeeper:
                 if not _serves(read, entries, snapshot.tags.get(location, ())):
                     self.dirty = True  # swapped in a moment: the next write keeps it
                     continue
-                if read.line is None:
-                    read.line = encode(location.url, read.read_from, entries, read.tags)
-                lines[location.url] = read.line
-            text = "".join(line + "\n" for line in lines.values())
-            write_atomically(self.path, text.encode())
-            self._share(lines)
+                line = kept.get(location.url)
+                if line is None:
+                    line = encode(location.url, read.read_from, entries, read.tags)
+                lines[location.url] = line
+                written[location.url] = read.read_from
+            with atomic_writer(self.path) as out:
+                for line in lines.values():
+                    out.write(line.encode() + b"\n")
+            for location, read in reads.items():
+                read.in_file = location.url in written
+            self._share(lines, written)
             self.writes += 1
             return len(lines)
+
+    def _kept_lines(self, reads: dict[str, _Read]) -> dict[str, str]:
+        """The file's lines that are still true: read from what `reads` were read from."""
+        kept = {}
+        for line in self.lines() if reads else ():
+            try:
+                url, read_from = head(line)
+            except Unreadable:
+                continue
+            read = reads.get(url)
+            if read is not None and read.read_from == read_from:
+                kept[url] = line
+        return kept
 
     def flush(self, snapshot: RegistrySnapshot) -> None:
         """Once a write under way is over, write what is left to write, if anything (a server
@@ -103,15 +129,16 @@ class IndexKeeper:
             if self.dirty:
                 self.write(snapshot)
 
-    def lines(self) -> list[str]:
-        """The lines of cache_dir/index.jsonl, as written (none when it is absent)."""
+    def lines(self) -> Iterator[str]:
+        """The lines of cache_dir/index.jsonl, one at a time (none when it is absent)."""
         try:
-            return self.path.read_text(encoding="utf-8", errors="replace").splitlines()
+            with open(self.path, encoding="utf-8", errors="replace") as file:
+                for line in file:
+                    yield line.rstrip("\n")
         except FileNotFoundError:
-            return []
+            return
         except OSError as exc:
-            log.warning("cannot read %s (%s): every clone is read instead", self.path, exc)
-            return []
+            log.warning("cannot read %s (%s): its repositories are read anew", self.path, exc)
 
     def shared_lines(self) -> dict[str, str]:
         """The lines other replicas wrote to the shared state, by repository URL."""
@@ -122,13 +149,15 @@ class IndexKeeper:
         except StateUnavailable as exc:
             log.warning("the reads other replicas shared are out of reach: %s", exc)
             return {}
-        self._shared_lines = dict(lines)
+        for url, line in lines.items():
+            with contextlib.suppress(Unreadable):
+                self._shared[url] = head(line)[1]
         return lines
 
-    def _share(self, lines: dict[str, str]) -> None:
+    def _share(self, lines: dict[str, str], written: dict[str, ReadFrom]) -> None:
         if self.shared is None:
             return
-        changed = {url: line for url, line in lines.items() if self._shared_lines.get(url) != line}
+        changed = {url: lines[url] for url, r in written.items() if self._shared.get(url) != r}
         if not changed:
             return
         try:
@@ -137,7 +166,7 @@ class IndexKeeper:
             log.info("the reads of %d repositories are not shared yet: %s", len(changed), exc)
             self.dirty = True
             return
-        self._shared_lines.update(changed)
+        self._shared.update((url, written[url]) for url in changed)
 
 
 def fingerprint_holding(ledger: TagLedger, published: Mapping[str, str]) -> str | None:

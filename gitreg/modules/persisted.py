@@ -4,9 +4,11 @@ clone's tag refs and of the ledger's published tags), as one line of text. A sta
 repository whose clone and ledger still give those digests from its line, at once, instead of
 reading the clone (minutes at 10,000 modules); any other repository is read from its clone.
 
-A line is `<sha256 of the rest> <JSON>`: a line cut short or changed on disk fails its digest
-and is not used. Strings are written once per line and named by their position, so that a
-repository's 50 commits are not written 500 times (10,000 modules x 50 versions: ~20 MB)."""
+A line is `<sha256 of the rest> <head>\t<body>`, both JSON (which never holds a raw tab): the
+head, `[format, url, refs, ledger]`, says what the line is without the body being parsed; a line
+cut short or changed on disk fails its digest and is not used. Strings are written once per
+line and named by their position, so that a repository's 50 commits are not written 500 times
+(10,000 modules x 50 versions: ~20 MB)."""
 
 from __future__ import annotations
 
@@ -55,7 +57,6 @@ class RepositoryLine:
     url: str
     read_from: ReadFrom
     body: dict[str, Any]  # the line's JSON
-    text: str  # the line itself, written again as it was while it stays true
 
     def modules(self) -> dict[tuple[str, str, str], list[str]]:
         """Module key → its `reading` when the line was written."""
@@ -63,7 +64,10 @@ class RepositoryLine:
 
     def serves(self, specs: Sequence[ModuleSpec]) -> bool:
         """Whether the line was written for exactly these modules, each as specified now."""
-        return self.modules() == {s.address.key: reading(s) for s in specs}
+        try:
+            return self.modules() == {s.address.key: reading(s) for s in specs}
+        except (IndexError, KeyError, TypeError) as exc:
+            raise Unreadable(f"the line of {self.url} is malformed: {exc!r}") from None
 
     def entries(
         self, specs: Sequence[ModuleSpec], clone_path: Path
@@ -157,34 +161,44 @@ def encode(
         key = e.spec.address.key
         modules.append([*key, reading(e.spec), releases, ignored, e.versions.unmatched, changes])
     flat_tags = [s(part) for t in tags for part in t]
-    body = {
-        "format": FORMAT,
-        "url": url,
-        "refs": read_from.refs,
-        "ledger": read_from.ledger,
-        "modules": modules,
-        "tags": flat_tags,
-        "strings": s.table,
-    }
-    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    body = {"modules": modules, "tags": flat_tags, "strings": s.table}
+    head = [FORMAT, url, read_from.refs, read_from.ledger]
+    text = f"{_json(head)}\t{_json(body)}"
     return f"{_digest(text)} {text}"
 
 
-def decode(line: str) -> RepositoryLine:
-    """A line's repository and what it was read from; Unreadable when it cannot be used."""
+def head(line: str) -> tuple[str, ReadFrom]:
+    """A line's repository and what it was read from, its body not parsed; Unreadable when it
+    cannot be used."""
     digest, _, text = line.partition(" ")
     if _digest(text) != digest:
         raise Unreadable("a line fails its digest (cut short or changed)")
+    first, _, _ = text.partition("\t")
     try:
-        body = json.loads(text)
-        if body.get("format") != FORMAT:
-            raise Unreadable(f"a line of format {body.get('format')!r}, not {FORMAT}")
-        url, refs, ledger = body["url"], body["refs"], body["ledger"]
-    except (ValueError, KeyError, AttributeError) as exc:
+        version, url, refs, ledger = json.loads(first)
+    except (ValueError, TypeError) as exc:
         raise Unreadable(f"a line is malformed: {exc!r}") from None
+    if version != FORMAT:
+        raise Unreadable(f"a line of format {version!r}, not {FORMAT}")
     if not all(isinstance(v, str) for v in (url, refs, ledger)):
         raise Unreadable("a line is malformed: its url, refs or ledger is not text")
-    return RepositoryLine(url, ReadFrom(refs, ledger), body, line)
+    return url, ReadFrom(refs, ledger)
+
+
+def decode(line: str) -> RepositoryLine:
+    """A line, body and all; Unreadable when it cannot be used."""
+    url, read_from = head(line)
+    try:
+        body = json.loads(line.partition("\t")[2])
+    except ValueError as exc:
+        raise Unreadable(f"the line of {url} is malformed: {exc!r}") from None
+    if not isinstance(body, dict):
+        raise Unreadable(f"the line of {url} is malformed: its body is no object")
+    return RepositoryLine(url, read_from, body)
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _digest(text: str) -> str:

@@ -93,16 +93,16 @@ def _use(
     """Take the line's entries into `read` if it was read for the modules specified now, with
     the ledger as it is now."""
     specs = snapshot.specs[location]
-    if not line.serves(specs):
-        return False  # written for other modules, or other templates or folders
-    if _ledger_digest(snapshot.ledgers[location]) != line.read_from.ledger:
-        return False  # a tag published or accepted since: the entries may differ
     try:
+        if not line.serves(specs):
+            return False  # written for other modules, or other templates or folders
+        if _ledger_digest(snapshot.ledgers[location]) != line.read_from.ledger:
+            return False  # a tag published or accepted since: the entries may differ
         entries, tags = line.entries(specs, clone.path)
     except Unreadable as exc:
         log.warning("%s; its repository is read from its clone", exc)
         return False
-    keeper.noted(location, line.read_from, tags, entries, line.text)
+    keeper.noted(location, line.read_from, tags, entries, in_file=True)
     read[location] = (entries, tags)
     return True
 

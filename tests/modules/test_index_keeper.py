@@ -7,7 +7,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from gitreg.catalog.load import load_catalog
+from gitreg.modules import index_keeper
 from gitreg.modules.index_keeper import IndexKeeper
 from gitreg.modules.persisted import ReadFrom, decode
 from gitreg.modules.resolve import Release
@@ -38,7 +41,7 @@ def test_a_line_gives_back_what_was_served(tmp_path: Path) -> None:
     assert not keeper.dirty
     snapshot = registry.snapshot
     (location,) = snapshot.clones
-    line = decode(keeper.lines()[0])
+    line = decode(next(keeper.lines()))
     clone = snapshot.clones[location]
     assert line.read_from.refs == clone.refs_digest()
     assert line.serves(snapshot.specs[location])
@@ -60,4 +63,20 @@ def test_a_read_not_swapped_in_yet_is_not_written(tmp_path: Path) -> None:
     keeper.noted(location, ReadFrom("other refs", "a ledger"), snapshot.tags[location], [entry])
     assert keeper.write(snapshot) == 0  # the snapshot still serves the older read
     assert keeper.dirty  # tried again at the next write
-    assert keeper.lines() == []
+    assert list(keeper.lines()) == []
+
+
+def test_a_line_still_true_is_taken_from_the_file_not_encoded_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry, keeper = _registry(tmp_path)
+    keeper.write(registry.snapshot)
+    before = keeper.path.read_bytes()
+
+    def no_encoding(*args: object) -> str:
+        raise AssertionError("encoded again")
+
+    monkeypatch.setattr(index_keeper, "encode", no_encoding)
+    keeper.dirty = True  # as after another repository's read
+    assert keeper.write(registry.snapshot) == 1
+    assert keeper.path.read_bytes() == before

@@ -124,6 +124,8 @@ def test_a_warm_start_serves_the_index_before_any_read_or_fetch(
         assert versions(client) == ["1.0.0"]  # no clone read, no fetch: from the index
         assert held.asked == [[]]  # no repository is left to read from its clone
         assert client.get("/readyz").status_code in (200, 503)  # answers, whatever it says
+    # Written again as it stops: what it served from the index stays in it.
+    assert [decode(line).url for line in setup.index.read_text().splitlines()] == [setup.url]
 
 
 def test_refs_moved_while_stopped_are_read_from_the_clone(
@@ -202,5 +204,5 @@ def test_a_damaged_index_is_ignored_and_written_anew(
 
 def _reformatted(line: str, version: int) -> str:
     """The line as another format would write it, digest and all."""
-    text = line.partition(" ")[2].replace('"format":1', f'"format":{version}')
+    text = line.partition(" ")[2].replace("[1,", f"[{version},", 1)
     return f"{hashlib.sha256(text.encode()).hexdigest()} {text}\n"
