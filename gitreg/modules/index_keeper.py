@@ -32,6 +32,7 @@ from gitreg.state.shared import SharedState
 log = logging.getLogger(__name__)
 
 FILE_NAME = "index.jsonl"
+MISSES = 3  # writes a read may find not served before it is given up
 
 
 @dataclass
@@ -40,6 +41,7 @@ class _Read:
     entries: tuple[ModuleEntry, ...]
     tags: tuple[TagRef, ...]
     in_file: bool = False  # its line is in the file as last written (or as a start found it)
+    misses: int = 0  # writes that found other entries served
 
 
 class IndexKeeper:
@@ -84,19 +86,28 @@ class IndexKeeper:
             served: dict[RepoLocation, list[ModuleEntry]] = {}
             for entry in snapshot.index.entries():
                 served.setdefault(entry.spec.repo, []).append(entry)
-            kept = self._kept_lines({loc.url: r for loc, r in reads.items() if r.in_file})
+            old = self._old_lines()
             lines: dict[str, str] = {}
             written: dict[str, ReadFrom] = {}
             for location in snapshot.clones:
                 read = reads.get(location)
-                if read is None or location in snapshot.unread:
-                    continue
                 entries = served.get(location, [])
-                if not _serves(read, entries, snapshot.tags.get(location, ())):
-                    self.dirty = True  # swapped in a moment: the next write keeps it
+                if (
+                    read is None
+                    or location in snapshot.unread
+                    or not _serves(read, entries, snapshot.tags.get(location, ()))
+                ):
+                    # Not read yet (a start under way), or read and not swapped in yet (the
+                    # next write keeps it), or served otherwise (no clone, a ledger away): its
+                    # line stays as it was, a claim about what it was read from, which a start
+                    # checks like any other.
+                    if read is not None and location not in snapshot.unread:
+                        self._missed(location, read)
+                    if location.url in old:
+                        lines[location.url], written[location.url] = old[location.url]
                     continue
-                line = kept.get(location.url)
-                if line is None:
+                line, read_from = old.get(location.url, ("", None))
+                if not (read.in_file and read_from == read.read_from):
                     line = encode(location.url, read.read_from, entries, read.tags)
                 lines[location.url] = line
                 written[location.url] = read.read_from
@@ -104,23 +115,30 @@ class IndexKeeper:
                 for line in lines.values():
                     out.write(line.encode() + b"\n")
             for location, read in reads.items():
-                read.in_file = location.url in written
+                read.in_file = written.get(location.url) == read.read_from
             self._share(lines, written)
             self.writes += 1
             return len(lines)
 
-    def _kept_lines(self, reads: dict[str, _Read]) -> dict[str, str]:
-        """The file's lines that are still true: read from what `reads` were read from."""
-        kept = {}
-        for line in self.lines() if reads else ():
-            try:
+    def _missed(self, location: RepoLocation, read: _Read) -> None:
+        """A read the snapshot does not serve: swapped in a moment, most often (the next write
+        keeps it); after a few writes, one that never will be (its entries were not served)."""
+        read.misses += 1
+        if read.misses < MISSES:
+            self.dirty = True
+            return
+        with self._lock:
+            if self._reads.get(location) is read:
+                del self._reads[location]
+
+    def _old_lines(self) -> dict[str, tuple[str, ReadFrom]]:
+        """The file's lines as it stands (those that can be used), by repository URL."""
+        old = {}
+        for line in self.lines():
+            with contextlib.suppress(Unreadable):
                 url, read_from = head(line)
-            except Unreadable:
-                continue
-            read = reads.get(url)
-            if read is not None and read.read_from == read_from:
-                kept[url] = line
-        return kept
+                old[url] = (line, read_from)
+        return old
 
     def flush(self, snapshot: RegistrySnapshot) -> None:
         """Once a write under way is over, write what is left to write, if anything (a server

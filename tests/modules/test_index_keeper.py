@@ -80,3 +80,15 @@ def test_a_line_still_true_is_taken_from_the_file_not_encoded_again(
     keeper.dirty = True  # as after another repository's read
     assert keeper.write(registry.snapshot) == 1
     assert keeper.path.read_bytes() == before
+
+
+def test_a_write_while_a_start_reads_keeps_the_lines_it_has_not_read(tmp_path: Path) -> None:
+    registry, keeper = _registry(tmp_path)
+    keeper.write(registry.snapshot)
+    before = keeper.path.read_bytes()
+    catalog = registry.snapshot.catalog
+    starting = IndexKeeper(catalog.cache_dir)
+    unread = Registry(catalog, reads=starting).snapshot  # every repository listed, none read
+    starting.dirty = True  # another repository's read, say; or the server stops now
+    assert starting.write(unread) == 1
+    assert starting.path.read_bytes() == before
