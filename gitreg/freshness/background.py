@@ -119,16 +119,21 @@ class BackgroundWork:
         reads = self.live.registry.reads
         if reads is None or not (reads.dirty or last):
             return
-        started, first = time.monotonic(), reads.writes == 0
+        started, writes = time.monotonic(), reads.writes
         try:
             write = reads.flush if last else reads.write
             await asyncio.to_thread(write, self.live.registry.snapshot)
         except OSError as exc:  # a full disk, say: the next start reads the clones
             log.warning("cannot write the persisted index %s: %s", reads.path, exc)
             return
+        except Exception:  # a bug: the index is only a head start, serving goes on
+            log.exception("cannot write the persisted index %s", reads.path)
+            return
+        if reads.writes == writes:
+            return  # nothing was left to write
         seconds = time.monotonic() - started
         # The first write says where the index is and what it costs; the others, at debug.
-        level = logging.INFO if first and reads.writes else logging.DEBUG
+        level = logging.INFO if writes == 0 else logging.DEBUG
         log.log(level, "persisted index written to %s in %.1f s", reads.path, seconds)
 
     def fetch_all(self) -> None:

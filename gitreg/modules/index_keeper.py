@@ -4,8 +4,8 @@ a write (off the event loop, at most every few seconds: freshness/background.py)
 repositories whose served entries are what their last read gave.
 
 A read is noted before its entries are swapped in; a write that comes between finds the served
-entries differ and leaves the repository out until the next write. So a line never pairs
-entries with refs they were not read from: a stale copy is never written as current.
+entries differ and keeps the repository's line as it was until the next write. So a line never
+pairs entries with refs they were not read from: a stale copy is never written as current.
 
 No line is kept in memory (10,000 modules: 20 MB): a write takes the lines of repositories not
 read again since from the file it replaces, and encodes only the others."""

@@ -63,7 +63,7 @@ def warm_start(registry: Registry) -> WarmStart:
                 continue
             clone = snapshot.clones[location]
             if clone.exists() and line.read_from.refs == clone.refs_digest():
-                _use(snapshot, location, clone, line, keeper, read)
+                _use(snapshot, location, clone, line, keeper, read, in_file=True)
         from_shared = 0
         left = {url: location for url, location in unread.items() if location not in read}
         shared = keeper.shared_lines() if left else {}
@@ -76,7 +76,7 @@ def warm_start(registry: Registry) -> WarmStart:
             # holds it: the replicas' shared truth.
             if clone.exists() and line.read_from.refs != clone.refs_digest():
                 continue
-            if _use(snapshot, location, clone, line, keeper, read):
+            if _use(snapshot, location, clone, line, keeper, read, in_file=False):
                 from_shared += not clone.exists()
         registry.serve_reads(read)
     return WarmStart(frozenset(read), from_shared, time.monotonic() - started)
@@ -89,6 +89,7 @@ def _use(
     line: RepositoryLine,
     keeper: IndexKeeper,
     read: dict[RepoLocation, Read],
+    in_file: bool,
 ) -> bool:
     """Take the line's entries into `read` if it was read for the modules specified now, with
     the ledger as it is now."""
@@ -102,7 +103,7 @@ def _use(
     except Unreadable as exc:
         log.warning("%s; its repository is read from its clone", exc)
         return False
-    keeper.noted(location, line.read_from, tags, entries, in_file=True)
+    keeper.noted(location, line.read_from, tags, entries, in_file=in_file)
     read[location] = (entries, tags)
     return True
 
