@@ -108,9 +108,9 @@ class LocalTags:
 
     def digest(self) -> str:
         """A digest of the tag refs as written: packed-refs and the loose tag refs, bytes as
-        they are (no parsing: a start checks 1,000 clones with it). Refs that did not change
-        give the same digest; any change of a tag ref gives another (so may a change of a ref
-        that is no tag, packed with them: then a persisted read is only not used)."""
+        they are (no parsing: a start checks 1,000 clones with it). Any change of a tag ref
+        gives another digest; so may a rewrite that changes no tag (`git pack-refs`, a ref that
+        is no tag packed with them), and a persisted read is then only not used."""
         key = self._key()
         if self._digest is not None and self._digest[0] == key:
             return self._digest[1]
