@@ -107,16 +107,21 @@ class LocalTags:
         return dict(self._tags(self._key()))
 
     def digest(self) -> str:
-        """A digest of the tag refs as written: packed-refs and the loose tag refs, bytes as
-        they are (no parsing: a start checks 1,000 clones with it). Any change of a tag ref
-        gives another digest; so may a rewrite that changes no tag (`git pack-refs`, a ref that
-        is no tag packed with them), and a persisted read is then only not used."""
+        """A digest of the tag refs as written: the tags' part of packed-refs and the loose tag
+        refs, bytes as they are (no parsing: a start checks 1,000 clones with it). Any change
+        of a tag ref gives another digest; so may a rewrite that changes no tag (refs of other
+        kinds sorted among them), and a persisted read is then only not used."""
         key = self._key()
         if self._digest is not None and self._digest[0] == key:
             return self._digest[1]
         digest = hashlib.sha256()
         with contextlib.suppress(FileNotFoundError):
-            digest.update((self.path / "packed-refs").read_bytes())
+            packed = (self.path / "packed-refs").read_bytes()
+            # Sorted by name, so the tags come last (after refs/gitreg/published/, which `keep`
+            # writes and a fetch packs): from the first tag's line on, whatever else moves.
+            first = packed.find(b" " + TAGS.encode())
+            if first >= 0:
+                digest.update(packed[packed.rfind(b"\n", 0, first) + 1 :])
         root = self.path / TAGS
         for folder, _, files in sorted(os.walk(root)):
             for name in sorted(files):

@@ -74,6 +74,20 @@ class IndexKeeper:
             self._reads[location] = read
             self.dirty = self.dirty or not in_file
 
+    def read_again(
+        self, location: RepoLocation, read_from: ReadFrom, snapshot: RegistrySnapshot
+    ) -> tuple[tuple[TagRef, ...], tuple[ModuleEntry, ...]] | None:
+        """What the last read of `location` gave, when it was read from `read_from` for the
+        modules `snapshot` specifies: a read is a function of those, so reading the clone again
+        would give the same. None otherwise."""
+        with self._lock:
+            read = self._reads.get(location)
+        if read is None or read.read_from != read_from:
+            return None
+        if tuple(e.spec for e in read.entries) != snapshot.specs.get(location):
+            return None
+        return read.tags, read.entries
+
     def write(self, snapshot: RegistrySnapshot) -> int:
         """Write the lines of the repositories `snapshot` serves as last read (this blocks: run
         it in a thread); returns how many were written."""

@@ -344,6 +344,14 @@ class Registry:
             noting = self.reads is not None
             refs = clone.refs_digest() if noting else None
             ledger_read = ledger.fingerprint() if noting else None
+            if self.reads is not None and refs and ledger_read:
+                # Read from these refs and this ledger already, for these modules: the same
+                # read again would give the same (after a start from the persisted index, the
+                # start-up fetch reads no clone whose tags did not change).
+                again = self.reads.read_again(location, ReadFrom(refs, ledger_read), snapshot)
+                if again is not None:
+                    self._ledger_seen[location] = ledger.version()
+                    return again[0], list(again[1]), None
             tags = clone.tags()
             published = {tag: p.commit for tag, p in ledger.read().items()}
             pending = None

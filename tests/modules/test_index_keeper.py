@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.load import load_catalog
+from gitreg.git.clone import BareClone, TagRef
 from gitreg.modules import index_keeper
 from gitreg.modules.index_keeper import IndexKeeper
 from gitreg.modules.persisted import ReadFrom, decode
@@ -92,3 +93,25 @@ def test_a_write_while_a_start_reads_keeps_the_lines_it_has_not_read(tmp_path: P
     starting.dirty = True  # another repository's read, say; or the server stops now
     assert starting.write(unread) == 1
     assert starting.path.read_bytes() == before
+
+
+def test_a_clone_read_from_the_same_refs_and_ledger_is_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry, _ = _registry(tmp_path)
+    (location,) = registry.snapshot.clones
+    reads: list[object] = []
+    tags = BareClone.tags
+
+    def counted(clone: BareClone) -> list[TagRef]:
+        reads.append(clone)
+        return tags(clone)
+
+    monkeypatch.setattr(BareClone, "tags", counted)
+    assert registry.sync_repo(location, "poll")  # fetched: nothing new
+    assert reads == []
+    GitRepo.existing(tmp_path / "r").release("v1.2.0", module_files("1.2.0"))
+    assert registry.sync_repo(location, "poll")
+    assert len(reads) == 1  # its refs moved: read
+    versions = registry.snapshot.entries_of(location)[0].versions.releases
+    assert [r.version for r in versions] == ["1.2.0", "1.1.0", "1.0.0"]
