@@ -21,9 +21,12 @@ from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.freshness.watching import watch_catalog, watch_repositories
 from gitreg.modules.index import VersionIndex
 from gitreg.modules.read_summary import summarize
+from gitreg.modules.warm_start import WarmStart, warm_start
 from gitreg.providers.hosted import Providers, watch_providers
 
 log = logging.getLogger(__name__)
+
+INDEX_EVERY = 5.0  # seconds at least between two writes of the persisted index
 
 
 class BackgroundWork:
@@ -82,16 +85,56 @@ class BackgroundWork:
             len(snapshot.catalog.modules),
         )
         started = time.monotonic()
-        uncloned = await asyncio.to_thread(registry.read_clones)
+        # First what the persisted index still vouches for, in one swap: served in seconds.
+        try:
+            warm = await asyncio.to_thread(warm_start, registry)
+        except Exception:  # a bug, or a line no check foresaw: the clones are read instead
+            log.exception("cannot serve from the persisted index; reading every clone")
+            warm = WarmStart(frozenset(), 0, 0.0)
+        if warm.served:
+            log.info("start-up: %s", warm)
+        others = [location for location in snapshot.clones if location not in warm.served]
+        uncloned = await asyncio.to_thread(registry.read_clones, others)
         after = registry.snapshot
         seconds = time.monotonic() - started
         summary = summarize(snapshot.index, after.index, len(after.clones), 0, seconds)
         cloned = f"; {uncloned} not cloned yet (fetched next)" if uncloned else ""
         log.info("start-up: read the clones: %s%s", summary.totals(), cloned)
+        if self.fetcher:
+            self._tasks.append(asyncio.create_task(self._keep_index()))
         await asyncio.to_thread(self._providers().refresh)
         if settled is not None:
             await asyncio.to_thread(settled)
         self.fetch_all()
+
+    async def _keep_index(self) -> None:
+        """Write the persisted index after the start-up read, then, after syncs that changed
+        something, at most every INDEX_EVERY seconds: off the event loop, never on a request's
+        path. Of several workers, the first alone (the one that fetches)."""
+        while True:
+            await self._write_index()
+            await asyncio.sleep(INDEX_EVERY)
+
+    async def _write_index(self, last: bool = False) -> None:
+        reads = self.live.registry.reads
+        if reads is None or not (reads.dirty or last):
+            return
+        started, writes = time.monotonic(), reads.writes
+        try:
+            write = reads.flush if last else reads.write
+            await asyncio.to_thread(write, self.live.registry.snapshot)
+        except OSError as exc:  # a full disk, say: the next start reads the clones
+            log.warning("cannot write the persisted index %s: %s", reads.path, exc)
+            return
+        except Exception:  # a bug: the index is only a head start, serving goes on
+            log.exception("cannot write the persisted index %s", reads.path)
+            return
+        if reads.writes == writes:
+            return  # nothing was left to write
+        seconds = time.monotonic() - started
+        # The first write says where the index is and what it costs; the others, at debug.
+        level = logging.INFO if writes == 0 else logging.DEBUG
+        log.log(level, "persisted index written to %s in %.1f s", reads.path, seconds)
 
     def fetch_all(self) -> None:
         """Fetch every repository once, in the background (start-up: served from the clones
@@ -130,6 +173,10 @@ class BackgroundWork:
         self.syncs.close()
 
     async def close(self) -> None:
-        """At the end of the lifespan: stopped, and the shared state's connections closed."""
+        """At the end of the lifespan: stopped, the persisted index written once more (so that
+        a restart serves what this process read last), and the shared state's connections
+        closed."""
         await self.stop()
+        if self.fetcher:
+            await self._write_index(last=True)
         await asyncio.to_thread(self.live.registry.shared.close)

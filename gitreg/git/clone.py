@@ -191,6 +191,16 @@ class BareClone:
                     for name, sha in tags.items()
                 }
 
+    def refs_digest(self) -> str | None:
+        """A digest of the clone's tag refs (`LocalTags.digest`); None when there is no clone
+        or its refs cannot be read that way (a symbolic tag ref)."""
+        if not self.exists():
+            return None
+        try:
+            return self._local.digest()
+        except (OSError, ValueError):
+            return None
+
     def keep(self, published: Mapping[str, str]) -> None:
         """Hold each published commit with a ref of gitreg's own (refs/gitreg/published/TAG),
         so that it stays in the clone after its tag is moved or deleted upstream."""

@@ -7,6 +7,8 @@ themselves (`bench.polling`)."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import signal
 import subprocess
@@ -89,6 +91,7 @@ class LocalTags:
         self.path = clone_path
         self._read: tuple[object, dict[str, str]] | None = None
         self._matched: tuple[object, bytes] | None = None
+        self._digest: tuple[object, str] | None = None
 
     def matches(self, listing: RemoteListing) -> bool:
         """Whether the clone holds exactly the listed tags."""
@@ -102,6 +105,32 @@ class LocalTags:
 
     def read(self) -> dict[str, str]:
         return dict(self._tags(self._key()))
+
+    def digest(self) -> str:
+        """A digest of the tag refs as written: the tags' part of packed-refs and the loose tag
+        refs, bytes as they are (no parsing: a start checks 1,000 clones with it). Any change
+        of a tag ref gives another digest; so may a rewrite that changes no tag (refs of other
+        kinds sorted among them), and a persisted read is then only not used."""
+        key = self._key()
+        if self._digest is not None and self._digest[0] == key:
+            return self._digest[1]
+        digest = hashlib.sha256()
+        with contextlib.suppress(FileNotFoundError):
+            packed = (self.path / "packed-refs").read_bytes()
+            # Sorted by name, so the tags come last (after refs/gitreg/published/, which `keep`
+            # writes and a fetch packs): from the first tag's line on, whatever else moves.
+            first = packed.find(b" " + TAGS.encode())
+            if first >= 0:
+                digest.update(packed[packed.rfind(b"\n", 0, first) + 1 :])
+        root = self.path / TAGS
+        for folder, _, files in sorted(os.walk(root)):
+            for name in sorted(files):
+                path = Path(folder, name)
+                if not name.endswith(".lock"):
+                    ref = os.fsencode(path.relative_to(root).as_posix())
+                    digest.update(b"\0" + ref + b"\0" + path.read_bytes())
+        self._digest = (key, digest.hexdigest())
+        return self._digest[1]
 
     def _tags(self, key: object) -> dict[str, str]:
         cached = self._read

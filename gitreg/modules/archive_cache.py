@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from gitreg.atomic import atomic_writer
-from gitreg.errors import ArchiveError, ArchiveTooLarge
+from gitreg.errors import ArchiveError, ArchiveTooLarge, NotReadYet
 from gitreg.git.archive import FORMAT_VERSION, archive_of_clone
 from gitreg.git.archive_limits import ArchiveLimits
 
@@ -68,6 +68,10 @@ class ArchiveCache:
             return path
         if key in self._refused:
             raise self._refused[key]
+        if not (clone_path / "objects").is_dir():
+            # A replica that serves what others read (gitreg.modules.warm_start) before its
+            # clone exists: an archive waits for the clone, like the client, told when to retry.
+            raise NotReadYet(f"archive {key.name}: the repository is not cloned here yet")
         task = self._building.get(key)
         if task is None:
             # A task of its own: a client that hangs up does not cancel the build others wait on.

@@ -4,6 +4,7 @@ published tags. New tags are recorded in the ledger here, and held in the clone 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -24,6 +25,9 @@ class CloneRead:
     # can); None when every tag read is served.
     pending: str | None = None
     ledger_version: object = None  # the ledger's, as read (a poll rereads on a change)
+    # The whole ledger once this read recorded new tags in it (its entries were made from it);
+    # None when it recorded none.
+    published: Mapping[str, str] | None = None
 
 
 def read_clone(snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone) -> CloneRead:
@@ -35,6 +39,7 @@ def read_clone(snapshot: RegistrySnapshot, location: RepoLocation, clone: BareCl
         ledger = snapshot.ledgers[location]
         published = {tag: p.commit for tag, p in ledger.read().items()}
         pending = None
+        recorded: dict[str, str] | None = None
         with clone.open() as view:
             entries = _entries(snapshot, location, clone, view, tags, published)
             new = {
@@ -45,7 +50,7 @@ def read_clone(snapshot: RegistrySnapshot, location: RepoLocation, clone: BareCl
             }
             if new:
                 try:
-                    agreed = {tag: p.commit for tag, p in ledger.record(new).items()}
+                    agreed = recorded = {tag: p.commit for tag, p in ledger.record(new).items()}
                 except StateUnavailable as exc:
                     pending = f"{exc}; {len(new)} new tags wait for it"
                     entries = [_without(e, new) for e in entries]
@@ -60,23 +65,16 @@ def read_clone(snapshot: RegistrySnapshot, location: RepoLocation, clone: BareCl
                             if tag in agreed and view.has_commit(agreed[tag])
                         }
                     )
-        return CloneRead(tuple(tags), entries, pending, ledger.version())
+        return CloneRead(tuple(tags), entries, pending, ledger.version(), recorded)
     except SourceError:
         raise
     except Exception as exc:
         raise SourceError(f"cannot read the clone of {clone.location}: {exc!r}") from exc
 
 
-def read_or_unread(
-    snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone
-) -> CloneRead:
-    """`read_clone`, or, when there is no clone yet or it cannot be read, the modules listed
-    with no versions: known to the registry, not yet read."""
-    if clone.exists():
-        try:
-            return read_clone(snapshot, location, clone)
-        except SourceError:
-            pass
+def unread(snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone) -> CloneRead:
+    """The modules of a repository with no clone yet, or one that cannot be read: listed, with
+    no versions, known to the registry and not read."""
     return CloneRead((), [unread_entry(spec, clone) for spec in snapshot.specs[location]])
 
 

@@ -25,10 +25,12 @@ from gitreg.errors import FetchStopped, SourceError
 from gitreg.git.clone import BareClone, TagRef, move_old_clones
 from gitreg.git.location import RepoLocation
 from gitreg.modules.change_log import log_changes, served
-from gitreg.modules.clone_read import CloneRead, read_clone, read_or_unread
+from gitreg.modules.clone_read import CloneRead, read_clone, unread
 from gitreg.modules.index import ModuleEntry
+from gitreg.modules.index_keeper import IndexKeeper, fingerprint_holding
 from gitreg.modules.next_catalog import NextCatalog
 from gitreg.modules.on_demand import OnDemand
+from gitreg.modules.persisted import ReadFrom
 from gitreg.modules.read_summary import ReadSummary, summarize
 from gitreg.modules.snapshot import OwnSnapshot, RegistrySnapshot, SnapshotCell
 from gitreg.modules.status import Mechanism, RepoStatus, StatusBoard, StatusStore
@@ -49,13 +51,16 @@ class Registry:
         shared: SharedState | None = None,
         on_swap: Callable[[], None] | None = None,
         cell: SnapshotCell | None = None,
+        reads: IndexKeeper | None = None,
     ) -> None:
         """`on_swap`: called after each snapshot swap, once the new one is served (a server
         refreezes its heap: gitreg.heap). `cell`: what holds the snapshot served, and those
         that replace it (a server's world: gitreg.world), holding one of `catalog` already;
-        by default, a cell of the registry's own."""
+        by default, a cell of the registry's own. `reads`: where each read of a repository is
+        noted, for the persisted index (a server's)."""
         move_old_clones(catalog.cache_dir)
         self._on_swap = on_swap
+        self.reads = reads
         # Where the ledgers live (local disk, or PostgreSQL shared with other replicas); fixed
         # for the process: a reload that changes state: needs a restart.
         self.shared = shared or open_state(catalog)
@@ -152,10 +157,11 @@ class Registry:
 
         return self._each(one).count(False)
 
-    def read_clones(self) -> int:
-        """Serve what every clone already holds, fetching nothing (start-up: a hung Git server
-        must not delay serving what is on disk). A repository with no clone yet is listed with
-        no versions, and answers 503 until its first fetch. Returns how many have no clone yet."""
+    def read_clones(self, locations: Iterable[RepoLocation] | None = None) -> int:
+        """Serve what every clone (or those of `locations`) already holds, fetching nothing
+        (start-up: a hung Git server must not delay serving what is on disk). A repository with
+        no clone yet is listed with no versions, and answers 503 until its first fetch. Returns
+        how many have no clone yet."""
 
         def one(location: RepoLocation) -> bool:
             with self._sync_lock(location):
@@ -167,7 +173,16 @@ class Registry:
                 self._swap(location, found.tags, found.entries)
                 return clone.exists()
 
-        return self._each(one).count(False)
+        return self._each(one, locations).count(False)
+
+    def serve_reads(
+        self, read: Mapping[RepoLocation, tuple[tuple[ModuleEntry, ...], tuple[TagRef, ...]]]
+    ) -> None:
+        """Serve these repositories' entries and tags, read elsewhere (a start's persisted
+        index: gitreg.modules.warm_start), in one swap however many there are."""
+        if read:
+            self.cell.update(lambda snapshot: snapshot.with_repositories(read))
+            self._swapped()
 
     def _each(
         self, work: Callable[[RepoLocation], bool], locations: Iterable[RepoLocation] | None = None
@@ -293,19 +308,38 @@ class Registry:
     def _read(
         self, snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone
     ) -> CloneRead:
+        """The clone's read (gitreg.modules.clone_read), paced as background work; with a
+        persisted index, none when the clone's refs, its ledger and the modules are those of its
+        last read (after a start from the index, the start-up fetch reads no clone whose tags
+        did not change), and each read noted for the index's next write."""
+        ledger = snapshot.ledgers[location]
+        # Taken before the read: a ref moved or a tag published meanwhile makes them differ.
+        refs = clone.refs_digest() if self.reads is not None else None
+        ledger_read = ledger.fingerprint() if self.reads is not None else None
+        if self.reads is not None and refs and ledger_read:
+            again = self.reads.read_again(location, ReadFrom(refs, ledger_read), snapshot)
+            if again is not None:
+                self._ledger_seen[location] = ledger.version()
+                return CloneRead(again[0], list(again[1]), None, ledger.version())
         with SHARED.slice():
             found = read_clone(snapshot, location, clone)
         self._ledger_seen[location] = found.ledger_version
+        if self.reads is not None and refs and ledger_read and found.pending is None:
+            if found.published:
+                ledger_read = fingerprint_holding(ledger, found.published)
+            if ledger_read:
+                self.reads.noted(location, ReadFrom(refs, ledger_read), found.tags, found.entries)
         return found
 
     def _read_or_unread(
         self, snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone
     ) -> CloneRead:
-        with SHARED.slice():
-            found = read_or_unread(snapshot, location, clone)
-        if found.ledger_version is not None:
-            self._ledger_seen[location] = found.ledger_version
-        return found
+        if clone.exists():
+            try:
+                return self._read(snapshot, location, clone)
+            except SourceError:
+                pass
+        return unread(snapshot, location, clone)
 
     def _swap(
         self, location: RepoLocation, tags: tuple[TagRef, ...], entries: list[ModuleEntry]

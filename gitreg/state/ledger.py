@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import time
 from collections.abc import Iterator, Mapping
@@ -37,6 +38,11 @@ class TagLedger(Protocol):
         """A value that changes whenever the ledger does (an operator's `gitreg accept`, say)."""
         ...
 
+    def fingerprint(self) -> str:
+        """A digest of what `read` answers: the same while the ledger holds the same tags at
+        the same commits (a persisted read of a repository is checked against it)."""
+        ...
+
     def read(self) -> dict[str, Published]: ...
 
     def record(self, tags: Mapping[str, str]) -> dict[str, Published]:
@@ -47,6 +53,12 @@ class TagLedger(Protocol):
     def accept(self, tag: str, commit: str) -> None:
         """An operator's decision: `commit` is now what `tag` publishes."""
         ...
+
+
+def published_digest(published: Mapping[str, Published]) -> str:
+    """A digest of a ledger's published tags and their commits."""
+    text = "".join(f"{tag} {p.commit}\n" for tag, p in sorted(published.items()))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class DiskLedger:
@@ -61,6 +73,15 @@ class DiskLedger:
             return self.path.stat().st_mtime_ns
         except OSError:
             return None
+
+    def fingerprint(self) -> str:
+        """The file's bytes, digested: no parsing (a start checks 1,000 ledgers with it)."""
+        try:
+            return hashlib.sha256(self.path.read_bytes()).hexdigest()
+        except FileNotFoundError:
+            return published_digest({})
+        except OSError as exc:
+            raise SourceError(f"cannot read the ledger {self.path}: {exc}") from exc
 
     def read(self) -> dict[str, Published]:
         try:

@@ -14,7 +14,7 @@ import psycopg
 
 from gitreg.errors import StateUnavailable
 from gitreg.state.database import Database
-from gitreg.state.ledger import DiskLedger, Published
+from gitreg.state.ledger import DiskLedger, Published, published_digest
 
 
 class PostgresLedger:
@@ -36,6 +36,9 @@ class PostgresLedger:
             return self._version  # unknown: no change to act on
         self._version = tuple(row) if row else None
         return self._version
+
+    def fingerprint(self) -> str:
+        return published_digest(self.read())
 
     def read(self) -> dict[str, Published]:
         try:

@@ -1,6 +1,6 @@
 """The state replicas share, in PostgreSQL (state.postgres): the ledger of published tags,
-notices of change (NOTIFY/LISTEN), poll leases (one replica polls a repository at a time), and
-browser sessions signed out."""
+notices of change (NOTIFY/LISTEN), poll leases (one replica polls a repository at a time),
+browser sessions signed out, and each repository's last read (`shared_reads.py`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ import logging
 import os
 import socket
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 from gitreg.catalog.model import PostgresSettings
 from gitreg.errors import StateUnavailable
 from gitreg.git.location import RepoLocation
+from gitreg.state import shared_reads
 from gitreg.state.database import Database
 from gitreg.state.ended_sessions import EndedSessionFiles
 from gitreg.state.ledger import DiskLedger, TagLedger
@@ -103,6 +105,12 @@ class PostgresState:
             return False
         self.ended.end_session(session, expires)
         return True
+
+    def saved_reads(self) -> dict[str, str]:
+        return shared_reads.saved_reads(self.db)
+
+    def save_reads(self, lines: Mapping[str, str]) -> None:
+        shared_reads.save_reads(self.db, self.replica, lines)
 
     def problem(self) -> str | None:
         listening = self.listener.problem if self.listener is not None else None

@@ -47,6 +47,17 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             expires timestamptz NOT NULL
         )""",
     ),
+    (
+        # What a replica read of each repository, as one line of the persisted index
+        # (gitreg.modules.persisted): a replica with no clone yet serves it (its digest and
+        # format are checked by the reader; the line names the refs it was read from).
+        """CREATE TABLE gitreg_repository_reads (
+            repository text PRIMARY KEY,
+            line text NOT NULL,
+            written_by text NOT NULL,
+            written_at timestamptz NOT NULL DEFAULT now()
+        )""",
+    ),
 )
 
 

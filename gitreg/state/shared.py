@@ -4,7 +4,7 @@ sign-outs are recorded there too (`end_session`), for every worker and replica t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -32,6 +32,16 @@ class SharedState(Protocol):
 
     def listen(self, on_change: OnChange) -> None:
         """Start hearing other replicas' announcements (in a thread of its own)."""
+        ...
+
+    def saved_reads(self) -> dict[str, str]:
+        """The reads replicas shared: repository URL → its line of the persisted index
+        (blocks; StateUnavailable when out of reach)."""
+        ...
+
+    def save_reads(self, lines: Mapping[str, str]) -> None:
+        """Share these reads (repository URL → line) with the other replicas (blocks;
+        StateUnavailable when out of reach)."""
         ...
 
     def problem(self) -> str | None:
@@ -66,6 +76,12 @@ class LocalState:
         return True
 
     def listen(self, on_change: OnChange) -> None:
+        pass
+
+    def saved_reads(self) -> dict[str, str]:
+        return {}  # no other replica: cache_dir's own index is all there is
+
+    def save_reads(self, lines: Mapping[str, str]) -> None:
         pass
 
     def problem(self) -> str | None:

@@ -16,6 +16,7 @@ from gitreg.auth.open_gate import OPEN_GATE
 from gitreg.catalog.model import Catalog
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
+from gitreg.modules.index_keeper import IndexKeeper
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.sync import Registry
 from gitreg.providers.hosted import Providers
@@ -92,7 +93,9 @@ def open_world(
     snapshot = RegistrySnapshot.serving(catalog, ledger_for=shared.ledger)
     side = ProviderSide.build(catalog, Providers(catalog, current))
     current.first(World(snapshot, gate_for(catalog, current.auth_counts, shared), side))
-    return current, Registry(catalog, shared, on_swap, cell=current)
+    # Each read of a repository is noted for the persisted index, which a start serves from.
+    reads = IndexKeeper(catalog.cache_dir, shared)
+    return current, Registry(catalog, shared, on_swap, cell=current, reads=reads)
 
 
 def gate_for(

@@ -100,3 +100,24 @@ def test_an_unreachable_remote_says_why(tmp_path: Path) -> None:
         clone = BareClone(RepoLocation.parse(url, tmp_path), tmp_path / "cache", None, 10)
         with pytest.raises(SourceError, match=r"cannot reach http://127\.0\.0\.1:\d+/r\.git: .*"):
             clone.list_remote()
+
+
+def test_the_refs_digest_changes_with_any_tag_and_only_then(tmp_path: Path) -> None:
+    work, clone, commit = _fetched(tmp_path)
+    first = clone.refs_digest()
+    assert first is not None and first == LocalTags(clone.path).digest()  # another reader
+    work.tag("v2.0.0")
+    assert clone.refs_digest() == first  # the remote's tag, not fetched yet
+    git(clone.path, "update-ref", "refs/tags/loose/v3.0.0", commit)
+    added = clone.refs_digest()
+    assert added != first
+    git(clone.path, "update-ref", "-d", "refs/tags/loose/v3.0.0")
+    assert clone.refs_digest() == first
+    tree = git(clone.path, "rev-parse", f"{commit}^{{tree}}").strip()
+    git(clone.path, "update-ref", "refs/tags/v1.0.0", tree)
+    assert clone.refs_digest() not in (first, added)  # a tag moved
+
+
+def test_no_clone_has_no_refs_digest(tmp_path: Path) -> None:
+    clone = BareClone(RepoLocation.parse(str(tmp_path), tmp_path), tmp_path / "cache", None, 60)
+    assert clone.refs_digest() is None

@@ -5,12 +5,14 @@ everything is served as read."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 import httpx
 import pytest
 
 from gitreg.catalog.load import load_catalog
+from gitreg.git.location import RepoLocation
 from gitreg.modules.sync import Registry
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer, wait_until
@@ -31,10 +33,10 @@ def test_the_port_answers_while_the_clones_are_read(
     reading, go_on = threading.Event(), threading.Event()
     read_clones = Registry.read_clones
 
-    def held(registry: Registry) -> int:  # a long start: 10,000 modules take a while
-        reading.set()
+    def held(registry: Registry, locations: Iterable[RepoLocation] | None = None) -> int:
+        reading.set()  # a long start: 10,000 modules take a while
         go_on.wait(30)
-        return read_clones(registry)
+        return read_clones(registry, locations)
 
     monkeypatch.setattr(Registry, "read_clones", held)
     with (
