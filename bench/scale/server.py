@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import httpx
@@ -21,6 +22,7 @@ import httpx
 from bench.harness import free_port
 
 STARTUP_FETCH = "start-up fetch:"  # logged once the start-up fetch is over (both trees)
+CLONES_READ = "start-up: read the clones"  # logged once every clone is read (both trees)
 RELOADED = "catalog reloaded"
 
 
@@ -30,6 +32,7 @@ class Server:
     process: subprocess.Popen[bytes]
     log: Path
     spawned: float  # perf_counter() when the process was started
+    spawned_at: float  # and time.time(), to read the log's timestamps against
 
     def rss_mb(self) -> tuple[float, float]:
         """Resident set now and at its peak, MB, from /proc."""
@@ -39,6 +42,15 @@ class Server:
 
     def logged(self, text: str) -> int:
         return self.log.read_text().count(text)
+
+    def logged_after(self, text: str) -> float | None:
+        """Seconds from the process's start to the first line logging `text`, by the line's own
+        timestamp (milliseconds; the process logs local time, as `datetime` reads it)."""
+        for line in self.log.read_text().splitlines():
+            if text in line:
+                stamp = datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f")
+                return stamp.timestamp() - self.spawned_at
+        return None
 
     def wait_logged(self, text: str, times: int = 1, until: float = 1800.0) -> float:
         """Seconds since the process started when `text` has been logged `times` times."""
@@ -61,12 +73,12 @@ def serving(config: Path, log: Path, tree: Path) -> Iterator[Server]:
     command += ["--config", str(config), "--listen", f"127.0.0.1:{port}"]
     env = {**os.environ, "PYTHONPATH": str(tree)}
     with open(log, "w") as out:
-        spawned = time.perf_counter()
+        spawned, spawned_at = time.perf_counter(), time.time()
         process = subprocess.Popen(
             command, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=out
         )
     try:
-        yield Server(f"http://127.0.0.1:{port}", process, log, spawned)
+        yield Server(f"http://127.0.0.1:{port}", process, log, spawned, spawned_at)
     finally:
         process.terminate()
         process.wait(timeout=60)
