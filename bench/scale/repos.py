@@ -112,7 +112,7 @@ def daemon_port(workdir: Path) -> int:
             except OSError as exc:
                 raise SystemExit(
                     f"port {port}, which the clones under {workdir} are named after, is busy "
-                    f"({exc}): free it and run again"
+                    f"({exc}; another bench on this workdir?): free it and run again"
                 ) from exc
         return port
     if any(workdir.glob("cache-*")):
