@@ -22,7 +22,7 @@ from pathlib import Path
 
 import gitreg
 from bench.harness import git_daemon
-from bench.scale import Shape, _catalog, _daemon_port, _generate, _warm
+from bench.scale.repos import Shape, daemon_port, generate, warm, write_catalog
 from gitreg.catalog.load import load_catalog
 from gitreg.freshness.poller import Poller
 from gitreg.modules.sync import Registry
@@ -54,12 +54,12 @@ def main() -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"{shape.repos} repositories of {shape.modules * shape.versions} tags; {workdir}")
     print(f"gitreg from {Path(gitreg.__file__).parent}")
-    made = _generate(workdir / "served", shape)
+    made = generate(workdir / "served", shape)
     if made is not None:
         print(f"generated the repositories: {made:.1f} s")
-    with git_daemon(workdir / "served", _daemon_port(workdir)) as base:
-        config = _catalog(workdir / "polling.yaml", base, shape, shape.repos)
-        warmed = _warm(config)
+    with git_daemon(workdir / "served", daemon_port(workdir)) as base:
+        config = write_catalog(workdir / "polling.yaml", base, shape, shape.repos)
+        warmed = warm(config)
         if warmed is not None:
             print(f"first clone of every repository (cold, not a figure below): {warmed:.1f} s")
         registry = Registry(load_catalog(config))

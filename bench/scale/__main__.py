@@ -1,0 +1,271 @@
+"""gitreg at scale: 10,000 modules x 50 versions in 1,000 monorepos (10 modules each, tags such as
+`mod3/v1.2.0`), served by `git daemon` on 127.0.0.1, against the same server code serving 10 of
+those modules, in the same run. Each row is printed as soon as it is measured, so a run that
+fails late keeps what it measured before.
+
+    python -m bench.scale [--workdir DIR] [--small] [--tree PATH] [--skip PART ...]
+
+`--tree` runs another checkout's gitreg (the servers, and the in-process warming and polling
+round), so that the same bench measures the code before a change and after it. The
+repositories, the clones and the ledgers are kept under --workdir, so a rerun starts warm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from bench.harness import git_daemon, paired_requests_per_second
+from bench.scale.repos import ADDED, Shape, daemon_port, generate, warm, write_catalog
+from bench.scale.server import (
+    CLONES_READ,
+    STARTUP_FETCH,
+    Server,
+    StartUp,
+    latency_during_reload,
+    percentile,
+    reload_adding,
+    serving,
+    versions_path,
+    watch_start,
+)
+
+PARTS = ("lists", "reload", "poll")  # what --skip may leave out (start-up and rates always run)
+
+
+def _say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def _row(label: str, *cells: str) -> None:
+    _say(f"{label:<58}" + "".join(f"{c:>14}" for c in cells))
+
+
+def _ratio(small: float, big: float) -> str:
+    return f"{big / small:.2f}" if small else "-"
+
+
+def _answers(statuses: Counter[int]) -> str:
+    return ", ".join(f"{n} x {code}" for code, n in sorted(statuses.items())) or "none"
+
+
+def _start_rows(s: StartUp, b: StartUp, modules: int) -> None:
+    _row("", "10 modules", f"{modules} modules", "ratio")
+    _row(
+        "start-up: /healthz answers 200, s",
+        f"{s.healthz:.2f}",
+        f"{b.healthz:.2f}",
+        _ratio(s.healthz, b.healthz),
+    )
+    _row(
+        "start-up: first correct versions answer, s",
+        f"{s.first_correct:.2f}",
+        f"{b.first_correct:.2f}",
+        _ratio(s.first_correct, b.first_correct),
+    )
+    _row(
+        "start-up: modules of repository 0, middle, last correct, s",
+        f"{s.all_correct:.2f}",
+        f"{b.all_correct:.2f}",
+        _ratio(s.all_correct, b.all_correct),
+    )
+    _say(
+        f"  other versions answers meanwhile: 10 modules {_answers(s.statuses)}; big {_answers(b.statuses)}"
+    )
+
+
+def _rates(
+    label: str, small: str, big: str, rounds: int, concurrency: int, fetch: Server | None = None
+) -> None:
+    """A paired req/s row: `big` against `small` in alternation. With `fetch`: whether the
+    start-up fetch was still running at the end of the measurement (catch-up, as meant)."""
+    try:
+        s, b, ratio = paired_requests_per_second(small, big, rounds, concurrency)
+    except (RuntimeError, subprocess.SubprocessError) as exc:
+        _say(f"{label}: failed: {exc}")
+        return
+    _row(label, f"{s:.0f}", f"{b:.0f}", f"{ratio:.2f}")
+    if fetch is not None:
+        running = fetch.logged(STARTUP_FETCH) == 0
+        _say(f"  the start-up fetch was {'still running' if running else 'over'} at the end of it")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "gitreg-bench-scale"
+    )
+    parser.add_argument("--small", action="store_true", help="100 repositories: a quick check")
+    parser.add_argument(
+        "--tree",
+        type=Path,
+        default=Path(__file__).resolve().parents[2],
+        help="the gitreg checkout to run",
+    )
+    parser.add_argument("--skip", action="append", choices=PARTS, default=[])
+    parser.add_argument("--rounds", type=int, default=5, help="alternating wrk rounds of 3 s")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument(
+        "--idle", type=float, default=5.0, help="seconds of latency probe before the reload"
+    )
+    args = parser.parse_args()
+    tree = args.tree.resolve()
+    sys.path.insert(0, str(tree))  # before anything imports gitreg: the in-process parts run it
+    import gitreg
+
+    shape = Shape(100 if args.small else 1000, 10, 50)
+    workdir = args.workdir.resolve() / shape.name
+    workdir.mkdir(parents=True, exist_ok=True)
+    modules = shape.repos * shape.modules
+    commit = subprocess.run(
+        ["git", "-C", str(tree), "log", "-1", "--format=%h %cI"], capture_output=True, text=True
+    ).stdout.strip()
+    client = "wrk" if shutil.which("wrk") else "httpx (likely the bottleneck)"
+    _say(f"{modules} modules x {shape.versions} versions in {shape.repos} repositories; {workdir}")
+    _say(f"gitreg from {Path(gitreg.__file__).parent} ({commit}); rates by {client}")
+
+    made = generate(workdir / "served", shape)
+    if made is not None:
+        _say(f"generated {shape.repos} repositories: {made:.1f} s")
+    expected = shape.all_versions()
+    middle = f"r{shape.repos // 2}m5"
+    watched = ["r0m0", middle, f"r{shape.repos - 1}m9"]
+    with git_daemon(workdir / "served", daemon_port(workdir)) as base:
+        big = write_catalog(workdir / "big.yaml", base, shape, shape.repos)
+        small = write_catalog(workdir / "small.yaml", base, shape, 1)
+        for config in (small, big):
+            warmed = warm(config)
+            if warmed is not None:
+                _say(f"first clone of {config.stem} (cold, not a figure below): {warmed:.1f} s")
+
+        with serving(small, workdir / "small.log", tree) as s:
+            s_start = watch_start(s, ["r0m0", "r0m5", "r0m9"], expected)
+            s.wait_logged(STARTUP_FETCH)
+            with serving(big, workdir / "big.log", tree) as b:
+                b_start = watch_start(b, watched, expected)
+                rss_small, rss_big = s.rss_mb(), b.rss_mb()
+                _say()
+                _start_rows(s_start, b_start, modules)
+                _row(
+                    "RSS after start-up, MB",
+                    f"{rss_small[0]:.0f}",
+                    f"{rss_big[0]:.0f}",
+                    _ratio(rss_small[0], rss_big[0]),
+                )
+
+                small_url = s.base + versions_path("r0m5")
+                big_url = b.base + versions_path(middle)
+                _rates(
+                    "versions req/s during catch-up (start-up fetch running)",
+                    small_url,
+                    big_url,
+                    args.rounds,
+                    args.concurrency,
+                    b,
+                )
+                b.wait_logged(STARTUP_FETCH)
+                for label, text in (
+                    ("start-up: every clone read (logged), s", CLONES_READ),
+                    ("start-up fetch over (logged), s", STARTUP_FETCH),
+                ):
+                    small_at, big_at = s.logged_after(text) or 0.0, b.logged_after(text) or 0.0
+                    _row(label, f"{small_at:.2f}", f"{big_at:.2f}", _ratio(small_at, big_at))
+                _rates(
+                    "versions req/s at steady state (fetch done)",
+                    small_url,
+                    big_url,
+                    args.rounds,
+                    args.concurrency,
+                )
+
+                if "lists" not in args.skip:
+                    _say()
+                    _row(
+                        f"at {modules} modules (each against versions)",
+                        "versions req/s",
+                        "list req/s",
+                        "ratio",
+                    )
+                    for page in ("/", "/v1/modules"):
+                        _rates(
+                            f"{page} req/s", big_url, b.base + page, args.rounds, args.concurrency
+                        )
+
+                if "reload" not in args.skip:
+                    write_catalog(big, base, shape, shape.repos, added=True)
+                    added = reload_adding(b, ADDED, expected)
+                    _say()
+                    _row(
+                        "reload adding one module (SIGHUP): new module served, s",
+                        "",
+                        f"{added.served:.2f}",
+                    )
+                    _row("  reload logged, s", "", f"{added.logged:.2f}")
+                    _say(
+                        f"  the new module's other answers meanwhile: {_answers(added.statuses)}"
+                        f" (last 404 at {added.last_404:.2f} s, first 503 at {added.first_503:.2f} s;"
+                        " 0: none)"
+                    )
+                    write_catalog(big, base, shape, shape.repos)
+                    probe = asyncio.run(latency_during_reload(b, big_url, args.idle))
+                    _say(
+                        f"a second reload (the module removed) under a latency probe: logged after {probe.reload:.2f} s; answers other than 200: {_answers(probe.errors)}"
+                    )
+                    _row("versions latency, ms", "n", "p50", "p99", "max")
+                    for name, values in (("idle", probe.idle), ("while a reload runs", probe.busy)):
+                        if values:
+                            _row(
+                                f"  {name}",
+                                f"{len(values)}",
+                                f"{percentile(values, 0.5) * 1000:.1f}",
+                                f"{percentile(values, 0.99) * 1000:.1f}",
+                                f"{max(values) * 1000:.1f}",
+                            )
+                        else:
+                            _say(f"  {name}: no request started")
+
+                rss_small, rss_big = s.rss_mb(), b.rss_mb()
+                _say()
+                _row(
+                    "peak RSS (VmHWM) at the end, MB",
+                    f"{rss_small[1]:.0f}",
+                    f"{rss_big[1]:.0f}",
+                    _ratio(rss_small[1], rss_big[1]),
+                )
+
+        if "poll" not in args.skip:
+            from bench.scale.polling_round import polling_round
+
+            done = polling_round(big)
+            _say()
+            _say(f"reading every clone in-process first (a start-up's read): {done.read:.2f} s")
+            _row(f"polling round, {shape.repos} unchanged repositories", "wall s", "CPU s")
+            _row(
+                f"  gitreg (Poller.poll, {done.concurrency} at a time)",
+                f"{done.ours[0]:.2f}",
+                f"{done.ours[1]:.2f}",
+            )
+            _row(
+                f"  xargs -P {done.concurrency} git ls-remote",
+                f"{done.xargs[0]:.2f}",
+                f"{done.xargs[1]:.2f}",
+            )
+            _row(
+                "  ratio",
+                f"{done.ours[0] / done.xargs[0]:.2f}",
+                f"{done.ours[1] / done.xargs[1]:.2f}",
+            )
+            _say(
+                f"  failed: {done.polls_failed} polls, {done.ls_remote_failed} ls-remote calls; "
+                f"fetched (should be 0): {done.fetched}"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""One polling round over every repository of a catalog, unchanged, against the same
+`git ls-remote` calls by `xargs -P` with the same parallelism: wall and CPU (this process
+and its git children)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _timed(work: Callable[[], None]) -> tuple[float, float]:
+    cpu, start = _cpu(), time.perf_counter()
+    work()
+    return time.perf_counter() - start, _cpu() - cpu
+
+
+@dataclass(frozen=True)
+class Round:
+    read: float  # seconds to read every clone in-process first (a start-up's read)
+    concurrency: int
+    ours: tuple[float, float]  # wall, CPU
+    xargs: tuple[float, float]
+    polls_failed: int
+    fetched: int  # repositories the round fetched: 0 when nothing changed, as here
+    ls_remote_failed: int  # calls xargs saw fail (git daemon resets a connection under load)
+
+
+def polling_round(config: Path) -> Round:
+    """gitreg's round is `Poller.poll` on every repository, `poll_concurrency` at a time, as
+    `Poller.run` does when they are due together, after `read_clones` (as a start-up). A
+    failed `git ls-remote` in the baseline is counted, not fatal: the round's figures stand,
+    and the count says how far to trust them. gitreg is imported here so that `--tree`
+    chooses which one."""
+    from gitreg.catalog.load import load_catalog
+    from gitreg.freshness.poller import Poller
+    from gitreg.modules.sync import Registry
+
+    registry = Registry(load_catalog(config))
+    start = time.perf_counter()
+    registry.read_clones()
+    read = time.perf_counter() - start
+    poller = Poller(registry)
+    locations = list(registry.snapshot.clones)
+    concurrency = registry.snapshot.catalog.poll_concurrency
+
+    def ours() -> None:
+        with ThreadPoolExecutor(concurrency) as pool:
+            list(pool.map(poller.poll, locations))
+
+    failed_calls = 0
+
+    def xargs() -> None:
+        nonlocal failed_calls
+        command = ["xargs", "-P", str(concurrency), "-n", "1", "git", "ls-remote", "--tags", "-q"]
+        done = subprocess.run(
+            command,
+            input="\n".join(loc.url for loc in locations),
+            text=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+        # xargs exits 123 when some call failed; each failed call says `fatal:` once.
+        failed_calls = done.stderr.count("fatal:")
+        if done.returncode not in (0, 123):
+            raise RuntimeError(f"xargs exited {done.returncode}: {done.stderr[-2000:]}")
+
+    baseline = _timed(xargs)
+    timed = _timed(ours)
+    return Round(
+        read,
+        concurrency,
+        timed,
+        baseline,
+        sum(poller.failures.values()),
+        registry.sync_counts[("poll", "ok")],
+        failed_calls,
+    )
