@@ -83,28 +83,30 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
 
 
 class LocalTags:
-    """A clone's tag refs (refs/tags/NAME → object id), read again only when packed-refs or a
-    loose tag ref changed (by stat: git and dulwich replace both by a rename, so a rewrite is a
-    new inode), and the last remote listing found equal to them."""
+    """A clone's tag refs (refs/tags/NAME → object id), and the last remote listing found equal
+    to them while packed-refs and the loose tag refs stayed the same (by stat: git and dulwich
+    replace both by a rename, so a rewrite is a new inode). Only digests are kept: with 1,000
+    clones of 500 tags, the refs parsed and the listings as printed held 130 MB for good, to
+    spare a parse a poll makes only when something changed."""
 
     def __init__(self, clone_path: Path) -> None:
         self.path = clone_path
-        self._read: tuple[object, dict[str, str]] | None = None
-        self._matched: tuple[object, bytes] | None = None
+        self._matched: tuple[object, bytes] | None = None  # (refs' key, listing's digest)
         self._digest: tuple[object, str] | None = None
 
     def matches(self, listing: RemoteListing) -> bool:
         """Whether the clone holds exactly the listed tags."""
         key = self._key()
-        if self._matched == (key, listing.raw):
+        listed = hashlib.sha256(listing.raw).digest()
+        if self._matched == (key, listed):
             return True
-        if self._tags(key) != listing.tags():
+        if self._tags() != listing.tags():
             return False
-        self._matched = (key, listing.raw)
+        self._matched = (key, listed)
         return True
 
     def read(self) -> dict[str, str]:
-        return dict(self._tags(self._key()))
+        return self._tags()
 
     def digest(self) -> str:
         """A digest of the tag refs as written: the tags' part of packed-refs and the loose tag
@@ -132,13 +134,9 @@ class LocalTags:
         self._digest = (key, digest.hexdigest())
         return self._digest[1]
 
-    def _tags(self, key: object) -> dict[str, str]:
-        cached = self._read
-        if cached is not None and cached[0] == key:
-            return cached[1]
+    def _tags(self) -> dict[str, str]:
         tags = self._packed()
         tags.update(self._loose())
-        self._read = (key, tags)
         return tags
 
     def _key(self) -> object:
