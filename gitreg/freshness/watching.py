@@ -80,7 +80,7 @@ async def reload_catalog(served: Catalog, serve: Callable[[Catalog], Awaitable[b
     except ConfigError as exc:
         log.error("%s\nstill serving the previous catalog", exc)
         return False
-    return await serve(_keep_what_needs_a_restart(served, catalog))
+    return await serve(_sharing_specs(served, _keep_what_needs_a_restart(served, catalog)))
 
 
 def reread_catalog(catalog: Catalog) -> Catalog:
@@ -90,6 +90,18 @@ def reread_catalog(catalog: Catalog) -> Catalog:
     except ConfigError as exc:
         log.error("%s\nserving the catalog read at start-up", exc)
         return catalog
+
+
+def _sharing_specs(old: Catalog, new: Catalog) -> Catalog:
+    """`new`, with each module spec equal to one of `old` replaced by that one: the entries a
+    reload keeps hold the old specs, and two equal copies of 10,000 specs cost 70 MB for as
+    long as those entries serve. (Equal specs also compare at once: `is` before `==`.)"""
+    before = {spec.address.key: spec for spec in old.modules}
+    modules = tuple(
+        kept if (kept := before.get(spec.address.key)) == spec and kept is not None else spec
+        for spec in new.modules
+    )
+    return dataclasses.replace(new, modules=modules)
 
 
 def _keep_what_needs_a_restart(old: Catalog, new: Catalog) -> Catalog:
