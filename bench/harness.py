@@ -12,11 +12,24 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 import httpx
+
+
+def wall_and_cpu(work: Callable[[], None]) -> tuple[float, float]:
+    """`work`'s wall seconds, and the CPU seconds of this process and the children it waited
+    for (git's, for a polling round)."""
+
+    def cpu() -> float:
+        t = os.times()
+        return t.user + t.system + t.children_user + t.children_system
+
+    spent, start = cpu(), time.perf_counter()
+    work()
+    return time.perf_counter() - start, cpu() - spent
 
 
 def free_port() -> int:

@@ -12,31 +12,17 @@ only polls. The round is gitreg's own: `Poller.poll` on every repository, `poll_
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import tempfile
-import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import gitreg
-from bench.harness import git_daemon
+from bench.harness import git_daemon, wall_and_cpu
 from bench.scale.repos import Shape, daemon_port, generate, warm, write_catalog
 from gitreg.catalog.load import load_catalog
 from gitreg.freshness.poller import Poller
 from gitreg.modules.sync import Registry
-
-
-def _cpu() -> float:
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
-
-
-def _timed(work: Callable[[], None]) -> tuple[float, float]:
-    cpu, start = _cpu(), time.perf_counter()
-    work()
-    return time.perf_counter() - start, _cpu() - cpu
 
 
 def main() -> None:
@@ -79,7 +65,7 @@ def main() -> None:
 
         rows = []
         for _ in range(args.rounds):
-            rows.append((_timed(xargs), _timed(ours)))
+            rows.append((wall_and_cpu(xargs), wall_and_cpu(ours)))
             fetched = registry.sync_counts[("poll", "ok")]
             assert fetched == 0, f"nothing changed, yet {fetched} repositories were fetched"
             failed = sum(poller.failures.values())

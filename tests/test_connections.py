@@ -132,13 +132,7 @@ def test_a_rapid_reset_flood_is_cut_off_and_sigterm_still_exits_0(
         records = served.records()
     assert status == 0
     assert not [r for r in records if r["level"] in ("ERROR", "CRITICAL") or "exception" in r]
-    # (At DEBUG, the flooder's own connection may end with an SSL error as it closes: its
-    # business, not a warning.)
-    warnings = [
-        r["message"]
-        for r in records
-        if r["logger"] == "gitreg.connections" and r["level"] not in ("DEBUG", "INFO")
-    ]
+    warnings = _connection_warnings(records)
     assert warnings == [
         "closed an HTTP/2 connection from 127.0.0.1: "
         f"more than {MAX_RESETS} stream resets in a second"
@@ -199,13 +193,7 @@ def test_resets_a_client_makes_the_server_send_are_bounded_too(
     # The requests that reached the app: those the resets under the bound were made on, the
     # one whose reset was one too many, and the other client's (a rate, as above).
     assert _asked(records, "/healthz") <= streams // 10 + 1
-    # (At DEBUG, the flooder's own connection may end with an SSL error as it closes: its
-    # business, not a warning.)
-    warnings = [
-        r["message"]
-        for r in records
-        if r["logger"] == "gitreg.connections" and r["level"] not in ("DEBUG", "INFO")
-    ]
+    warnings = _connection_warnings(records)
     assert warnings == [
         "closed an HTTP/2 connection from 127.0.0.1: "
         f"more than {MAX_RESETS} stream resets in a second"
@@ -392,3 +380,13 @@ def test_idle_and_abandoned_tls_connections_are_debug_lines_and_the_exit_is_0(
         ended.count("connection from 127.0.0.1 ended: TimeoutError: SSL shutdown timed out") == idle
     )
     assert records[-1]["message"] == "stopped"
+
+
+def _connection_warnings(records: list[dict[str, Any]]) -> list[str]:
+    """What the connections said above INFO. (At DEBUG, the flooder's own connection may end
+    with an SSL error as it closes: its business, not a warning.)"""
+    return [
+        r["message"]
+        for r in records
+        if r["logger"] == "gitreg.connections" and r["level"] not in ("DEBUG", "INFO")
+    ]

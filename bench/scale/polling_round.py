@@ -4,24 +4,13 @@ and its git children)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-
-def _cpu() -> float:
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
-
-
-def _timed(work: Callable[[], None]) -> tuple[float, float]:
-    cpu, start = _cpu(), time.perf_counter()
-    work()
-    return time.perf_counter() - start, _cpu() - cpu
+from bench.harness import wall_and_cpu
 
 
 @dataclass(frozen=True)
@@ -75,8 +64,8 @@ def polling_round(config: Path) -> Round:
         if done.returncode not in (0, 123):
             raise RuntimeError(f"xargs exited {done.returncode}: {done.stderr[-2000:]}")
 
-    baseline = _timed(xargs)
-    timed = _timed(ours)
+    baseline = wall_and_cpu(xargs)
+    timed = wall_and_cpu(ours)
     return Round(
         read,
         concurrency,
