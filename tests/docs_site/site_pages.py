@@ -18,7 +18,7 @@ def sections(text: str, level: int = 2) -> dict[str, str]:
     """Each heading of `level` (`## gitreg serve`) and the text under it, up to the next
     heading of that level or above."""
     marks = "#" * level
-    found = re.finditer(rf"^{marks} (.+)\n(.*?)(?=^#{{1,{level}}} |\Z)", text, re.M | re.S)
+    found = re.finditer(rf"^{marks} ([^\n]+)\n(.*?)(?=^#{{1,{level}}} |\Z)", text, re.M | re.S)
     return {m.group(1).strip(): m.group(2) for m in found}
 
 
