@@ -1,12 +1,19 @@
 """docs/reference/configuration.md names every key registry.yaml accepts, as the loader itself
-says it knows them (tests/docs_site/catalog_keys.py), and no key it would refuse."""
+says it knows them (tests/docs_site/catalog_keys.py), and no key it would refuse; and each of
+its examples is a catalog the loader accepts."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pytest
+
+from gitreg.catalog.load import load_catalog
+from gitreg.errors import ConfigError
 from tests.docs_site.catalog_keys import accepted_keys
 from tests.docs_site.site_pages import first_cells, page
+from tests.support.provider_releases import new_key, write_key
 
 
 def test_every_key_the_loader_accepts_is_on_the_page(tmp_path: Path) -> None:
@@ -29,3 +36,38 @@ def test_every_row_gives_a_type_a_default_and_what_the_key_does(tmp_path: Path) 
         cells = [c.strip() for c in row.strip().strip("|").split("|")]
         assert len(cells) == 4, f"{key}: a row of key, type, default, what it does: {row}"
         assert cells[1] and cells[3], f"{key}: no type or no description: {row}"
+
+
+def _folder_for_the_examples(root: Path) -> Path:
+    """A folder holding what the page's examples name: key files, CAs, a release folder, a
+    mirror folder; the secrets they name by environment variable are not asked for."""
+    for name in (
+        "tls/server.pem",
+        "tls/server.key",
+        "certs/internal-ca.pem",
+        "certs/proxy-ca.pem",
+        "keys/id_ed25519",
+        "keys/known_hosts",
+        "secrets/metrics-token",
+    ):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("stand-in: the loader checks that it is a readable file\n")
+    (root / "releases/terraform-provider-widget").mkdir(parents=True)
+    (root / "terraform-mirror").mkdir()
+    write_key(new_key("release-2026"), root / "keys/release-2026.asc")
+    write_key(new_key("ci-2025"), root / "keys/ci-2025.asc", public=True)
+    return root
+
+
+def test_every_example_on_the_page_is_a_catalog_gitreg_accepts(tmp_path: Path) -> None:
+    root = _folder_for_the_examples(tmp_path)
+    examples = re.findall(r"^```yaml\n(.*?)^```$", page("reference/configuration.md"), re.M | re.S)
+    assert len(examples) >= 8, "an example for each part of the catalog"
+    for example in examples:
+        serves = re.search(r"^(modules|providers|mirror):", example, re.M)
+        text = example if serves else f"{example}mirror: {{}}\n"
+        (root / "registry.yaml").write_text(text)
+        try:
+            load_catalog(root / "registry.yaml", secrets=())
+        except ConfigError as exc:
+            pytest.fail(f"this example is refused:\n{example}\n{exc}")
