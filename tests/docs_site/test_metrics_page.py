@@ -4,6 +4,7 @@ network mirror reading through, so that every collector answers."""
 
 from __future__ import annotations
 
+import re
 import ssl
 from collections.abc import Iterator
 
@@ -74,6 +75,8 @@ def test_every_metric_served_is_on_the_page_with_its_type_and_labels(scraped: st
 
 
 def test_every_metric_on_the_page_is_served(scraped: str) -> None:
-    rows = first_cells(page("reference/metrics.md"), "metric")
-    unknown = sorted(rows.keys() - _served(scraped).keys())
+    """In its tables, and in the examples of queries and alerts too."""
+    text = page("reference/metrics.md")
+    named = first_cells(text, "metric").keys() | set(re.findall(r"\bgitreg_\w+", text))
+    unknown = sorted(named - _served(scraped).keys())
     assert not unknown, f"metrics on the page that /metrics does not serve: {unknown}"
