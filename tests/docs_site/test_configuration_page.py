@@ -4,10 +4,12 @@ its examples is a catalog the loader accepts."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gitreg.catalog.load import load_catalog
 from gitreg.errors import ConfigError
@@ -71,3 +73,56 @@ def test_every_example_on_the_page_is_a_catalog_gitreg_accepts(tmp_path: Path) -
             load_catalog(root / "registry.yaml", secrets=())
         except ConfigError as exc:
             pytest.fail(f"this example is refused:\n{example}\n{exc}")
+
+
+# The least each list's item needs, to read one key of it; not what the page says.
+_ITEMS: dict[str, dict[str, object]] = {
+    "credentials": {"url": "https://git.example.com/", "token_env": "GIT_TOKEN"},
+    "modules": {"namespace": "infra", "name": "vpc", "system": "aws", "repo": "repo"},
+    "providers": {"namespace": "acme", "type": "widget", "artifacts": "repo"},
+    "auth.tokens": {"name": "ci", "token_sha256": "0" * 64},
+    "auth.oidc": {"issuer": "https://issuer.example", "audience": "registry"},
+}
+
+
+def _with(key: str, value: object | None) -> dict[str, object]:
+    """A catalog that serves the mirror alone and holds `key` (a page's key path, like
+    `modules[].download`) set to `value`, or, with None, the least around it without it."""
+    document: dict[str, object] = {"mirror": {}}
+    here: dict[str, object] = document
+    path = ""
+    parts = key.split(".")
+    for i, part in enumerate(parts):
+        name, listed = part.removesuffix("[]"), part.endswith("[]")
+        path = f"{path}.{name}".removeprefix(".")
+        if i == len(parts) - 1:
+            if value is not None:
+                here[name] = value
+        elif listed:
+            item = dict(_ITEMS[path])
+            here[name] = [item]
+            here = item
+        else:
+            inner = here.setdefault(name, {})
+            assert isinstance(inner, dict)
+            here = inner
+    return document
+
+
+def test_every_default_on_the_page_is_what_leaving_the_key_out_gives(tmp_path: Path) -> None:
+    """Where the page gives a default as a value (`60s`, `archive`), a catalog that writes that
+    value is the catalog that leaves the key out."""
+    (tmp_path / "repo").mkdir()
+    checked = []
+    for key, row in first_cells(page("reference/configuration.md"), "key").items():
+        default = [c.strip() for c in row.strip().strip("|").split("|")][2]
+        value = re.fullmatch(r"`([^`]+)`", default)
+        if value is None:  # words: "none: plain HTTP", "the `listen` address"
+            continue
+        catalogs = []
+        for document in (_with(key, None), _with(key, yaml.safe_load(value[1]))):
+            (tmp_path / "registry.yaml").write_text(json.dumps(document))
+            catalogs.append(load_catalog(tmp_path / "registry.yaml", secrets=()))
+        assert catalogs[0] == catalogs[1], f"{key}: the page says the default is {default}"
+        checked.append(key)
+    assert len(checked) >= 30, f"defaults checked: {checked}"
