@@ -4,6 +4,7 @@ in it every option and argument that command takes; and no option a command does
 from __future__ import annotations
 
 import argparse
+import re
 
 from gitreg.cli import _parser
 from tests.docs_site.site_pages import first_cells, page, sections
@@ -67,3 +68,23 @@ def test_the_options_every_command_takes_are_at_the_top() -> None:
         *(_taken(c)[0] for n, c in _commands().items() if n not in ("cert", "token"))
     )
     assert shared - {"-h", "--help"} <= on_page, "--config and --log-level, said once for all"
+
+
+def test_every_default_on_the_page_is_the_parsers() -> None:
+    """Where a command's table gives a default as a value (`registry.yaml`, `1`), the parser's
+    default is that value."""
+    headings = sections(PAGE)
+    checked = []
+    for name, command in _commands().items():
+        _, words = _taken(command)
+        rows = first_cells(headings[f"gitreg {name}{words}"], "option")
+        for action in command._actions:
+            for span, row in rows.items():
+                if span.split()[0] not in action.option_strings:
+                    continue
+                default = row.strip().strip("|").split("|")[1].strip()
+                value = re.fullmatch(r"`([^`]+)`", default)
+                if value is not None:  # not words: "`listen` in the catalog"
+                    assert value[1] == str(action.default), f"gitreg {name} {span}: {default}"
+                    checked.append(f"{name} {span}")
+    assert len(checked) >= 10, f"defaults checked: {checked}"
