@@ -15,8 +15,9 @@ needs_terraform = pytest.mark.skipif(
 )
 
 
-def run_terraform(workdir: Path, ca_cert: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
+def terraform_env(workdir: Path, ca_cert: Path) -> dict[str, str]:
+    """The environment terraform runs in, in `workdir`, trusting `ca_cert`."""
+    return {
         **os.environ,
         "SSL_CERT_FILE": str(ca_cert),
         "TF_CLI_CONFIG_FILE": str(workdir / "cli.tfrc"),
@@ -25,10 +26,13 @@ def run_terraform(workdir: Path, ca_cert: Path, *args: str) -> subprocess.Comple
         "TF_LOG": "trace",
         "TF_LOG_PATH": str(workdir / "tf.log"),
     }
+
+
+def run_terraform(workdir: Path, ca_cert: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["terraform", *args, "-no-color"],
         cwd=workdir,
-        env=env,
+        env=terraform_env(workdir, ca_cert),
         capture_output=True,
         text=True,
         timeout=240,
