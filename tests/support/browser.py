@@ -26,10 +26,14 @@ def require_chromium() -> None:
 
 
 def chromium(
-    size: tuple[int, int] = DESKTOP, dark: bool = False, javascript: bool = True
+    size: tuple[int, int] = DESKTOP,
+    dark: bool = False,
+    javascript: bool = True,
+    test_certificates: bool = False,
 ) -> webdriver.Chrome:
     """Headless Chromium at `size` (a phone's, with touch and its pixel ratio, at PHONE), in the
-    light or dark colour scheme, with or without JavaScript."""
+    light or dark colour scheme, with or without JavaScript; with `test_certificates`, it
+    accepts a server certificate of a test's own CA (a registry served over TLS)."""
     require_chromium()
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
@@ -49,6 +53,8 @@ def chromium(
             "prefs", {"profile.managed_default_content_settings.javascript": 2}
         )
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    if test_certificates:
+        options.set_capability("acceptInsecureCerts", True)
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
     driver.set_page_load_timeout(60)
     phone = size == PHONE
