@@ -7,12 +7,15 @@ repository that cannot be read and of a tag that moved or went."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
+import ssl
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from selenium import webdriver
 from selenium.webdriver.common.by import By
@@ -23,6 +26,7 @@ from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.browser import DESKTOP, PHONE, chromium, full_page_screenshot, require_chromium
+from tests.support.catalogue import TOKEN
 from tests.support.gitrepo import GitRepo, git
 from tests.support.servers import RegistryServer
 from tests.support.terraform_cli import needs_terraform, run_terraform
@@ -338,15 +342,20 @@ def test_the_inputs_keep_name_required_and_description_on_screen(
         assert driver.execute_script("return document.documentElement.scrollWidth") <= width
         rows = driver.find_elements(By.CSS_SELECTOR, "#panel-inputs table.inputs tbody tr")
         assert len(rows) == 9
+        described = 0
         for row in rows:
             for cell in ("name", "required", "description"):
                 found = row.find_element(By.CSS_SELECTOR, f"td.{cell}")
+                if cell == "description" and not found.get_attribute("textContent"):
+                    continue  # none to show: on a phone, no empty line says so
+                described += cell == "description"
                 box = driver.execute_script(
                     "const r = arguments[0].getBoundingClientRect();"
                     "return [r.left, r.right, r.width];",
                     found,
                 )
                 assert found.is_displayed() and box[0] >= 0 and box[1] <= width, (cell, box)
+        assert described == 2  # name's and region's
         # The snippet keeps its lines whole: it scrolls sideways, never breaks an address.
         snippet = driver.find_element(By.CSS_SELECTOR, ".usage pre")
         assert snippet.value_of_css_property("white-space") == "pre"
@@ -414,3 +423,77 @@ def test_a_repository_that_cannot_be_read_and_a_tag_that_moved_or_went(
     versions = browser.find_elements(By.CSS_SELECTOR, "#panel-versions tbody tr")
     assert len(versions) == 2
     full_page_screenshot(browser, shots / "module-page-unreachable.png")
+
+
+def test_the_version_form_without_script_is_a_redirect(
+    served: RegistryServer, tls: TlsMaterial
+) -> None:
+    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    with httpx.Client(base_url=served.url, verify=context, timeout=60) as client:
+        chosen = client.get("/modules/infra/net/generic", params={"version": "1.0.0"})
+        odd = client.get("/modules/infra/net/generic", params={"version": "../../x y"})
+        followed = client.get(odd.headers["location"])
+    assert chosen.status_code == 303 and chosen.headers["location"] == (
+        "/modules/infra/net/generic/1.0.0"
+    )
+    # Whatever is asked stays within this module's pages: a 404, not a walk elsewhere.
+    assert odd.headers["location"] == "/modules/infra/net/generic/..%2F..%2Fx%20y"
+    assert followed.status_code == 404
+
+
+def _monorepo(root: Path, extra: str) -> Path:
+    repo = GitRepo(root / "mono")
+    repo.write({"a/main.tf": DNS, "b/main.tf": DNS})
+    repo.commit()
+    repo.tag("a/v1.0.0")
+    repo.tag("b/v1.0.0")
+    digest = hashlib.sha256(TOKEN.encode()).hexdigest()
+    path = root / "registry.yaml"
+    path.write_text(f"""\
+hostname: {HOSTNAME}
+cache_dir: cache
+{extra}
+modules:
+  - {{namespace: open, name: a, system: generic, repo: {repo.path}, path: a, tags: "a/v{{version}}",
+      archive: folder}}
+  - {{namespace: secret, name: b, system: generic, repo: {repo.path}, path: b,
+      tags: "b/v{{version}}", archive: folder}}
+auth:
+  public: [open]
+  tokens:
+    - {{name: reader, token_sha256: "{digest}", read: [secret]}}
+""")
+    return path
+
+
+def test_sibling_modules_are_shown_to_those_who_may_read_them(tmp_path: Path) -> None:
+    with (
+        RegistryServer(load_catalog(_monorepo(tmp_path, ""))) as server,
+        httpx.Client(base_url=server.url, timeout=60) as client,
+    ):
+        anyone = client.get("/modules/open/a/generic").text
+        reader = client.get(
+            "/modules/open/a/generic", headers={"Authorization": f"Bearer {TOKEN}"}
+        ).text
+    assert "/modules/secret/b/generic" not in anyone and "secret/b" not in anyone
+    assert '<a href="/modules/secret/b/generic">secret/b/generic</a>' in reader
+
+
+@pytest.mark.parametrize(
+    ("public_url", "block"),
+    [
+        (f"https://{HOSTNAME}", ""),  # people open it at its hostname: nothing to map
+        ("https://proxy.example.test:8443", "https://proxy.example.test:8443/v1/modules/"),
+    ],
+)
+def test_behind_a_proxy_the_host_block_follows_public_url(
+    tmp_path: Path, public_url: str, block: str
+) -> None:
+    catalog = load_catalog(_monorepo(tmp_path, f"public_url: {public_url}"))
+    with (
+        RegistryServer(catalog) as server,
+        httpx.Client(base_url=server.url, timeout=60) as client,
+    ):
+        page = client.get("/modules/open/a/generic").text
+    assert ('id="host-block"' in page) == bool(block)
+    assert block in page
