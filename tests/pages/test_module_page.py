@@ -25,7 +25,14 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
-from tests.support.browser import DESKTOP, PHONE, chromium, full_page_screenshot, require_chromium
+from tests.support.browser import (
+    DESKTOP,
+    PHONE,
+    chromium,
+    copied_by_button,
+    full_page_screenshot,
+    require_chromium,
+)
 from tests.support.catalogue import TOKEN
 from tests.support.gitrepo import GitRepo, git
 from tests.support.servers import RegistryServer
@@ -157,21 +164,6 @@ def _text(driver: webdriver.Chrome, element_id: str) -> str:
     return str(driver.find_element(By.ID, element_id).get_attribute("textContent"))
 
 
-def _copied(driver: webdriver.Chrome, source: str) -> str:
-    """What the Copy button beside `source` gives: the clipboard, or the selection it leaves."""
-    button = driver.find_element(By.CSS_SELECTOR, f'button[data-copy="{source}"]')
-    button.click()
-    WebDriverWait(driver, WAIT).until(lambda d: button.get_attribute("data-copied"), "a copy")
-    if button.get_attribute("data-copied") == "copied":
-        return str(
-            driver.execute_async_script(
-                "const done = arguments[0];"
-                "navigator.clipboard.readText().then(done, (e) => done('failed: ' + e));"
-            )
-        )
-    return str(driver.execute_script("return String(window.getSelection())"))
-
-
 def test_the_version_selector_goes_to_the_version_chosen(
     served: RegistryServer, browser: webdriver.Chrome
 ) -> None:
@@ -236,8 +228,8 @@ def test_the_copied_snippet_and_host_block_install_and_validate(
         {"origin": served.url, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
     )
     _open(browser, served.url + "/modules/infra/net/generic/1.0.0")
-    host_block = _copied(browser, "host-block")
-    snippet = _copied(browser, "usage-snippet")
+    host_block = copied_by_button(browser, "host-block")
+    snippet = copied_by_button(browser, "usage-snippet")
     assert host_block.startswith(f'host "{HOSTNAME}"')
     assert f'"modules.v1"   = "https://127.0.0.1:{served.port}/v1/modules/"' in host_block
     (tmp_path / "cli.tfrc").write_text(host_block + "\n")

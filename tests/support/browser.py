@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 CHROMIUM = os.environ.get("GITREG_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("GITREG_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -103,3 +105,20 @@ def full_page_screenshot(driver: webdriver.Chrome, path: Path) -> Path:
         },
     )
     return path
+
+
+def copied_by_button(driver: webdriver.Chrome, source: str, wait: float = 30) -> str:
+    """What the Copy button of the element `source` gives: the clipboard's text (grant the page
+    clipboard permissions first), or, where the page fell back to selecting it for the reader's
+    own Ctrl+C, the selection."""
+    button = driver.find_element(By.CSS_SELECTOR, f'button[data-copy="{source}"]')
+    button.click()
+    WebDriverWait(driver, wait).until(lambda d: button.get_attribute("data-copied"), "a copy")
+    if button.get_attribute("data-copied") == "copied":
+        return str(
+            driver.execute_async_script(
+                "const done = arguments[0];"
+                "navigator.clipboard.readText().then(done, (e) => done('failed: ' + e));"
+            )
+        )
+    return str(driver.execute_script("return String(window.getSelection())"))
