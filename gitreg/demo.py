@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from gitreg.catalog.model import Catalog, Listen
+from gitreg.terraform_services import host_block
 from gitreg.tlscert import TlsMaterial, ensure_local_tls, parse_host
-from gitreg.web.discovery import SERVICES
 
 
 def demo_tls(catalog: Catalog, listen: Listen) -> TlsMaterial:
@@ -21,9 +23,7 @@ def demo_banner(catalog: Catalog, listen: Listen, material: TlsMaterial) -> str:
     address = f"[{host}]:{listen.port}" if ":" in host else f"{host}:{listen.port}"
     base = f"https://{address}"
     first = catalog.modules[0].address if catalog.modules else "NAMESPACE/NAME/SYSTEM"
-    quoted = {f'"{name}"': f"{base}{path}" for name, path in SERVICES.items()}
-    width = max(map(len, quoted))
-    services = "\n".join(f'        {name:<{width}} = "{url}"' for name, url in quoted.items())
+    block = textwrap.indent(host_block(catalog.hostname, base), "    ")
     return f"""
 gitreg demo: the registry in {catalog.source.name}, served at {base}
 
@@ -50,11 +50,7 @@ Module sources name the registry by a host with a dot, so use {address}:
 To write the friendly hostname {catalog.hostname} instead, for modules and providers, add to
 your Terraform CLI config (~/.terraformrc, or the file TF_CLI_CONFIG_FILE names):
 
-    host "{catalog.hostname}" {{
-      services = {{
-{services}
-      }}
-    }}
+{block}
 
 For `gitreg serve`, make a certificate with `gitreg cert --host NAME --out DIR`.
 Stop with Ctrl-C.

@@ -4,6 +4,7 @@ A file that does not parse is named in `problems`; the rest is documented all th
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +33,7 @@ def module_docs(
     for file in files:
         where, _, name = file.path.rpartition("/")
         target = folders.setdefault(where, _Folder(where))
-        shown = f"{folder}/{file.path}" if folder else file.path
+        shown = posixpath.normpath(f"{folder}/{file.path}") if folder else file.path
         target.add(name, shown, file.data, file.why)
     root = folders.pop("").docs()
     ordered = sorted(folders.items())
@@ -41,6 +42,7 @@ def module_docs(
         root=root,
         submodules=tuple(f.docs() for path, f in ordered if path.startswith("modules/")),
         examples=tuple(f.docs() for path, f in ordered if path.startswith("examples/")),
+        repository_examples=tuple(f.docs() for path, f in ordered if path.startswith("../")),
         commit_time=commit_time,
     )
 

@@ -80,10 +80,13 @@ class FolderDocs:
 @dataclass(frozen=True)
 class ModuleDocs:
     """A module's documentation at one commit: its root, and its `modules/*` submodules and
-    `examples/*` examples, each sorted by path."""
+    `examples/*` examples, each sorted by path; for a module in a folder of its repository, the
+    examples under the repository's own `examples/` too, by their path from the module's
+    folder (`../../examples/basic`)."""
 
     commit: str
     root: FolderDocs
     submodules: tuple[FolderDocs, ...] = ()
     examples: tuple[FolderDocs, ...] = ()
     commit_time: int = 0  # the commit's committer time, Unix seconds
+    repository_examples: tuple[FolderDocs, ...] = ()

@@ -6,6 +6,7 @@ bound is never read (dulwich has no way to tell an object's size without inflati
 
 from __future__ import annotations
 
+import posixpath
 import stat
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -43,8 +44,10 @@ def doc_files(
     clone_path: Path, commit: str, folder: str, *, most: int = DOC_FILE_MOST
 ) -> list[DocFile]:
     """The `*.tf` files and README.md of `folder` at `commit`, and of each folder one level
-    under its `modules/` and `examples/`, in path order. Raises SourceError when the commit or
-    the folder is not in the clone."""
+    under its `modules/` and `examples/`, in path order; for a module in a folder of its
+    repository, then those of each folder under the repository's own `examples/`, by their path
+    from `folder` (`../../examples/basic/main.tf`). Raises SourceError when the commit or the
+    folder is not in the clone."""
     try:
         with open_repo(clone_path) as repo:
             return _doc_files(repo, commit, folder, most)
@@ -65,6 +68,7 @@ def _doc_files(repo: Repo, commit: str, folder: str, most: int) -> list[DocFile]
             child = repo[sha] if stat.S_ISDIR(mode) else None
             if isinstance(child, Tree):
                 folders.append((f"{sub.decode()}/{name.decode('utf-8', 'replace')}", child))
+    folders += _repository_examples(repo, commit, folder)
     wanted: list[tuple[str, ObjectID]] = []
     for prefix, tree in folders:
         for name, mode, sha in tree.iteritems(name_order=True):
@@ -91,6 +95,22 @@ def _doc_files(repo: Repo, commit: str, folder: str, most: int) -> list[DocFile]
         blob = repo[blob_id]
         files.append(DocFile(path, blob.as_raw_string() if isinstance(blob, Blob) else b""))
     return files
+
+
+def _repository_examples(repo: Repo, commit: str, folder: str) -> list[tuple[str, Tree]]:
+    """The folders under the repository's root `examples/`, by their path from `folder`: a
+    monorepo often keeps its examples there rather than beside each module."""
+    if not folder or folder == "examples" or folder.startswith("examples/"):
+        return []  # at the root, they are the module's own examples
+    root = folder_tree(repo, commit, "")
+    parent = _subtree(repo, root, b"examples") if root is not None else None
+    found = []
+    for name, mode, sha in parent.iteritems(name_order=True) if parent else ():
+        child = repo[sha] if stat.S_ISDIR(mode) else None
+        if isinstance(child, Tree):
+            path = f"examples/{name.decode('utf-8', 'replace')}"
+            found.append((posixpath.relpath(path, folder), child))
+    return found
 
 
 def blob_sizes(git_dir: Path, shas: Sequence[bytes]) -> dict[bytes, int]:

@@ -1,5 +1,6 @@
 """What a page shows, worked out from the registry's values: the module page (its release, docs,
-usage snippet, versions with dates) and the provider page. Plain data for the templates."""
+usage snippet, requirements, versions with dates, what to know of them) and the provider page.
+Plain data for the templates."""
 
 from __future__ import annotations
 
@@ -7,15 +8,17 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gitreg.docs.model import ModuleDocs, ParseProblem
+from gitreg.catalog.model import ModuleSpec
+from gitreg.docs.model import FolderDocs, ModuleDocs, ParseProblem, ProviderRequirement
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.pages.links import RepositoryLinks, web_url
 from gitreg.pages.readme import render_readme
+from gitreg.pages.related import Sibling, calling_examples, siblings
+from gitreg.pages.usage import cli_host_block, constraint, module_snippet, prerelease
 from gitreg.providers.artifacts import ProviderRelease, ReleaseProblem
 from gitreg.providers.hosted import ProviderEntry
 from gitreg.signing import PublicKey
-from gitreg.tags import parse_version
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,24 @@ class ReleaseRow:
     tag: str
     commit: str
     date: int | None  # the commit's committer time (unix), when known
+
+
+@dataclass(frozen=True)
+class Deprecation:
+    kind: str  # input | output
+    name: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ModuleSituation:
+    """What the page knows of the module beyond its docs: the modules of its repository the
+    reader may read, whether the repository's last read failed, and where the browser reached
+    the registry."""
+
+    repository: tuple[ModuleSpec, ...] = ()
+    unreadable: bool = False
+    address: str = ""  # a Host header, or public_url's host; "" when unknown
 
 
 @dataclass(frozen=True)
@@ -40,12 +61,21 @@ class ModulePage:
     web: str | None  # the repository's page, when it has an https URL
     source: str  # what a configuration's `source` says
     snippet: str
+    exact: bool  # the snippet asks for this very version
+    host_block: str  # the CLI config block that leads `hostname` here; "" when not needed
+    terraform_version: str
+    providers: tuple[ProviderRequirement, ...]
     description: str
     readme_html: str  # sanitised
     docs: ModuleDocs | None  # None: not built (docs_error says why)
     problems: tuple[ParseProblem, ...]
     docs_error: str
     releases: tuple[ReleaseRow, ...]
+    deprecations: tuple[Deprecation, ...]
+    unreadable: bool  # the repository's last read failed: the versions are those read before
+    kept_tag: str  # why this version is served from a commit its tag no longer names
+    siblings: tuple[Sibling, ...]
+    repository_examples: tuple[FolderDocs, ...]  # paths in the repository
 
 
 @dataclass(frozen=True)
@@ -62,24 +92,9 @@ class ProviderPage:
 def latest_release(releases: Sequence[Release]) -> Release | None:
     """The newest release that is no prerelease (what `~>` picks), else the newest."""
     for release in releases:
-        if not _prerelease(release.version):
+        if not prerelease(release.version):
             return release
     return releases[0] if releases else None
-
-
-def constraint(version: str) -> str:
-    """`~> X.Y` for a release; a prerelease only ever matches exactly."""
-    if _prerelease(version):
-        return version
-    parsed = parse_version(version)
-    return f"~> {parsed.major}.{parsed.minor}"
-
-
-def _prerelease(version: str) -> bool:
-    try:
-        return parse_version(version).prerelease is not None
-    except ValueError:
-        return False
 
 
 def module_url(entry: ModuleEntry) -> str:
@@ -94,17 +109,16 @@ def module_page(
     docs: ModuleDocs | None,
     times: Mapping[str, int],
     docs_error: str = "",
+    situation: ModuleSituation | None = None,
 ) -> ModulePage:
+    situation = situation or ModuleSituation()
     a = entry.spec.address
     source = f"{hostname}/{a.namespace}/{a.name}/{a.system}"
-    snippet = (
-        f'module "{a.name.replace("-", "_")}" {{\n'
-        f'  source  = "{source}"\n'
-        f'  version = "{constraint(release.version)}"\n'
-        "}"
-    )
-    web = web_url(entry.spec)
     latest = latest_release(entry.versions.releases) or release
+    version = constraint(release.version, newest=latest.version == release.version)
+    inputs = docs.root.inputs if docs is not None else ()
+    snippet = module_snippet(a.name, source, version, inputs)
+    web = web_url(entry.spec)
     readme_html = ""
     problems: tuple[ParseProblem, ...] = ()
     if docs is not None:
@@ -127,13 +141,54 @@ def module_page(
         web=web,
         source=source,
         snippet=snippet,
+        exact=version == release.version,
+        host_block=cli_host_block(hostname, situation.address),
+        terraform_version=docs.root.terraform_version if docs is not None else "",
+        providers=docs.root.providers if docs is not None else (),
         description=docs.root.description if docs is not None else "",
         readme_html=readme_html,
         docs=docs,
         problems=problems,
         docs_error=docs_error,
         releases=rows,
+        deprecations=_deprecations(docs),
+        unreadable=situation.unreadable,
+        kept_tag=_kept_tag(entry, release),
+        siblings=siblings(entry.spec, situation.repository),
+        repository_examples=calling_examples(
+            entry.spec, docs.repository_examples if docs is not None else ()
+        ),
     )
+
+
+def _deprecations(docs: ModuleDocs | None) -> tuple[Deprecation, ...]:
+    if docs is None:
+        return ()
+    found = [Deprecation("input", i.name, i.deprecated) for i in docs.root.inputs if i.deprecated]
+    found += [
+        Deprecation("output", o.name, o.deprecated) for o in docs.root.outputs if o.deprecated
+    ]
+    return tuple(found)
+
+
+def _kept_tag(entry: ModuleEntry, release: Release) -> str:
+    """Why `release` is served from its published commit though its tag moved or went (the
+    module's moved_tags: pin, deleted_tags: keep); "" when its tag is as published."""
+    for change in entry.changes:
+        if change.tag != release.tag or change.published != release.commit:
+            continue
+        if change.action == "pinned" and change.current is not None:
+            return (
+                f"Tag {change.tag} now names commit {change.current[:12]} in the repository;"
+                f" this registry serves {change.published[:12]}, the commit it first published,"
+                " so that what was installed does not change."
+            )
+        if change.action == "kept":
+            return (
+                f"Tag {change.tag} was deleted from the repository; this registry still serves"
+                f" {change.published[:12]}, the commit it first published."
+            )
+    return ""
 
 
 @functools.lru_cache(maxsize=256)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-SERVICES = {"modules.v1": "/v1/modules/", "providers.v1": "/v1/providers/"}
+from gitreg.terraform_services import SERVICES
 
 
 async def terraform_json(request: Request) -> JSONResponse:

@@ -8,6 +8,7 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -20,7 +21,7 @@ from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.pages.home import HomeQuery, home_page
 from gitreg.pages.render import PAGES
-from gitreg.pages.views import latest_release, module_page, provider_page
+from gitreg.pages.views import ModuleSituation, latest_release, module_page, provider_page
 from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.errors import client_status
@@ -118,6 +119,11 @@ async def module(request: Request) -> Response:
     entry = snapshot.index.get(address.namespace, address.name, address.system)
     if entry is None:
         raise NotFound(f"no module {address} on this registry")
+    chosen = request.query_params.get("version")
+    if chosen and "version" not in request.path_params:
+        # The version selector's form, sent without script: to that version's own page.
+        where = f"{request.url.path.rstrip('/')}/{quote(chosen, safe='')}"
+        return Response(status_code=303, headers={"Location": where, **SECURITY_HEADERS})
     release = _release(entry, request.path_params.get("version"))
     docs: ModuleDocs | None = None
     times: Mapping[str, int] = {}
@@ -131,10 +137,37 @@ async def module(request: Request) -> Response:
         problem = f"The documentation of this version could not be read: {exc}"
     # Off the event loop: a README of a repository's own making may take the sanitiser a
     # while (it lets go of the GIL), and no other request waits for it.
+    reader = await access.reader_of(request)
     view = await asyncio.to_thread(
-        module_page, snapshot.catalog.hostname, entry, release, docs, times, problem
+        module_page,
+        snapshot.catalog.hostname,
+        entry,
+        release,
+        docs,
+        times,
+        problem,
+        _situation(request, entry, reader),
     )
-    return html(request, "module.html", page=view, reader=await access.reader_of(request))
+    return html(request, "module.html", page=view, reader=reader)
+
+
+def _situation(request: Request, entry: ModuleEntry, reader: Principal | None) -> ModuleSituation:
+    world = world_of(request)
+    readable = access.may_read(request, reader)
+    namespace = entry.spec.address.namespace
+    # The modules of the same repository, where the reader may read them: admitted to this
+    # one, the reader reads its namespace.
+    repository = tuple(
+        spec
+        for spec in world.snapshot.specs.get(entry.spec.repo, ())
+        if spec.address.namespace == namespace or readable(spec.address.namespace)
+    )
+    public = world.catalog.public_url
+    return ModuleSituation(
+        repository=repository,
+        unreadable=state_of(request).registry.status[entry.spec.repo].last_error is not None,
+        address=urlsplit(public).netloc if public else request.headers.get("host", ""),
+    )
 
 
 def _release(entry: ModuleEntry, text: str | None) -> Release:

@@ -318,3 +318,21 @@ moved {
     assert root.outputs == (Output("no_value"),)
     assert root.module_calls == (ModuleCall("no_source", ""),)
     assert root.resources == () and root.providers == () and root.problems == ()
+
+
+def test_the_repository_root_examples_of_a_module_in_a_folder() -> None:
+    docs = _docs(
+        {
+            "main.tf": 'variable "x" {}\n',
+            "examples/own/main.tf": 'module "m" {\n  source = "../.."\n}\n',
+            "../../examples/net/main.tf": 'module "n" {\n  source = "../../modules/net"\n}\n',
+            "../../examples/net/broken.tf": "module {",
+        },
+        folder="modules/net",
+    )
+    assert [e.path for e in docs.examples] == ["examples/own"]
+    (root_example,) = docs.repository_examples
+    assert root_example.path == "../../examples/net"
+    assert root_example.module_calls == (ModuleCall("n", "../../modules/net"),)
+    # Named by its path in the repository, as every problem is.
+    assert [p.path for p in root_example.problems] == ["examples/net/broken.tf"]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gitreg.docs.cache import FORMAT
 from gitreg.docs.model import ModuleDocs
 from gitreg.docs.service import DocsService
 from gitreg.docs.warming import keep_warm, warm
@@ -117,7 +118,7 @@ def test_the_disk_cache_serves_a_second_service_and_a_corrupt_file_is_rebuilt(
         third = DocsService(tmp_path / "cache")
         assert asyncio.run(third.module_docs(entry, release)) == built
         assert third.builds == 1
-    files[0].write_text(files[0].read_text().replace('"format":1', '"format":0'))
+    files[0].write_text(files[0].read_text().replace(f'"format":{FORMAT}', '"format":0'))
     assert (
         DocsService(tmp_path / "cache").disk.load(files[0].parent.name, release.commit, "") is None
     )  # another format: rebuilt

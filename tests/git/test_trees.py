@@ -46,6 +46,35 @@ def test_doc_files_of_a_folder(tmp_path: Path) -> None:
     assert root == []  # the repository's root holds no .tf of its own
 
 
+def test_a_module_in_a_folder_reads_the_repository_root_examples_too(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.write(
+        {
+            "modules/net/main.tf": "n",
+            "modules/dns/main.tf": "no: another module",
+            "examples/net-basic/main.tf": "e1",
+            "examples/net-basic/deeper/main.tf": "no: one level down only",
+            "examples/README.md": "no: not an example",
+            "examples/dns/main.tf": "e2",
+        }
+    )
+    commit = repo.commit()
+    assert doc_files(repo.path / ".git", commit, "modules/net") == [
+        DocFile("main.tf", b"n"),
+        DocFile("../../examples/dns/main.tf", b"e2"),
+        DocFile("../../examples/net-basic/main.tf", b"e1"),
+    ]
+    # At the root, they are the module's own examples (and modules/ its submodules); in
+    # examples/, the folder is one of them.
+    assert [f.path for f in doc_files(repo.path / ".git", commit, "")] == [
+        "modules/dns/main.tf",
+        "modules/net/main.tf",
+        "examples/dns/main.tf",
+        "examples/net-basic/main.tf",
+    ]
+    assert doc_files(repo.path / ".git", commit, "examples/dns") == [DocFile("main.tf", b"e2")]
+
+
 def test_a_missing_folder_commit_or_clone_is_a_source_error(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "repo")
     commit = repo.release("v1", {"main.tf": ""})

@@ -129,7 +129,8 @@ def test_an_older_version_has_its_own_page(catalogue: RegistryServer) -> None:
         with_v = client.get("/modules/open/vpc/aws/v1.2.0")
     assert page.status_code == with_v.status_code == 200
     assert "Now with flow logs." not in page.text
-    assert "version = &#34;~&gt; 1.2&#34;" in page.text
+    # `~> 1.2` would install 1.3.0, not the version this page shows.
+    assert "version = &#34;1.2.0&#34;" in page.text and "~&gt;" not in page.text
     assert "latest: <a" in page.text
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 CHROMIUM = os.environ.get("GITREG_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("GITREG_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -26,10 +28,14 @@ def require_chromium() -> None:
 
 
 def chromium(
-    size: tuple[int, int] = DESKTOP, dark: bool = False, javascript: bool = True
+    size: tuple[int, int] = DESKTOP,
+    dark: bool = False,
+    javascript: bool = True,
+    test_certificates: bool = False,
 ) -> webdriver.Chrome:
     """Headless Chromium at `size` (a phone's, with touch and its pixel ratio, at PHONE), in the
-    light or dark colour scheme, with or without JavaScript."""
+    light or dark colour scheme, with or without JavaScript; with `test_certificates`, it
+    accepts a server certificate of a test's own CA (a registry served over TLS)."""
     require_chromium()
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
@@ -49,6 +55,8 @@ def chromium(
             "prefs", {"profile.managed_default_content_settings.javascript": 2}
         )
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    if test_certificates:
+        options.set_capability("acceptInsecureCerts", True)
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
     driver.set_page_load_timeout(60)
     phone = size == PHONE
@@ -97,3 +105,20 @@ def full_page_screenshot(driver: webdriver.Chrome, path: Path) -> Path:
         },
     )
     return path
+
+
+def copied_by_button(driver: webdriver.Chrome, source: str, wait: float = 30) -> str:
+    """What the Copy button of the element `source` gives: the clipboard's text (grant the page
+    clipboard permissions first), or, where the page fell back to selecting it for the reader's
+    own Ctrl+C, the selection."""
+    button = driver.find_element(By.CSS_SELECTOR, f'button[data-copy="{source}"]')
+    button.click()
+    WebDriverWait(driver, wait).until(lambda d: button.get_attribute("data-copied"), "a copy")
+    if button.get_attribute("data-copied") == "copied":
+        return str(
+            driver.execute_async_script(
+                "const done = arguments[0];"
+                "navigator.clipboard.readText().then(done, (e) => done('failed: ' + e));"
+            )
+        )
+    return str(driver.execute_script("return String(window.getSelection())"))

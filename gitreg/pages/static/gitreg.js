@@ -1,6 +1,8 @@
 // gitreg's one script, loaded from the registry itself (no inline script: the pages' CSP
-// allows none). Everything works without it; with it, the list filters as one types, and the
-// usage snippets copy with a button.
+// allows none). Everything works without it; with it, the list filters as one types, the
+// usage snippets copy with a button, and a module page's sections become tabs. (A module's
+// version selector is a form, and stays one: a select that moved on each arrow key would take
+// a keyboard's user away at the first press.)
 "use strict";
 
 function filterEntries(input) {
@@ -61,6 +63,66 @@ async function copySnippet(button) {
   status.textContent = how === "copied" ? "Copied." : "Selected: press Ctrl+C (or ⌘C) to copy.";
 }
 
+// A module page's sections as tabs (the WAI-ARIA tabs pattern): the tab bar's links select a
+// panel, arrow keys, Home and End move between tabs, and the address's #fragment says which is
+// shown, so that a link to a section (or a heading in it) opens its tab.
+function setUpTabs(list) {
+  const tabs = [...list.querySelectorAll("a[data-tab]")];
+  const panels = new Map(
+    tabs.map((tab) => [tab, document.querySelector(`[data-panel="${tab.dataset.tab}"]`)]),
+  );
+  list.setAttribute("role", "tablist");
+  document.body.classList.add("tabbed");
+  for (const tab of tabs) {
+    const panel = panels.get(tab);
+    tab.setAttribute("role", "tab");
+    tab.setAttribute("aria-controls", panel.id);
+    tab.parentElement.setAttribute("role", "presentation");
+    panel.setAttribute("role", "tabpanel");
+    panel.setAttribute("aria-labelledby", tab.id);
+    panel.tabIndex = 0;
+  }
+  function select(tab, focus) {
+    for (const other of tabs) {
+      const chosen = other === tab;
+      other.setAttribute("aria-selected", String(chosen));
+      other.tabIndex = chosen ? 0 : -1;
+      panels.get(other).hidden = !chosen;
+    }
+    if (focus) tab.focus();
+  }
+  function fromHash() {
+    const id = decodeURIComponent(window.location.hash.slice(1));
+    const target = id && document.getElementById(id);
+    const panel = target && target.closest("[data-panel]");
+    const tab = panel && tabs.find((t) => panels.get(t) === panel);
+    select(tab || tabs[0], false);
+    if (target && panel) target.scrollIntoView();
+  }
+  for (const tab of tabs) {
+    tab.addEventListener("click", (event) => {
+      event.preventDefault();
+      history.replaceState(null, "", `#${tab.dataset.tab}`);
+      select(tab, true);
+    });
+    tab.addEventListener("keydown", (event) => {
+      const at = tabs.indexOf(tab);
+      const next = {
+        ArrowRight: tabs[(at + 1) % tabs.length],
+        ArrowLeft: tabs[(at - 1 + tabs.length) % tabs.length],
+        Home: tabs[0],
+        End: tabs[tabs.length - 1],
+      }[event.key];
+      if (!next) return;
+      event.preventDefault();
+      history.replaceState(null, "", `#${next.dataset.tab}`);
+      select(next, true);
+    });
+  }
+  window.addEventListener("hashchange", fromHash);
+  fromHash();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   const search = document.getElementById("q");
   if (search && document.querySelector("[data-group]")) {
@@ -71,4 +133,6 @@ document.addEventListener("DOMContentLoaded", () => {
     button.hidden = false;
     button.addEventListener("click", () => copySnippet(button));
   }
+  const tabList = document.querySelector("[data-tabs]");
+  if (tabList) setUpTabs(tabList);
 });
