@@ -1,6 +1,7 @@
 """The text of `gitreg docs`: a module version's documentation for a terminal, inputs and
-outputs as aligned tables. Everything shown comes from a repository, so control characters are
-replaced: a README must not move the cursor or retitle the terminal of whoever reads it."""
+outputs as aligned tables, and the usage snippet the module's page shows for that version.
+Everything shown comes from a repository, so control characters are replaced: a README must not
+move the cursor or retitle the terminal of whoever reads it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Callable, Sequence
 from gitreg.docs.model import FolderDocs, ModuleDocs
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
+from gitreg.pages.usage import constraint, latest_release, module_snippet
 
 Out = Callable[[str], None]
 
@@ -24,16 +26,16 @@ def print_docs(
     when = time.strftime("%Y-%m-%d", time.gmtime(docs.commit_time)) if docs.commit_time else ""
     dated = f", {when}" if when else ""
     out(f"{address} {release.version} (tag {release.tag}, commit {release.commit[:12]}{dated})")
-    minor = ".".join(release.version.split("-")[0].split(".")[:2])
     if docs.root.description:
         out("")
         out(_clean(docs.root.description))
     out("")
     out("Usage")
-    out(f'  module "{_clean(entry.spec.address.name)}" {{')
-    out(f'    source  = "{address}"')
-    out(f'    version = "~> {minor}"')
-    out("  }")
+    latest = latest_release(entry.versions.releases) or release
+    version = constraint(release.version, newest=latest.version == release.version)
+    snippet = module_snippet(entry.spec.address.name, address, version, docs.root.inputs)
+    for line in snippet.splitlines():
+        out(f"  {_clean(line)}" if line else "")
     for line in _folder(docs.root):
         out(line)
     for title, folders in (("Submodules", docs.submodules), ("Examples", docs.examples)):

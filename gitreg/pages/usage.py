@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 
 from gitreg.docs.model import Input
+from gitreg.modules.resolve import Release
 from gitreg.pages.placeholders import placeholder
 from gitreg.tags import parse_version
 from gitreg.terraform_services import host_block, same_host
@@ -23,6 +24,14 @@ def prerelease(version: str) -> bool:
         return parse_version(version).prerelease is not None
     except ValueError:
         return False
+
+
+def latest_release(releases: Sequence[Release]) -> Release | None:
+    """The newest release that is no prerelease (what `~>` picks), else the newest."""
+    for release in releases:
+        if not prerelease(release.version):
+            return release
+    return releases[0] if releases else None
 
 
 def constraint(version: str, newest: bool = True) -> str:

@@ -15,7 +15,12 @@ from gitreg.modules.resolve import Release
 from gitreg.pages.links import RepositoryLinks, web_url
 from gitreg.pages.readme import render_readme
 from gitreg.pages.related import Sibling, calling_examples, siblings
-from gitreg.pages.usage import cli_host_block, constraint, module_snippet, prerelease
+from gitreg.pages.usage import (
+    cli_host_block,
+    constraint,
+    latest_release,
+    module_snippet,
+)
 from gitreg.providers.artifacts import ProviderRelease, ReleaseProblem
 from gitreg.providers.hosted import ProviderEntry
 from gitreg.signing import PublicKey
@@ -87,14 +92,6 @@ class ProviderPage:
     releases: tuple[ProviderRelease, ...]
     keys: tuple[PublicKey, ...]
     problems: tuple[ReleaseProblem, ...]
-
-
-def latest_release(releases: Sequence[Release]) -> Release | None:
-    """The newest release that is no prerelease (what `~>` picks), else the newest."""
-    for release in releases:
-        if not prerelease(release.version):
-            return release
-    return releases[0] if releases else None
 
 
 def module_url(entry: ModuleEntry) -> str:

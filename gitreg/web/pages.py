@@ -21,7 +21,8 @@ from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.pages.home import HomeQuery, home_page
 from gitreg.pages.render import PAGES
-from gitreg.pages.views import ModuleSituation, latest_release, module_page, provider_page
+from gitreg.pages.usage import latest_release
+from gitreg.pages.views import ModuleSituation, module_page, provider_page
 from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.errors import client_status

@@ -51,6 +51,7 @@ def test_docs_prints_the_latest_version_as_tables(catalog: Path) -> None:
     assert lines[2] == "Makes a VPC."
     assert '    source  = "registry.example.com/infra/vpc/aws"' in lines
     assert '    version = "~> 1.1"' in lines
+    assert '    cidr = "..."' in lines  # the required input, as the page's snippet has it
     inputs = lines[lines.index("Inputs") + 1 : lines.index("Outputs") - 1]
     assert inputs[0].split() == ["NAME", "TYPE", "DEFAULT", "DESCRIPTION"]
     assert inputs[1].split() == ["cidr", "string", "(required)", "The", "block."]
@@ -73,6 +74,8 @@ def test_docs_of_a_given_version_and_offline(catalog: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert " 1.0.0 (tag vpc/v1.0.0" in done.stdout.splitlines()[0]
     assert "arn" not in done.stdout
+    # An older version's snippet asks for that version exactly, as its page does.
+    assert '    version = "1.0.0"' in done.stdout.splitlines()
     again = gitreg("docs", "INFRA/vpc/aws", "1.0.0", "--offline", "--config", str(catalog))
     assert again.stdout == done.stdout
 
