@@ -34,7 +34,7 @@ def cert(args: argparse.Namespace) -> int:
     try:
         hosts = tuple(dict.fromkeys(parse_host(h) for h in args.host))
     except ValueError as exc:
-        print(f"--host: {exc}", file=sys.stderr)
+        print(f"gitreg: --host: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out).resolve()
     try:
@@ -43,7 +43,7 @@ def cert(args: argparse.Namespace) -> int:
         print(f"gitreg: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"gitreg: cannot write in {out}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"gitreg: --out {out}: cannot write in it: {exc.strerror or exc}", file=sys.stderr)
         return 1
     m = issued.material
     ca = "a new local CA" if issued.new_ca else "the local CA"
@@ -75,7 +75,7 @@ system's trust store instead:
 def token(args: argparse.Namespace) -> int:
     if not TOKEN_NAME.fullmatch(args.name):
         print(
-            f"{args.name!r}: a token's name is 1 to 64 letters, digits, '.', '_' or '-'",
+            f"gitreg: token name {args.name!r}: must be 1 to 64 letters, digits, '.', '_' or '-'",
             file=sys.stderr,
         )
         return 2
