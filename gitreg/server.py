@@ -37,6 +37,14 @@ DEFAULT_GRACE = 20.0  # Kubernetes sends SIGKILL 30 s after SIGTERM by default: 
 # After the grace period: the lifespan's shutdown (background work, clients of origins).
 SHUTDOWN_MOST = 5.0
 
+
+def longest_stop(shutdown_grace: float) -> float:
+    """The longest a stop signal takes to end a server process: requests in flight get the
+    grace, then closing takes SHUTDOWN_MOST at most. What waits for it before a SIGKILL
+    (`docker stop -t`, terminationGracePeriodSeconds, TimeoutStopSec) must wait longer."""
+    return shutdown_grace + SHUTDOWN_MOST
+
+
 # An ASGI application, typed as Starlette types one (scope, receive, send), so that serving it
 # needs no Starlette here: only web/ imports Starlette.
 Message = MutableMapping[str, Any]

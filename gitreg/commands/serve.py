@@ -20,7 +20,7 @@ from gitreg.freshness.watching import reread_catalog
 from gitreg.git.clone import move_old_clones
 from gitreg.git.shutdown import stop_git_processes
 from gitreg.heap import Freezer
-from gitreg.server import SHUTDOWN_MOST, SharingLoop, bind, hypercorn_config, serve_until_signalled
+from gitreg.server import SharingLoop, bind, hypercorn_config, longest_stop, serve_until_signalled
 from gitreg.web.app import create_app
 from gitreg.web.state import RegistryState
 from gitreg.workers import run_workers
@@ -77,7 +77,7 @@ def run_server(
         return _serve(served, listen, tls, access_log, sock, worker=index)
 
     # A worker's stop: the grace its requests get, then at most SHUTDOWN_MOST to close.
-    stop_within = catalog.shutdown_grace + SHUTDOWN_MOST + 10.0
+    stop_within = longest_stop(catalog.shutdown_grace) + 10.0
     return run_workers(workers, work, sock, stop_within)
 
 
