@@ -554,6 +554,11 @@ BROKEN = "modules:\n  - {namespace: infra, name: vpc, system: aws, repo: x, colo
         (["docs", "infra/nope/aws"], "gitreg: infra/nope/aws: no such module in {catalog}"),
         (["accept", "infra/vpc", "1.0.0"], "gitreg: infra/vpc: give the module as"),
         (["mirror", "pull", "x"], "gitreg: action: invalid choice: 'pull'"),
+        (["mirror", "sync", "acme/widget"], "gitreg: 'acme/widget': name the origin too"),
+        (
+            ["mirror", "sync", "registry.terraform.io/hashicorp/null@one"],
+            "gitreg: registry.terraform.io/hashicorp/null@one: 'one' is not a Semantic Version",
+        ),
         (["cert"], "gitreg: cert: the following arguments are required: --host"),
         (["cert", "--host", "https://x"], "gitreg: --host: 'https://x' must be a host name"),
         (["token", "new", "a b"], "gitreg: token name 'a b': must be 1 to 64 letters"),
@@ -572,7 +577,8 @@ def test_every_usage_or_config_error_is_said_in_one_form(
     names = {"absent": tmp_path / "absent.yaml", "broken": tmp_path / "broken.yaml"}
     names["catalog"] = catalog
     args = [a.format(**names) for a in args]
-    needs_catalog = args[:1] in (["serve"], ["check"], ["list"], ["docs"], ["accept"], ["demo"])
+    commands_with_catalog = ("serve", "check", "list", "docs", "accept", "demo", "mirror")
+    needs_catalog = bool(args) and args[0] in commands_with_catalog
     if needs_catalog and "--config" not in args:
         args += ["--config", str(catalog)]
     status: object

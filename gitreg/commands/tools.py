@@ -11,13 +11,21 @@ from pathlib import Path
 from gitreg.auth.tokens import digest, new_token
 from gitreg.catalog.auth import TOKEN_NAME
 from gitreg.catalog.model import Catalog
-from gitreg.mirror.prefetch import sync
+from gitreg.mirror.prefetch import parse_request, sync
 from gitreg.mirror.readthrough import ReadThrough
 from gitreg.providers.hashes import HashCache
 
 
 def mirror(catalog: Catalog, args: argparse.Namespace) -> int:
     """`gitreg mirror sync PROVIDER...`: fill the network mirror's cache ahead of time."""
+    for text in args.providers:  # a mistyped request is refused before anything is fetched
+        try:
+            parse_request(text)
+        except ValueError as exc:
+            why = str(exc)
+            where = "" if why.startswith(repr(text)) else f"{text}: "
+            print(f"gitreg: {where}{why}", file=sys.stderr)
+            return 2
     read_through = ReadThrough(catalog.mirror, catalog.cache_dir, HashCache(), own=catalog.hostname)
     try:
         failures = sync(read_through, args.providers, set(args.platform or ()))
