@@ -20,7 +20,7 @@ _USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
-class Unread:
+class ReadFailures:
     """The module repositories a listing could not read (none of their versions is known), and
     those whose last fetch failed (listed as their clones hold them), each with why."""
 
@@ -46,7 +46,7 @@ class Unread:
         return lines
 
 
-def read_failures(registry: Registry) -> Unread:
+def read_failures(registry: Registry) -> ReadFailures:
     snapshot, failed, stale = registry.snapshot, [], []
     locations = [location for location, specs in snapshot.specs.items() if specs]
     for location in locations:
@@ -57,7 +57,7 @@ def read_failures(registry: Registry) -> Unread:
             failed.append((url, _plain(why, url)))
         elif last_error:
             stale.append((url, _plain(last_error, url)))
-    return Unread(tuple(failed), tuple(stale), len(locations))
+    return ReadFailures(tuple(failed), tuple(stale), len(locations))
 
 
 def _plain(why: str, url: str) -> str:
