@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import NoReturn
 
 from gitreg import __version__
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import SECRET_USES, SecretUse
 from gitreg.commands.check import check
+from gitreg.commands.endpoint import add_endpoint_flags
 from gitreg.commands.reads import accept, docs, list_modules
 from gitreg.commands.serve import demo, serve
 from gitreg.commands.tools import cert, mirror, token
@@ -19,10 +23,24 @@ from gitreg.logs import LOG_FORMATS
 from gitreg.logs import configure as configure_logging
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors in gitreg's one form: `gitreg: <what>: <why>`, then where to
+    read more, exit status 2 (argparse's own prints its usage, then `gitreg serve: error: ...`)."""
+
+    def error(self, message: str) -> NoReturn:
+        what = self.prog.removeprefix("gitreg").strip()
+        if message.startswith("argument "):  # "argument --workers: invalid int value: 'x'"
+            message = message.removeprefix("argument ")
+        elif what:
+            message = f"{what}: {message}"
+        more = f"gitreg {what} --help" if what else "gitreg --help"
+        self.exit(2, f"gitreg: {message} (see {more})\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     flag_format = getattr(args, "log_format", None)  # serve and demo have --log-format
-    configure_logging(args.log_level, flag_format or "text")
+    configure_logging(args.log_level, flag_format or "text", args.command not in (serve, demo))
     if args.command in (cert, token):  # need no catalog
         status: int = args.command(args)
         return status
@@ -31,16 +49,28 @@ def main(argv: list[str] | None = None) -> int:
     try:
         catalog = load_catalog(Path(args.config), secrets)
     except ConfigError as exc:
-        print(exc, file=sys.stderr)
+        for line in _config_errors(exc, args.config):
+            print(f"gitreg: {line}", file=sys.stderr)
         return 2
     problem = _cache_dir_problem(catalog.cache_dir)
     if problem:
-        print(f"{catalog.source} is invalid:\n  cache_dir: {problem}", file=sys.stderr)
+        print(f"gitreg: {args.config}: cache_dir: {problem}", file=sys.stderr)
         return 2
     if hasattr(args, "log_format") and not flag_format and catalog.log_format != "text":
         configure_logging(args.log_level, catalog.log_format)  # the flag wins over the catalog
     result: int = args.command(catalog, args)
     return result
+
+
+def _config_errors(exc: ConfigError, config: str) -> list[str]:
+    """Each problem of registry.yaml as `<file>: <key> (line N): <why>`; a file that cannot be
+    read at all as `--config <file>: <why>`."""
+    problems = exc.problems
+    if [p.path for p in problems] == ["(file)"]:
+        why = problems[0].reason
+        why = "no such file" if why == os.strerror(errno.ENOENT) else why[:1].lower() + why[1:]
+        return [f"--config {config}: {why}"]
+    return [f"{config}: {problem}" for problem in problems]
 
 
 def _cache_dir_problem(path: Path) -> str | None:
@@ -54,9 +84,7 @@ def _cache_dir_problem(path: Path) -> str | None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="gitreg", description="Git tags become a Terraform/OpenTofu registry."
-    )
+    parser = _Parser(prog="gitreg", description="Git tags become a Terraform/OpenTofu registry.")
     parser.add_argument("--version", action="version", version=f"gitreg {__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
@@ -79,9 +107,7 @@ def _parser() -> argparse.ArgumentParser:
         return sub
 
     sub = command("serve", serve, "serve the registry", "info")
-    sub.add_argument("--listen", help="HOST:PORT (default: listen in registry.yaml)")
-    sub.add_argument("--certfile", help="TLS certificate (PEM); with --keyfile, serve HTTPS")
-    sub.add_argument("--keyfile", help="TLS private key (PEM)")
+    add_endpoint_flags(sub)
     sub.add_argument(
         "--access-log", action="store_true", help="log every request (gitreg.access, at info)"
     )
@@ -92,12 +118,19 @@ def _parser() -> argparse.ArgumentParser:
         default=1,
         help="worker processes serving the one socket (default: 1; about one per core)",
     )
-    command("check", check, "validate the catalog and reach every repository", "warning")
+    sub = command(
+        "check",
+        check,
+        "validate the catalog, the address and TLS files serve would use, and reach every"
+        " repository",
+        "warning",
+    )
+    add_endpoint_flags(sub)  # what `serve` with the same flags would use
     sub = command(
         "list",
         list_modules,
         "show every module and provider, their versions, and what was ignored or refused",
-        "warning",
+        "error",  # what could not be read is said in the listing, plainly, not as log lines
         frozenset({"git", "state"}),
     )
     sub.add_argument("--offline", action="store_true", help="never fetch, not even new mirrors")

@@ -17,6 +17,8 @@ from typing import Any
 LOG_FORMATS = ("text", "json")
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# A command that serves nothing (check, list, docs, ...) logs in the form of its errors.
+COMMAND_FORMAT = "gitreg: %(level)s: %(message)s"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
 _SIGNATURE = re.compile(r"(?<=[?&]signature=)[^&\s\"']+")
 # JSON leaves these unescaped, yet Python's str.splitlines (and some log shippers) break on them.
@@ -75,6 +77,17 @@ class SafeFormatter(logging.Formatter):
         return super().formatMessage(record)
 
 
+class CommandFormatter(SafeFormatter):
+    """`gitreg: warning: <message>`: a command's log lines, in the form of its error lines."""
+
+    def __init__(self) -> None:
+        super().__init__(COMMAND_FORMAT)
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.level = record.levelname.lower()
+        return super().formatMessage(record)
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object a line: time (ISO 8601, UTC), level, logger, message, request_id when a
     request caused it, the record's extra fields, and the exception (traceback) as a field."""
@@ -107,12 +120,17 @@ def _iso(created: float) -> str:
     return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def configure(level: str, log_format: str = "text") -> None:
+def configure(level: str, log_format: str = "text", command: bool = False) -> None:
     """The process's logging: one line per event on stderr, at `level` and above, as text or as
-    JSON (`log_format`, one of LOG_FORMATS)."""
+    JSON (`log_format`, one of LOG_FORMATS); a `command`'s (not a server's) as its errors."""
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(RequestIdFilter())
-    handler.setFormatter(JsonFormatter() if log_format == "json" else SafeFormatter(TEXT_FORMAT))
+    formatter: logging.Formatter = SafeFormatter(TEXT_FORMAT)
+    if log_format == "json":
+        formatter = JsonFormatter()
+    elif command:
+        formatter = CommandFormatter()
+    handler.setFormatter(formatter)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(getattr(logging, level.upper()))

@@ -37,6 +37,14 @@ DEFAULT_GRACE = 20.0  # Kubernetes sends SIGKILL 30 s after SIGTERM by default: 
 # After the grace period: the lifespan's shutdown (background work, clients of origins).
 SHUTDOWN_MOST = 5.0
 
+
+def longest_stop(shutdown_grace: float) -> float:
+    """The longest a stop signal takes to end a server process: requests in flight get the
+    grace, then closing takes SHUTDOWN_MOST at most. What waits for it before a SIGKILL
+    (`docker stop -t`, terminationGracePeriodSeconds, TimeoutStopSec) must wait longer."""
+    return shutdown_grace + SHUTDOWN_MOST
+
+
 # An ASGI application, typed as Starlette types one (scope, receive, send), so that serving it
 # needs no Starlette here: only web/ imports Starlette.
 Message = MutableMapping[str, Any]
@@ -121,19 +129,19 @@ def check_tls(tls: TlsFiles, keys: tuple[str, str] = TLS_KEYS) -> None:
     try:
         certificate = x509.load_pem_x509_certificates(cert_text)[0]  # the server's, then a chain
     except ValueError as exc:
-        raise StartupError(f"{cert_key} {tls.certfile} holds no PEM certificate", 2) from exc
+        raise StartupError(f"{cert_key} {tls.certfile}: holds no PEM certificate", 2) from exc
     try:
         key = serialization.load_pem_private_key(key_text, None)
     except TypeError as exc:  # cryptography's word for "encrypted, and no password given"
         raise StartupError(
-            f"{key_key} {tls.keyfile} is protected by a passphrase, which gitreg cannot ask for",
+            f"{key_key} {tls.keyfile}: is protected by a passphrase, which gitreg cannot ask for",
             2,
         ) from exc
     except ValueError as exc:
-        raise StartupError(f"{key_key} {tls.keyfile} holds no PEM private key", 2) from exc
+        raise StartupError(f"{key_key} {tls.keyfile}: holds no PEM private key", 2) from exc
     if key.public_key() != certificate.public_key():
         raise StartupError(
-            f"{key_key} {tls.keyfile} does not match {cert_key} {tls.certfile} "
+            f"{key_key} {tls.keyfile}: does not match {cert_key} {tls.certfile} "
             "(it is not the key the certificate was made for)",
             2,
         )
@@ -157,10 +165,12 @@ def _read(path: Path, key: str) -> bytes:
     try:
         return path.read_bytes()
     except OSError as exc:
-        raise StartupError(f"cannot read {key} {path}: {_why(exc)}", 2) from exc
+        raise StartupError(f"{key} {path}: {_why(exc)}", 2) from exc
 
 
 def _why(exc: OSError) -> str:
+    if exc.errno == errno.ENOENT:
+        return "no such file"
     reason = exc.strerror or str(exc)
     return reason[:1].lower() + reason[1:]
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import signal
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -16,7 +19,7 @@ from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.origin_server import ScriptedOrigin
 from tests.support.provider_releases import new_key, write_key, write_release
-from tests.support.servers import answers, free_port, start_gitreg, wait_until
+from tests.support.servers import answers, free_port, git_daemon, start_gitreg, wait_until
 from tests.support.servers import run_gitreg as gitreg
 
 
@@ -108,7 +111,8 @@ def test_serve_plain_http_and_stop_on_signal(catalog: Path, sig: signal.Signals)
 
 def test_mismatched_tls_flags(catalog: Path) -> None:
     done = gitreg("serve", "--config", str(catalog), "--certfile", "x.pem")
-    assert done.returncode == 2 and "go together" in done.stderr
+    assert done.returncode == 2
+    assert done.stderr == "gitreg: --certfile: needs --keyfile too (give both, or neither)\n"
 
 
 def test_unwritable_cache_dir_is_refused(catalog: Path, tmp_path: Path) -> None:
@@ -122,8 +126,8 @@ def test_unwritable_cache_dir_is_refused(catalog: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--listen", "nonsense"], "--listen: 'nonsense' must be HOST:PORT"),
-        (["--certfile", "absent.pem", "--keyfile", "absent.key"], "no such file"),
+        (["--listen", "nonsense"], "gitreg: --listen nonsense: 'nonsense' must be HOST:PORT"),
+        (["--certfile", "absent.pem", "--keyfile", "absent.key"], "absent.pem: no such file"),
     ],
 )
 def test_bad_serve_flags(catalog: Path, args: list[str], message: str) -> None:
@@ -280,7 +284,9 @@ def test_only_the_commands_that_use_a_secret_need_it(
         assert "is not set" in err or "is not a readable file" in err
     # The commands that do not use the secret run as they would without it.
     status, out, err = run(capsys, "list", "--offline", *config)
-    assert status == 0 and out.startswith("registry.example.com/infra/vpc/aws\n"), err
+    assert out.startswith("registry.example.com/infra/vpc/aws\n"), err
+    # (nothing fetched yet, and --offline fetches nothing: no version to list)
+    assert status == 1 and "could not read any of the 1 repositories" in err
     if "list" not in commands_that_refuse:
         status, out, err = run(capsys, "list", *config)
         assert status == 0 and "1.1.0" in out, err
@@ -432,3 +438,158 @@ def test_log_format_from_the_catalog_and_the_flag_that_wins(
     assert lines and all(line.startswith("{") == json_lines for line in lines), output
     if json_lines:
         assert [json.loads(line)["message"] for line in lines][-1] == "stopped"
+
+
+@pytest.fixture
+def stopped_daemon(tmp_path: Path) -> Iterator[str]:
+    """A repository's git:// URL on 127.0.0.1, served by a git daemon that has since stopped;
+    its port is held, not listened on, so that no other program takes it meanwhile."""
+    served = tmp_path / "served"
+    GitRepo(served / "net.git").release("v1.0.0", module_files("1.0.0"))
+    with git_daemon(served) as base:
+        pass
+    with held(base):
+        yield f"{base}/net.git"
+
+
+@contextlib.contextmanager
+def held(base: str) -> Iterator[None]:
+    """The port of `base` (a stopped server's URL) bound and not listened on: connections to
+    it are refused, and no other program can take it meanwhile."""
+    with socket.socket() as holder:
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        holder.bind(("127.0.0.1", int(base.rsplit(":", 1)[1])))
+        yield
+
+
+def _listed_with(catalog: Path, *repos: str, keep_mono: bool = True) -> Path:
+    text = catalog.read_text()
+    if not keep_mono:
+        text = text.split("modules:\n")[0] + "modules:\n"
+    for i, repo in enumerate(repos):
+        text += f"  - {{namespace: infra, name: m{i}, system: aws, repo: '{repo}'}}\n"
+    catalog.write_text(text)
+    return catalog
+
+
+def test_list_says_which_repositories_could_not_be_read(
+    catalog: Path, tmp_path: Path, stopped_daemon: str
+) -> None:
+    (tmp_path / "no-repository").mkdir()  # a folder, and no Git repository in it
+    token_as_user = stopped_daemon.replace("git://", "http://glpat-s3cr3t@")
+    _listed_with(catalog, stopped_daemon, "no-repository", token_as_user)
+    done = gitreg("list", "--config", str(catalog))
+    assert done.returncode == 0, done.stderr  # infra/vpc/aws is read: a server serves it
+    assert done.stderr == ""
+    assert "glpat-s3cr3t" not in done.stdout
+    section = done.stdout.split("\ncould not read ", 1)[1].splitlines()
+    assert section[0] == "3 of 4 repositories:"
+    http_url = stopped_daemon.replace("git://", "http://")
+    assert [line.split(": ", 1)[0] for line in section[1:]] == [
+        f"  {stopped_daemon}",
+        f"  {tmp_path / 'no-repository'}",
+        f"  {http_url}",
+    ]
+    assert all(": fetch failed: " in line for line in section[1:])
+    assert "serving the versions known before" not in done.stdout + done.stderr
+    assert done.stdout.splitlines()[0] == "registry.example.com/infra/vpc/aws"
+
+
+def test_list_fails_when_no_repository_could_be_read(
+    catalog: Path, tmp_path: Path, stopped_daemon: str
+) -> None:
+    (tmp_path / "no-repository").mkdir()
+    _listed_with(catalog, stopped_daemon, "no-repository", keep_mono=False)
+    done = gitreg("list", "--config", str(catalog))
+    assert done.returncode == 1
+    assert done.stderr == (
+        "gitreg: could not read any of the 2 repositories: no module has a version to list\n"
+    )
+    assert "could not read 2 of 2 repositories:" in done.stdout
+
+
+def test_list_says_which_repositories_could_not_be_fetched(catalog: Path, tmp_path: Path) -> None:
+    served = tmp_path / "served"
+    GitRepo(served / "net.git").release("v1.0.0", module_files("1.0.0"))
+    with git_daemon(served) as base:
+        _listed_with(catalog, f"{base}/net.git", keep_mono=False)
+        first = gitreg("list", "--config", str(catalog))
+    assert first.returncode == 0 and "could not" not in first.stdout, first.stdout
+    with held(base):
+        done = gitreg("list", "--fetch", "--config", str(catalog))
+    assert done.returncode == 0, done.stderr  # its clone is read: what a server would serve
+    assert "  1.0.0 " in done.stdout
+    section = done.stdout.split("\ncould not fetch ", 1)[1].splitlines()
+    assert section[0] == "1 of 1 repositories (listed as their clones hold them):"
+    assert section[1].startswith(f"  {base}/net.git: fetch failed: ")
+
+
+BROKEN = "modules:\n  - {namespace: infra, name: vpc, system: aws, repo: x, colour: red}\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "first"),
+    [
+        ([], "gitreg: the following arguments are required: COMMAND (see gitreg --help)"),
+        (["serf"], "gitreg: COMMAND: invalid choice: 'serf'"),
+        (["list", "--bogus"], "gitreg: unrecognized arguments: --bogus (see gitreg --help)"),
+        (["serve", "--workers", "x"], "gitreg: --workers: invalid int value: 'x'"),
+        (["serve", "--workers", "0"], "gitreg: --workers 0: must be from 1 to 64"),
+        (
+            ["serve", "--listen", "127.0.0.1:99999"],
+            "gitreg: --listen 127.0.0.1:99999: the port 99999 is out of range:"
+            " a port is from 1 to 65535",
+        ),
+        (
+            ["demo", "--listen", "127.0.0.1:port"],
+            "gitreg: --listen 127.0.0.1:port: the port 'port' is not a number",
+        ),
+        (["serve", "--keyfile", "k.pem"], "gitreg: --keyfile: needs --certfile too"),
+        (["check", "--listen", "nowhere"], "gitreg: --listen nowhere: 'nowhere' must be HOST:PORT"),
+        (["serve", "--config", "{absent}"], "gitreg: --config {absent}: no such file"),
+        (["list", "--config", "{absent}"], "gitreg: --config {absent}: no such file"),
+        (["check", "--config", "{broken}"], "gitreg: {broken}: modules[0].colour (line 2):"),
+        (["docs"], "gitreg: docs: the following arguments are required: module"),
+        (["docs", "infra/vpc"], "gitreg: infra/vpc: give the module as NAMESPACE/NAME/SYSTEM"),
+        (["docs", "infra/nope/aws"], "gitreg: infra/nope/aws: no such module in {catalog}"),
+        (["accept", "infra/vpc", "1.0.0"], "gitreg: infra/vpc: give the module as"),
+        (["mirror", "pull", "x"], "gitreg: action: invalid choice: 'pull'"),
+        (["mirror", "sync", "acme/widget"], "gitreg: 'acme/widget': name the origin too"),
+        (
+            ["mirror", "sync", "registry.terraform.io/hashicorp/null@one"],
+            "gitreg: registry.terraform.io/hashicorp/null@one: 'one' is not a Semantic Version",
+        ),
+        (["cert"], "gitreg: cert: the following arguments are required: --host"),
+        (["cert", "--host", "https://x"], "gitreg: --host: 'https://x' must be a host name"),
+        (["token", "new", "a b"], "gitreg: token name 'a b': must be 1 to 64 letters"),
+        (["token", "old", "ci"], "gitreg: action: invalid choice: 'old'"),
+    ],
+)
+def test_every_usage_or_config_error_is_said_in_one_form(
+    capsys: pytest.CaptureFixture[str],
+    catalog: Path,
+    tmp_path: Path,
+    args: list[str],
+    first: str,
+) -> None:
+    """`gitreg: <what>: <why>` on every line of stderr, exit status 2, nothing on stdout."""
+    (tmp_path / "broken.yaml").write_text(BROKEN)
+    names = {"absent": tmp_path / "absent.yaml", "broken": tmp_path / "broken.yaml"}
+    names["catalog"] = catalog
+    args = [a.format(**names) for a in args]
+    commands_with_catalog = ("serve", "check", "list", "docs", "accept", "demo", "mirror")
+    needs_catalog = bool(args) and args[0] in commands_with_catalog
+    if needs_catalog and "--config" not in args:
+        args += ["--config", str(catalog)]
+    status: object
+    try:
+        status = main(args)
+    except SystemExit as exc:  # argparse's errors end the process
+        status = exc.code
+    out, err = capsys.readouterr()
+    assert status == 2, err
+    assert out == ""
+    lines = err.splitlines()
+    assert lines and all(line.startswith("gitreg: ") for line in lines), err
+    assert lines[0].startswith(first.format(**names)), err
+    assert "Traceback" not in err and "error:" not in err and "usage:" not in err

@@ -86,7 +86,7 @@ def test_a_key_that_does_not_match_the_certificate_given_as_flags(
     assert_refused(
         done,
         2,
-        f"--keyfile {other_tls.keyfile} does not match --certfile {tls.certfile}"
+        f"--keyfile {other_tls.keyfile}: does not match --certfile {tls.certfile}"
         " (it is not the key the certificate was made for)",
     )
 
@@ -107,7 +107,7 @@ def test_a_key_that_does_not_match_the_certificate_in_the_catalog(
     assert_refused(
         done,
         2,
-        f"tls.keyfile {other_tls.keyfile} does not match tls.certfile {tls.certfile}"
+        f"tls.keyfile {other_tls.keyfile}: does not match tls.certfile {tls.certfile}"
         " (it is not the key the certificate was made for)",
     )
 
@@ -119,7 +119,7 @@ def test_files_that_hold_no_certificate_or_no_key(
     garbage.write_text("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
     _with_tls(catalog, garbage, tls.keyfile)
     done = gitreg("serve", "--config", str(catalog))
-    assert_refused(done, 2, f"tls.certfile {garbage} holds no PEM certificate")
+    assert_refused(done, 2, f"tls.certfile {garbage}: holds no PEM certificate")
     done = gitreg(
         "serve",
         "--config",
@@ -129,7 +129,7 @@ def test_files_that_hold_no_certificate_or_no_key(
         "--keyfile",
         str(garbage),
     )
-    assert_refused(done, 2, f"--keyfile {garbage} holds no PEM private key")
+    assert_refused(done, 2, f"--keyfile {garbage}: holds no PEM private key")
     # A certificate where the key should be: a common slip.
     done = gitreg(
         "serve",
@@ -140,7 +140,7 @@ def test_files_that_hold_no_certificate_or_no_key(
         "--keyfile",
         str(tls.certfile),
     )
-    assert_refused(done, 2, f"--keyfile {tls.certfile} holds no PEM private key")
+    assert_refused(done, 2, f"--keyfile {tls.certfile}: holds no PEM private key")
 
 
 def test_a_key_with_a_passphrase(catalog: Path, tls: TlsMaterial, tmp_path: Path) -> None:
@@ -159,7 +159,7 @@ def test_a_key_with_a_passphrase(catalog: Path, tls: TlsMaterial, tmp_path: Path
     assert_refused(
         done,
         2,
-        f"tls.keyfile {protected} is protected by a passphrase, which gitreg cannot ask for",
+        f"tls.keyfile {protected}: is protected by a passphrase, which gitreg cannot ask for",
     )
 
 
@@ -170,7 +170,7 @@ def test_an_unreadable_key(catalog: Path, tls: TlsMaterial, tmp_path: Path) -> N
     unreadable.chmod(0)
     _with_tls(catalog, tls.certfile, unreadable)
     done = gitreg("serve", "--config", str(catalog))
-    assert_refused(done, 2, f"cannot read tls.keyfile {unreadable}: permission denied")
+    assert_refused(done, 2, f"tls.keyfile {unreadable}: permission denied")
 
 
 class Lines:
@@ -314,7 +314,7 @@ def test_cert_refuses_what_is_no_host(tmp_path: Path, host: str) -> None:
     done = gitreg("cert", "--host", host, "--out", str(tmp_path / "tls"))
     assert done.returncode == 2
     assert done.stderr == (
-        f"--host: {host!r} must be a host name or an IP address, without scheme, port or path "
+        f"gitreg: --host: {host!r} must be a host name or an IP address, without scheme, port or path "
         "(like registry.example.com or 127.0.0.1)\n"
     )
     assert not (tmp_path / "tls").exists()
@@ -384,3 +384,64 @@ def test_misbehaving_tls_clients_cost_no_traceback(catalog: Path, tls: TlsMateri
     assert process.returncode == 0, output
     assert "Traceback" not in output
     assert " ERROR " not in output
+
+
+def _refused_alike(catalog: Path, *args: str) -> str:
+    """What `serve` and `check` both say, with the same catalog and flags: one line, status 2."""
+    flags = ["--config", str(catalog), *args]
+    served, checked = gitreg("serve", *flags), gitreg("check", *flags)
+    assert (served.returncode, checked.returncode) == (2, 2), served.stderr + checked.stderr
+    assert checked.stderr == served.stderr, (checked.stderr, served.stderr)
+    assert served.stderr.startswith("gitreg: ") and served.stderr.count("\n") == 1
+    assert "serving on" not in served.stderr and checked.stdout == ""  # no repository reached
+    return served.stderr.removeprefix("gitreg: ").rstrip("\n")
+
+
+def test_check_refuses_a_key_that_does_not_match_as_serve_does(
+    catalog: Path, tls: TlsMaterial, other_tls: TlsMaterial
+) -> None:
+    pair = ("--certfile", str(tls.certfile), "--keyfile", str(other_tls.keyfile))
+    assert _refused_alike(catalog, *pair) == (
+        f"--keyfile {other_tls.keyfile}: does not match --certfile {tls.certfile}"
+        " (it is not the key the certificate was made for)"
+    )
+    _with_tls(catalog, tls.certfile, other_tls.keyfile)
+    assert _refused_alike(catalog) == (
+        f"tls.keyfile {other_tls.keyfile}: does not match tls.certfile {tls.certfile}"
+        " (it is not the key the certificate was made for)"
+    )
+
+
+def test_check_refuses_files_that_cannot_be_read_as_serve_does(
+    catalog: Path, tls: TlsMaterial, tmp_path: Path
+) -> None:
+    absent, folder = tmp_path / "absent.pem", tmp_path / "a-folder"
+    folder.mkdir()
+    assert _refused_alike(catalog, "--certfile", str(absent), "--keyfile", str(tls.keyfile)) == (
+        f"--certfile {absent}: no such file"
+    )
+    assert _refused_alike(catalog, "--certfile", str(tls.certfile), "--keyfile", str(folder)) == (
+        f"--keyfile {folder}: is a directory"
+    )
+    garbage = tmp_path / "garbage.pem"
+    garbage.write_text("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
+    _with_tls(catalog, garbage, tls.keyfile)
+    assert _refused_alike(catalog) == f"tls.certfile {garbage}: holds no PEM certificate"
+
+
+@pytest.mark.parametrize(
+    ("listen", "why"),
+    [
+        ("127.0.0.1:99999", "the port 99999 is out of range: a port is from 1 to 65535"),
+        ("127.0.0.1:0", "the port 0 is out of range: a port is from 1 to 65535"),
+        (
+            "127.0.0.1:https",
+            "the port 'https' is not a number: give HOST:PORT, like 127.0.0.1:8443",
+        ),
+        ("8443", "'8443' must be HOST:PORT, like 127.0.0.1:8443"),
+    ],
+)
+def test_check_refuses_a_listen_address_as_serve_does(catalog: Path, listen: str, why: str) -> None:
+    assert _refused_alike(catalog, "--listen", listen) == f"--listen {listen}: {why}"
+    catalog.write_text(catalog.read_text() + f"listen: '{listen}'\n")
+    assert _refused_alike(catalog) == f"{catalog}: listen (line 4): {why}"

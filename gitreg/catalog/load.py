@@ -345,10 +345,15 @@ def _listed(top: yamldoc.Mapping, key: str) -> bool:
 
 
 def parse_listen(text: str) -> Listen:
+    """HOST:PORT (`[::1]:8443` for an IPv6 address); the message says which part is wrong."""
     host, sep, port = text.rpartition(":")
     host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not host:
         raise ValueError(f"{text!r} must be HOST:PORT, like 127.0.0.1:8443")
+    if not port.isascii() or not port.isdigit():
+        raise ValueError(f"the port {port!r} is not a number: give HOST:PORT, like 127.0.0.1:8443")
+    if not 0 < int(port) < 65536:
+        raise ValueError(f"the port {int(port)} is out of range: a port is from 1 to 65535")
     return Listen(host, int(port))
 
 

@@ -22,7 +22,7 @@ _UNITS = {
     "h": 3600.0,
     "d": 86400.0,
     "y": 365 * 86400.0,
-    None: 1.0,
+    None: 0.0,  # a number alone: only 0, which needs no unit
 }
 _SIZE = re.compile(r"(\d+)\s*(B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)?")
 _SIZE_UNITS = {
@@ -200,15 +200,28 @@ class Reader:
     def duration(
         self, m: Mapping, key: str, path: str, default: float, zero_is_off: bool = False
     ) -> float:
-        """A positive duration; with `zero_is_off`, 0 too (the feature it times is off)."""
+        """A positive duration with its unit (30s, 5m, 1h): a number alone is refused with a
+        hint, since 60 could mean seconds or minutes. With `zero_is_off`, 0 too (the feature it
+        times is off), with or without a unit."""
         if key in m and self.no_value(m, key, path):
             return default
-        value = m.get(key, default)
+        if key not in m:
+            return default
+        value = m[key]
         if isinstance(value, bool):
             value = None
-        if isinstance(value, (int, float)) and (value > 0 or (zero_is_off and value == 0)):
-            return float(value)
-        match = _DURATION.fullmatch(value.strip()) if isinstance(value, str) else None
+        text = str(value).strip() if isinstance(value, (int, float, str)) else ""
+        match = _DURATION.fullmatch(text)
+        if match and match[2] is None and float(match[1]) != 0:
+            # 60 could be seconds, minutes or milliseconds: the reader is never left to guess
+            number = match[1]
+            self.problem(
+                join(path, key),
+                m.key_lines.get(key),
+                f"{value!r} has no unit: write {number}s for seconds (or {number}m, {number}h;"
+                " units: ms, s, m, h, d)",
+            )
+            return default
         seconds = float(match[1]) * _UNITS[match[2]] if match else -1.0
         if seconds < 0 or (seconds == 0 and not zero_is_off):
             off = " (or 0: off)" if zero_is_off else ""

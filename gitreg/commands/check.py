@@ -4,11 +4,13 @@ with its key path."""
 from __future__ import annotations
 
 import argparse
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from gitreg.auth.review import archive_warnings, auth_warnings
 from gitreg.catalog.model import Catalog
-from gitreg.errors import OriginError, SourceError
+from gitreg.commands.endpoint import endpoint
+from gitreg.errors import OriginError, SourceError, StartupError
 from gitreg.git.clone import BareClone
 from gitreg.mirror.origin import OriginRegistry
 from gitreg.modules.sync import Registry
@@ -17,7 +19,14 @@ from gitreg.providers.hosted import Providers
 
 def check(catalog: Catalog, args: argparse.Namespace) -> int:
     """Validate, reach every repository, and report each problem with its key path. Warnings
-    (a provider with no release yet) are printed and counted, but only problems fail."""
+    (a provider with no release yet) are printed and counted, but only problems fail. What
+    would stop `serve` from starting (its address, its TLS files) is refused first, as `serve`
+    refuses it: one line, exit status 2."""
+    try:
+        endpoint(catalog, args)
+    except StartupError as exc:
+        print(f"gitreg: {exc}", file=sys.stderr)
+        return exc.status
     problems: list[str] = []
     warnings: list[str] = []
     registry = Registry(catalog)

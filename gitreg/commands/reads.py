@@ -14,7 +14,7 @@ from gitreg.git.location import RepoLocation
 from gitreg.modules.acceptance import accept as accept_moved_tag
 from gitreg.modules.sync import Registry
 from gitreg.ops.docs_text import print_docs
-from gitreg.ops.listing import print_listing
+from gitreg.ops.listing import print_listing, read_failures
 from gitreg.providers.hosted import Providers
 from gitreg.tags import parse_version
 
@@ -32,6 +32,14 @@ def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
     providers = Providers(catalog, registry)
     providers.refresh()
     print_listing(registry, providers)
+    failures = read_failures(registry)
+    if failures.nothing_read:  # a server on this cache_dir would serve no module at all
+        print(
+            f"gitreg: could not read any of the {failures.total} repositories:"
+            " no module has a version to list",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
@@ -48,9 +56,10 @@ def docs(catalog: Catalog, args: argparse.Namespace) -> int:
         None,
     )
     if spec is None:
-        print(f"{args.module!r}: no such module in {catalog.source}", file=sys.stderr)
+        why = f"no such module in {catalog.source}"
         if len(parts) != 3:
-            print("give the module as NAMESPACE/NAME/SYSTEM", file=sys.stderr)
+            why = "give the module as NAMESPACE/NAME/SYSTEM"
+        print(f"gitreg: {args.module}: {why}", file=sys.stderr)
         return 2
     registry = Registry(catalog)
     try:
@@ -61,7 +70,7 @@ def docs(catalog: Catalog, args: argparse.Namespace) -> int:
         releases = entry.versions.releases if entry else ()
         if entry is None or not releases:
             why = registry.status[spec.repo].last_error or "no tag fits its templates"
-            print(f"{spec.address} has no versions: {why}", file=sys.stderr)
+            print(f"gitreg: {spec.address}: has no versions: {why}", file=sys.stderr)
             return 2
         wanted = _version(args.version) if args.version else releases[0].version
         release = entry.by_version.get(wanted)
@@ -69,7 +78,7 @@ def docs(catalog: Catalog, args: argparse.Namespace) -> int:
             known = ", ".join(r.version for r in releases[:10])
             more = ", ..." if len(releases) > 10 else ""
             print(
-                f"{spec.address} has no version {args.version!r} (it has {known}{more})",
+                f"gitreg: {spec.address} {args.version}: no such version (it has {known}{more})",
                 file=sys.stderr,
             )
             return 2
@@ -77,7 +86,7 @@ def docs(catalog: Catalog, args: argparse.Namespace) -> int:
         try:
             module_docs = asyncio.run(service.module_docs(entry, release))
         except SourceError as exc:
-            print(f"cannot read {spec.address} {release.version}: {exc}", file=sys.stderr)
+            print(f"gitreg: {spec.address} {release.version}: cannot read: {exc}", file=sys.stderr)
             return 1
         finally:
             service.close()
@@ -98,16 +107,19 @@ def _version(text: str) -> str:
 def accept(catalog: Catalog, args: argparse.Namespace) -> int:
     """An operator's decision on a moved tag: publish the commit it points at now."""
     if args.module.count("/") != 2:
-        print(f"{args.module!r}: give the module as NAMESPACE/NAME/SYSTEM", file=sys.stderr)
+        print(f"gitreg: {args.module}: give the module as NAMESPACE/NAME/SYSTEM", file=sys.stderr)
         return 2
     namespace, name, system = args.module.split("/")
     registry = Registry(catalog)
     registry.refresh(fetch=False, mechanism="cli")
     try:
         print(accept_moved_tag(registry, namespace, name, system, args.version))
-    except (ClientError, ValueError) as exc:
-        print(exc, file=sys.stderr)
+    except ClientError as exc:  # it names the module and the version
+        print(f"gitreg: {exc}", file=sys.stderr)
         return 1
+    except ValueError as exc:  # a version that is none
+        print(f"gitreg: {args.module} {args.version}: {exc}", file=sys.stderr)
+        return 2
     finally:
         registry.shared.close()
     if catalog.state is not None:

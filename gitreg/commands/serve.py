@@ -10,26 +10,17 @@ import logging
 import socket
 import sys
 from functools import partial
-from pathlib import Path
 
 from gitreg.atomic import sweep_stale
 from gitreg.catalog.archive_scopes import narrowed_notices
-from gitreg.catalog.load import parse_listen
 from gitreg.catalog.model import Catalog, Listen, TlsFiles
+from gitreg.commands.endpoint import endpoint, listen_flag
 from gitreg.errors import StartupError
 from gitreg.freshness.watching import reread_catalog
 from gitreg.git.clone import move_old_clones
 from gitreg.git.shutdown import stop_git_processes
 from gitreg.heap import Freezer
-from gitreg.server import (
-    SHUTDOWN_MOST,
-    TLS_KEYS,
-    SharingLoop,
-    bind,
-    check_tls,
-    hypercorn_config,
-    serve_until_signalled,
-)
+from gitreg.server import SharingLoop, bind, hypercorn_config, longest_stop, serve_until_signalled
 from gitreg.web.app import create_app
 from gitreg.web.state import RegistryState
 from gitreg.workers import run_workers
@@ -41,22 +32,14 @@ MAX_WORKERS = 64
 
 
 def serve(catalog: Catalog, args: argparse.Namespace) -> int:
-    listen = listen_flag(args.listen) if args.listen else catalog.listen
-    tls, tls_keys = catalog.tls, TLS_KEYS
-    if bool(args.certfile) != bool(args.keyfile):
-        print("--certfile and --keyfile go together", file=sys.stderr)
-        return 2
-    if args.certfile:
-        tls = TlsFiles(Path(args.certfile).resolve(), Path(args.keyfile).resolve())
-        tls_keys = ("--certfile", "--keyfile")
-        missing = [str(p) for p in (tls.certfile, tls.keyfile) if not p.is_file()]
-        if missing:
-            print(f"no such file: {', '.join(missing)}", file=sys.stderr)
-            return 2
-    if not 1 <= args.workers <= MAX_WORKERS:
-        print(f"--workers: from 1 to {MAX_WORKERS}", file=sys.stderr)
-        return 2
-    return run_server(catalog, listen, tls, args.access_log, tls_keys, workers=args.workers)
+    try:
+        if not 1 <= args.workers <= MAX_WORKERS:
+            raise StartupError(f"--workers {args.workers}: must be from 1 to {MAX_WORKERS}", 2)
+        where = endpoint(catalog, args)
+    except StartupError as exc:
+        print(f"gitreg: {exc}", file=sys.stderr)
+        return exc.status
+    return run_server(catalog, where.listen, where.tls, args.access_log, workers=args.workers)
 
 
 def run_server(
@@ -64,16 +47,13 @@ def run_server(
     listen: Listen,
     tls: TlsFiles | None,
     access_log: bool = False,
-    tls_keys: tuple[str, str] = TLS_KEYS,
     banner: str = "",
     workers: int = 1,
 ) -> int:
     """Serve until signalled, in this process or in `workers` forked ones on the one socket;
-    what would stop the start is refused before the repositories are read, as one line
-    (`banner` is printed once it cannot)."""
+    a taken address is refused before the repositories are read, as one line (`banner` is
+    printed once it cannot). The TLS files were checked by `endpoint`, or just made."""
     try:
-        if tls is not None:
-            check_tls(tls, tls_keys)
         sock = bind(listen)
     except StartupError as exc:
         print(f"gitreg: {exc}", file=sys.stderr)
@@ -97,7 +77,7 @@ def run_server(
         return _serve(served, listen, tls, access_log, sock, worker=index)
 
     # A worker's stop: the grace its requests get, then at most SHUTDOWN_MOST to close.
-    stop_within = catalog.shutdown_grace + SHUTDOWN_MOST + 10.0
+    stop_within = longest_stop(catalog.shutdown_grace) + 10.0
     return run_workers(workers, work, sock, stop_within)
 
 
@@ -144,16 +124,12 @@ def _serve(
 def demo(catalog: Catalog, args: argparse.Namespace) -> int:
     from gitreg.demo import demo_banner, demo_tls
 
-    listen = listen_flag(args.listen) if args.listen else catalog.listen
+    try:
+        listen = listen_flag(args.listen) if args.listen else catalog.listen
+    except StartupError as exc:
+        print(f"gitreg: {exc}", file=sys.stderr)
+        return exc.status
     material = demo_tls(catalog, listen)
     tls = TlsFiles(material.certfile, material.keyfile)
     banner = demo_banner(catalog, listen, material)
     return run_server(dataclasses.replace(catalog, tls=tls), listen, tls, banner=banner)
-
-
-def listen_flag(text: str) -> Listen:
-    try:
-        return parse_listen(text)
-    except ValueError as exc:
-        print(f"--listen: {exc}", file=sys.stderr)
-        raise SystemExit(2) from exc

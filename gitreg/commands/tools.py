@@ -11,13 +11,21 @@ from pathlib import Path
 from gitreg.auth.tokens import digest, new_token
 from gitreg.catalog.auth import TOKEN_NAME
 from gitreg.catalog.model import Catalog
-from gitreg.mirror.prefetch import sync
+from gitreg.mirror.prefetch import parse_request, sync
 from gitreg.mirror.readthrough import ReadThrough
 from gitreg.providers.hashes import HashCache
 
 
 def mirror(catalog: Catalog, args: argparse.Namespace) -> int:
     """`gitreg mirror sync PROVIDER...`: fill the network mirror's cache ahead of time."""
+    for text in args.providers:  # a mistyped request is refused before anything is fetched
+        try:
+            parse_request(text)
+        except ValueError as exc:
+            why = str(exc)
+            where = "" if why.startswith(repr(text)) else f"{text}: "
+            print(f"gitreg: {where}{why}", file=sys.stderr)
+            return 2
     read_through = ReadThrough(catalog.mirror, catalog.cache_dir, HashCache(), own=catalog.hostname)
     try:
         failures = sync(read_through, args.providers, set(args.platform or ()))
@@ -34,7 +42,7 @@ def cert(args: argparse.Namespace) -> int:
     try:
         hosts = tuple(dict.fromkeys(parse_host(h) for h in args.host))
     except ValueError as exc:
-        print(f"--host: {exc}", file=sys.stderr)
+        print(f"gitreg: --host: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out).resolve()
     try:
@@ -43,7 +51,7 @@ def cert(args: argparse.Namespace) -> int:
         print(f"gitreg: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"gitreg: cannot write in {out}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"gitreg: --out {out}: cannot write in it: {exc.strerror or exc}", file=sys.stderr)
         return 1
     m = issued.material
     ca = "a new local CA" if issued.new_ca else "the local CA"
@@ -75,7 +83,7 @@ system's trust store instead:
 def token(args: argparse.Namespace) -> int:
     if not TOKEN_NAME.fullmatch(args.name):
         print(
-            f"{args.name!r}: a token's name is 1 to 64 letters, digits, '.', '_' or '-'",
+            f"gitreg: token name {args.name!r}: must be 1 to 64 letters, digits, '.', '_' or '-'",
             file=sys.stderr,
         )
         return 2

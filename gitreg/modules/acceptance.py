@@ -13,7 +13,7 @@ def accept(registry: Registry, namespace: str, name: str, system: str, version: 
     snapshot = registry.snapshot
     entry = snapshot.index.get(namespace, name, system)
     if entry is None:
-        raise NotFound(f"no module {namespace}/{name}/{system}")
+        raise NotFound(f"{namespace}/{name}/{system}: no such module")
     wanted = str(parse_version(version.removeprefix("v")))
     clone = snapshot.clones[entry.spec.repo]
     for change in entry.changes:

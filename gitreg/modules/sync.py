@@ -230,7 +230,10 @@ class Registry:
                 return False
             except SourceError as exc:
                 self._count(mechanism, "failed")
-                log.warning("%s; serving the versions known before", exc)
+                # A command (`gitreg list`, `accept`) serves nothing: it says what it could not
+                # read, and no more.
+                after = "" if mechanism == "cli" else "; serving the versions known before"
+                log.warning("%s%s", exc, after)
                 message = str(exc)
                 self._set_status(clone, lambda s: s.failed(message))
                 if not previous:

@@ -3,7 +3,9 @@ network mirror's sources, then the state of each repository."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from gitreg.catalog.model import PUBLIC_ORIGINS, Catalog, MirrorSettings, SecretRef
 from gitreg.modules.snapshot import RegistrySnapshot
@@ -14,6 +16,60 @@ from gitreg.providers.hosted import Providers
 
 Out = Callable[[str], None]
 
+_USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ReadFailures:
+    """The module repositories a listing could not read (none of their versions is known), and
+    those whose last fetch failed (listed as their clones hold them), each with why."""
+
+    unread: tuple[tuple[str, str], ...]
+    unfetched: tuple[tuple[str, str], ...]
+    total: int
+
+    @property
+    def nothing_read(self) -> bool:
+        return self.total > 0 and len(self.unread) == self.total
+
+    def lines(self) -> list[str]:
+        lines = []
+        if self.unread:
+            lines.append(f"could not read {len(self.unread)} of {self.total} repositories:")
+            lines += [f"  {url}: {why}" for url, why in self.unread]
+        if self.unfetched:
+            lines.append(
+                f"could not fetch {len(self.unfetched)} of {self.total} repositories"
+                " (listed as their clones hold them):"
+            )
+            lines += [f"  {url}: {why}" for url, why in self.unfetched]
+        return lines
+
+
+def read_failures(registry: Registry) -> ReadFailures:
+    snapshot, failed, stale = registry.snapshot, [], []
+    locations = [location for location, specs in snapshot.specs.items() if specs]
+    for location in locations:
+        url = without_userinfo(str(location))
+        why = registry.unknown_versions(snapshot, location)
+        last_error = registry.status[location].last_error
+        if why is not None:
+            failed.append((url, _plain(why, url)))
+        elif last_error:
+            stale.append((url, _plain(last_error, url)))
+    return ReadFailures(tuple(failed), tuple(stale), len(locations))
+
+
+def _plain(why: str, url: str) -> str:
+    """Why, without the URL its line already starts with."""
+    return without_userinfo(why).replace(f"fetch from {url} failed: ", "fetch failed: ")
+
+
+def without_userinfo(text: str) -> str:
+    """URLs in `text` without their user part: a token may be given as the user name
+    (`https://TOKEN@host/...`), and a listing is pasted into tickets."""
+    return _USERINFO.sub(r"\1", text)
+
 
 def print_listing(registry: Registry, providers: Providers, out: Out = print) -> None:
     snapshot = registry.snapshot
@@ -23,6 +79,7 @@ def print_listing(registry: Registry, providers: Providers, out: Out = print) ->
         _providers(catalog, providers),
         _network_mirror(catalog),
         _repositories(snapshot, registry.status),
+        read_failures(registry).lines(),
     ]
     for i, lines in enumerate(s for s in sections if s):
         if i:
@@ -36,7 +93,7 @@ def _modules(snapshot: RegistrySnapshot) -> list[str]:
     for spec in catalog.modules:
         entry = snapshot.index.get(*spec.address.key)
         lines.append(f"{catalog.hostname}/{spec.address}")
-        details = [f"repo {spec.repo}", f"download {spec.download}"]
+        details = [f"repo {without_userinfo(str(spec.repo))}", f"download {spec.download}"]
         if spec.path:
             details.insert(1, f"path {spec.path}")
         details.append(f"moved tags: {spec.moved_tags}, deleted tags: {spec.deleted_tags}")
@@ -64,7 +121,8 @@ def _providers(catalog: Catalog, providers: Providers) -> list[str]:
         lines.append(f"  {catalog.hostname}/{spec}")
         details = [f"artifacts {spec.artifacts}"]
         if spec.repo:
-            details.append(f"repo {spec.repo}, tags {', '.join(str(t) for t in spec.tags)}")
+            tags = ", ".join(str(t) for t in spec.tags)
+            details.append(f"repo {without_userinfo(str(spec.repo))}, tags {tags}")
         lines.append(f"    {', '.join(details)}")
         if entry is None:
             continue
@@ -112,13 +170,13 @@ def _repositories(snapshot: RegistrySnapshot, statuses: StatusBoard) -> list[str
     reports = repository_reports(snapshot, statuses)
     lines = ["repositories"] if reports else []
     for report in reports:
-        lines.append(f"  {report.url}")
+        lines.append(f"  {without_userinfo(report.url)}")
         lines.append(f"    state: {report.state}")
         lines.append(f"    last successful sync: {report.last_success or 'never'}")
         if report.last_update:
             lines.append(f"    last update: {report.last_update}, by {report.mechanism}")
         if report.last_error:
-            lines.append(f"    last error: {report.last_error}")
+            lines.append(f"    last error: {without_userinfo(report.last_error)}")
         for moved in report.tag_changes:
             lines.append(f"    {moved.module}: {moved.kind} tag {moved.tag}, {moved.action}")
     return lines

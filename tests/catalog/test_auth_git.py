@@ -23,7 +23,7 @@ from tests.conftest import WriteCatalog
             GitCheck(check="git_url", username="x-token-auth", cache=30.0, timeout=3.0),
         ),
         ("  git: {cache: 5s}\n", GitCheck(cache=5.0)),
-        ("  git: {cache: 1h, timeout: 60}\n", GitCheck(cache=3600.0, timeout=60.0)),
+        ("  git: {cache: 1h, timeout: 60s}\n", GitCheck(cache=3600.0, timeout=60.0)),
         (
             "  git: {token_pattern: 'glpat-[A-Za-z0-9_-]{20}', checks_per_minute: 3,"
             " failed_logins_per_minute: 20}\n",

@@ -21,7 +21,7 @@ MODULE = "modules:\n  - {namespace: infra, name: vpc, system: aws, repo: https:/
         ("hsts: false\n", None, None),
         ("hsts: {max_age: 2y}\n", HstsPolicy(max_age=63072000), "max-age=63072000"),
         ("hsts: {max_age: 180d}\n", HstsPolicy(max_age=15552000), "max-age=15552000"),
-        ("hsts: {max_age: 3600}\n", HstsPolicy(max_age=3600), "max-age=3600"),
+        ("hsts: {max_age: 3600s}\n", HstsPolicy(max_age=3600), "max-age=3600"),
         ("hsts: {max_age: 0}\n", HstsPolicy(max_age=0), "max-age=0"),
         (
             "hsts: {include_subdomains: true}\n",

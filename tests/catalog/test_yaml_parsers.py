@@ -47,7 +47,7 @@ GOOD = {
     "scalars of every style": (
         "--- # the document's start\n"
         "hostname: 'Registry.Example.com'\n"
-        "refresh_interval: 300\n"
+        "refresh_interval: 300s\n"
         "fetch_timeout: 2m\n"
         "watch_catalog: no\n"
         "log_format: !!str json\n"

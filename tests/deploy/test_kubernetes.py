@@ -28,7 +28,7 @@ Resource = dict[str, Any]
 
 KUBERNETES = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
 FOLDERS = ["base", "overlays/postgres"]
-REPLICAS = {"base": 2, "overlays/postgres": 3}
+REPLICAS = {"base": 1, "overlays/postgres": 2}
 # The oldest Kubernetes the manifests are for (a preStop `sleep` wants 1.30), and the newest
 # whose schemas kubernetes-validate bundles.
 OLDEST = "1.30"
@@ -129,8 +129,9 @@ def test_the_schemas_are_current() -> None:
 def test_every_manifest_is_valid_kubernetes(folder: str, version: str) -> None:
     resources = manifests(folder)
     kinds = sorted(r["kind"] for r in resources)
-    expected = ["ConfigMap", "Deployment", "Ingress", "Namespace", "PodDisruptionBudget"]
-    expected += ["Secret", "Service"] + (["Secret"] if folder != "base" else [])
+    expected = ["ConfigMap", "Deployment", "Ingress", "Namespace", "Secret", "Service"]
+    if folder != "base":  # the database's Secret, and a budget for its two replicas
+        expected += ["PodDisruptionBudget", "Secret"]
     assert kinds == sorted(expected)
     for resource in resources:
         # strict: a field the schema does not know (a typo) is an error, not ignored
@@ -154,7 +155,7 @@ def test_the_deployment_runs_replicas_locked_down(folder: str) -> None:
     spec = deployment["spec"]
     pod = spec["template"]["spec"]
     labels = spec["template"]["metadata"]["labels"]
-    assert spec["replicas"] == REPLICAS[folder] >= 2
+    assert spec["replicas"] == REPLICAS[folder]
     assert is_subset(spec["selector"]["matchLabels"], labels)
     assert spec["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
 
@@ -211,10 +212,13 @@ def test_service_budget_and_ingress_reach_the_pods(folder: str) -> None:
     assert is_subset(service["spec"]["selector"], labels)
     assert {p["targetPort"] for p in service["spec"]["ports"]} <= port_names
 
-    budget = one(resources, "PodDisruptionBudget")["spec"]
-    assert is_subset(budget["selector"]["matchLabels"], labels)
-    # at least one serves during a drain, and a drain can proceed at all
-    assert 1 <= budget["minAvailable"] < deployment["spec"]["replicas"]
+    budgets = [r["spec"] for r in resources if r["kind"] == "PodDisruptionBudget"]
+    # With replicas, at least one serves during a drain; with one, no budget: it would block
+    # every drain (a budget of minAvailable: 1 on one pod lets nothing be evicted).
+    assert len(budgets) == (1 if deployment["spec"]["replicas"] > 1 else 0)
+    for budget in budgets:
+        assert is_subset(budget["selector"]["matchLabels"], labels)
+        assert 1 <= budget["minAvailable"] < deployment["spec"]["replicas"]
 
     ingress = one(resources, "Ingress")["spec"]
     hosts = [rule["host"] for rule in ingress["rules"]]
@@ -285,6 +289,21 @@ def test_the_configmap_catalog_loads(
     assert catalog.auth is not None
     assert [ref.env for ref in catalog.auth.url_keys] == ["GITREG_URL_KEY"]
     assert {t.name: t.ops for t in catalog.auth.tokens} == {"ci": False, "prometheus": True}
+
+
+def test_the_folders_tested_are_every_base_and_overlay() -> None:
+    overlays = sorted(f"overlays/{p.name}" for p in (KUBERNETES / "overlays").iterdir())
+    assert ["base", *overlays] == FOLDERS
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_replicas_share_their_state_in_postgresql(folder: str) -> None:
+    """Two replicas with a ledger each can serve two commits under one version once a tag
+    moves: more than one runs only where the catalog keeps the state in PostgreSQL."""
+    resources = manifests(folder)
+    replicas = one(resources, "Deployment")["spec"]["replicas"]
+    state = yaml.safe_load(catalog_text(resources)).get("state") or {}
+    assert replicas == 1 or "postgres" in state, f"{folder}: {replicas} replicas, state {state}"
 
 
 def test_the_overlays_catalog_is_the_bases_with_state() -> None:

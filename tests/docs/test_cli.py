@@ -83,10 +83,13 @@ def test_docs_of_a_given_version_and_offline(catalog: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["infra/nope/aws"], "'infra/nope/aws': no such module in "),
-        (["infra/vpc"], "give the module as NAMESPACE/NAME/SYSTEM"),
-        (["infra/vpc/aws", "3.0.0"], "infra/vpc/aws has no version '3.0.0' (it has 1.1.0, 1.0.0)"),
-        (["infra/vpc/aws", "latest"], "infra/vpc/aws has no version 'latest'"),
+        (["infra/nope/aws"], "gitreg: infra/nope/aws: no such module in "),
+        (["infra/vpc"], "gitreg: infra/vpc: give the module as NAMESPACE/NAME/SYSTEM"),
+        (
+            ["infra/vpc/aws", "3.0.0"],
+            "gitreg: infra/vpc/aws 3.0.0: no such version (it has 1.1.0, 1.0.0)",
+        ),
+        (["infra/vpc/aws", "latest"], "gitreg: infra/vpc/aws latest: no such version"),
     ],
 )
 def test_an_unknown_module_or_version_is_a_clear_error(
@@ -94,11 +97,11 @@ def test_an_unknown_module_or_version_is_a_clear_error(
 ) -> None:
     done = gitreg("docs", *args, "--config", str(catalog))
     assert done.returncode == 2
-    assert message in done.stderr
+    assert done.stderr.startswith(message) and done.stderr.count("\n") == 1
     assert done.stdout == ""
 
 
 def test_a_module_never_fetched_offline_has_no_versions(catalog: Path) -> None:
     done = gitreg("docs", "infra/vpc/aws", "--offline", "--config", str(catalog))
     assert done.returncode == 2
-    assert "infra/vpc/aws has no versions: " in done.stderr
+    assert "gitreg: infra/vpc/aws: has no versions: " in done.stderr

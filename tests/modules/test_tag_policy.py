@@ -212,8 +212,8 @@ def test_gitreg_accept_refuses_what_did_not_move(tmp_path: Path, remote: Remote)
     for args, code, message in (
         (["a/m/x", "1.0.0"], 1, "no moved tag to accept"),
         (["a/m", "1.0.0"], 2, "NAMESPACE/NAME/SYSTEM"),
-        (["a/zz/x", "1.0.0"], 1, "no module a/zz/x"),
-        (["a/m/x", "one"], 1, "not a Semantic Version"),
+        (["a/zz/x", "1.0.0"], 1, "a/zz/x: no such module"),
+        (["a/m/x", "one"], 2, "a/m/x one: 'one' is not a Semantic Version"),
     ):
         done = subprocess.run(
             [sys.executable, "-m", "gitreg", "accept", "--config", str(path), *args],
@@ -222,3 +222,4 @@ def test_gitreg_accept_refuses_what_did_not_move(tmp_path: Path, remote: Remote)
             timeout=60,
         )
         assert done.returncode == code and message in done.stderr, done.stderr
+        assert all(line.startswith("gitreg: ") for line in done.stderr.splitlines())

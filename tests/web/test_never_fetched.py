@@ -146,6 +146,7 @@ def test_gitreg_list_says_never_fetched(tmp_path: Path) -> None:
         text=True,
         timeout=120,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # nothing could be read: nothing would be served
     assert "    state: never fetched" in done.stdout
     assert "    last error: fetch from" in done.stdout
+    assert "could not read 1 of 1 repositories:" in done.stdout
