@@ -154,6 +154,7 @@ def create_app(
         ),
         Route("/providers/{namespace}/{type}", pages.provider, methods=["GET", "HEAD"]),
         Route("/static/{file}", pages.static, methods=["GET", "HEAD"]),
+        Route("/favicon.ico", pages.favicon, methods=["GET", "HEAD"]),
         Route("/signin", signin.sign_in_page, methods=["GET", "HEAD"]),
         Route("/signin", signin.sign_in, methods=["POST"]),
         Route("/signout", signin.sign_out, methods=["POST"]),
