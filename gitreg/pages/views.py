@@ -1,5 +1,6 @@
 """What a page shows, worked out from the registry's values: the module page (its release, docs,
-usage snippet, versions with dates) and the provider page. Plain data for the templates."""
+usage snippet, versions with dates; the provider page's is `pages/provider_view.py`). Plain
+data for the templates."""
 
 from __future__ import annotations
 
@@ -12,9 +13,6 @@ from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.pages.links import RepositoryLinks, web_url
 from gitreg.pages.readme import render_readme
-from gitreg.providers.artifacts import ProviderRelease, ReleaseProblem
-from gitreg.providers.hosted import ProviderEntry
-from gitreg.signing import PublicKey
 from gitreg.tags import parse_version
 
 
@@ -46,17 +44,6 @@ class ModulePage:
     problems: tuple[ParseProblem, ...]
     docs_error: str
     releases: tuple[ReleaseRow, ...]
-
-
-@dataclass(frozen=True)
-class ProviderPage:
-    address: str
-    namespace: str
-    warning: str | None
-    snippet: str
-    releases: tuple[ProviderRelease, ...]
-    keys: tuple[PublicKey, ...]
-    problems: tuple[ReleaseProblem, ...]
 
 
 def latest_release(releases: Sequence[Release]) -> Release | None:
@@ -140,25 +127,3 @@ def module_page(
 def _readme_html(readme: str, web: str | None, commit: str, folder: str) -> str:
     """Rendered and sanitised once per README and place: a page is read far more often."""
     return render_readme(readme, RepositoryLinks(web, commit, folder)) if readme else ""
-
-
-def provider_page(hostname: str, entry: ProviderEntry, keys: Sequence[PublicKey]) -> ProviderPage:
-    spec = entry.spec
-    snippet = ""
-    if entry.releases:
-        snippet = (
-            "terraform {\n  required_providers {\n"
-            f"    {spec.type} = {{\n"
-            f'      source  = "{hostname}/{spec.namespace}/{spec.type}"\n'
-            f'      version = "{constraint(entry.releases[0].version)}"\n'
-            "    }\n  }\n}"
-        )
-    return ProviderPage(
-        address=f"{spec.namespace}/{spec.type}",
-        namespace=spec.namespace,
-        warning=entry.warning(),
-        snippet=snippet,
-        releases=entry.releases,
-        keys=tuple(keys),
-        problems=entry.problems,
-    )

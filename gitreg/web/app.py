@@ -153,6 +153,7 @@ def create_app(
             methods=["GET", "HEAD"],
         ),
         Route("/providers/{namespace}/{type}", pages.provider, methods=["GET", "HEAD"]),
+        Route("/providers/{namespace}/{type}/{version}", pages.provider, methods=["GET", "HEAD"]),
         Route("/static/{file}", pages.static, methods=["GET", "HEAD"]),
         Route("/favicon.ico", pages.favicon, methods=["GET", "HEAD"]),
         Route("/signin", signin.sign_in_page, methods=["GET", "HEAD"]),

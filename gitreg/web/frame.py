@@ -50,6 +50,7 @@ def html(request: Request, template: str, status: int = 200, **values: Any) -> H
         auth_on=access.gate_of(request).on,
         reader=reader.name if isinstance(reader, Principal) else reader,
         sign_in_url=sign_in_url(here(request)),
+        signing_in=request.url.path == "/signin",
         **values,
     )
     headers = {**SECURITY_HEADERS, "Cache-Control": "no-store"}

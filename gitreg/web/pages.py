@@ -9,7 +9,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 
 from gitreg.address import ProviderAddress
 from gitreg.docs.model import ModuleDocs
@@ -17,8 +17,11 @@ from gitreg.errors import ClientError, GitregError, NotFound, NotReadYet
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.pages.home import HomeQuery, home_page
+from gitreg.pages.provider_view import provider_page, provider_url
 from gitreg.pages.render import PAGES
-from gitreg.pages.views import latest_release, module_page, provider_page
+from gitreg.pages.views import latest_release, module_page
+from gitreg.providers.artifacts import ProviderRelease
+from gitreg.providers.hosted import ProviderEntry
 from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.error_pages import PAGE_KEY
@@ -107,6 +110,9 @@ def _release(entry: ModuleEntry, text: str | None) -> Release:
 
 @page
 async def provider(request: Request) -> Response:
+    """A hosted provider at its newest version, or at `version`: the `required_providers` block
+    for it, its platforms, every version. `?version=` (the version selector without script)
+    goes to that version's page."""
     try:
         address = ProviderAddress.of(request.path_params["namespace"], request.path_params["type"])
     except ValueError as exc:
@@ -118,9 +124,38 @@ async def provider(request: Request) -> Response:
         raise NotReadYet(f"{address}: the release folders are being read (the server just started)")
     if entry is None:
         raise NotFound(f"no provider {address} on this registry")
+    chosen = _chosen_version(request)
+    if chosen is not None:
+        found = _provider_release(entry, chosen)
+        return RedirectResponse(provider_url(entry, found.version), status_code=303)
+    text = request.path_params.get("version")
+    release = _provider_release(entry, text) if text is not None else None
     hostname = world_of(request).catalog.hostname
-    view = provider_page(hostname, entry, providers.public_keys())
+    view = provider_page(hostname, entry, providers.public_keys(), release)
     return html(request, "provider.html", page=view, reader=await access.reader_of(request))
+
+
+def _chosen_version(request: Request) -> str | None:
+    """`?version=`, the only parameter a provider's page takes (and only without a version in
+    its path)."""
+    items = request.query_params.multi_items()
+    if not items:
+        return None
+    names = [name for name, _ in items]
+    if names != ["version"] or "version" in request.path_params:
+        raise ClientError("a provider's page takes only ?version=, once")
+    return items[0][1]
+
+
+def _provider_release(entry: ProviderEntry, text: str) -> ProviderRelease:
+    try:
+        version = str(parse_version(text.removeprefix("v")))
+    except ValueError as exc:
+        raise ClientError(f"{text[:40]!r} is not a version: {exc}") from exc
+    release = entry.release(version)
+    if release is None:
+        raise NotFound(f"{entry.spec} has no version {version}")
+    return release
 
 
 async def static(request: Request) -> Response:
