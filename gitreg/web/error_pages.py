@@ -13,7 +13,9 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from gitreg.auth.principal import Principal
 from gitreg.auth.sessions import COOKIE
+from gitreg.errors import AuthUnavailable, ClientError
 from gitreg.web.frame import here, html, session_reader
 
 PAGE_KEY = "gitreg.page"  # set in a request's scope by the pages' handlers (`web/pages.py`)
@@ -40,7 +42,9 @@ def _sentence(message: str) -> str:
     return text if not text or text.endswith((".", "?", "!")) else text + "."
 
 
-def _text(request: Request, status: int, message: str, reader: str | None) -> ErrorText:
+def _text(
+    request: Request, status: int, message: str, reader: str | None, checking: bool
+) -> ErrorText:
     if status == 401:
         if request.cookies.get(COOKIE):
             return ErrorText(
@@ -77,6 +81,13 @@ def _text(request: Request, status: int, message: str, reader: str | None) -> Er
         return ErrorText("Not found", _sentence(message), _SEARCH)
     if status == 429:
         return ErrorText("Too many tries", _sentence(message), "Wait a minute, then try again.")
+    if status == 503 and checking:
+        return ErrorText(
+            "Cannot check your sign-in now",
+            "This registry cannot tell right now whether you may read this page: what it checks"
+            " tokens with does not answer.",
+            "This page tries again by itself in a few seconds.",
+        )
     if status == 503:
         return ErrorText(
             "Not ready yet",
@@ -96,15 +107,29 @@ def _text(request: Request, status: int, message: str, reader: str | None) -> Er
     return ErrorText("This address is not right", _sentence(message), _SEARCH)
 
 
+async def _reader(request: Request) -> Principal | None:
+    """Who reads the page, for its header; no one when that cannot be told (the error being
+    answered may be that very question)."""
+    try:
+        return await session_reader(request)
+    except (ClientError, AuthUnavailable):
+        return None
+
+
 _SEARCH = "Search for what you are looking for, or see everything this registry serves."
 
 
 async def error_page(
-    request: Request, status: int, message: str, headers: Mapping[str, str] | None = None
+    request: Request,
+    status: int,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+    checking: bool = False,
 ) -> Response:
-    reader = await session_reader(request)
+    """`checking`: a 503 because who the person is cannot be told now (AuthUnavailable)."""
+    reader = None if checking else await _reader(request)
     name = reader.name if reader is not None else None
-    text = _text(request, status, message, name)
+    text = _text(request, status, message, name, checking)
     # A person is not asked for a Bearer token: the page says how to sign in instead.
     kept = {k: v for k, v in (headers or {}).items() if k.lower() != "www-authenticate"}
     retry = kept.get("Retry-After", "") if status == 503 else ""

@@ -61,7 +61,8 @@ async def _answer(
 ) -> Response:
     """JSON for a client; a page for a person, saying the same in a person's words."""
     if for_person(request, exc):
-        return await error_page(request, status, message, headers)
+        checking = isinstance(exc, AuthUnavailable)
+        return await error_page(request, status, message, headers, checking)
     return error_response(status, message, headers)
 
 
