@@ -168,3 +168,26 @@ def test_the_frame_at_a_phone_width(catalogue: RegistryServer, path: str) -> Non
         assert all(e.is_displayed() for e in link)
     finally:
         driver.quit()
+
+
+@pytest.mark.parametrize(
+    "path", ["/nothing-here", "/modules/secret/db/aws", "/signin?next=%2Fproviders%2Fopen%2Fwidget"]
+)
+def test_the_frame_is_accessible(
+    catalogue: RegistryServer, browser: webdriver.Chrome, path: str
+) -> None:
+    browser.get(catalogue.url + path)
+    unlabelled = browser.execute_script(
+        "return [...document.querySelectorAll('input, select, textarea')]"
+        ".filter((e) => e.type !== 'hidden' && e.labels.length === 0"
+        " && !e.getAttribute('aria-label')).map((e) => e.outerHTML);"
+    )
+    assert unlabelled == []
+    levels = browser.execute_script(
+        "return [...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].map((h) => +h.tagName[1]);"
+    )
+    assert levels and levels[0] == 1 and levels.count(1) == 1, levels
+    assert browser.find_elements(By.CSS_SELECTOR, 'form[role="search"]')
+    # The skip link leads past the header to the page's own content.
+    skip = browser.find_element(By.CSS_SELECTOR, "a.skip").get_attribute("href") or ""
+    assert skip.endswith("#main") and browser.find_elements(By.CSS_SELECTOR, "main#main")

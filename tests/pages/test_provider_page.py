@@ -149,3 +149,21 @@ def test_readable_on_a_phone(widget: RegistryServer, path: str) -> None:
         assert SOURCE in snippet.text
     finally:
         driver.quit()
+
+
+def test_the_selector_is_labelled_and_the_headings_in_order(widget: RegistryServer) -> None:
+    driver = chromium()
+    try:
+        driver.get(widget.url + PAGE + "/1.0.0")
+        select = driver.find_element(By.ID, "version")
+        assert (
+            driver.execute_script("return arguments[0].labels[0].textContent", select) == "Version"
+        )
+        levels = driver.execute_script(
+            "return [...document.querySelectorAll('h1,h2,h3')].map((h) => +h.tagName[1]);"
+        )
+        assert levels[0] == 1 and levels.count(1) == 1 and max(levels) == 2, levels
+        shown = driver.find_element(By.CSS_SELECTOR, 'tr[aria-current="page"]')
+        assert shown.text.startswith("1.0.0")
+    finally:
+        driver.quit()
