@@ -221,3 +221,13 @@ def test_a_page_while_the_registry_cannot_read_says_so(tmp_path: Path) -> None:
     )
     assert base not in page.text  # the reason, with its addresses, is for the log and the API
     assert "its versions are not known yet" in api.json()["errors"][0]
+
+
+def test_a_signed_in_reader_refused_is_told_who_they_are(catalogue: RegistryServer) -> None:
+    with _client(catalogue) as client:
+        _with_session(client, _sign_in(client, catalogue, None))
+        page = client.get("/modules/team-b/network/aws")  # a namespace the token does not read
+    assert page.status_code == 403 and page.headers["content-type"].startswith("text/html")
+    assert "<h1>Not yours to read</h1>" in page.text
+    assert "You are signed in as reader, and that token may not read this page." in page.text
+    assert "Sign in with another token" in page.text and "it reads" not in page.text
