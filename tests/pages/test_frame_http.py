@@ -231,3 +231,14 @@ def test_a_signed_in_reader_refused_is_told_who_they_are(catalogue: RegistryServ
     assert "<h1>Not yours to read</h1>" in page.text
     assert "You are signed in as reader, and that token may not read this page." in page.text
     assert "Sign in with another token" in page.text and "it reads" not in page.text
+
+
+def test_an_ended_session_is_asked_to_sign_in_again(catalogue: RegistryServer) -> None:
+    with _client(catalogue) as client:
+        _with_session(client, _sign_in(client, catalogue, None))
+        assert client.get("/modules/secret/db/aws").status_code == 200
+        client.post("/signout", headers={"Origin": catalogue.url})
+        page = client.get("/modules/secret/db/aws")  # the same cookie, its session ended
+    assert page.status_code == 401 and "<h1>Sign in again</h1>" in page.text
+    assert "Your session has ended" in page.text
+    assert 'href="/signin?next=%2Fmodules%2Fsecret%2Fdb%2Faws">Sign in</a>' in page.text
