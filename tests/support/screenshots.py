@@ -3,7 +3,8 @@
     python -m tests.support.screenshots [FOLDER]     # FOLDER: docs/images by default
 
 It serves the bundled example catalog (`registry.yaml` at the repository root, as `gitreg demo`
-does: its hostname, over HTTPS with a certificate of its own) and, since that catalog has no
+does: its hostname, over HTTPS with a certificate of its own, on its port 8443 when that is
+free) and, since that catalog has no
 provider, a catalog of its own beside it with a hosted provider and a private namespace, built as
 the tests build them. Then, in Debian's headless Chromium, the home, module, provider and
 sign-in pages at 1280 and 390 pixels wide, light and dark, each the height of a screen:
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import socket
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -86,14 +88,28 @@ auth:
     return load_catalog(path)
 
 
+def _demo_port(catalog: Catalog) -> int | None:
+    """The port `gitreg demo` listens on (what the pages show, in a CLI host block), if free."""
+    with socket.socket() as probe:
+        try:
+            probe.bind((catalog.listen.host, catalog.listen.port))
+        except OSError:
+            return None
+    return catalog.listen.port
+
+
 @contextmanager
-def served(work: Path) -> Iterator[dict[str, str]]:
-    """Both catalogs served over HTTPS on 127.0.0.1: their base URLs, by name."""
+def served(work: Path, as_the_demo: bool = False) -> Iterator[dict[str, str]]:
+    """Both catalogs served over HTTPS on 127.0.0.1: their base URLs, by name. `as_the_demo`:
+    the example catalog on the demo's port when it is free (the pages then show the addresses
+    `gitreg demo` prints), else on any."""
     material = ensure_local_tls(work / "tls", ("localhost", "127.0.0.1"))
     tls = TlsFiles(material.certfile, material.keyfile)
     (work / "providers").mkdir()
+    catalog = example_catalog(work / "cache")
+    port = _demo_port(catalog) if as_the_demo else None
     with ExitStack() as stack:
-        examples = stack.enter_context(RegistryServer(example_catalog(work / "cache"), tls))
+        examples = stack.enter_context(RegistryServer(catalog, tls, port=port))
         providers = stack.enter_context(RegistryServer(provider_catalog(work / "providers"), tls))
         yield {"examples": examples.url, "providers": providers.url}
 
@@ -135,7 +151,7 @@ def main(argv: Sequence[str]) -> int:
     folder = Path(argv[0]) if argv else IMAGES
     with (
         tempfile.TemporaryDirectory(prefix="gitreg-screenshots-") as work,
-        served(Path(work)) as urls,
+        served(Path(work), as_the_demo=True) as urls,
     ):
         for path in take(urls, folder):
             print(f"{path} ({path.stat().st_size // 1024} KB)")
