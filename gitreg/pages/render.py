@@ -15,7 +15,12 @@ import jinja2
 from markupsafe import Markup
 
 _PACKAGE = "gitreg.pages"
-_STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
+_STATIC_TYPES = {
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".ico": "image/x-icon",
+}
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,11 @@
 """What a page shows, worked out from the registry's values: the module page (its release, docs,
-usage snippet, requirements, versions with dates, what to know of them) and the provider page.
-Plain data for the templates."""
+usage snippet, requirements, versions with dates, what to know of them; the provider page's
+is `pages/provider_view.py`). Plain data for the templates."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gitreg.catalog.model import ModuleSpec
@@ -21,9 +21,6 @@ from gitreg.pages.usage import (
     latest_release,
     module_snippet,
 )
-from gitreg.providers.artifacts import ProviderRelease, ReleaseProblem
-from gitreg.providers.hosted import ProviderEntry
-from gitreg.signing import PublicKey
 
 
 @dataclass(frozen=True)
@@ -81,17 +78,6 @@ class ModulePage:
     kept_tag: str  # why this version is served from a commit its tag no longer names
     siblings: tuple[Sibling, ...]
     repository_examples: tuple[FolderDocs, ...]  # paths in the repository
-
-
-@dataclass(frozen=True)
-class ProviderPage:
-    address: str
-    namespace: str
-    warning: str | None
-    snippet: str
-    releases: tuple[ProviderRelease, ...]
-    keys: tuple[PublicKey, ...]
-    problems: tuple[ReleaseProblem, ...]
 
 
 def module_url(entry: ModuleEntry) -> str:
@@ -192,25 +178,3 @@ def _kept_tag(entry: ModuleEntry, release: Release) -> str:
 def _readme_html(readme: str, web: str | None, commit: str, folder: str) -> str:
     """Rendered and sanitised once per README and place: a page is read far more often."""
     return render_readme(readme, RepositoryLinks(web, commit, folder)) if readme else ""
-
-
-def provider_page(hostname: str, entry: ProviderEntry, keys: Sequence[PublicKey]) -> ProviderPage:
-    spec = entry.spec
-    snippet = ""
-    if entry.releases:
-        snippet = (
-            "terraform {\n  required_providers {\n"
-            f"    {spec.type} = {{\n"
-            f'      source  = "{hostname}/{spec.namespace}/{spec.type}"\n'
-            f'      version = "{constraint(entry.releases[0].version)}"\n'
-            "    }\n  }\n}"
-        )
-    return ProviderPage(
-        address=f"{spec.namespace}/{spec.type}",
-        namespace=spec.namespace,
-        warning=entry.warning(),
-        snippet=snippet,
-        releases=entry.releases,
-        keys=tuple(keys),
-        problems=entry.problems,
-    )

@@ -1,4 +1,6 @@
-"""The one place where errors become HTTP responses: JSON `{"errors": [...]}`, never a traceback."""
+"""The one place where errors become HTTP responses: JSON `{"errors": [...]}` for clients, never a
+traceback; for a person (a page's error, or a browser that asked for an address with no page), a
+page that says what happened and what to do (`web/error_pages.py`)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from gitreg.errors import (
 )
 from gitreg.mirror.origin_work import RETRY_BUSY
 from gitreg.repeated_causes import RepeatedCauses
+from gitreg.web.error_pages import error_page, for_person
 
 log = logging.getLogger(__name__)
 # A 503 repeats for every client until its cause goes: one line a minute for each, with a count.
@@ -49,6 +52,20 @@ def client_status(exc: ClientError) -> int:
     return 400
 
 
+async def _answer(
+    request: Request,
+    exc: Exception,
+    status: int,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    """JSON for a client; a page for a person, saying the same in a person's words."""
+    if for_person(request, exc):
+        checking = isinstance(exc, AuthUnavailable)
+        return await error_page(request, status, message, headers, checking)
+    return error_response(status, message, headers)
+
+
 async def client_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ClientError)
     status = client_status(exc)
@@ -57,7 +74,7 @@ async def client_error(request: Request, exc: Exception) -> Response:
     headers = {"WWW-Authenticate": 'Bearer realm="gitreg"'} if asks_token else None
     if isinstance(exc, TooManyRequests):
         headers = {"Retry-After": str(exc.retry_after)}
-    return error_response(status, str(exc), headers)
+    return await _answer(request, exc, status, str(exc), headers)
 
 
 async def auth_unavailable(request: Request, exc: Exception) -> Response:
@@ -65,13 +82,13 @@ async def auth_unavailable(request: Request, exc: Exception) -> Response:
     log.warning("%s %s: %s", request.method, request.url.path, exc)
     assert isinstance(exc, AuthUnavailable)
     retry = {"Retry-After": str(exc.retry_after)}
-    return error_response(503, f"cannot check credentials now: {exc}", retry)
+    return await _answer(request, exc, 503, f"cannot check credentials now: {exc}", retry)
 
 
 async def http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     message = exc.detail if exc.status_code != 404 else f"no such endpoint: {request.url.path}"
-    return error_response(exc.status_code, message, exc.headers)
+    return await _answer(request, exc, exc.status_code, message, exc.headers)
 
 
 async def upstream_error(request: Request, exc: Exception) -> Response:
@@ -80,7 +97,9 @@ async def upstream_error(request: Request, exc: Exception) -> Response:
     # fetch), not a fault of this request.
     level = logging.WARNING if isinstance(exc, NotReadYet) else logging.ERROR
     unavailable.log(level, str(exc), "%s %s: %s", request.method, request.url.path, exc)
-    return error_response(503, f"temporarily unavailable: {exc}", {"Retry-After": "10"})
+    return await _answer(
+        request, exc, 503, f"temporarily unavailable: {exc}", {"Retry-After": "10"}
+    )
 
 
 async def archive_refused(request: Request, exc: Exception) -> Response:
@@ -103,7 +122,7 @@ async def origin_busy(request: Request, exc: Exception) -> Response:
 
 async def internal_error(request: Request, exc: Exception) -> Response:
     log.exception("%s %s failed", request.method, request.url.path)
-    return error_response(500, "internal error; the server log has the details")
+    return await _answer(request, exc, 500, "internal error; the server log has the details")
 
 
 HANDLERS = {

@@ -7,95 +7,48 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
 from urllib.parse import quote, urlsplit
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import RedirectResponse, Response
 
 from gitreg.address import ProviderAddress
 from gitreg.auth.principal import Principal
 from gitreg.docs.model import ModuleDocs
-from gitreg.errors import ClientError, GitregError, NotFound, Unauthorized
+from gitreg.errors import ClientError, GitregError, NotFound, NotReadYet
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.pages.home import HomeQuery, home_page
+from gitreg.pages.provider_view import provider_page, provider_url
 from gitreg.pages.render import PAGES
 from gitreg.pages.usage import latest_release
-from gitreg.pages.views import ModuleSituation, module_page, provider_page
+from gitreg.pages.views import ModuleSituation, module_page
+from gitreg.providers.artifacts import ProviderRelease
+from gitreg.providers.hosted import ProviderEntry
 from gitreg.tags import parse_version
 from gitreg.web import access
-from gitreg.web.errors import client_status
+from gitreg.web.error_pages import PAGE_KEY
 from gitreg.web.files import etag_matches
+from gitreg.web.frame import SECURITY_HEADERS, html
 from gitreg.web.listings import listing_for
-from gitreg.web.modules import module_address
+from gitreg.web.modules import module_address, versions_known
 from gitreg.web.state import state_of, world_of
 
 log = logging.getLogger(__name__)
 
-# No inline script or style, nothing from elsewhere but README images over https, no framing.
-CSP = (
-    "default-src 'self'; img-src 'self' https:; style-src 'self'; script-src 'self';"
-    " object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-)
-SECURITY_HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "same-origin",
-    "X-Frame-Options": "DENY",
-}
-_HEADINGS = {
-    400: "Bad request",
-    401: "Sign in needed",
-    403: "Not yours to read",
-    404: "Not found",
-    429: "Too many tries",
-}
-
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def html(request: Request, template: str, status: int = 200, **values: Any) -> HTMLResponse:
-    """A page, with what every page shows: the hostname and who reads it."""
-    reader = values.pop("reader", None)
-    body = PAGES.render(
-        template,
-        hostname=world_of(request).catalog.hostname,
-        auth_on=access.gate_of(request).on,
-        reader=reader.name if isinstance(reader, Principal) else reader,
-        **values,
-    )
-    headers = {**SECURITY_HEADERS, "Cache-Control": "no-store"}
-    return HTMLResponse(body, status_code=status, headers=headers)
-
-
 def page(handler: Handler) -> Handler:
-    """A page's errors as pages: a client's mistake is a 4xx page saying what, never a 500."""
+    """A page's handler: its errors become pages for a person (`web/error_pages.py`), never the
+    API's JSON; a client's mistake is a 4xx page saying what, never a 500."""
 
     @functools.wraps(handler)
-    async def wrapped(request: Request) -> Response:
-        try:
-            return await handler(request)
-        except ClientError as exc:
-            status = client_status(exc)
-            reader = await session_reader(request)
-            return html(
-                request,
-                "error.html",
-                status,
-                heading=_HEADINGS.get(status, "Bad request"),
-                message=str(exc),
-                sign_in=isinstance(exc, Unauthorized) or (status == 403 and reader is None),
-                reader=reader,
-            )
+    async def marked(request: Request) -> Response:
+        request.scope[PAGE_KEY] = True
+        return await handler(request)
 
-    return wrapped
-
-
-async def session_reader(request: Request) -> Principal | None:
-    """Who reads a page: the signed-in browser's principal; None when anonymous (or when the
-    registry is open to all)."""
-    return await access.gate_of(request).reader(None, access.session_of(request))
+    return marked
 
 
 @page
@@ -106,7 +59,7 @@ async def home(request: Request) -> Response:
     ask = HomeQuery.parse(request.query_params.multi_items())
     view = home_page(await listing_for(request), ask)
     reader = await access.reader_of(request)
-    return html(request, "home.html", page=view, reader=reader)
+    return html(request, "home.html", page=view, reader=reader, query=ask.query)
 
 
 @page
@@ -125,6 +78,7 @@ async def module(request: Request) -> Response:
         # The version selector's form, sent without script: to that version's own page.
         where = f"{request.url.path.rstrip('/')}/{quote(chosen, safe='')}"
         return Response(status_code=303, headers={"Location": where, **SECURITY_HEADERS})
+    versions_known(request, snapshot, entry)  # starting: a page that says so, not "no version"
     release = _release(entry, request.path_params.get("version"))
     docs: ModuleDocs | None = None
     times: Mapping[str, int] = {}
@@ -191,6 +145,9 @@ def _release(entry: ModuleEntry, text: str | None) -> Release:
 
 @page
 async def provider(request: Request) -> Response:
+    """A hosted provider at its newest version, or at `version`: the `required_providers` block
+    for it, its platforms, every version. `?version=` (the version selector without script)
+    goes to that version's page."""
     try:
         address = ProviderAddress.of(request.path_params["namespace"], request.path_params["type"])
     except ValueError as exc:
@@ -198,18 +155,60 @@ async def provider(request: Request) -> Response:
     await access.admit(request, "read", f"provider {address}", address.namespace)
     providers = world_of(request).side.providers
     entry = providers.get(address.namespace, address.type)
+    if entry is None and not providers.scanned:
+        raise NotReadYet(f"{address}: the release folders are being read (the server just started)")
     if entry is None:
         raise NotFound(f"no provider {address} on this registry")
+    chosen = _chosen_version(request)
+    if chosen is not None:
+        found = _provider_release(entry, chosen)
+        return RedirectResponse(provider_url(entry, found.version), status_code=303)
+    text = request.path_params.get("version")
+    release = _provider_release(entry, text) if text is not None else None
     hostname = world_of(request).catalog.hostname
-    view = provider_page(hostname, entry, providers.public_keys())
+    view = provider_page(hostname, entry, providers.public_keys(), release)
     return html(request, "provider.html", page=view, reader=await access.reader_of(request))
 
 
+def _chosen_version(request: Request) -> str | None:
+    """`?version=`, the only parameter a provider's page takes (and only without a version in
+    its path)."""
+    items = request.query_params.multi_items()
+    if not items:
+        return None
+    names = [name for name, _ in items]
+    if names != ["version"] or "version" in request.path_params:
+        raise ClientError("a provider's page takes only ?version=, once")
+    return items[0][1]
+
+
+def _provider_release(entry: ProviderEntry, text: str) -> ProviderRelease:
+    try:
+        version = str(parse_version(text.removeprefix("v")))
+    except ValueError as exc:
+        raise ClientError(f"{text[:40]!r} is not a version: {exc}") from exc
+    release = entry.release(version)
+    if release is None:
+        raise NotFound(f"{entry.spec} has no version {version}")
+    return release
+
+
 async def static(request: Request) -> Response:
-    found = PAGES.static.get(request.path_params["file"])
+    # Their URLs change with their content (`?v=`): cached for a year.
+    return _static_file(request, request.path_params["file"], "public, max-age=31536000, immutable")
+
+
+async def favicon(request: Request) -> Response:
+    """`/favicon.ico`, which browsers ask for whatever the page links: its URL never changes,
+    so it is kept a day, then asked again (a 304 while it is the same)."""
+    return _static_file(request, "favicon.ico", "public, max-age=86400")
+
+
+def _static_file(request: Request, name: str, caching: str) -> Response:
+    found = PAGES.static.get(name)
     if found is None:
         raise NotFound(f"no such file: {request.url.path}")
-    headers = {"ETag": found.etag, "Cache-Control": "public, max-age=31536000, immutable"}
+    headers = {"ETag": found.etag, "Cache-Control": caching}
     if etag_matches(request.headers.get("if-none-match", ""), found.etag):
         return Response(status_code=304, headers=headers)
     return Response(found.body, media_type=found.media_type, headers=headers)

@@ -5,12 +5,16 @@ http://127.0.0.1 (trustworthy origins), so tests and `gitreg demo` work over pla
 over plain HTTP to any other host the browser drops it, as it should: a session sent in clear
 text could be taken. The sign-in page then says why. Both POSTs must come from a page of this
 registry: their Origin must be its own (`auth/own_origin.py`: from hostname or public_url, never
-from the Host header), so another site cannot sign a browser in or out."""
+from the Host header), so another site cannot sign a browser in or out.
+
+A person signs in from the page that needed it (`?next=`, a path of this registry: anything else
+is `/`, `web/return_path.py`) and lands back on it, through `/signin?done=1`, which sends a
+browser that kept the cookie on at once and tells one that did not why."""
 
 from __future__ import annotations
 
 import datetime
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -19,7 +23,9 @@ from gitreg.auth.own_origin import is_own, own_origin, reached_loopback
 from gitreg.auth.sessions import COOKIE, SESSION_TTL, expires_of
 from gitreg.errors import ClientError, Forbidden
 from gitreg.web import access
-from gitreg.web.pages import SECURITY_HEADERS, html, page, session_reader
+from gitreg.web.frame import SECURITY_HEADERS, html, session_reader
+from gitreg.web.pages import page
+from gitreg.web.return_path import MAX_LENGTH, return_path
 from gitreg.web.state import world_of
 
 MAX_TOKEN = 4096  # characters: a pasted token, never a document
@@ -28,8 +34,13 @@ MAX_TOKEN = 4096  # characters: a pasted token, never a document
 @page
 async def sign_in_page(request: Request) -> Response:
     reader = await session_reader(request)
+    back_to = return_path(request.query_params.get("next"))
+    gate_on = access.gate_of(request).on
+    done = bool(request.query_params.get("done"))
+    if done and (reader is not None or not gate_on):
+        return _back_to(back_to)  # signed in: back where the person was
     problem = ""
-    if request.query_params.get("done") and reader is None and access.gate_of(request).on:
+    if done:
         problem = (
             "Your browser did not keep the session cookie. It is marked Secure: open this"
             " registry over HTTPS (or as http://localhost) to sign in."
@@ -45,6 +56,7 @@ async def sign_in_page(request: Request) -> Response:
         problem=problem,
         ends=ends,
         hours=SESSION_TTL // 3600,
+        back_to=back_to,
     )
 
 
@@ -52,9 +64,11 @@ async def sign_in_page(request: Request) -> Response:
 async def sign_in(request: Request) -> Response:
     _same_origin(request)
     gate = access.gate_of(request)
+    token, back_to = _form(await request.body())
     if not gate.on:  # no one to sign in as
-        return _back_to("/")
-    token = _token_in(await request.body())
+        return _back_to(back_to)
+    if not token:
+        raise ClientError("paste a token to sign in")
     signed = await gate.sign_in(token, access.client_of(request))
     if signed is None:
         return html(
@@ -69,9 +83,11 @@ async def sign_in(request: Request) -> Response:
             ),
             ends="",
             hours=SESSION_TTL // 3600,
+            back_to=back_to,
         )
     _, value = signed
-    response = _back_to("/signin?done=1")
+    done = "/signin?done=1"
+    response = _back_to(done if back_to == "/" else done + "&" + urlencode({"next": back_to}))
     response.set_cookie(
         COOKIE,
         value,
@@ -97,18 +113,17 @@ async def sign_out(request: Request) -> Response:
     return response
 
 
-def _token_in(body: bytes) -> str:
-    """The `token` field of a urlencoded form (no multipart parser: a token needs none)."""
-    if len(body) > 2 * MAX_TOKEN:
+def _form(body: bytes) -> tuple[str, str]:
+    """The `token` and `next` fields of a urlencoded form (no multipart parser: a token needs
+    none); `next` made a path of this registry."""
+    if len(body) > 2 * MAX_TOKEN + 3 * MAX_LENGTH:  # either, urlencoded
         raise ClientError("paste a token to sign in (this is far longer than one)")
     try:
         fields = parse_qs(body.decode("ascii"), max_num_fields=4, strict_parsing=False)
     except (UnicodeDecodeError, ValueError) as exc:
         raise ClientError("the sign-in form must be sent urlencoded") from exc
     token = (fields.get("token") or [""])[0].strip()
-    if not token:
-        raise ClientError("paste a token to sign in")
-    return token
+    return token, return_path((fields.get("next") or [""])[0])
 
 
 def _back_to(path: str) -> RedirectResponse:

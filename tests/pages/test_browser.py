@@ -190,7 +190,8 @@ def test_sign_in_shows_the_private_namespace_and_sign_out_hides_it(
         driver.find_element(By.ID, "token").send_keys(TOKEN)
         driver.find_element(By.CSS_SELECTOR, "form.signin button").click()
         _wait(driver, lambda d: "Signed in as" in d.page_source, "the signed-in page")
-        assert "You are signed in as" in driver.page_source
+        # Back where the person was (the list), not on a page titled "Sign in".
+        assert driver.current_url == catalogue.url + "/" and "Sign in" not in driver.title
         cookies = {c["name"]: c for c in driver.get_cookies()}
         session = cookies["gitreg_session"]
         assert session["httpOnly"] and session["secure"] and session["sameSite"] == "Strict"

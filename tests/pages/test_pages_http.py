@@ -84,7 +84,12 @@ def test_without_a_session_a_private_module_asks_to_sign_in(catalogue: RegistryS
     # The same answer whether it exists or not: a reader learns nothing of a namespace it
     # may not read.
     assert page.status_code == missing.status_code == 401
-    assert 'href="/signin"' in page.text
+    # It speaks to a person: what happened, and a way to sign in that comes back here.
+    assert "<title>Sign in needed" in page.text and "private part of this registry" in page.text
+    assert 'href="/signin?next=%2Fmodules%2Fsecret%2Fdb%2Faws"' in page.text
+    assert 'href="/signin?next=%2Fmodules%2Fsecret%2Fnothing%2Faws"' in missing.text
+    assert "README" not in page.text and "Bearer" not in page.text
+    assert "www-authenticate" not in page.headers
     assert "database" not in page.text
 
 

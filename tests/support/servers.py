@@ -117,16 +117,18 @@ class RegistryServer:
         fetch_first: bool | None = True,
         access_log: bool = False,
         on_swap: Callable[[], None] | None = None,
+        port: int | None = None,
     ) -> None:
         """`refresh`: run the background work (polling, watching); with `fetch_first` False, the
         server starts from what its clones hold, fetching nothing; with None, it starts as
         `gitreg serve` does: answering at once, the clones read, then fetched, meanwhile;
-        `access_log`: a line per request (`gitreg.access`); `on_swap`: the Registry's."""
+        `access_log`: a line per request (`gitreg.access`); `on_swap`: the Registry's; `port`:
+        the one to listen on (by default, a free one)."""
         self.state = serving_state(catalog, fetch_first, on_swap, fresh_wait)
         self.registry = self.state.registry
         start = fetch_first is None
         self.app = create_app(self.state, background=refresh, start=start, access_log=access_log)
-        self.port = free_port()
+        self.port = port or free_port()
         self.scheme = "https" if tls else "http"
         self.config = hypercorn_config(Listen("127.0.0.1", self.port), tls)
         self._loop = asyncio.new_event_loop()

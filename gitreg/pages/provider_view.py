@@ -1,0 +1,131 @@
+"""What a provider's page shows, at its newest version or another: the `required_providers`
+block for that version (`~> X.Y` on the newest, the exact version on any other, which is what
+its page is about), its platforms and their files, every version to go to, and the keys that
+sign them. Plain data for the template."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gitreg.pages.usage import constraint
+from gitreg.providers.artifacts import ProviderPackage, ProviderRelease, ReleaseProblem
+from gitreg.providers.hosted import ProviderEntry
+from gitreg.signing import PublicKey
+from gitreg.tags import parse_version
+
+# What people call the platforms Go names (`GOOS`, `GOARCH`), for the platform list.
+_SYSTEMS = {"darwin": "macOS", "linux": "Linux", "windows": "Windows", "freebsd": "FreeBSD"}
+_ARCHITECTURES = {"amd64": "x86-64", "arm64": "ARM64", "386": "x86 (32-bit)", "arm": "ARM"}
+
+
+@dataclass(frozen=True)
+class Platform:
+    os: str
+    arch: str
+    label: str  # "Linux, x86-64"
+    filename: str
+    shasum: str
+
+
+@dataclass(frozen=True)
+class VersionChoice:
+    release: ProviderRelease
+    version: str
+    url: str
+    shown: bool  # the version this page is about
+    newest: bool
+
+
+@dataclass(frozen=True)
+class ProviderPage:
+    address: str
+    namespace: str
+    url: str  # the page of the newest version
+    warning: str | None
+    version: str  # "" when no version is served
+    newest: str
+    is_newest: bool
+    protocols: tuple[str, ...]
+    platforms: tuple[Platform, ...]
+    signer: PublicKey | None
+    snippet: str
+    choices: tuple[VersionChoice, ...]  # newest first, one for each version served
+    keys: tuple[PublicKey, ...]
+    problems: tuple[ReleaseProblem, ...]
+
+
+def newest_release(releases: Sequence[ProviderRelease]) -> ProviderRelease | None:
+    """The newest release that is no prerelease (what `~>` picks), else the newest."""
+    for release in releases:
+        if parse_version(release.version).prerelease is None:
+            return release
+    return releases[0] if releases else None
+
+
+def provider_url(entry: ProviderEntry, version: str | None = None) -> str:
+    """The page of `version`; of the newest, its address without one."""
+    url = f"/providers/{entry.spec.namespace}/{entry.spec.type}"
+    newest = newest_release(entry.releases)
+    return url if version is None or (newest and version == newest.version) else f"{url}/{version}"
+
+
+def _platform(package: ProviderPackage) -> Platform:
+    system = _SYSTEMS.get(package.os, package.os)
+    label = f"{system}, {_ARCHITECTURES.get(package.arch, package.arch)}"
+    return Platform(package.os, package.arch, label, package.filename, package.shasum)
+
+
+def snippet(hostname: str, entry: ProviderEntry, version: str, newest: bool) -> str:
+    """The `required_providers` block for `version`: `~> X.Y` on the newest version's page,
+    the version itself on any other (a `~>` there would install a newer one)."""
+    spec = entry.spec
+    wanted = constraint(version, newest)
+    return (
+        "terraform {\n  required_providers {\n"
+        f"    {spec.type} = {{\n"
+        f'      source  = "{hostname}/{spec.namespace}/{spec.type}"\n'
+        f'      version = "{wanted}"\n'
+        "    }\n  }\n}"
+    )
+
+
+def provider_page(
+    hostname: str,
+    entry: ProviderEntry,
+    keys: Sequence[PublicKey],
+    release: ProviderRelease | None = None,
+) -> ProviderPage:
+    """The page of `release` (by default the newest) of `entry`."""
+    spec = entry.spec
+    newest = newest_release(entry.releases)
+    shown = release or newest
+    is_newest = shown is not None and newest is not None and shown.version == newest.version
+    choices = tuple(
+        VersionChoice(
+            r,
+            r.version,
+            provider_url(entry)
+            if newest and r.version == newest.version
+            else provider_url(entry, r.version),
+            shown is not None and r.version == shown.version,
+            newest is not None and r.version == newest.version,
+        )
+        for r in entry.releases
+    )
+    return ProviderPage(
+        address=f"{spec.namespace}/{spec.type}",
+        namespace=spec.namespace,
+        url=provider_url(entry),
+        warning=entry.warning(),
+        version=shown.version if shown else "",
+        newest=newest.version if newest else "",
+        is_newest=is_newest,
+        protocols=shown.protocols if shown else (),
+        platforms=tuple(_platform(p) for p in shown.packages) if shown else (),
+        signer=shown.signer if shown else None,
+        snippet=snippet(hostname, entry, shown.version, is_newest) if shown else "",
+        choices=choices,
+        keys=tuple(keys),
+        problems=entry.problems,
+    )

@@ -1,0 +1,63 @@
+"""What every page is rendered with, the frame around its own content: the registry's
+hostname, who reads it, the address of the sign-in page that brings the person back here, and
+the headers every page carries; and the page an error becomes for a person."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from gitreg.auth.principal import Principal
+from gitreg.pages.render import PAGES
+from gitreg.web import access
+from gitreg.web.return_path import return_path, sign_in_url
+from gitreg.web.state import world_of
+
+# No inline script or style, nothing from elsewhere but README images over https, no framing.
+CSP = (
+    "default-src 'self'; img-src 'self' https:; style-src 'self'; script-src 'self';"
+    " object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+}
+
+
+def here(request: Request) -> str:
+    """Where the person is: this request's path and query, as the browser sent them (on the
+    sign-in page, where it will send them back to)."""
+    if request.url.path == "/signin":
+        return return_path(request.query_params.get("next"))
+    path = request.scope.get("raw_path") or request.url.path.encode()
+    query = request.scope.get("query_string", b"")
+    text = path.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
+    return return_path(text)
+
+
+def html(request: Request, template: str, status: int = 200, **values: Any) -> HTMLResponse:
+    """A page, with what every page shows: the hostname, who reads it, the search box (`query`:
+    what it holds) and a sign-in link that comes back here."""
+    reader = values.pop("reader", None)
+    values.setdefault("query", "")
+    body = PAGES.render(
+        template,
+        hostname=world_of(request).catalog.hostname,
+        auth_on=access.gate_of(request).on,
+        reader=reader.name if isinstance(reader, Principal) else reader,
+        sign_in_url=sign_in_url(here(request)),
+        signing_in=request.url.path == "/signin",
+        **values,
+    )
+    headers = {**SECURITY_HEADERS, "Cache-Control": "no-store"}
+    return HTMLResponse(body, status_code=status, headers=headers)
+
+
+async def session_reader(request: Request) -> Principal | None:
+    """Who reads a page: the signed-in browser's principal; None when anonymous (or when the
+    registry is open to all)."""
+    return await access.gate_of(request).reader(None, access.session_of(request))
