@@ -8,11 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gitreg.pages.usage import constraint
+from gitreg.pages.usage import cli_host_block, constraint, latest_release
 from gitreg.providers.artifacts import ProviderPackage, ProviderRelease, ReleaseProblem
 from gitreg.providers.hosted import ProviderEntry
 from gitreg.signing import PublicKey
-from gitreg.tags import parse_version
 
 # What people call the platforms Go names (`GOOS`, `GOARCH`), for the platform list.
 _SYSTEMS = {"darwin": "macOS", "linux": "Linux", "windows": "Windows", "freebsd": "FreeBSD"}
@@ -50,23 +49,16 @@ class ProviderPage:
     platforms: tuple[Platform, ...]
     signer: PublicKey | None
     snippet: str
+    host_block: str  # the CLI config block that leads `hostname` here; "" when not needed
     choices: tuple[VersionChoice, ...]  # newest first, one for each version served
     keys: tuple[PublicKey, ...]
     problems: tuple[ReleaseProblem, ...]
 
 
-def newest_release(releases: Sequence[ProviderRelease]) -> ProviderRelease | None:
-    """The newest release that is no prerelease (what `~>` picks), else the newest."""
-    for release in releases:
-        if parse_version(release.version).prerelease is None:
-            return release
-    return releases[0] if releases else None
-
-
 def provider_url(entry: ProviderEntry, version: str | None = None) -> str:
     """The page of `version`; of the newest, its address without one."""
     url = f"/providers/{entry.spec.namespace}/{entry.spec.type}"
-    newest = newest_release(entry.releases)
+    newest = latest_release(entry.releases)
     return url if version is None or (newest and version == newest.version) else f"{url}/{version}"
 
 
@@ -95,10 +87,12 @@ def provider_page(
     entry: ProviderEntry,
     keys: Sequence[PublicKey],
     release: ProviderRelease | None = None,
+    address: str = "",
 ) -> ProviderPage:
-    """The page of `release` (by default the newest) of `entry`."""
+    """The page of `release` (by default the newest) of `entry`, opened at `address` (as the
+    module page's: the CLI `host` block shown when it is not `hostname`)."""
     spec = entry.spec
-    newest = newest_release(entry.releases)
+    newest = latest_release(entry.releases)
     shown = release or newest
     is_newest = shown is not None and newest is not None and shown.version == newest.version
     choices = tuple(
@@ -125,6 +119,7 @@ def provider_page(
         platforms=tuple(_platform(p) for p in shown.packages) if shown else (),
         signer=shown.signer if shown else None,
         snippet=snippet(hostname, entry, shown.version, is_newest) if shown else "",
+        host_block=cli_host_block(hostname, address) if shown else "",
         choices=choices,
         keys=tuple(keys),
         problems=entry.problems,

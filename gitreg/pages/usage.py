@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 from gitreg.docs.model import Input
-from gitreg.modules.resolve import Release
 from gitreg.pages.placeholders import placeholder
 from gitreg.tags import parse_version
 from gitreg.terraform_services import host_block, same_host
@@ -26,8 +26,17 @@ def prerelease(version: str) -> bool:
         return False
 
 
-def latest_release(releases: Sequence[Release]) -> Release | None:
-    """The newest release that is no prerelease (what `~>` picks), else the newest."""
+class Versioned(Protocol):
+    @property
+    def version(self) -> str: ...
+
+
+V = TypeVar("V", bound=Versioned)
+
+
+def latest_release(releases: Sequence[V]) -> V | None:
+    """The newest of `releases` (newest first) that is no prerelease (what `~>` picks), else the
+    newest: a module's release or a provider's."""
     for release in releases:
         if not prerelease(release.version):
             return release

@@ -117,12 +117,17 @@ def _situation(request: Request, entry: ModuleEntry, reader: Principal | None) -
         for spec in world.snapshot.specs.get(entry.spec.repo, ())
         if spec.address.namespace == namespace or readable(spec.address.namespace)
     )
-    public = world.catalog.public_url
     return ModuleSituation(
         repository=repository,
         unreadable=state_of(request).registry.status[entry.spec.repo].last_error is not None,
-        address=urlsplit(public).netloc if public else request.headers.get("host", ""),
+        address=_opened_at(request),
     )
+
+
+def _opened_at(request: Request) -> str:
+    """The address the browser reached the registry by: public_url's, or the request's Host."""
+    public = world_of(request).catalog.public_url
+    return urlsplit(public).netloc if public else request.headers.get("host", "")
 
 
 def _release(entry: ModuleEntry, text: str | None) -> Release:
@@ -166,7 +171,7 @@ async def provider(request: Request) -> Response:
     text = request.path_params.get("version")
     release = _provider_release(entry, text) if text is not None else None
     hostname = world_of(request).catalog.hostname
-    view = provider_page(hostname, entry, providers.public_keys(), release)
+    view = provider_page(hostname, entry, providers.public_keys(), release, _opened_at(request))
     return html(request, "provider.html", page=view, reader=await access.reader_of(request))
 
 

@@ -104,8 +104,10 @@ def test_the_selector_goes_to_the_version_chosen(widget: RegistryServer) -> None
     driver = chromium()
     try:
         driver.get(widget.url + PAGE)
-        assert not driver.find_element(By.CSS_SELECTOR, "form.version-select button").is_displayed()
+        # Choosing does not leave the page (a keyboard's arrow keys choose as they go): Show does.
         Select(driver.find_element(By.ID, "version")).select_by_value("1.1.0")
+        assert driver.current_url == widget.url + PAGE
+        driver.find_element(By.CSS_SELECTOR, "form.version-select button").click()
         WebDriverWait(driver, 30).until(lambda d: d.current_url == widget.url + PAGE + "/1.1.0")
         assert 'version = "1.1.0"' in driver.find_element(By.ID, "usage-snippet").text
         assert driver.find_element(By.CSS_SELECTOR, "tr.shown").text.startswith("1.1.0")
@@ -167,3 +169,18 @@ def test_the_selector_is_labelled_and_the_headings_in_order(widget: RegistryServ
         assert shown.text.startswith("1.0.0")
     finally:
         driver.quit()
+
+
+def test_opened_at_another_address_the_page_shows_the_host_block(widget: RegistryServer) -> None:
+    """As the module page's: the block names the services at the address the browser used, so
+    that `registry.example.com/examples/widget` installs from here as pasted."""
+    page = _get(widget, PAGE)
+    found = re.search(r'<code id="host-block">(.*?)</code>', page.text, re.S)
+    assert found is not None, page.text
+    block = unescape(found[1])
+    assert block.startswith('host "registry.example.com" {')
+    # Terraform speaks to a registry over https only: the block says so whatever the page used.
+    assert f'"providers.v1" = "https://127.0.0.1:{widget.port}/v1/providers/"' in block
+    with httpx.Client(base_url=widget.url, timeout=30) as client:
+        at_its_name = client.get(PAGE, headers={"Host": "registry.example.com"})
+    assert at_its_name.status_code == 200 and 'id="host-block"' not in at_its_name.text

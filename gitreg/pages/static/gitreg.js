@@ -131,12 +131,6 @@ document.addEventListener("DOMContentLoaded", () => {
   }
   // A version selector goes to the version chosen as soon as it is chosen: its button, for
   // a page without script, is not needed.
-  for (const form of document.querySelectorAll("form[data-autosubmit]")) {
-    const select = form.querySelector("select");
-    const button = form.querySelector("button[type=submit]");
-    if (button) button.hidden = true;
-    select.addEventListener("change", () => form.submit());
-  }
   for (const button of document.querySelectorAll("button[data-copy]")) {
     button.hidden = false;
     button.addEventListener("click", () => copySnippet(button));
