@@ -20,8 +20,8 @@ def bearer_token(authorization: str | None) -> str:
         raise Refused(
             "anonymous",
             "missing",
-            "this registry is private: send a token (Authorization: Bearer ...); the README's"
-            " 'Private registry' section shows how to give Terraform one",
+            "this registry is private: send a token (Authorization: Bearer ...); gitreg's"
+            " documentation, 'A private registry', shows how to give Terraform one",
         )
     if match := _BEARER.fullmatch(authorization):
         return match[1]
