@@ -110,11 +110,15 @@ def test_invalid_versions(text: str) -> None:
     [
         (
             "fatal: https://user:tok3n@git.example.com/x.git",
-            "fatal: https://user:***@git.example.com/x.git",
+            "fatal: https://***@git.example.com/x.git",
         ),
         ("ssh://git@git.example.com/x.git", "ssh://git@git.example.com/x.git"),
-        ("https://:tok3n@h/x and https://a:b@h/y", "https://:***@h/x and https://a:***@h/y"),
+        ("ssh://git:tok3n@git.example.com/x.git", "ssh://git:***@git.example.com/x.git"),
+        ("https://:tok3n@h/x and https://a:b@h/y", "https://***@h/x and https://***@h/y"),
+        # A token given as the user name, as GitHub and GitLab take it.
+        ("fetch from HTTPS://glpat-s3cr3t@h/x failed", "fetch from HTTPS://***@h/x failed"),
+        ("http://ghp_abc@h/x", "http://***@h/x"),
     ],
 )
-def test_redact_hides_passwords_only(text: str, shown: str) -> None:
+def test_redact_hides_passwords_and_http_users(text: str, shown: str) -> None:
     assert redact(text) == shown

@@ -12,6 +12,8 @@ Transport = Literal["https", "http", "ssh", "git", "local"]
 
 _SCP_LIKE = re.compile(r"(?P<user>[^@/:]+@)?(?P<host>[^/:]+):(?P<path>[^/].*)")
 _PASSWORD = re.compile(r"(://[^/@:\s]*):[^/@\s]*@")
+# An http(s) URL's whole user part: a token is often given as the user name (`https://TOKEN@`).
+_HTTP_USER = re.compile(r"(?i)(\bhttps?://)[^/@\s]+@")
 
 
 def is_scp_like(text: str) -> bool:
@@ -20,8 +22,10 @@ def is_scp_like(text: str) -> bool:
 
 
 def redact(text: str) -> str:
-    """Hide any password in URLs in `text` (`https://user:***@host`), so logs never carry one."""
-    return _PASSWORD.sub(r"\1:***@", text)
+    """Hide any password in URLs in `text` (`ssh://git:***@host`), and the whole user part of
+    http(s) URLs (`https://***@host`), where a token passes for a user name: so that logs,
+    status and errors never carry one."""
+    return _PASSWORD.sub(r"\1:***@", _HTTP_USER.sub(r"\1***@", text))
 
 
 @dataclass(frozen=True)

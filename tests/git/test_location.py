@@ -52,3 +52,11 @@ def test_a_working_tree_its_git_folder_and_its_file_url_are_one_repository(
     assert identities == {str((tmp_path / "mono").resolve())}
     GitRepo(tmp_path / "mono2")
     assert RepoLocation.parse("mono2", tmp_path).identity not in identities
+
+
+def test_a_token_given_as_the_user_name_is_never_shown(tmp_path: Path) -> None:
+    """`https://TOKEN@host/...` is accepted (GitHub and GitLab take a token as the user name),
+    and what logs, status and errors show of the repository hides it."""
+    location = RepoLocation.parse("https://glpat-s3cr3t@git.example.com/infra/mono.git", tmp_path)
+    assert str(location) == "https://***@git.example.com/infra/mono.git"
+    assert "s3cr3t" not in str(location)
