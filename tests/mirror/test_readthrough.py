@@ -135,26 +135,27 @@ def test_gitreg_mirror_sync(origin: Origin, tmp_path: Path, tls: TlsMaterial) ->
         "cache_dir: mirror-cache\nmodules: []\n"
         f"mirror: {{origins: {{origin.example.test: '{origin.server.url}/'}}, ca_file: {tls.ca_cert}}}\n"
     )
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "gitreg",
-            "mirror",
-            "sync",
-            "--config",
-            str(tmp_path / "mirror.yaml"),
-            "--platform",
-            "linux_amd64",
-            "origin.example.test/acme/widget@1.0.0",
-            "origin.example.test/acme/widget",
-            "origin.example.test/acme/gadget@2.0.0",
-            "made-up.example.test/acme/widget",
-            "not a provider",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+
+    def sync(*requests: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "gitreg", "mirror", "sync", "--config"]
+            + [str(tmp_path / "mirror.yaml"), "--platform", "linux_amd64", *requests],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    # A request that is no provider address is refused before anything is fetched.
+    mistyped = sync("origin.example.test/acme/widget@1.0.0", "not a provider")
+    assert mistyped.returncode == 2 and not mistyped.stdout, mistyped.stdout + mistyped.stderr
+    assert mistyped.stderr.startswith("gitreg: 'not a provider' has 1 part separated by '/'")
+    assert not (tmp_path / "mirror-cache" / "mirror").exists()
+
+    done = sync(
+        "origin.example.test/acme/widget@1.0.0",
+        "origin.example.test/acme/widget",
+        "origin.example.test/acme/gadget@2.0.0",
+        "made-up.example.test/acme/widget",
     )
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
@@ -164,12 +165,11 @@ def test_gitreg_mirror_sync(origin: Origin, tmp_path: Path, tls: TlsMaterial) ->
         "! origin.example.test/acme/gadget 2.0.0: not found, or its signature or checksums did not verify"
         in lines
     )
-    assert any(line.startswith("! 'not a provider'") for line in lines)
     assert any(  # only the origins registry.yaml allows: nothing asked of another
         line.startswith("! made-up.example.test/acme/widget: read-through reads only ")
         for line in lines
     )
-    assert lines[-1] == "5 providers, 3 failures"
+    assert lines[-1] == "4 providers, 2 failures"
     cached = sorted(p.name for p in (tmp_path / "mirror-cache" / "mirror").rglob("*.zip"))
     assert cached == ["terraform-provider-widget_1.0.0_linux_amd64.zip"]
 
