@@ -136,10 +136,12 @@ def test_gitreg_mirror_sync(origin: Origin, tmp_path: Path, tls: TlsMaterial) ->
         f"mirror: {{origins: {{origin.example.test: '{origin.server.url}/'}}, ca_file: {tls.ca_cert}}}\n"
     )
 
+    config = str(tmp_path / "mirror.yaml")
+
     def sync(*requests: str) -> subprocess.CompletedProcess[str]:
+        command = ["mirror", "sync", "--config", config, "--platform", "linux_amd64", *requests]
         return subprocess.run(
-            [sys.executable, "-m", "gitreg", "mirror", "sync", "--config"]
-            + [str(tmp_path / "mirror.yaml"), "--platform", "linux_amd64", *requests],
+            [sys.executable, "-m", "gitreg", *command],
             capture_output=True,
             text=True,
             timeout=120,
