@@ -20,14 +20,9 @@ import pytest
 from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.servers import answers, free_port, wait_until
 from tests.support.site_snippets import claimed, on_port, run_sh, shell_env, start_sh
-from tests.support.terraform_cli import run_terraform, terraform_env
+from tests.support.terraform_cli import needs_terraform, run_terraform, terraform_env
 
-pytestmark = [
-    pytest.mark.terraform,
-    pytest.mark.skipif(
-        shutil.which("terraform") is None, reason="the terraform binary is not on PATH"
-    ),
-]
+pytestmark = [pytest.mark.terraform, needs_terraform]
 
 REPO_URL = "https://git.example.com/infra/terraform-aws-vpc.git"
 MONOREPO_URL = "https://git.example.com/infra/modules.git"

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import ssl
 import subprocess
 from collections.abc import Iterator, Mapping
@@ -27,13 +26,9 @@ from tests.support.servers import (
     start_serve,
     wait_until,
 )
+from tests.support.terraform_cli import needs_terraform
 
-pytestmark = [
-    pytest.mark.terraform,
-    pytest.mark.skipif(
-        shutil.which("terraform") is None, reason="the terraform binary is not on PATH"
-    ),
-]
+pytestmark = [pytest.mark.terraform, needs_terraform]
 
 OTHER = "other-namespace-token"  # reads a namespace this registry does not serve
 # May use the network mirror, and reads `secret`: the mirror opens none of the registry's own

@@ -9,7 +9,6 @@ repository's URL the repository it made, 127.0.0.1:8443 the port it serves on.""
 from __future__ import annotations
 
 import re
-import shutil
 import signal
 import ssl
 import textwrap
@@ -28,14 +27,9 @@ from tests.support.site_snippets import (
     shell_env,
     start_sh,
 )
-from tests.support.terraform_cli import terraform_env
+from tests.support.terraform_cli import needs_terraform, terraform_env
 
-pytestmark = [
-    pytest.mark.terraform,
-    pytest.mark.skipif(
-        shutil.which("terraform") is None, reason="the terraform binary is not on PATH"
-    ),
-]
+pytestmark = [pytest.mark.terraform, needs_terraform]
 
 OWN = "own-registry.md"
 REPO_URL = "https://git.example.com/infra/terraform-aws-vpc.git"

@@ -28,14 +28,9 @@ from gitreg.tlscert import TlsMaterial
 from tests.support.provider_releases import provider_zip
 from tests.support.servers import answers, free_port, start_serve, wait_until
 from tests.support.site_snippets import Claimed, claimed, on_port
-from tests.support.terraform_cli import run_terraform
+from tests.support.terraform_cli import needs_terraform, run_terraform
 
-pytestmark = [
-    pytest.mark.terraform,
-    pytest.mark.skipif(
-        shutil.which("terraform") is None, reason="the terraform binary is not on PATH"
-    ),
-]
+pytestmark = [pytest.mark.terraform, needs_terraform]
 
 PAGE = "providers.md"
 

@@ -23,14 +23,9 @@ from tests.support.site_snippets import (
     shell_env,
     start_sh,
 )
-from tests.support.terraform_cli import run_terraform, terraform_env
+from tests.support.terraform_cli import needs_terraform, run_terraform, terraform_env
 
-pytestmark = [
-    pytest.mark.terraform,
-    pytest.mark.skipif(
-        shutil.which("terraform") is None, reason="the terraform binary is not on PATH"
-    ),
-]
+pytestmark = [pytest.mark.terraform, needs_terraform]
 
 PAGE = "index.md"
 

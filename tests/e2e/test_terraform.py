@@ -30,13 +30,9 @@ from tests.support.servers import (
     start_serve,
     wait_until,
 )
+from tests.support.terraform_cli import needs_terraform
 
-pytestmark = [
-    pytest.mark.terraform,
-    pytest.mark.skipif(
-        shutil.which("terraform") is None, reason="the terraform binary is not on PATH"
-    ),
-]
+pytestmark = [pytest.mark.terraform, needs_terraform]
 
 
 @dataclass

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,19 +18,11 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.support.browser import DESKTOP, PHONE, chromium, full_page_screenshot, require_chromium
+from tests.support.browser import DESKTOP, PHONE, chromium, full_page_screenshot
 from tests.support.catalogue import HOSTNAME, TOKEN
 from tests.support.servers import RegistryServer
 
 WAIT = 30  # seconds: the first module page builds its docs
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[webdriver.Chrome]:
-    require_chromium()
-    driver = chromium()
-    yield driver
-    driver.quit()
 
 
 @pytest.fixture(scope="module")

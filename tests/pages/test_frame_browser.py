@@ -4,27 +4,17 @@ pages a person sees, and the frame at a phone's width."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.support.browser import PHONE, chromium, require_chromium
+from tests.support.browser import PHONE, chromium
 from tests.support.catalogue import TOKEN
 from tests.support.servers import RegistryServer
 
 WAIT = 30  # seconds: the first module page builds its docs
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[webdriver.Chrome]:
-    require_chromium()
-    driver = chromium()
-    yield driver
-    driver.quit()
 
 
 def _wait_for(driver: webdriver.Chrome, what: str, test: object) -> None:
