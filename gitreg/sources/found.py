@@ -1,8 +1,11 @@
-"""A repository as a source lists it: what discovery knows of it before reading any of its Git."""
+"""A repository as a source lists it: what discovery knows of it before reading any of its Git;
+what a source is to discovery (a Lister), and how it fails."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -18,3 +21,26 @@ class FoundRepository:
     topics: tuple[str, ...] = ()
     archived: bool = False
     clone_local: str = ""  # a folder source's repository: its path on this machine
+
+
+class Lister(Protocol):
+    """What a source is to discovery: the repositories it lists now, all pages followed. Raises
+    SourceUnavailable when the source cannot answer now (down, slow, rate-limiting: the last
+    discovery keeps serving) and SourceRefused when it answered no (a token without access, an
+    unknown group: an error naming the source)."""
+
+    def repositories(self) -> Sequence[FoundRepository]: ...
+
+
+class SourceUnavailable(Exception):
+    """The source cannot answer now; `retry_after` is how long it asked to be left alone, in
+    seconds, when it said (Retry-After, a rate limit's reset)."""
+
+    def __init__(self, why: str, retry_after: float | None = None) -> None:
+        super().__init__(why)
+        self.retry_after = retry_after
+
+
+class SourceRefused(Exception):
+    """The source answered, and the answer is no: a token it does not take or that may not read
+    the group, a group or organisation it does not have."""
