@@ -22,6 +22,7 @@ from gitreg.catalog.model import (
 )
 from gitreg.catalog.providers import ProviderSections
 from gitreg.git.location import RepoLocation, is_scp_like
+from gitreg.tags import TagTemplate
 
 # What a registry.yaml entry may hold; a repository's own entries hold fewer (`EntryDefaults`).
 MODULE_KEYS = frozenset(
@@ -41,7 +42,10 @@ class EntryDefaults:
     repo: RepoLocation
     namespace: str
     may_claim: Callable[[str], bool]
-    template: ModuleSpec  # tags, moved_tags, deleted_tags and webhook secret
+    tags: tuple[TagTemplate, ...]
+    moved_tags: MovedPolicy = "pin"
+    deleted_tags: DeletedPolicy = "keep"
+    webhook_secret: SecretRef | None = None
     allowed: frozenset[str] = frozenset(
         {"namespace", "name", "system", "path", "tags", "archive", "moved_tags", "deleted_tags"}
     )
@@ -93,11 +97,10 @@ class ModuleEntries(ProviderSections):
             deleted = self.choice(m, "deleted_tags", path, ("keep", "remove"))
             secret = self.secret(m, "webhook", path)
             if defaults:
-                template = defaults.template
-                templates = templates if "tags" in m else template.tags
-                moved = moved if "moved_tags" in m else template.moved_tags
-                deleted = deleted if "deleted_tags" in m else template.deleted_tags
-                secret = template.webhook_secret
+                templates = templates if "tags" in m else defaults.tags
+                moved = moved if "moved_tags" in m else defaults.moved_tags
+                deleted = deleted if "deleted_tags" in m else defaults.deleted_tags
+                secret = defaults.webhook_secret
             if address is None or repo is None:
                 self.left_out(path, line)
             else:
