@@ -74,6 +74,9 @@ class ModuleSpec:
     moved_tags: MovedPolicy = "pin"
     deleted_tags: DeletedPolicy = "keep"
     webhook_secret: SecretRef | None = None
+    # False: a module whose repository left its source (on_removed: hide): its versions still
+    # resolve, but lists and search leave it out.
+    listed: bool = True
 
 
 SourceKind = Literal["gitlab", "gitea", "github", "bitbucket", "folder"]

@@ -39,7 +39,14 @@ class LiveCatalog:
         async with self._lock:
             return await reload_catalog(self.current.world.catalog, self._serve)
 
-    async def _serve(self, catalog: Catalog) -> bool:
+    async def rediscovered(self) -> bool:
+        """Serve what the sources discovered now, beside registry.yaml as last read: a changed
+        set of modules, prepared and swapped in as a reload of registry.yaml is."""
+        async with self._lock:
+            return await self._serve(self.current.sources.declared)
+
+    async def _serve(self, declared: Catalog) -> bool:
+        catalog = self.current.sources.served(declared)
         started = time.monotonic()
         try:
             next_world = await asyncio.to_thread(

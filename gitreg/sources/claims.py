@@ -8,7 +8,7 @@ pick, and `gitreg check` and the status say so."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gitreg.address import ModuleAddress
 from gitreg.catalog.model import ModuleSpec
@@ -37,7 +37,8 @@ class Settlement:
 
     @property
     def specs(self) -> tuple[ModuleSpec, ...]:
-        return tuple(m.spec for m in self.served)
+        """What serves: a hidden module's spec unlisted (its versions resolve all the same)."""
+        return tuple(replace(m.spec, listed=False) if m.hidden else m.spec for m in self.served)
 
     def problems(self) -> list[str]:
         return [str(c) for c in self.conflicts]
