@@ -32,7 +32,10 @@ async def discover_sources(live: LiveCatalog) -> None:
                 changed |= await asyncio.to_thread(sources.discover, spec)
             except Exception:  # a bug: said, and the source discovered again at its interval
                 log.exception("%s: discovery failed", spec)
-            due[key] = time.monotonic() + spec.interval
+            # A source that asked to be left alone longer (Retry-After) is, within a day.
+            found = sources.last(spec)
+            wait = max(spec.interval, min(found.retry_after if found else 0.0, 86400.0))
+            due[key] = time.monotonic() + wait
         if changed:
             await live.rediscovered()
         keys = {persisted.identity(s) for s in specs}

@@ -62,6 +62,7 @@ class Discovery:
     refused: bool = False  # the failure is a refusal (a token without access, no such group)
     held: str = ""  # a drop of more than half, not applied
     held_seen: int = 0  # discoveries in a row that saw that drop
+    retry_after: float = 0.0  # seconds the source asked to be left alone (not kept on disk)
 
     @property
     def removed(self) -> tuple[str, ...]:
@@ -80,9 +81,10 @@ def discover(
     try:
         listed = lister.repositories()
     except SourceUnavailable as exc:
-        return replace(last, error=f"unavailable: {redact(str(exc))}", refused=False)
+        why = f"unavailable: {redact(str(exc))}"
+        return replace(last, error=why, refused=False, retry_after=exc.retry_after or 0.0)
     except SourceRefused as exc:
-        return replace(last, error=f"refused: {redact(str(exc))}", refused=True)
+        return replace(last, error=f"refused: {redact(str(exc))}", refused=True, retry_after=0.0)
     fresh = _made(spec, listed, read, last)
     before = set(last.repositories)
     dropped = before - set(fresh.repositories)
