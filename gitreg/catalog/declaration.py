@@ -9,7 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from gitreg.catalog import yamltree
+from gitreg.catalog import yamldoc, yamltree
+from gitreg.catalog.archive_scopes import ArchiveScopes
 from gitreg.catalog.model import ModuleSpec
 from gitreg.catalog.module_entries import EntryDefaults, ModuleEntries
 from gitreg.errors import ConfigError, ConfigProblem
@@ -25,12 +26,15 @@ class Declaration:
     ignored: tuple[str, ...] = ()
 
 
-class _DeclarationReader(ModuleEntries):
+class _DeclarationReader(ModuleEntries, ArchiveScopes):
     def declaration(self, document: object, defaults: EntryDefaults) -> Declaration | None:
         top = self.mapping(document, "", getattr(document, "line", 1), {"modules", "providers"})
         if top is None:
             return None
-        modules = self.modules(top, [], defaults)
+        places: list[tuple[str, yamldoc.Mapping]] = []
+        # With auth:, a monorepo's modules of other readers get archives of their own folder,
+        # or are refused, by the rules registry.yaml's entries follow.
+        modules = self.archive_scopes(self.modules(top, places, defaults), places, defaults.auth)
         if not modules and not self.problems:
             self.problem("modules", top.line, "declares no module: list one under modules:")
         ignored: tuple[str, ...] = ()

@@ -14,6 +14,7 @@ from gitreg.address import ModuleAddress
 from gitreg.catalog import yamldoc
 from gitreg.catalog.model import (
     ArchiveScope,
+    AuthSettings,
     DeletedPolicy,
     DownloadMode,
     ModuleSpec,
@@ -46,6 +47,7 @@ class EntryDefaults:
     moved_tags: MovedPolicy = "pin"
     deleted_tags: DeletedPolicy = "keep"
     webhook_secret: SecretRef | None = None
+    auth: AuthSettings | None = None  # who reads what: an archive must not mix readers
     allowed: frozenset[str] = frozenset(
         {"namespace", "name", "system", "path", "tags", "archive", "moved_tags", "deleted_tags"}
     )

@@ -56,7 +56,8 @@ class SourceDiscoveries:
         lister = lister or lister_for(spec, catalog.credentials)
         key = persisted.identity(spec)
         last = self.last(spec)
-        found = discover(spec, lister, DeclarationFiles(catalog), last, self._clock())
+        read = DeclarationFiles(catalog)
+        found = discover(spec, lister, read, last, self._clock(), catalog.auth)
         with self._lock:
             self._found[key] = found
             every = dict(self._found)

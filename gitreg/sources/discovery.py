@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gitreg.address import ModuleAddress
 from gitreg.catalog.declaration import EntryDefaults, read_declaration
-from gitreg.catalog.model import ModuleSpec, SourceSpec
+from gitreg.catalog.model import AuthSettings, ModuleSpec, SourceSpec
 from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.errors import ConfigError, SourceError
 from gitreg.git.location import RepoLocation, redact
@@ -75,8 +75,10 @@ def discover(
     read: ReadDeclaration,
     last: Discovery | None,
     now: float,
+    auth: AuthSettings | None = None,
 ) -> Discovery:
-    """The source's discovery now, given its last one (None at the first)."""
+    """The source's discovery now, given its last one (None at the first); `auth`: the
+    catalog's, which decides what a monorepo's archives may hold."""
     last = last or Discovery(spec.key_path, 0.0)
     try:
         listed = lister.repositories()
@@ -85,7 +87,7 @@ def discover(
         return replace(last, error=why, refused=False, retry_after=exc.retry_after or 0.0)
     except SourceRefused as exc:
         return replace(last, error=f"refused: {redact(str(exc))}", refused=True, retry_after=0.0)
-    fresh = _made(spec, listed, read, last)
+    fresh = _made(spec, listed, read, last, auth)
     before = set(last.repositories)
     dropped = before - set(fresh.repositories)
     if len(before) >= 2 and len(dropped) * 2 > len(before):
@@ -107,7 +109,11 @@ def discover(
 
 
 def _made(
-    spec: SourceSpec, listed: Sequence[FoundRepository], read: ReadDeclaration, last: Discovery
+    spec: SourceSpec,
+    listed: Sequence[FoundRepository],
+    read: ReadDeclaration,
+    last: Discovery,
+    auth: AuthSettings | None,
 ) -> Discovery:
     before: dict[str, list[DiscoveredModule]] = {}
     for module in last.modules:
@@ -131,7 +137,7 @@ def _made(
                 skipped.append(Skipped(found.path, "archived"))
             continue
         try:
-            made, ignored = _modules_of(spec, found, read)
+            made, ignored = _modules_of(spec, found, read, auth)
         except (ConfigError, SourceError, ValueError) as exc:
             reason = redact(str(exc))
             if isinstance(exc, ValueError):
@@ -192,7 +198,7 @@ def location_of(spec: SourceSpec, found: FoundRepository) -> RepoLocation:
 
 
 def _modules_of(
-    spec: SourceSpec, found: FoundRepository, read: ReadDeclaration
+    spec: SourceSpec, found: FoundRepository, read: ReadDeclaration, auth: AuthSettings | None
 ) -> tuple[tuple[ModuleSpec, ...], tuple[str, ...]]:
     """The repository's modules, and what of its `.gitreg.yaml` was not read."""
     location = location_of(spec, found)
@@ -204,6 +210,7 @@ def _modules_of(
         spec.moved_tags,
         spec.deleted_tags,
         spec.webhook_secret,
+        auth,
     )
     text = read(found, location)
     if text is not None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.model import SourceSpec
+from gitreg.catalog.model import AuthSettings, SourceSpec
 from gitreg.sources.declared import DeclarationFiles
 from gitreg.sources.discovery import HOLD_CONFIRMATIONS, Discovery, discover
 from gitreg.sources.folder import FolderLister
@@ -221,3 +221,38 @@ def test_forge_kinds_are_refused_naming_the_kind_until_their_clients_come(folder
     spec = replace(folder.spec, kind="gitlab", where="https://gitlab.example.com", scope="platform")
     found = discover(spec, lister_for(spec, ()), folder.read, None, 1.0)
     assert found.error == "refused: gitlab sources are not available in this build of gitreg"
+
+
+def test_with_auth_a_monorepo_of_two_namespaces_gets_archives_of_each_folder(
+    folder: Folder,
+) -> None:
+    text = (
+        "modules:\n"
+        "  - {name: vpc, system: aws, path: modules/vpc}\n"
+        "  - {name: dns, system: aws, path: modules/dns, namespace: team-dns}\n"
+    )
+    folder.repository("infra", {".gitreg.yaml": text})
+    spec = replace(folder.spec, allow_namespaces=("team-*",))
+    lister = FolderLister(folder.root, spec.scope)
+    found = discover(spec, lister, folder.read, None, 1.0, AuthSettings())
+    assert {str(m.spec.address): m.spec.archive for m in found.modules} == {
+        "local/vpc/aws": "folder",
+        "team-dns/dns/aws": "folder",
+    }
+    # Without auth: everyone reads everything, and the archive is the repository's.
+    open_to_all = discover(spec, lister, folder.read, None, 1.0)
+    assert {m.spec.archive for m in open_to_all.modules} == {"repository"}
+
+
+def test_with_auth_a_module_holding_another_readers_module_is_refused(folder: Folder) -> None:
+    text = (
+        "modules:\n"
+        "  - {name: all, system: aws}\n"
+        "  - {name: dns, system: aws, path: modules/dns, namespace: team-dns}\n"
+    )
+    folder.repository("infra", {".gitreg.yaml": text})
+    spec = replace(folder.spec, allow_namespaces=("team-*",))
+    found = discover(spec, FolderLister(folder.root, "*"), folder.read, None, 1.0, AuthSettings())
+    assert found.modules == ()
+    (problem,) = found.problems
+    assert "modules[0] (line 2): the repository's root holds module team-dns/dns/aws" in problem
