@@ -123,18 +123,10 @@ def _made(
     skipped: list[Skipped] = []
     problems: list[str] = []
     notes: list[str] = []
-    seen: set[str] = set()
     for found in listed:
-        seen.add(found.path)
-        why = _filtered_out(spec, found)
+        why = _filtered_out(spec, found) or ("archived" if found.archived else "")
         if why:
             skipped.append(Skipped(found.path, why))
-            continue
-        if found.archived:
-            if found.path in before:
-                modules += [_removed(spec, m) for m in before[found.path]]
-            else:
-                skipped.append(Skipped(found.path, "archived"))
             continue
         try:
             made, ignored = _modules_of(spec, found, read, auth)
@@ -154,9 +146,14 @@ def _made(
         repositories.append(found.path)
         modules += [DiscoveredModule(m, spec.key_path, found.path) for m in made]
         notes += [f"{found.path}/.gitreg.yaml: {note}" for note in ignored]
-    for path, gone in before.items():
-        if path not in seen:
-            modules += [_removed(spec, m) for m in gone]
+    # A module served before and not made now (its repository gone, archived, filtered out or
+    # no longer declaring it) keeps its published versions, marked removed: never a silent drop.
+    made_now = {(m.repository, m.spec.address.key) for m in modules}
+    modules += [
+        _removed(spec, m)
+        for m in last.modules
+        if (m.repository, m.spec.address.key) not in made_now
+    ]
     return Discovery(
         spec.key_path,
         last.at,

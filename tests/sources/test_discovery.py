@@ -256,3 +256,49 @@ def test_with_auth_a_module_holding_another_readers_module_is_refused(folder: Fo
     assert found.modules == ()
     (problem,) = found.problems
     assert "modules[0] (line 2): the repository's root holds module team-dns/dns/aws" in problem
+
+
+def test_a_module_no_longer_declared_is_kept_marked_removed(folder: Folder) -> None:
+    repo = folder.repository("infra", {".gitreg.yaml": MONOREPO})
+    first = folder.discover()
+    repo.write({".gitreg.yaml": MONOREPO.split("  - {name: dns")[0]}).commit()
+    second = folder.discover(first)
+    assert {str(m.spec.address): m.removed for m in second.modules} == {
+        "local/network/aws": False,
+        "local/dns/aws": True,
+    }
+
+
+@dataclass
+class Archiving:
+    """A forge's listing of a folder's repositories, with some of them archived."""
+
+    folder: Path
+    archived: set[str]
+
+    def repositories(self) -> Sequence[FoundRepository]:
+        listed = FolderLister(self.folder).repositories()
+        return [replace(r, archived=r.name in self.archived) for r in listed]
+
+
+def test_an_archived_repository_keeps_its_modules_marked_removed(folder: Folder) -> None:
+    for name in ("terraform-aws-vpc", "terraform-aws-dns"):
+        folder.repository(name)
+    forge = Archiving(folder.root, set())
+    first = discover(folder.spec, forge, folder.read, None, 1.0)
+    forge.archived.add("terraform-aws-dns")
+    second = discover(folder.spec, forge, folder.read, first, 2.0)
+    assert second.removed == ("terraform-aws-dns",)
+    assert [s.why for s in second.skipped] == ["archived"]
+    # Never served before: archived is a reason to skip it, no more.
+    assert [m.removed for m in discover(folder.spec, forge, folder.read, None, 1.0).modules] == [
+        False
+    ]
+
+
+def test_a_repository_a_filter_now_leaves_out_keeps_its_versions(folder: Folder) -> None:
+    for name in ("terraform-aws-vpc", "terraform-aws-dns"):
+        folder.repository(name)
+    first = folder.discover()
+    second = folder.discover(first, exclude=("*-dns",))
+    assert second.removed == ("terraform-aws-dns",)
