@@ -74,8 +74,11 @@ class ModuleSpec:
     moved_tags: MovedPolicy = "pin"
     deleted_tags: DeletedPolicy = "keep"
     webhook_secret: SecretRef | None = None
-    # False: a module whose repository left its source (on_removed: hide): its versions still
-    # resolve, but lists and search leave it out.
+    # A discovered module whose repository left its source (or was archived, or no longer
+    # declares it): its published versions still serve, and pages and status say so.
+    removed: bool = False
+    # False: such a module under on_removed: hide: its versions still resolve, but lists and
+    # search leave it out.
     listed: bool = True
 
 

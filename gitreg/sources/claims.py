@@ -37,8 +37,12 @@ class Settlement:
 
     @property
     def specs(self) -> tuple[ModuleSpec, ...]:
-        """What serves: a hidden module's spec unlisted (its versions resolve all the same)."""
-        return tuple(replace(m.spec, listed=False) if m.hidden else m.spec for m in self.served)
+        """What serves: a removed module's spec marked, a hidden one's unlisted too (its
+        versions resolve all the same)."""
+        return tuple(
+            replace(m.spec, removed=True, listed=not m.hidden) if m.removed else m.spec
+            for m in self.served
+        )
 
     def problems(self) -> list[str]:
         return [str(c) for c in self.conflicts]

@@ -118,6 +118,8 @@ def test_status_says_what_a_source_found_and_removal_keeps_versions(
         wait_until(lambda: "local/dns/aws" not in listed(client), 30, "dns unlisted")
         assert versions(client, "local/dns/aws") == ["1.0.0"]
         assert "local/vpc/aws" in listed(client)
+        assert client.get("/v1/modules/local/dns/aws").json()["removed"] is True
+        assert "removed" not in client.get("/v1/modules/local/vpc/aws").json()
 
 
 def test_gitreg_list_shows_each_source(tmp_path: Path) -> None:
