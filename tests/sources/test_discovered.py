@@ -120,3 +120,26 @@ def test_hidden_modules_are_served_unlisted(write_catalog: WriteCatalog, tmp_pat
     assert sources.discover(spec) is True
     served = {str(m.address): m.listed for m in sources.served(catalog).modules}
     assert served == {"infra/keep/generic": True, "local/dns/aws": False, "local/vpc/aws": True}
+
+
+def test_a_discovery_read_back_is_the_one_written(
+    write_catalog: WriteCatalog, tmp_path: Path
+) -> None:
+    catalog = catalog_of(write_catalog, tmp_path)
+    (spec,) = catalog.sources
+    srv = tmp_path / "srv"
+    GitRepo(srv / "terraform-aws-vpc").release("v1.0.0", module_files("1.0.0"))
+    GitRepo(srv / "scripts").release("v1.0.0", module_files("1.0.0"))
+    monorepo = (
+        "modules:\n  - {name: dns, system: aws, path: dns, tags: 'dns/v{version}'}\nproviders: []\n"
+    )
+    GitRepo(srv / "mono").release("dns/v1.0.0", {".gitreg.yaml": monorepo})
+    GitRepo(srv / "broken").release("v1.0.0", {".gitreg.yaml": "modules: {}\n"})
+    sources = SourceDiscoveries(catalog)
+    sources.discover(spec)
+    (srv / "terraform-aws-vpc").rename(tmp_path / "vpc-gone")
+    sources.discover(spec)
+    written = sources.last(spec)
+    assert written is not None
+    assert written.skipped and written.problems and written.notes and written.removed
+    assert SourceDiscoveries(catalog).last(spec) == written
