@@ -46,7 +46,8 @@ class LiveCatalog:
             return await self._serve(self.current.sources.declared)
 
     async def _serve(self, declared: Catalog) -> bool:
-        catalog = self.current.sources.served(declared)
+        composed = self.current.sources.composed(declared)
+        catalog = composed.served
         started = time.monotonic()
         try:
             next_world = await asyncio.to_thread(
@@ -56,6 +57,7 @@ class LiveCatalog:
             log.error("%s\nstill serving the previous catalog", exc)
             return False
         old = await asyncio.to_thread(next_world.swap, self.current, self.registry)
+        self.current.sources.adopt(composed)
         if next_world.gate is not old.gate:
             old.gate.close()
             log.info("auth: %s", "on" if next_world.gate.on else "off: anyone may read everything")

@@ -105,6 +105,9 @@ def _modules(snapshot: RegistrySnapshot) -> list[str]:
             details.insert(1, f"path {spec.path}")
         details.append(f"moved tags: {spec.moved_tags}, deleted tags: {spec.deleted_tags}")
         lines.append(f"  {', '.join(details)}")
+        if spec.removed:
+            unlisted = "" if spec.listed else ", and it is left out of lists and search"
+            lines.append(f"  removed from its source: its published versions still serve{unlisted}")
         if entry is None:
             continue
         for release in entry.versions.releases:

@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from gitreg.catalog.model import Catalog, SourceSpec
 from gitreg.sources import persisted
@@ -21,6 +21,16 @@ from gitreg.sources.listers import lister_for
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class Composed:
+    """A catalog to serve: registry.yaml's (`declared`), and with the discovered modules
+    settled beside its own (`served`)."""
+
+    declared: Catalog
+    served: Catalog
+    settlement: Settlement
+
+
 class SourceDiscoveries:
     def __init__(self, catalog: Catalog, clock: Callable[[], float] = time.time) -> None:
         self.declared = catalog  # registry.yaml's catalog, as last served
@@ -29,20 +39,32 @@ class SourceDiscoveries:
         self._lock = threading.Lock()
         self._found = persisted.load(catalog.cache_dir, catalog.sources)
 
-    def served(self, catalog: Catalog) -> Catalog:
-        """`catalog` (registry.yaml's) with the modules its sources last discovered; it is
-        remembered as the catalog later discoveries add to."""
+    def composed(self, catalog: Catalog) -> Composed:
+        """`catalog` (registry.yaml's) with the modules its sources last discovered, settled;
+        nothing kept until it is adopted (`adopt`), once it serves."""
         with self._lock:
-            self.declared = catalog
             found = [
                 self._found[key]
                 for key in map(persisted.identity, catalog.sources)
                 if key in self._found
             ]
-            self.settlement = settle(catalog.modules, found)
-        if not self.settlement.served:
-            return catalog
-        return replace(catalog, modules=catalog.modules + self.settlement.specs)
+        settlement = settle(catalog.modules, found)
+        served = catalog
+        if settlement.served:
+            served = replace(catalog, modules=catalog.modules + settlement.specs)
+        return Composed(catalog, served, settlement)
+
+    def adopt(self, composed: Composed) -> None:
+        """`composed` serves now: its registry.yaml is the catalog later discoveries add to,
+        and its settlement the one status and list report."""
+        with self._lock:
+            self.declared, self.settlement = composed.declared, composed.settlement
+
+    def served(self, catalog: Catalog) -> Catalog:
+        """`composed(catalog)`, adopted at once (a start, `gitreg list`, `gitreg check`)."""
+        composed = self.composed(catalog)
+        self.adopt(composed)
+        return composed.served
 
     def last(self, spec: SourceSpec) -> Discovery | None:
         with self._lock:

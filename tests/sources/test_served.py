@@ -149,6 +149,15 @@ def test_gitreg_list_shows_each_source(tmp_path: Path) -> None:
         "      local/vpc/aws",
         "    skipped terraform-aws-old: its name matches exclude '*-old'",
     ]
+    # Gone from the folder: still listed, with its versions, and marked.
+    shutil.rmtree(srv / "terraform-aws-vpc")
+    SourceDiscoveries(catalog).discover(catalog.sources[0])
+    gone = run_gitreg("list", "--offline", "--config", str(tmp_path / "registry.yaml")).stdout
+    lines = gone.splitlines()
+    at = lines.index("127.0.0.1:8443/local/vpc/aws")
+    assert lines[at + 2] == "  removed from its source: its published versions still serve"
+    assert lines[at + 3].startswith("  1.0.0 ")
+    assert "    removed terraform-aws-vpc: its published versions still serve" in lines
 
 
 def test_gitreg_check_reports_two_sources_claiming_one_address(tmp_path: Path) -> None:
