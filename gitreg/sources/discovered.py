@@ -79,7 +79,9 @@ class SourceDiscoveries:
         key = persisted.identity(spec)
         last = self.last(spec)
         read = DeclarationFiles(catalog)
-        found = discover(spec, lister, read, last, self._clock(), catalog.auth)
+        found = discover(
+            spec, lister, read, last, self._clock(), catalog.auth, catalog.poll_concurrency
+        )
         with self._lock:
             self._found[key] = found
             every = dict(self._found)

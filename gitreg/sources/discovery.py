@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -27,6 +28,8 @@ log = logging.getLogger(__name__)
 
 HOLD_CONFIRMATIONS = 3
 
+# A repository's modules, and what of its `.gitreg.yaml` was not read.
+Made = tuple[tuple[ModuleSpec, ...], tuple[str, ...]]
 # A repository's `.gitreg.yaml` at its default branch, or None when it holds none.
 ReadDeclaration = Callable[[FoundRepository, RepoLocation], bytes | None]
 
@@ -76,9 +79,11 @@ def discover(
     last: Discovery | None,
     now: float,
     auth: AuthSettings | None = None,
+    workers: int = 1,
 ) -> Discovery:
     """The source's discovery now, given its last one (None at the first); `auth`: the
-    catalog's, which decides what a monorepo's archives may hold."""
+    catalog's, which decides what a monorepo's archives may hold; `workers`: repositories
+    read at once."""
     last = last or Discovery(spec.key_path, 0.0)
     try:
         listed = lister.repositories()
@@ -87,7 +92,7 @@ def discover(
         return replace(last, error=why, refused=False, retry_after=exc.retry_after or 0.0)
     except SourceRefused as exc:
         return replace(last, error=f"refused: {redact(str(exc))}", refused=True, retry_after=0.0)
-    fresh = _made(spec, listed, read, last, auth)
+    fresh = _made(spec, listed, read, last, auth, workers)
     before = set(last.repositories)
     dropped = before - set(fresh.repositories)
     if len(before) >= 2 and len(dropped) * 2 > len(before):
@@ -114,6 +119,7 @@ def _made(
     read: ReadDeclaration,
     last: Discovery,
     auth: AuthSettings | None,
+    workers: int,
 ) -> Discovery:
     before: dict[str, list[DiscoveredModule]] = {}
     for module in last.modules:
@@ -123,18 +129,29 @@ def _made(
     skipped: list[Skipped] = []
     problems: list[str] = []
     notes: list[str] = []
+    taken = []
     for found in listed:
         why = _filtered_out(spec, found) or ("archived" if found.archived else "")
         if why:
             skipped.append(Skipped(found.path, why))
-            continue
+        else:
+            taken.append(found)
+
+    def outcome(found: FoundRepository) -> Made | Exception:
         try:
-            made, ignored = _modules_of(spec, found, read, auth)
+            return _modules_of(spec, found, read, auth)
         except (ConfigError, SourceError, ValueError) as exc:
-            reason = redact(str(exc))
-            if isinstance(exc, ValueError):
-                skipped.append(Skipped(found.path, reason))
-                continue
+            return exc
+
+    # Reading a forge's repository fetches its default branch: a few at a time, not one by one.
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        outcomes = list(pool.map(outcome, taken))
+    for found, result in zip(taken, outcomes, strict=True):
+        if isinstance(result, ValueError):  # a name that makes no module
+            skipped.append(Skipped(found.path, redact(str(result))))
+            continue
+        if isinstance(result, Exception):  # a .gitreg.yaml refused, or not readable
+            reason = redact(str(result))
             problems.append(f"{found.path}: {reason}")
             # A repository that served and now cannot be read keeps serving what it had.
             if found.path in before:
@@ -143,6 +160,7 @@ def _made(
             else:
                 skipped.append(Skipped(found.path, reason.splitlines()[0]))
             continue
+        made, ignored = result
         repositories.append(found.path)
         modules += [DiscoveredModule(m, spec.key_path, found.path) for m in made]
         notes += [f"{found.path}/.gitreg.yaml: {note}" for note in ignored]
@@ -196,7 +214,7 @@ def location_of(spec: SourceSpec, found: FoundRepository) -> RepoLocation:
 
 def _modules_of(
     spec: SourceSpec, found: FoundRepository, read: ReadDeclaration, auth: AuthSettings | None
-) -> tuple[tuple[ModuleSpec, ...], tuple[str, ...]]:
+) -> Made:
     """The repository's modules, and what of its `.gitreg.yaml` was not read."""
     location = location_of(spec, found)
     defaults = EntryDefaults(
