@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import posixpath
 import re
 from collections.abc import Collection
 from pathlib import Path
@@ -12,31 +11,24 @@ from typing import Any, cast
 
 import yaml
 
-from gitreg.address import ModuleAddress
 from gitreg.catalog import yamldoc, yamltree
 from gitreg.catalog.archive_scopes import ArchiveScopes
 from gitreg.catalog.auth import AuthSection
 from gitreg.catalog.http import HttpSection
 from gitreg.catalog.model import (
     SECRET_USES,
-    ArchiveScope,
     Catalog,
-    DeletedPolicy,
-    DownloadMode,
     Listen,
     LogFormat,
-    ModuleSpec,
-    MovedPolicy,
-    SecretRef,
     SecretUse,
     TlsFiles,
 )
-from gitreg.catalog.providers import ProviderSections
+from gitreg.catalog.module_entries import ModuleEntries
+from gitreg.catalog.sources import SourcesSection
 from gitreg.catalog.state import StateSection
 from gitreg.errors import ConfigError, ConfigProblem
 from gitreg.git.archive_limits import ArchiveLimits
 from gitreg.git.credential import Credential
-from gitreg.git.location import RepoLocation, is_scp_like
 from gitreg.web_origin import parse_public_url
 
 _HOSTNAME = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::\d{1,5})?")
@@ -85,7 +77,7 @@ def load_catalog(
     return catalog
 
 
-class _Reader(ProviderSections, AuthSection, StateSection, ArchiveScopes, HttpSection):
+class _Reader(SourcesSection, ModuleEntries, AuthSection, StateSection, ArchiveScopes, HttpSection):
     """Reads the catalog's own keys, collecting problems instead of stopping at the first."""
 
     def catalog(self, document: Any, source: Path) -> Catalog | None:
@@ -103,6 +95,7 @@ class _Reader(ProviderSections, AuthSection, StateSection, ArchiveScopes, HttpSe
                 "fetch_timeout",
                 "credentials",
                 "modules",
+                "sources",
                 "webhooks",
                 "poll_concurrency",
                 "max_backoff",
@@ -133,12 +126,15 @@ class _Reader(ProviderSections, AuthSection, StateSection, ArchiveScopes, HttpSe
         modules = tuple(self.modules(top, places))
         providers = tuple(self.providers(top))
         signing_keys, verify_keys = self.signing(top)
-        if not (_listed(top, "modules") or _listed(top, "providers") or "mirror" in top):
+        sources = tuple(self.sources(top))
+        served = ("modules", "sources", "providers")
+        if not (any(_listed(top, key) for key in served) or "mirror" in top):
             # A registry of the network mirror alone says so with a mirror: section.
             self.problem(
                 "modules",
                 top.key_lines.get("modules", top.line),
-                "there is nothing to serve: list a module or a provider, or give a mirror:"
+                "there is nothing to serve: list a module, a source or a provider, or give a"
+                " mirror:"
                 " section (mirror: {} serves the network mirror alone)",
             )
         refresh_interval = self.duration(top, "refresh_interval", "", 60.0)
@@ -153,6 +149,7 @@ class _Reader(ProviderSections, AuthSection, StateSection, ArchiveScopes, HttpSe
             fetch_timeout=self.duration(top, "fetch_timeout", "", 120.0),
             credentials=credentials,
             modules=modules,
+            sources=sources,
             webhook_secret=self.secret(top, "webhooks", ""),
             poll_concurrency=self.count(top, "poll_concurrency", "", 16),
             max_backoff=self.duration(top, "max_backoff", "", 900.0),
@@ -237,104 +234,6 @@ class _Reader(ProviderSections, AuthSection, StateSection, ArchiveScopes, HttpSe
             result.append(credential)
         return result
 
-    def modules(
-        self, top: yamldoc.Mapping, places: list[tuple[str, yamldoc.Mapping]]
-    ) -> list[ModuleSpec]:
-        """Every module; `places` gets each one's key path and mapping, in the same order."""
-        result: list[ModuleSpec] = []
-        seen: dict[tuple[str, str, str], str] = {}
-        # Each repository's first module with a webhook secret: looked up, not searched for
-        # (a search of the modules before each one took 13 s at 10,000 modules).
-        secret_holders: dict[RepoLocation, ModuleSpec] = {}
-        keys = {
-            "namespace",
-            "name",
-            "system",
-            "repo",
-            "path",
-            "tags",
-            "download",
-            "git_url",
-            "archive",
-            "moved_tags",
-            "deleted_tags",
-            "webhook",
-        }
-        for path, line, item in self.items(top, "modules"):
-            m = self.mapping(item, path, line, keys, {"namespace", "name", "system", "repo"})
-            if m is None:
-                continue
-            parts = [self.string(m, k, path) for k in ("namespace", "name", "system")]
-            address = None
-            if all(parts):
-                try:
-                    address = ModuleAddress.parse(*parts)  # type: ignore[arg-type]
-                except ValueError as exc:
-                    self.problem(path, line, str(exc))
-            if address is not None:
-                if address.key in seen:
-                    self.problem(
-                        path, line, f"module {address} is already listed at {seen[address.key]}"
-                    )
-                seen.setdefault(address.key, path)
-            repo = self.parsed(m, "repo", path, self.repo_location, repeats=True)
-            folder = self.parsed(m, "path", path, _parse_folder, repeats=True) or ""
-            templates = self.templates(m, path)
-            download = self.choice(m, "download", path, ("archive", "git"))
-            archive = self.choice(m, "archive", path, ("repository", "folder"))
-            if archive == "folder" and not folder:
-                self.problem(
-                    yamldoc.join(path, "archive"),
-                    m.key_lines["archive"],
-                    "'folder' needs a path: the module's folder",
-                )
-            git_url = self.parsed(m, "git_url", path, _parse_git_url)
-            moved = self.choice(m, "moved_tags", path, ("pin", "follow", "quarantine"))
-            deleted = self.choice(m, "deleted_tags", path, ("keep", "remove"))
-            secret = self.secret(m, "webhook", path)
-            if address is None or repo is None:
-                self.left_out(path, line)
-            else:
-                spec = ModuleSpec(
-                    address=address,
-                    repo=repo,
-                    path=folder,
-                    tags=templates,
-                    download=cast(DownloadMode, download),
-                    git_url=git_url,
-                    archive=cast(ArchiveScope, archive),
-                    moved_tags=cast(MovedPolicy, moved),
-                    deleted_tags=cast(DeletedPolicy, deleted),
-                    webhook_secret=secret,
-                )
-                rival = secret_holders.get(repo)
-                if secret and rival and rival.webhook_secret != secret:
-                    self.problem(
-                        yamldoc.join(path, "webhook"),
-                        m.key_lines["webhook"],
-                        f"{rival.address} uses the same repository with another webhook secret",
-                    )
-                if secret:
-                    secret_holders.setdefault(repo, spec)
-                result.append(spec)
-                places.append((path, m))
-        return result
-
-    def secret(self, parent: yamldoc.Mapping, key: str, path: str) -> SecretRef | None:
-        where = yamldoc.join(path, key)
-        m = self.section(parent, key, path, {"secret_env", "secret_file"})
-        if m is None:
-            return None
-        env = self.env_name(m, "secret_env", where, "webhook")
-        file = self.file(m, "secret_file", where, "webhook")
-        if bool(env) == bool(file):
-            if not self.problems_at(where):
-                self.problem(
-                    where, parent.key_lines[key], "give secret_env or secret_file (one of them)"
-                )
-            return None
-        return SecretRef(env, file)
-
 
 def _listed(top: yamldoc.Mapping, key: str) -> bool:
     """Whether `key` lists anything (a value that is no list is reported on its own)."""
@@ -364,25 +263,3 @@ def _parse_hostname(text: str) -> str:
             f"{text!r} must be a host name with an optional :port, like registry.example.com"
         )
     return lowered
-
-
-def _parse_git_url(text: str) -> str:
-    if any(c.isspace() for c in text) or "?ref=" in text:
-        raise ValueError(f"{text!r} must be a plain clone URL, without spaces or a ref")
-    if "://" not in text and not is_scp_like(text):
-        raise ValueError(f"{text!r} must be a URL clients can clone (https, ssh, git or file)")
-    if not text.startswith("file://"):  # a file URL names the client's disk, not ours
-        RepoLocation.parse(text, Path("/"))  # the same checks as repo: scheme, host, no password
-    return text
-
-
-def _parse_folder(text: str) -> str:
-    cleaned = posixpath.normpath(text.strip("/")) if text.strip("/") else ""
-    parts = cleaned.split("/") if cleaned and cleaned != "." else []
-    if (
-        text.startswith("/")
-        or any(p in ("..", "") for p in parts)
-        or any(p.lower() == ".git" for p in parts)
-    ):
-        raise ValueError(f"{text!r} must be a folder inside the repository, like modules/vpc")
-    return "/".join(parts)

@@ -74,6 +74,48 @@ class ModuleSpec:
     moved_tags: MovedPolicy = "pin"
     deleted_tags: DeletedPolicy = "keep"
     webhook_secret: SecretRef | None = None
+    # A discovered module whose repository left its source (or was archived, or no longer
+    # declares it): its published versions still serve, and pages and status say so.
+    removed: bool = False
+    # False: such a module under on_removed: hide: its versions still resolve, but lists and
+    # search leave it out.
+    listed: bool = True
+
+
+SourceKind = Literal["gitlab", "gitea", "github", "bitbucket", "folder"]
+SOURCE_KINDS: tuple[SourceKind, ...] = ("gitlab", "gitea", "github", "bitbucket", "folder")
+OnRemoved = Literal["keep", "hide"]
+CloneOver = Literal["https", "ssh"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourceSpec:
+    """One entry of `sources:`: a Git server's group (or a local folder) whose repositories are
+    discovered and served as modules, rather than each listed under `modules:`.
+
+    `where` is the forge's URL (GitHub's API URL), or the folder; `scope` the group, organisation
+    or project, or for a folder the glob its repositories match."""
+
+    key_path: str  # `sources[2]`: how check, list and status name it
+    kind: SourceKind
+    where: str
+    scope: str
+    namespace: str
+    include: tuple[str, ...] = ()  # repository name globs; empty: every name
+    exclude: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ()  # a repository must carry every one of them
+    allow_namespaces: tuple[str, ...] = ()  # what a repository's .gitreg.yaml may claim besides
+    interval: float = 300.0
+    on_removed: OnRemoved = "keep"
+    clone: CloneOver = "https"
+    token: SecretRef | None = None  # the forge API's token; None for a folder
+    tags: tuple[TagTemplate, ...] = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
+    moved_tags: MovedPolicy = "pin"
+    deleted_tags: DeletedPolicy = "keep"
+    webhook_secret: SecretRef | None = None
+
+    def __str__(self) -> str:
+        return f"{self.key_path} ({self.kind} {self.where} {self.scope})"
 
 
 @dataclass(frozen=True)
@@ -237,6 +279,7 @@ class Catalog:
     fetch_timeout: float
     credentials: tuple[Credential, ...]
     modules: tuple[ModuleSpec, ...] = field(default_factory=tuple)
+    sources: tuple[SourceSpec, ...] = ()
     webhook_secret: SecretRef | None = None
     poll_concurrency: int = 16
     max_backoff: float = 900.0

@@ -15,6 +15,9 @@ from gitreg.git.clone import BareClone
 from gitreg.mirror.origin import OriginRegistry
 from gitreg.modules.sync import Registry
 from gitreg.providers.hosted import Providers
+from gitreg.sources.discovered import SourceDiscoveries
+
+Key = tuple[str, str, str]
 
 
 def check(catalog: Catalog, args: argparse.Namespace) -> int:
@@ -29,8 +32,9 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
         return exc.status
     problems: list[str] = []
     warnings: list[str] = []
-    registry = Registry(catalog)
     paths = {spec.address.key: f"modules[{i}]" for i, spec in enumerate(catalog.modules)}
+    catalog = _discovered(catalog, problems, warnings, paths)
+    registry = Registry(catalog)
 
     def reach(clone: BareClone) -> str | None:
         try:
@@ -71,6 +75,38 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
     counts = f"{len(catalog.modules)} modules, {len(catalog.providers)} providers"
     print(f"{catalog.source}: {counts}, {len(problems)} problems, {len(warnings)} warnings")
     return 1 if problems else 0
+
+
+def _discovered(
+    catalog: Catalog, problems: list[str], warnings: list[str], paths: dict[Key, str]
+) -> Catalog:
+    """Every source discovered once (nothing written to cache_dir: a server's last discovery
+    stays its own); the catalog with what they discovered, each discovered module's path
+    being its source and repository."""
+    sources = SourceDiscoveries(catalog)
+    for spec in catalog.sources:
+        sources.discover(spec, write=False)
+        found = sources.last(spec)
+        if found is None:
+            continue
+        where = spec.key_path
+        if found.error:
+            problems.append(f"{where}: {spec.kind} {spec.where} {spec.scope}: {found.error}")
+        if found.held:
+            problems.append(f"{where}: {found.held}")
+        problems += [f"{where}: {problem}" for problem in found.problems]
+        warnings += [f"warning: {where}: {note}" for note in found.notes]
+    served = sources.served(catalog)
+    settled = sources.settlement
+    problems += [f"sources: {conflict}" for conflict in settled.conflicts]
+    warnings += [
+        f"warning: {m.source}: {m.spec.address} ({m.repository}) set aside: registry.yaml's"
+        f" {paths[m.spec.address.key]} lists it"
+        for m in settled.shadowed
+    ]
+    for module in settled.served:
+        paths[module.spec.address.key] = f"{module.source} {module.repository}"
+    return served
 
 
 def _origin_problems(catalog: Catalog) -> list[str]:

@@ -15,14 +15,18 @@ from gitreg.modules.acceptance import accept as accept_moved_tag
 from gitreg.modules.sync import Registry
 from gitreg.ops.docs_text import print_docs
 from gitreg.ops.listing import print_listing, read_failures
+from gitreg.ops.source_reports import source_reports
 from gitreg.providers.hosted import Providers
+from gitreg.sources.discovered import SourceDiscoveries
 from gitreg.tags import parse_version
 
 
 def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
     """What a server on this cache_dir serves: mirrors are read as they are, and fetched only
     when they do not exist yet (or with --fetch), so the repositories' state is the server's."""
-    registry = Registry(catalog)
+    # The sources as a server on this cache_dir last discovered them (cache_dir/sources.json).
+    sources = SourceDiscoveries(catalog)
+    registry = Registry(sources.served(catalog))
     clones = registry.snapshot.clones
 
     def fetch(location: RepoLocation) -> bool:
@@ -31,7 +35,9 @@ def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
     registry.refresh(fetch=fetch, mechanism="cli")
     providers = Providers(catalog, registry)
     providers.refresh()
-    print_listing(registry, providers)
+    print_listing(
+        registry, providers, sources=source_reports(sources.discoveries(), sources.settlement)
+    )
     failures = read_failures(registry)
     if failures.nothing_read:  # a server on this cache_dir would serve no module at all
         print(

@@ -302,7 +302,7 @@ def _list_modules(entries: Iterable[ModuleEntry]) -> tuple[ListedModule, ...]:
     urls: dict[object, str | None] = {}
     for entry in entries:
         release = newest(entry.versions.releases)
-        if release is None:
+        if release is None or not entry.spec.listed:
             continue
         spec = entry.spec
         if spec.repo not in urls:

@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from gitreg.freshness.discovering import discover_sources
 from gitreg.freshness.live import LiveCatalog
 from gitreg.freshness.poller import Poller
 from gitreg.freshness.shared_cache import follow_shared_cache
@@ -48,6 +49,8 @@ class BackgroundWork:
             self._tasks.append(asyncio.create_task(watch_repositories(registry, self.syncs)))
         if self.worker is not None:
             self._tasks.append(asyncio.create_task(follow_shared_cache(registry, self.syncs)))
+        # Every worker discovers: each serves its own world, which discovery is an input of.
+        self._tasks.append(asyncio.create_task(discover_sources(self.live)))
         catalog = registry.snapshot.catalog
         if catalog.watch_catalog:
             self._tasks.append(asyncio.create_task(watch_catalog(catalog.source, self.live.reload)))

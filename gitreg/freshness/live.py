@@ -39,7 +39,15 @@ class LiveCatalog:
         async with self._lock:
             return await reload_catalog(self.current.world.catalog, self._serve)
 
-    async def _serve(self, catalog: Catalog) -> bool:
+    async def rediscovered(self) -> bool:
+        """Serve what the sources discovered now, beside registry.yaml as last read: a changed
+        set of modules, prepared and swapped in as a reload of registry.yaml is."""
+        async with self._lock:
+            return await self._serve(self.current.sources.declared)
+
+    async def _serve(self, declared: Catalog) -> bool:
+        composed = self.current.sources.composed(declared)
+        catalog = composed.served
         started = time.monotonic()
         try:
             next_world = await asyncio.to_thread(
@@ -49,6 +57,7 @@ class LiveCatalog:
             log.error("%s\nstill serving the previous catalog", exc)
             return False
         old = await asyncio.to_thread(next_world.swap, self.current, self.registry)
+        self.current.sources.adopt(composed)
         if next_world.gate is not old.gate:
             old.gate.close()
             log.info("auth: %s", "on" if next_world.gate.on else "off: anyone may read everything")

@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 TAG_REFSPEC = "+refs/tags/*:refs/tags/*"
 PUBLISHED_REFS = "refs/gitreg/published/"
+DEFAULT_BRANCH_REF = "refs/gitreg/default-branch"
 
 
 class TagRef(NamedTuple):
@@ -109,6 +110,29 @@ class BareClone:
             self._pack_refs(repo)
             turn.completed()
             return True
+
+    def fetch_branch(self, branch: str) -> str:
+        """Bring the remote's branch (its default: where `.gitreg.yaml` is read) into the clone,
+        as DEFAULT_BRANCH_REF, which the tags' fetch never prunes; raise SourceError on any
+        failure. Returns that ref."""
+        # The fetch lock, not a turn: a turn counts fetches of the tags, which this is not.
+        with self._lock, self._turns.turn():
+            try:
+                repo = self._init()
+                repo.git.fetch(
+                    "--force",
+                    "--no-tags",
+                    "--no-write-fetch-head",
+                    "--quiet",
+                    self.location.url,
+                    f"+refs/heads/{branch}:{DEFAULT_BRANCH_REF}",
+                    env=self._environment(),
+                    kill_after_timeout=self.timeout,
+                )
+            except (git.GitError, OSError) as exc:
+                why = _stderr(exc) if isinstance(exc, git.GitCommandError) else str(exc)
+                raise SourceError(f"fetch of {branch} from {self.location} failed: {why}") from exc
+        return DEFAULT_BRANCH_REF
 
     def _holds(self, tags: Mapping[str, str]) -> bool:
         try:

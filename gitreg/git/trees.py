@@ -170,3 +170,33 @@ def commit_times(clone_path: Path, commits: Iterable[str]) -> dict[str, int]:
             if isinstance(obj, Commit):
                 times[commit] = int(obj.commit_time)
     return times
+
+
+def branch_file(repository: Path, ref: str, name: str, *, most: int = 1 << 20) -> bytes | None:
+    """The file `name` at the root of the commit `ref` (`refs/heads/main`) points at, in the
+    Git directory or work tree `repository`; None when the ref or the file is not there. Raises
+    SourceError when it is larger than `most` bytes, or the repository cannot be read."""
+    try:
+        with open_repo(repository) as repo:
+            try:
+                commit = repo[repo.refs[ref.encode()]]  # type: ignore[index]
+            except KeyError:
+                return None
+            while not isinstance(commit, Commit) and hasattr(commit, "object"):
+                commit = repo[commit.object[1]]  # an annotated tag's target
+            if not isinstance(commit, Commit):
+                return None
+            tree = repo[commit.tree]
+            if not isinstance(tree, Tree) or name.encode() not in tree:
+                return None
+            mode, sha = tree[name.encode()]
+            if not stat.S_ISREG(mode):
+                return None
+            blob = repo[sha]
+            if not isinstance(blob, Blob):
+                return None
+            if blob.raw_length() > most:
+                raise SourceError(f"{name} is over {most} bytes: not read")
+            return blob.as_raw_string()
+    except NotGitRepository as exc:
+        raise SourceError(f"{repository} is not a Git repository") from exc

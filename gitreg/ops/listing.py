@@ -4,7 +4,7 @@ network mirror's sources, then the state of each repository."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gitreg.catalog.model import PUBLIC_ORIGINS, Catalog, MirrorSettings, SecretRef
@@ -12,6 +12,7 @@ from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.status import StatusBoard
 from gitreg.modules.sync import Registry
 from gitreg.ops.reports import repository_reports
+from gitreg.ops.source_reports import SourceReport, source_lines
 from gitreg.providers.hosted import Providers
 
 Out = Callable[[str], None]
@@ -71,13 +72,19 @@ def without_userinfo(text: str) -> str:
     return _USERINFO.sub(r"\1", text)
 
 
-def print_listing(registry: Registry, providers: Providers, out: Out = print) -> None:
+def print_listing(
+    registry: Registry,
+    providers: Providers,
+    out: Out = print,
+    sources: Sequence[SourceReport] = (),
+) -> None:
     snapshot = registry.snapshot
     catalog = snapshot.catalog
     sections = [
         _modules(snapshot),
         _providers(catalog, providers),
         _network_mirror(catalog),
+        source_lines(sources),
         _repositories(snapshot, registry.status),
         read_failures(registry).lines(),
     ]
@@ -98,6 +105,9 @@ def _modules(snapshot: RegistrySnapshot) -> list[str]:
             details.insert(1, f"path {spec.path}")
         details.append(f"moved tags: {spec.moved_tags}, deleted tags: {spec.deleted_tags}")
         lines.append(f"  {', '.join(details)}")
+        if spec.removed:
+            unlisted = "" if spec.listed else ", and it is left out of lists and search"
+            lines.append(f"  removed from its source: its published versions still serve{unlisted}")
         if entry is None:
             continue
         for release in entry.versions.releases:

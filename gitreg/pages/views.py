@@ -75,6 +75,7 @@ class ModulePage:
     releases: tuple[ReleaseRow, ...]
     deprecations: tuple[Deprecation, ...]
     unreadable: bool  # the repository's last read failed: the versions are those read before
+    removed: bool  # discovered, and its repository left its source: its versions still serve
     kept_tag: str  # why this version is served from a commit its tag no longer names
     siblings: tuple[Sibling, ...]
     repository_examples: tuple[FolderDocs, ...]  # paths in the repository
@@ -136,6 +137,7 @@ def module_page(
         releases=rows,
         deprecations=_deprecations(docs),
         unreadable=situation.unreadable,
+        removed=entry.spec.removed,
         kept_tag=_kept_tag(entry, release),
         siblings=siblings(entry.spec, situation.repository),
         repository_examples=calling_examples(

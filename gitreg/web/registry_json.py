@@ -25,9 +25,10 @@ def module_json(
     published: int | None,
 ) -> Json:
     """A module version as the public registry lists one. `downloads` is always 0: gitreg does
-    not count downloads; `verified` is always false: there is no one here to verify."""
+    not count downloads; `verified` is always false: there is no one here to verify. A module
+    whose repository left its source says `"removed": true`."""
     address = entry.spec.address
-    return {
+    answer: Json = {
         "id": f"{address}/{release.version}",
         "owner": "",
         "namespace": address.namespace,
@@ -42,6 +43,9 @@ def module_json(
         "tag": release.tag,
         "commit": release.commit,
     }
+    if entry.spec.removed:  # discovered, and its repository left its source: no new version
+        answer["removed"] = True
+    return answer
 
 
 def details_json(summary: Json, docs: ModuleDocs, systems: list[str], versions: list[str]) -> Json:

@@ -15,6 +15,7 @@ from gitreg.ops.metrics import ProviderCollector, exposition
 from gitreg.ops.provider_reports import origin_reports, provider_reports
 from gitreg.ops.readiness import readiness
 from gitreg.ops.reports import repository_reports
+from gitreg.ops.source_reports import source_reports
 from gitreg.web import access
 from gitreg.web.state import state_of, world_of
 
@@ -24,6 +25,7 @@ async def status(request: Request) -> JSONResponse:
     state = state_of(request)
     registry, side = state.registry, world_of(request).side
     origin = side.read_through.origin if side.read_through else None
+    discovered = state.current.sources
     return JSONResponse(
         {
             "repositories": [
@@ -31,6 +33,9 @@ async def status(request: Request) -> JSONResponse:
             ],
             # /readyz in full: with auth:, anyone gets its counts and reason codes alone.
             "readiness": readiness(registry, time.time(), state.started).body(),
+            "sources": [
+                asdict(r) for r in source_reports(discovered.discoveries(), discovered.settlement)
+            ],
             "providers": [asdict(r) for r in provider_reports(side.providers)],
             "mirror_origins": [asdict(h) for h in origin_reports(origin)],
             "archives_refused": [

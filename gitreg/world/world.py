@@ -20,6 +20,7 @@ from gitreg.modules.index_keeper import IndexKeeper
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.sync import Registry
 from gitreg.providers.hosted import Providers
+from gitreg.sources.discovered import SourceDiscoveries
 from gitreg.state.configured import open_state
 from gitreg.state.ended_sessions import EndedSessions
 from gitreg.world.provider_side import ProviderSide
@@ -40,8 +41,15 @@ class CurrentWorld:
     """Holds the world served now. It is the registry's snapshot cell (a sync swaps its
     snapshot in here) and the providers' source of tags (they gate on the snapshot's)."""
 
-    def __init__(self, auth_counts: Counter[tuple[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        sources: SourceDiscoveries,
+        auth_counts: Counter[tuple[str, str]] | None = None,
+    ) -> None:
         self._world: World | None = None
+        # What the catalog's sources last discovered: an input of every world, beside
+        # registry.yaml (the catalog a world serves holds both).
+        self.sources = sources
         self._lock = threading.Lock()
         # (principal, outcome) of every request auth decided, kept across reloads.
         self.auth_counts: Counter[tuple[str, str]] = (
@@ -85,11 +93,14 @@ def open_world(
     on_swap: Callable[[], None] | None = None,
     auth_counts: Counter[tuple[str, str]] | None = None,
 ) -> tuple[CurrentWorld, Registry]:
-    """The first world of `catalog`, every repository listed and none read yet (a server then
-    reads the clones, `Registry.read_clones`, and fetches), and the registry that syncs it.
-    `serve`, `demo`, the tests and the benches all start here."""
+    """The first world of `catalog` and of what its sources last discovered, every repository
+    listed and none read yet (a server then reads the clones, `Registry.read_clones`, and
+    fetches), and the registry that syncs it. `serve`, `demo`, the tests and the benches all
+    start here."""
+    current = CurrentWorld(SourceDiscoveries(catalog), auth_counts)
+    # What the sources discovered before this start (cache_dir/sources.json) serves at once.
+    catalog = current.sources.served(catalog)
     shared = open_state(catalog)
-    current = CurrentWorld(auth_counts)
     snapshot = RegistrySnapshot.serving(catalog, ledger_for=shared.ledger)
     side = ProviderSide.build(catalog, Providers(catalog, current))
     current.first(World(snapshot, gate_for(catalog, current.auth_counts, shared), side))

@@ -56,6 +56,7 @@ def _folder_for_the_examples(root: Path) -> Path:
         (root / name).write_text("stand-in: the loader checks that it is a readable file\n")
     (root / "releases/terraform-provider-widget").mkdir(parents=True)
     (root / "terraform-mirror").mkdir()
+    (root / "git").mkdir()
     write_key(new_key("release-2026"), root / "keys/release-2026.asc")
     write_key(new_key("ci-2025"), root / "keys/ci-2025.asc", public=True)
     return root
@@ -82,6 +83,13 @@ _ITEMS: dict[str, dict[str, object]] = {
     "providers": {"namespace": "acme", "type": "widget", "artifacts": "repo"},
     "auth.tokens": {"name": "ci", "token_sha256": "0" * 64},
     "auth.oidc": {"issuer": "https://issuer.example", "audience": "registry"},
+    "sources": {},
+    # A source's own keys, under its list's item: the least each kind needs.
+    "sources.gitlab": {"url": "https://gitlab.example.com", "group": "platform"},
+    "sources.gitea": {"url": "https://git.example.com", "org": "infra"},
+    "sources.github": {"org": "acme"},
+    "sources.bitbucket": {"url": "https://bb.example.com", "project": "TF", "namespace": "tf"},
+    "sources.folder": {"path": "repo", "namespace": "local"},
 }
 
 
@@ -103,7 +111,7 @@ def _with(key: str, value: object | None) -> dict[str, object]:
             here[name] = [item]
             here = item
         else:
-            inner = here.setdefault(name, {})
+            inner = here.setdefault(name, dict(_ITEMS.get(path, {})))
             assert isinstance(inner, dict)
             here = inner
     return document

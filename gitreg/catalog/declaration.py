@@ -1,0 +1,74 @@
+"""A repository's own `.gitreg.yaml`: the modules it declares (a monorepo's), in entries shaped
+like registry.yaml's without `repo`, read by the same reader, so that the rules and the refusals
+are the same; a refusal names the repository and the file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from gitreg.catalog import yamldoc, yamltree
+from gitreg.catalog.archive_scopes import ArchiveScopes
+from gitreg.catalog.model import ModuleSpec
+from gitreg.catalog.module_entries import EntryDefaults, ModuleEntries
+from gitreg.errors import ConfigError, ConfigProblem
+
+DECLARATION = ".gitreg.yaml"
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """What a repository's `.gitreg.yaml` declares, and what of it is not read (yet)."""
+
+    modules: tuple[ModuleSpec, ...]
+    ignored: tuple[str, ...] = ()
+
+
+class _DeclarationReader(ModuleEntries, ArchiveScopes):
+    def declaration(self, document: object, defaults: EntryDefaults) -> Declaration | None:
+        top = self.mapping(document, "", getattr(document, "line", 1), {"modules", "providers"})
+        if top is None:
+            return None
+        places: list[tuple[str, yamldoc.Mapping]] = []
+        # With auth:, a monorepo's modules of other readers get archives of their own folder,
+        # or are refused, by the rules registry.yaml's entries follow.
+        modules = self.archive_scopes(self.modules(top, places, defaults), places, defaults.auth)
+        if not modules and not self.problems:
+            self.problem("modules", top.line, "declares no module: list one under modules:")
+        ignored: tuple[str, ...] = ()
+        if "providers" in top:
+            # Providers from a repository's releases come with the forge listers (issue 21,
+            # item 5): said, not refused, so that a repository declaring both still serves its
+            # modules.
+            ignored = ("providers: not read yet: this gitreg serves the modules only",)
+        return Declaration(tuple(modules), ignored)
+
+
+def read_declaration(text: bytes, repository: str, defaults: EntryDefaults) -> Declaration:
+    """The modules `.gitreg.yaml` (as `text`) of `repository` declares; ConfigError naming
+    `repository/.gitreg.yaml` with every problem, by key path and line."""
+    source = f"{repository}/{DECLARATION}"
+    try:
+        document = yamltree.load(text.decode(), yamltree.LIBYAML)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(source, [ConfigProblem("(document)", None, "not UTF-8 text")]) from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        reason = getattr(exc, "problem", None) or str(exc)
+        line = mark.line + 1 if mark else None
+        problem = ConfigProblem("(document)", line, f"not valid YAML: {reason}")
+        raise ConfigError(source, [problem]) from exc
+    except RecursionError as exc:
+        problem = ConfigProblem("(document)", None, "not valid YAML: nested too deep")
+        raise ConfigError(source, [problem]) from exc
+    # Nothing in it names a file of this machine: a repository's file is not trusted with one.
+    reader = _DeclarationReader(Path("/nonexistent"), secrets=())
+    declared = reader.declaration(document, defaults)
+    if reader.problems or declared is None:
+        raise ConfigError(source, reader.problems)
+    return declared
+
+
+__all__ = ["DECLARATION", "Declaration", "EntryDefaults", "read_declaration"]

@@ -1,0 +1,44 @@
+"""The sources discovered while serving: each source every `interval` (at once at start-up),
+off the event loop; a discovery that changes the modules served prepares the next world and
+swaps it in, as a reload of registry.yaml does."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from gitreg.freshness.live import LiveCatalog
+from gitreg.sources import persisted
+
+log = logging.getLogger(__name__)
+
+LOOK_AGAIN = 5.0  # seconds at most between two looks at the catalog's sources (a reload's new)
+
+
+async def discover_sources(live: LiveCatalog) -> None:
+    """Until cancelled: every source of the catalog served, at its interval."""
+    sources = live.current.sources
+    due: dict[str, float] = {}  # identity → monotonic time of its next discovery
+    while True:
+        specs = sources.declared.sources
+        now = time.monotonic()
+        changed = False
+        for spec in specs:
+            key = persisted.identity(spec)
+            if due.get(key, 0.0) > now:
+                continue
+            try:
+                changed |= await asyncio.to_thread(sources.discover, spec)
+            except Exception:  # a bug: said, and the source discovered again at its interval
+                log.exception("%s: discovery failed", spec)
+            # A source that asked to be left alone longer (Retry-After) is, within a day.
+            found = sources.last(spec)
+            wait = max(spec.interval, min(found.retry_after if found else 0.0, 86400.0))
+            due[key] = time.monotonic() + wait
+        if changed:
+            await live.rediscovered()
+        keys = {persisted.identity(s) for s in specs}
+        upcoming = [at for key, at in due.items() if key in keys]
+        wait = min(upcoming, default=now + LOOK_AGAIN) - time.monotonic()
+        await asyncio.sleep(min(max(wait, 0.0), LOOK_AGAIN))

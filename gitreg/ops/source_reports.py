@@ -1,0 +1,105 @@
+"""Per source, for people: its last discovery, what it found, what it skipped and why, what is
+removed, held or in conflict. `gitreg list` prints it, `/v1/status` serves it as JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gitreg.catalog.model import SourceSpec
+from gitreg.git.location import redact
+from gitreg.ops.reports import iso
+from gitreg.sources.claims import Settlement
+from gitreg.sources.discovery import Discovery
+
+
+@dataclass(frozen=True)
+class SkippedReport:
+    repository: str
+    why: str
+
+
+@dataclass(frozen=True)
+class SourceReport:
+    source: str  # its key path, kind, server and scope: never its token
+    state: str  # ok | failing (serving its last discovery) | refused | held | never discovered
+    last_discovery: str | None
+    error: str | None
+    held: str | None
+    repositories: list[str]
+    modules: list[str]  # served from it
+    removed: list[str]  # repositories gone or archived: their published versions still serve
+    hidden: list[str]  # of those, left out of lists and search (on_removed: hide)
+    skipped: list[SkippedReport]
+    set_aside: list[str]  # its modules registry.yaml's own entries name: theirs serve
+    conflicts: list[str]  # addresses it claims with another repository: neither serves
+    problems: list[str]  # repositories whose .gitreg.yaml is refused
+    notes: list[str]
+
+
+def source_reports(
+    discoveries: Sequence[tuple[SourceSpec, Discovery | None]], settlement: Settlement
+) -> list[SourceReport]:
+    return [_report(spec, found, settlement) for spec, found in discoveries]
+
+
+def _report(spec: SourceSpec, found: Discovery | None, settled: Settlement) -> SourceReport:
+    found = found or Discovery(spec.key_path, 0.0)
+    served = [m for m in settled.served if m.source == spec.key_path]
+    mine = f"{spec.key_path} "
+    conflicts = [str(c) for c in settled.conflicts if any(x.startswith(mine) for x in c.claims)]
+    return SourceReport(
+        source=str(spec),
+        state=_state(found),
+        last_discovery=iso(found.at) if found.at else None,
+        error=found.error or None,
+        held=found.held or None,
+        repositories=list(found.repositories),
+        modules=[str(m.spec.address) for m in served],
+        removed=list(found.removed),
+        hidden=sorted({m.repository for m in found.modules if m.hidden}),
+        skipped=[SkippedReport(s.repository, redact(s.why)) for s in found.skipped],
+        set_aside=[
+            f"{m.spec.address} ({m.repository}): registry.yaml's modules: lists it"
+            for m in settled.shadowed
+            if m.source == spec.key_path
+        ],
+        conflicts=conflicts,
+        problems=list(found.problems),
+        notes=list(found.notes),
+    )
+
+
+def _state(found: Discovery) -> str:
+    if found.refused:
+        return "refused"
+    if found.error:
+        return "failing (serving its last discovery)" if found.at else "failing"
+    if found.held:
+        return "held"
+    return "ok" if found.at else "never discovered"
+
+
+def source_lines(reports: Sequence[SourceReport]) -> list[str]:
+    """The sources' part of `gitreg list`."""
+    lines = ["sources"] if reports else []
+    for r in reports:
+        lines.append(f"  {r.source}")
+        lines.append(f"    state: {r.state}")
+        lines.append(f"    last discovery: {r.last_discovery or 'never'}")
+        for label, text in (("error", r.error), ("held", r.held)):
+            if text:
+                lines.append(f"    {label}: {text}")
+        lines.append(
+            f"    found {len(r.repositories)} repositories, serving {len(r.modules)} modules"
+        )
+        lines += [f"      {address}" for address in r.modules]
+        for repository in r.removed:
+            hidden = ", hidden from lists" if repository in r.hidden else ""
+            lines.append(f"    removed {repository}: its published versions still serve{hidden}")
+        lines += [f"    skipped {s.repository}: {s.why}" for s in r.skipped]
+        lines += [f"    set aside {text}" for text in r.set_aside]
+        lines += [f"    conflict: {text}" for text in r.conflicts]
+        lines += [f"    problem: {text}" for text in r.problems]
+        lines += [f"    note: {text}" for text in r.notes]
+    return lines

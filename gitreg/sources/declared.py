@@ -1,0 +1,36 @@
+"""Where discovery reads a repository's `.gitreg.yaml`: at its default branch, in the repository
+itself for a folder source, else in the bare clone gitreg keeps of it (the default branch
+fetched beside the tags)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitreg.catalog.declaration import DECLARATION
+from gitreg.catalog.model import Catalog
+from gitreg.git.clone import BareClone
+from gitreg.git.location import RepoLocation
+from gitreg.git.trees import branch_file
+from gitreg.sources.found import FoundRepository
+
+DECLARATION_MOST = 256 << 10  # bytes: a larger .gitreg.yaml is refused, not read
+
+
+class DeclarationFiles:
+    """`read(found, location)`: the repository's `.gitreg.yaml` at its default branch, or None
+    when it holds none; SourceError when it cannot be read."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+
+    def __call__(self, found: FoundRepository, location: RepoLocation) -> bytes | None:
+        ref = f"refs/heads/{found.default_branch}" if found.default_branch else "HEAD"
+        if location.transport == "local":
+            return branch_file(Path(location.url), ref, DECLARATION, most=DECLARATION_MOST)
+        if not found.default_branch:
+            return None  # an empty repository: nothing declared yet
+        catalog = self.catalog
+        credential = catalog.credential_for(location.url)
+        clone = BareClone(location, catalog.cache_dir, credential, catalog.fetch_timeout)
+        fetched = clone.fetch_branch(found.default_branch)
+        return branch_file(clone.path, fetched, DECLARATION, most=DECLARATION_MOST)

@@ -1,0 +1,103 @@
+"""What every source of the catalog last discovered, and the catalog it makes: registry.yaml's
+modules and, beside them, the discovered modules `settle` serves. Kept in memory and in
+`cache_dir/sources.json`, so that a restart with a forge down serves what was discovered."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from gitreg.catalog.model import Catalog, SourceSpec
+from gitreg.sources import persisted
+from gitreg.sources.claims import Settlement, settle
+from gitreg.sources.declared import DeclarationFiles
+from gitreg.sources.discovery import Discovery, discover
+from gitreg.sources.found import Lister
+from gitreg.sources.listers import lister_for
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Composed:
+    """A catalog to serve: registry.yaml's (`declared`), and with the discovered modules
+    settled beside its own (`served`)."""
+
+    declared: Catalog
+    served: Catalog
+    settlement: Settlement
+
+
+class SourceDiscoveries:
+    def __init__(self, catalog: Catalog, clock: Callable[[], float] = time.time) -> None:
+        self.declared = catalog  # registry.yaml's catalog, as last served
+        self.settlement = Settlement()
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._found = persisted.load(catalog.cache_dir, catalog.sources)
+
+    def composed(self, catalog: Catalog) -> Composed:
+        """`catalog` (registry.yaml's) with the modules its sources last discovered, settled;
+        nothing kept until it is adopted (`adopt`), once it serves."""
+        with self._lock:
+            found = [
+                self._found[key]
+                for key in map(persisted.identity, catalog.sources)
+                if key in self._found
+            ]
+        settlement = settle(catalog.modules, found)
+        served = catalog
+        if settlement.served:
+            served = replace(catalog, modules=catalog.modules + settlement.specs)
+        return Composed(catalog, served, settlement)
+
+    def adopt(self, composed: Composed) -> None:
+        """`composed` serves now: its registry.yaml is the catalog later discoveries add to,
+        and its settlement the one status and list report."""
+        with self._lock:
+            self.declared, self.settlement = composed.declared, composed.settlement
+
+    def served(self, catalog: Catalog) -> Catalog:
+        """`composed(catalog)`, adopted at once (a start, `gitreg list`, `gitreg check`)."""
+        composed = self.composed(catalog)
+        self.adopt(composed)
+        return composed.served
+
+    def last(self, spec: SourceSpec) -> Discovery | None:
+        with self._lock:
+            return self._found.get(persisted.identity(spec))
+
+    def discover(self, spec: SourceSpec, lister: Lister | None = None, write: bool = True) -> bool:
+        """One discovery of `spec` (blocking: run it in a thread), kept, and written to
+        cache_dir unless `write` is False (`gitreg check`); True when the modules it serves
+        changed."""
+        catalog = self.declared
+        lister = lister or lister_for(spec, catalog.credentials)
+        key = persisted.identity(spec)
+        last = self.last(spec)
+        read = DeclarationFiles(catalog)
+        found = discover(
+            spec, lister, read, last, self._clock(), catalog.auth, catalog.poll_concurrency
+        )
+        with self._lock:
+            self._found[key] = found
+            every = dict(self._found)
+        if found.error and found.error != (last.error if last else ""):
+            serving = "serving its last discovery" if found.at else "nothing discovered yet"
+            log.warning("%s: %s; %s", spec, found.error, serving)
+        if found.held and found.held != (last.held if last else ""):
+            log.warning("%s: %s", spec, found.held)
+        try:
+            if write:
+                persisted.save(catalog.cache_dir, every)
+        except OSError as exc:  # a full disk: served from memory, discovered again at a restart
+            log.warning("cannot write %s: %s", catalog.cache_dir / persisted.FILE, exc)
+        before = last.modules if last else ()
+        return found.modules != before
+
+    def discoveries(self) -> list[tuple[SourceSpec, Discovery | None]]:
+        """Each source of the catalog served, with its last discovery (None: not yet)."""
+        return [(spec, self.last(spec)) for spec in self.declared.sources]

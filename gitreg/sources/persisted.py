@@ -1,0 +1,127 @@
+"""The sources' last discoveries on disk, `cache_dir/sources.json`: so that a restart with a
+forge down still serves what it discovered. One JSON document, written whole (gitreg.atomic);
+a discovery is kept under its source's identity (kind, server, scope), so that reordering
+`sources:` in registry.yaml loses nothing. Secrets are never in it: a module's webhook secret is
+its source's, given again at load."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any, cast
+
+from gitreg.address import ModuleAddress
+from gitreg.atomic import write_atomically
+from gitreg.catalog.model import ArchiveScope, DeletedPolicy, ModuleSpec, MovedPolicy, SourceSpec
+from gitreg.git.location import RepoLocation, Transport
+from gitreg.sources.discovery import DiscoveredModule, Discovery, Skipped
+from gitreg.tags import TagTemplate
+
+log = logging.getLogger(__name__)
+
+FILE = "sources.json"
+FORMAT = 1
+
+
+def identity(spec: SourceSpec) -> str:
+    return f"{spec.kind} {spec.where} {spec.scope}"
+
+
+def save(cache_dir: Path, found: dict[str, Discovery]) -> None:
+    """Every source's last discovery, by identity; OSError when it cannot be written."""
+    document = {
+        "format": FORMAT,
+        "sources": {key: _discovery(d) for key, d in sorted(found.items())},
+    }
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(document, indent=1, sort_keys=True)
+    write_atomically(cache_dir / FILE, text.encode())
+
+
+def load(cache_dir: Path, specs: tuple[SourceSpec, ...]) -> dict[str, Discovery]:
+    """The last discoveries of the sources `specs` names, by identity: none when the file is
+    absent, unreadable or of another format (the next discovery makes it again)."""
+    path = cache_dir / FILE
+    try:
+        document = json.loads(path.read_bytes())
+        if document.get("format") != FORMAT:
+            return {}
+        stored = document["sources"]
+        result = {}
+        for spec in specs:
+            key = identity(spec)
+            if key in stored:
+                result[key] = _read(stored[key], spec)
+        return result
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log.warning("cannot read %s (%s): the sources are discovered again", path, exc)
+        return {}
+
+
+def _discovery(found: Discovery) -> dict[str, Any]:
+    return {
+        "source": found.source,
+        "at": found.at,
+        "repositories": list(found.repositories),
+        "modules": [_module(m) for m in found.modules],
+        "skipped": [[s.repository, s.why] for s in found.skipped],
+        "problems": list(found.problems),
+        "notes": list(found.notes),
+        "error": found.error,
+        "refused": found.refused,
+        "held": found.held,
+        "held_seen": found.held_seen,
+    }
+
+
+def _module(module: DiscoveredModule) -> dict[str, Any]:
+    spec = module.spec
+    return {
+        "address": [spec.address.namespace, spec.address.name, spec.address.system],
+        "repo": [spec.repo.url, spec.repo.transport],
+        "path": spec.path,
+        "tags": [str(t) for t in spec.tags],
+        "archive": spec.archive,
+        "moved_tags": spec.moved_tags,
+        "deleted_tags": spec.deleted_tags,
+        "repository": module.repository,
+        "removed": module.removed,
+        "hidden": module.hidden,
+    }
+
+
+def _read(stored: dict[str, Any], spec: SourceSpec) -> Discovery:
+    modules = []
+    for m in stored["modules"]:
+        module = ModuleSpec(
+            address=ModuleAddress.parse(*m["address"]),
+            repo=RepoLocation(str(m["repo"][0]), cast(Transport, m["repo"][1])),
+            path=str(m["path"]),
+            tags=tuple(TagTemplate.parse(t) for t in m["tags"]),
+            archive=cast(ArchiveScope, m["archive"]),
+            moved_tags=cast(MovedPolicy, m["moved_tags"]),
+            deleted_tags=cast(DeletedPolicy, m["deleted_tags"]),
+            webhook_secret=spec.webhook_secret,
+        )
+        hidden = bool(m["removed"]) and spec.on_removed == "hide"
+        modules.append(
+            DiscoveredModule(
+                module, spec.key_path, str(m["repository"]), bool(m["removed"]), hidden
+            )
+        )
+    return Discovery(
+        source=spec.key_path,
+        at=float(stored["at"]),
+        repositories=tuple(stored["repositories"]),
+        modules=tuple(modules),
+        skipped=tuple(Skipped(str(r), str(why)) for r, why in stored["skipped"]),
+        problems=tuple(stored["problems"]),
+        notes=tuple(stored["notes"]),
+        error=str(stored["error"]),
+        refused=bool(stored["refused"]),
+        held=str(stored["held"]),
+        held_seen=int(stored["held_seen"]),
+    )

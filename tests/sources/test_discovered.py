@@ -1,0 +1,145 @@
+"""What the sources last discovered, kept: a source that fails (a stand-in Lister for the forges,
+whose clients come apart) keeps its last discovery in memory and on disk, a restart serves it,
+and the catalog served is registry.yaml's with the discovered modules settled beside it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from gitreg.catalog.model import Catalog
+from gitreg.sources import persisted
+from gitreg.sources.discovered import SourceDiscoveries
+from gitreg.sources.folder import FolderLister
+from gitreg.sources.found import FoundRepository, SourceRefused, SourceUnavailable
+from tests.conftest import WriteCatalog
+from tests.support.gitrepo import GitRepo, module_files
+
+
+@dataclass
+class StandIn:
+    """A forge as discovery sees it: the repositories of a folder, or a fault."""
+
+    folder: Path
+    fault: Exception | None = None
+    calls: list[int] = field(default_factory=list)
+
+    def repositories(self) -> Sequence[FoundRepository]:
+        self.calls.append(1)
+        if self.fault is not None:
+            raise self.fault
+        return FolderLister(self.folder).repositories()
+
+
+def catalog_of(write_catalog: WriteCatalog, tmp_path: Path) -> Catalog:
+    GitRepo(tmp_path / "explicit").release("v0.1.0", module_files("0.1.0"))
+    (tmp_path / "srv").mkdir(exist_ok=True)
+    return write_catalog(
+        f"""
+        sources:
+          - folder: {{path: srv, namespace: local, on_removed: hide}}
+        modules:
+          - {{namespace: infra, name: keep, system: generic, repo: {tmp_path / "explicit"}}}
+        """
+    )
+
+
+def test_the_catalog_served_holds_what_was_discovered(
+    write_catalog: WriteCatalog, tmp_path: Path
+) -> None:
+    catalog = catalog_of(write_catalog, tmp_path)
+    GitRepo(tmp_path / "srv" / "terraform-aws-vpc").release("v1.0.0", module_files("1.0.0"))
+    sources = SourceDiscoveries(catalog)
+    assert sources.served(catalog) is catalog  # nothing discovered yet
+    assert sources.discover(catalog.sources[0]) is True
+    served = sources.served(catalog)
+    assert [str(m.address) for m in served.modules] == ["infra/keep/generic", "local/vpc/aws"]
+    assert sources.discover(catalog.sources[0]) is False  # the same modules: nothing to serve
+
+
+def test_a_failing_source_keeps_its_last_discovery_across_a_restart(
+    write_catalog: WriteCatalog, tmp_path: Path
+) -> None:
+    catalog = catalog_of(write_catalog, tmp_path)
+    (spec,) = catalog.sources
+    GitRepo(tmp_path / "srv" / "terraform-aws-vpc").release("v1.0.0", module_files("1.0.0"))
+    forge = StandIn(tmp_path / "srv")
+    sources = SourceDiscoveries(catalog)
+    sources.discover(spec, forge)
+    forge.fault = SourceUnavailable("429 Too Many Requests", retry_after=120)
+    assert sources.discover(spec, forge) is False
+    last = sources.last(spec)
+    assert last is not None
+    assert (last.error, last.retry_after) == ("unavailable: 429 Too Many Requests", 120)
+    # A restart, the forge still down: what was discovered serves.
+    again = SourceDiscoveries(catalog)
+    assert [str(m.address) for m in again.served(catalog).modules][-1] == "local/vpc/aws"
+    forge.fault = SourceRefused("401: the token may not read the group")
+    again.discover(spec, forge)
+    refused = again.last(spec)
+    assert refused is not None and refused.refused
+    assert refused.error == "refused: 401: the token may not read the group"
+    assert [str(m.address) for m in again.served(catalog).modules][-1] == "local/vpc/aws"
+
+
+def test_the_file_holds_no_secret_and_a_damaged_one_is_discovered_again(
+    write_catalog: WriteCatalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITREG_TEST_HOOK", "hook-secret-value")
+    (tmp_path / "srv").mkdir()
+    catalog = write_catalog(
+        "sources:\n  - folder: {path: srv, namespace: local, webhook: {secret_env: GITREG_TEST_HOOK}}\n"
+    )
+    GitRepo(tmp_path / "srv" / "terraform-aws-vpc").release("v1.0.0", module_files("1.0.0"))
+    SourceDiscoveries(catalog).discover(catalog.sources[0])
+    path = catalog.cache_dir / persisted.FILE
+    assert "GITREG_TEST_HOOK" not in path.read_text()
+    assert "hook-secret-value" not in path.read_text()
+    (restarted,) = SourceDiscoveries(catalog).served(catalog).modules
+    assert restarted.webhook_secret is not None
+    assert restarted.webhook_secret.value() == "hook-secret-value"  # the source's, given again
+    document = json.loads(path.read_text())
+    (stored,) = document["sources"].values()
+    assert [m["address"] for m in stored["modules"]] == [["local", "vpc", "aws"]]
+    path.write_text("{not json")
+    assert SourceDiscoveries(catalog).last(catalog.sources[0]) is None
+
+
+def test_hidden_modules_are_served_unlisted(write_catalog: WriteCatalog, tmp_path: Path) -> None:
+    catalog = catalog_of(write_catalog, tmp_path)
+    (spec,) = catalog.sources
+    for name in ("terraform-aws-vpc", "terraform-aws-dns"):
+        GitRepo(tmp_path / "srv" / name).release("v1.0.0", module_files("1.0.0"))
+    sources = SourceDiscoveries(catalog)
+    sources.discover(spec)
+    (tmp_path / "srv" / "terraform-aws-dns").rename(tmp_path / "gone")
+    assert sources.discover(spec) is True
+    served = {str(m.address): m.listed for m in sources.served(catalog).modules}
+    assert served == {"infra/keep/generic": True, "local/dns/aws": False, "local/vpc/aws": True}
+
+
+def test_a_discovery_read_back_is_the_one_written(
+    write_catalog: WriteCatalog, tmp_path: Path
+) -> None:
+    catalog = catalog_of(write_catalog, tmp_path)
+    (spec,) = catalog.sources
+    srv = tmp_path / "srv"
+    GitRepo(srv / "terraform-aws-vpc").release("v1.0.0", module_files("1.0.0"))
+    GitRepo(srv / "scripts").release("v1.0.0", module_files("1.0.0"))
+    monorepo = (
+        "modules:\n  - {name: dns, system: aws, path: dns, tags: 'dns/v{version}'}\nproviders: []\n"
+    )
+    GitRepo(srv / "mono").release("dns/v1.0.0", {".gitreg.yaml": monorepo})
+    GitRepo(srv / "broken").release("v1.0.0", {".gitreg.yaml": "modules: {}\n"})
+    sources = SourceDiscoveries(catalog)
+    sources.discover(spec)
+    (srv / "terraform-aws-vpc").rename(tmp_path / "vpc-gone")
+    sources.discover(spec)
+    written = sources.last(spec)
+    assert written is not None
+    assert written.skipped and written.problems and written.notes and written.removed
+    assert SourceDiscoveries(catalog).last(spec) == written
