@@ -34,7 +34,8 @@ On Linux, Terraform trusts it through the environment:
 
 (It replaces the system's CA list for that shell: fine for these modules; to reach public
 registries from the same shell, point it at a bundle holding both. On macOS and Windows,
-Terraform ignores SSL_CERT_FILE: add the CA to the system's trust store, as docs/own-registry.md shows.)
+Terraform ignores SSL_CERT_FILE: add the CA to the system's trust store, as
+docs/own-registry.md shows.)
 
 Module sources name the registry by a host with a dot, so use {address}:
 
