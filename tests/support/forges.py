@@ -102,10 +102,13 @@ class StandInForge:
         groups: Sequence[str] = (),
         faults: Sequence[Fault] = (),
         link_header: bool = True,
+        render_each_time: bool = False,
     ) -> None:
         """`page_size`: the most it answers a page (the forge's own by default); `groups`:
         groups or organizations that exist without repositories; `link_header` False: no Link
-        header (Gitea behind a proxy that drops it; GitLab's X-Next-Page is then all there is)."""
+        header (Gitea behind a proxy that drops it; GitLab's X-Next-Page is then all there is);
+        `render_each_time`: each repository's JSON made for every page that shows it, as a
+        forge does, rather than once (the default, which keeps large listings fast)."""
         self.kind = kind
         self.token = token
         self.page_size = page_size or MOST_A_PAGE[kind]
@@ -113,6 +116,7 @@ class StandInForge:
         self.groups = set(groups)
         self.faults = list(faults)
         self.link_header = link_header
+        self.render_each_time = render_each_time
         self.next_link: str | None = None  # when set, every Link rel=next leads here instead
         self.asked: list[Asked] = []
         self.connections = 0
@@ -258,7 +262,7 @@ class StandInForge:
         return any(r.owner.startswith(owner + "/") for r in self.repositories)
 
     def _rendering(self, number: int, repository: ForgeRepository) -> bytes:
-        rendered = self._rendered.get(repository)
+        rendered = None if self.render_each_time else self._rendered.get(repository)
         if rendered is None:
             rendered = repository_json(self.kind, repository, number, self.url)
             self._rendered[repository] = rendered
