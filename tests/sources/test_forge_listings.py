@@ -169,3 +169,15 @@ def test_topics_from_an_older_gitlabs_tag_list(tls: TlsMaterial) -> None:
     assert found == FoundRepository(
         "vpc", "platform/vpc", "https://g/platform/vpc.git", "", "", ("terraform",)
     )
+
+
+@pytest.mark.parametrize(
+    ("kind", "prefix"), [("github", "/api/v3"), ("gitlab", "/gitlab"), ("bitbucket", "/bitbucket")]
+)
+def test_a_forge_served_under_a_path(kind: ForgeKind, prefix: str, tls: TlsMaterial) -> None:
+    """GitHub Enterprise Server's API is at /api/v3; GitLab or Bitbucket may be under a path."""
+    held = several(OWNER[kind], 5)
+    with StandInForge(kind, held, token=TOKEN, tls=tls, page_size=2, prefix=prefix) as forge:
+        found = forge.lister(OWNER[kind]).repositories()
+    assert [r.path for r in found] == [r.path for r in held]
+    assert all(asked.target.startswith(f"{prefix}/") for asked in forge.asked)

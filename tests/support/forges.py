@@ -103,12 +103,15 @@ class StandInForge:
         faults: Sequence[Fault] = (),
         link_header: bool = True,
         render_each_time: bool = False,
+        prefix: str = "",
     ) -> None:
         """`page_size`: the most it answers a page (the forge's own by default); `groups`:
         groups or organizations that exist without repositories; `link_header` False: no Link
         header (Gitea behind a proxy that drops it; GitLab's X-Next-Page is then all there is);
         `render_each_time`: each repository's JSON made for every page that shows it, as a
-        forge does, rather than once (the default, which keeps large listings fast)."""
+        forge does, rather than once (the default, which keeps large listings fast); `prefix`:
+        the path the API is under (`/gitlab` for a GitLab served there, `/api/v3` for a GitHub
+        Enterprise Server)."""
         self.kind = kind
         self.token = token
         self.page_size = page_size or MOST_A_PAGE[kind]
@@ -117,6 +120,7 @@ class StandInForge:
         self.faults = list(faults)
         self.link_header = link_header
         self.render_each_time = render_each_time
+        self.prefix = prefix
         self.next_link: str | None = None  # when set, every Link rel=next leads here instead
         self.asked: list[Asked] = []
         self.connections = 0
@@ -161,7 +165,7 @@ class StandInForge:
         """The gitreg lister of `owner` (group, organization, project) on this forge, with the
         forge's token unless another is given (None: none); closed when the forge stops."""
         used = self.token if token == "" else token
-        lister = lister_of(self.kind, self.url, owner, used, self.verify, client)
+        lister = lister_of(self.kind, self.url + self.prefix, owner, used, self.verify, client)
         self._listers.append(lister)
         return lister
 
@@ -224,7 +228,9 @@ class StandInForge:
             "bitbucket": ("/rest/api/1.0/projects/", "/repos"),
         }
         before, after = routes[self.kind]
-        path = parts.path
+        if not parts.path.startswith(self.prefix):
+            return None
+        path = parts.path[len(self.prefix) :]
         if not path.startswith(before) or not path.endswith(after):
             return None
         owner = unquote(path[len(before) : -len(after)])
