@@ -181,3 +181,22 @@ def test_a_forge_served_under_a_path(kind: ForgeKind, prefix: str, tls: TlsMater
         found = forge.lister(OWNER[kind]).repositories()
     assert [r.path for r in found] == [r.path for r in held]
     assert all(asked.target.startswith(f"{prefix}/") for asked in forge.asked)
+
+
+def test_a_listing_sees_what_the_forge_holds_now(tls: TlsMaterial) -> None:
+    """Each listing asks again: a repository added, archived or removed meanwhile shows."""
+    vpc, dns = (
+        ForgeRepository("infra/terraform-aws-vpc"),
+        ForgeRepository("infra/terraform-aws-dns"),
+    )
+    with StandInForge("gitea", [vpc], token=TOKEN, tls=tls) as forge:
+        lister = forge.lister("infra")
+        first = lister.repositories()
+        forge.repositories = [ForgeRepository(vpc.path, archived=True), dns]
+        second = lister.repositories()
+        forge.repositories = [dns]
+        third = lister.repositories()
+    assert [(r.path, r.archived) for r in first] == [(vpc.path, False)]
+    assert [(r.path, r.archived) for r in second] == [(vpc.path, True), (dns.path, False)]
+    assert [r.path for r in third] == [dns.path]
+    assert lister.stats.api_calls == 3
