@@ -142,7 +142,8 @@ class ForgeApi:
             elsewhere = f"{url.scheme}://{url.host}:{origin(url)[2]}"
             raise SourceRefused(
                 f"{self.site}: its next page is on {elsewhere}, not on the forge's own "
-                "address; not followed, so the token is not sent there"
+                "address; not followed, so the token is not sent there (is the source's URL "
+                "the one the forge calls itself?)"
             )
         return url
 

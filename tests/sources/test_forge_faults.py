@@ -314,3 +314,13 @@ def test_a_forge_url_that_is_not_one_is_refused(url: str) -> None:
 def test_a_source_names_itself_kind_url_and_group() -> None:
     site = ForgeSite("GitLab", "https://gitlab.example.com", "group platform/terraform")
     assert str(site) == "GitLab https://gitlab.example.com, group platform/terraform"
+
+
+def test_a_forge_whose_certificate_is_not_trusted_is_unavailable(tls: TlsMaterial) -> None:
+    """The stand-in's certificate is signed by a test CA the system's store does not hold."""
+    with StandInForge("gitlab", held("gitlab"), token=TOKEN, tls=tls) as forge:
+        lister = GitLabLister(forge.url, "platform/terraform", TOKEN)  # the system's store
+        with pytest.raises(SourceUnavailable, match="CERTIFICATE_VERIFY_FAILED"):
+            lister.repositories()
+        lister.close()
+    assert forge.asked == []
