@@ -1,0 +1,87 @@
+"""A Gitea or Forgejo organization's repositories from the v1 API (`GET /api/v1/orgs/:org/
+repos`): a token with `read:organization` and `read:repository` scopes."""
+
+from __future__ import annotations
+
+import ssl
+import time
+from collections.abc import Callable, Sequence
+from urllib.parse import quote
+
+import httpx
+
+from gitreg.sources.forge_faults import ForgeSite
+from gitreg.sources.forge_http import ForgeApi, forge_url
+from gitreg.sources.forge_json import Item, flag, items, optional_text, text, words
+from gitreg.sources.found import FoundRepository
+from gitreg.sources.stats import SourceStats
+
+LIMIT = 50  # Gitea's default MAX_RESPONSE_ITEMS; a server set lower answers fewer a page
+
+
+class GiteaLister:
+    def __init__(
+        self,
+        url: str,
+        org: str,
+        token: str | None,
+        verify: ssl.SSLContext | bool = True,
+        client: httpx.Client | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        root = forge_url(url)
+        self.org = org
+        site = ForgeSite("Gitea", str(root).rstrip("/"), f"organization {org}")
+        headers = {"Authorization": f"token {token}"} if token else {}
+        self._api = ForgeApi(site, root, headers, token, verify, client, clock)
+        path = f"{root.raw_path.decode().rstrip('/')}/api/v1/orgs/{quote(org, safe='')}/repos"
+        self._first = root.copy_with(raw_path=path.encode()).copy_merge_params(
+            {"page": "1", "limit": str(LIMIT)}
+        )
+
+    @property
+    def stats(self) -> SourceStats:
+        return self._api.stats
+
+    def close(self) -> None:
+        self._api.close()
+
+    def repositories(self) -> Sequence[FoundRepository]:
+        return self._api.collect(self._first, _repositories, _repository, _Following())
+
+
+def _repositories(body: object) -> Sequence[Item]:
+    return items(body, "repository")
+
+
+def _repository(item: Item) -> FoundRepository:
+    return FoundRepository(
+        name=text(item, "name"),
+        path=text(item, "full_name"),
+        clone_https=text(item, "clone_url"),
+        clone_ssh=optional_text(item, "ssh_url"),
+        default_branch=optional_text(item, "default_branch"),
+        topics=words(item, "topics") or (),
+        archived=flag(item, "archived"),
+    )
+
+
+class _Following:
+    """Gitea's Link rel=next when it sends a Link header. Without one, the next page number
+    until a page is empty or shorter than the longest yet: the server may cap `limit` below
+    what was asked, so a page of fewer than LIMIT is not the last by itself."""
+
+    def __init__(self) -> None:
+        self.longest = 0
+
+    def __call__(
+        self, response: httpx.Response, body: object, page: Sequence[Item]
+    ) -> str | httpx.URL | None:
+        if "link" in response.headers:
+            return response.links.get("next", {}).get("url") or None
+        if not page or len(page) < self.longest:
+            return None
+        self.longest = len(page)
+        number = int(response.url.params.get("page", "1")) + 1
+        return response.url.copy_set_param("page", str(number))

@@ -1,0 +1,75 @@
+"""A GitHub organization's repositories from the REST API (`GET /orgs/:org/repos`), on
+github.com or a GitHub Enterprise Server (`api_url` `https://HOST/api/v3`): a fine-grained token
+with read access to the organization's repositories' metadata, or a classic one with `repo`
+(private repositories) or none (public ones)."""
+
+from __future__ import annotations
+
+import ssl
+import time
+from collections.abc import Callable, Sequence
+from urllib.parse import quote
+
+import httpx
+
+from gitreg.sources.forge_faults import ForgeSite
+from gitreg.sources.forge_http import ForgeApi, forge_url
+from gitreg.sources.forge_json import Item, flag, items, optional_text, text, words
+from gitreg.sources.found import FoundRepository
+from gitreg.sources.stats import SourceStats
+
+PER_PAGE = 100  # GitHub's most
+
+
+class GitHubLister:
+    def __init__(
+        self,
+        org: str,
+        token: str | None,
+        api_url: str = "https://api.github.com",
+        verify: ssl.SSLContext | bool = True,
+        client: httpx.Client | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        root = forge_url(api_url)
+        self.org = org
+        site = ForgeSite("GitHub", str(root).rstrip("/"), f"organization {org}")
+        headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self._api = ForgeApi(site, root, headers, token, verify, client, clock)
+        path = f"{root.raw_path.decode().rstrip('/')}/orgs/{quote(org, safe='')}/repos"
+        self._first = root.copy_with(raw_path=path.encode()).copy_merge_params(
+            {"type": "all", "per_page": str(PER_PAGE)}
+        )
+
+    @property
+    def stats(self) -> SourceStats:
+        return self._api.stats
+
+    def close(self) -> None:
+        self._api.close()
+
+    def repositories(self) -> Sequence[FoundRepository]:
+        return self._api.collect(self._first, _repositories, _repository, _following)
+
+
+def _repositories(body: object) -> Sequence[Item]:
+    return items(body, "repository")
+
+
+def _repository(item: Item) -> FoundRepository:
+    return FoundRepository(
+        name=text(item, "name"),
+        path=text(item, "full_name"),
+        clone_https=text(item, "clone_url"),
+        clone_ssh=optional_text(item, "ssh_url"),
+        default_branch=optional_text(item, "default_branch"),
+        topics=words(item, "topics") or (),
+        archived=flag(item, "archived"),
+    )
+
+
+def _following(response: httpx.Response, body: object, page: Sequence[Item]) -> str | None:
+    return response.links.get("next", {}).get("url") or None
