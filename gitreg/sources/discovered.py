@@ -8,6 +8,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
 from gitreg.catalog.model import Catalog, SourceSpec
@@ -16,7 +17,7 @@ from gitreg.sources.claims import Settlement, settle
 from gitreg.sources.declared import DeclarationFiles
 from gitreg.sources.discovery import Discovery, discover
 from gitreg.sources.found import Lister
-from gitreg.sources.listers import lister_for
+from gitreg.sources.listers import opened_lister
 
 log = logging.getLogger(__name__)
 
@@ -75,13 +76,17 @@ class SourceDiscoveries:
         cache_dir unless `write` is False (`gitreg check`); True when the modules it serves
         changed."""
         catalog = self.declared
-        lister = lister or lister_for(spec, catalog.credentials)
         key = persisted.identity(spec)
         last = self.last(spec)
         read = DeclarationFiles(catalog)
-        found = discover(
-            spec, lister, read, last, self._clock(), catalog.auth, catalog.poll_concurrency
-        )
+        with (
+            opened_lister(spec, catalog.credentials)
+            if lister is None
+            else nullcontext(lister) as listing
+        ):
+            found = discover(
+                spec, listing, read, last, self._clock(), catalog.auth, catalog.poll_concurrency
+            )
         with self._lock:
             self._found[key] = found
             every = dict(self._found)

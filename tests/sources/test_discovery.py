@@ -16,7 +16,6 @@ from gitreg.sources.declared import DeclarationFiles
 from gitreg.sources.discovery import HOLD_CONFIRMATIONS, Discovery, discover
 from gitreg.sources.folder import FolderLister
 from gitreg.sources.found import FoundRepository, SourceRefused, SourceUnavailable
-from gitreg.sources.listers import lister_for
 from tests.conftest import WriteCatalog
 from tests.support.gitrepo import GitRepo
 
@@ -215,12 +214,6 @@ def test_a_source_that_fails_keeps_its_last_discovery(folder: Folder) -> None:
     assert refused.error == "refused: 401: the token is not taken"
     back = folder.discover(refused)
     assert (back.error, back.at) == ("", 1000.0)
-
-
-def test_forge_kinds_are_refused_naming_the_kind_until_their_clients_come(folder: Folder) -> None:
-    spec = replace(folder.spec, kind="gitlab", where="https://gitlab.example.com", scope="platform")
-    found = discover(spec, lister_for(spec, ()), folder.read, None, 1.0)
-    assert found.error == "refused: gitlab sources are not available in this build of gitreg"
 
 
 def test_with_auth_a_monorepo_of_two_namespaces_gets_archives_of_each_folder(

@@ -16,7 +16,7 @@ from gitreg.catalog.model import TlsFiles
 from gitreg.sources.discovered import SourceDiscoveries
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
-from tests.support.servers import RegistryServer, run_gitreg, wait_until
+from tests.support.servers import RegistryServer, free_port, run_gitreg, wait_until
 
 
 def versions(client: httpx.Client, address: str) -> list[str]:
@@ -166,14 +166,15 @@ def test_gitreg_check_reports_two_sources_claiming_one_address(tmp_path: Path) -
     GitRepo(tmp_path / "c" / "terraform-aws-dns").release(
         "v1.0.0", {".gitreg.yaml": "modules: [1]\n"}
     )
+    down = f"https://127.0.0.1:{free_port()}"  # a forge with nothing listening
     (tmp_path / "registry.yaml").write_text(
-        """
+        f"""
 cache_dir: cache
 sources:
-  - folder: {path: a, namespace: local}
-  - folder: {path: b, namespace: local}
-  - folder: {path: c, namespace: local}
-  - gitea: {url: https://git.example.com, org: infra}
+  - folder: {{path: a, namespace: local}}
+  - folder: {{path: b, namespace: local}}
+  - folder: {{path: c, namespace: local}}
+  - gitea: {{url: '{down}', org: infra}}
 """
     )
     done = run_gitreg("check", "--config", str(tmp_path / "registry.yaml"))
@@ -186,8 +187,9 @@ sources:
         "sources[2]: terraform-aws-dns: terraform-aws-dns/.gitreg.yaml is invalid:" in done.stdout
     )
     assert "modules[0] (line 1): must be a mapping, not a number" in done.stdout
-    assert (
-        "sources[3]: gitea https://git.example.com infra: refused: gitea sources are not"
-        " available in this build of gitreg"
-    ) in done.stdout.splitlines()
+    assert any(
+        line.startswith(f"sources[3]: gitea {down} infra: unavailable: ")
+        and "cannot be reached" in line
+        for line in done.stdout.splitlines()
+    ), done.stdout
     assert "0 modules, 0 providers, 3 problems" in done.stdout
