@@ -10,10 +10,12 @@ import logging
 import os
 import shutil
 import ssl
+import tempfile
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
-from gitreg.atomic import atomic_writer
+from gitreg.atomic import TEMP_SUFFIX, abandoned, atomic_writer
 from gitreg.catalog.model import ProviderSpec
 from gitreg.git.credential import Credential
 from gitreg.providers.artifacts import ReleaseProblem
@@ -48,8 +50,10 @@ class ReleaseFetcher:
         self._clock = clock
         self._last: float | None = None
         self.problems: tuple[ReleaseProblem, ...] = ()  # the last reading's
-        self.asked = 0  # release files downloaded, ever
         spec.artifacts.mkdir(parents=True, exist_ok=True)  # watched from the start
+        for left in spec.artifacts.parent.glob(f".{spec.type}_*{TEMP_SUFFIX}"):
+            if left.is_dir() and abandoned(left.name):  # a fetch a crash cut short
+                shutil.rmtree(left, ignore_errors=True)
 
     def poll(self, now: bool = False) -> tuple[ReleaseProblem, ...]:
         """Fetch what the forge has and the cache lacks, when `interval` has passed since the
@@ -89,18 +93,25 @@ class ReleaseFetcher:
             return ReleaseProblem(
                 name, f"release {release.tag} has no file named as goreleaser names them"
             )
-        partial = self.spec.artifacts.parent / f".{self.spec.type}_{name}.{os.getpid()}.partial"
-        shutil.rmtree(partial, ignore_errors=True)
+        # Beside the provider's folder, never in it: a scan sees a version whole or not at all.
+        partial = Path(
+            tempfile.mkdtemp(
+                prefix=f".{self.spec.type}_{name}.{os.getpid()}.",
+                suffix=TEMP_SUFFIX,
+                dir=self.spec.artifacts.parent,
+            )
+        )
         try:
-            partial.mkdir(parents=True)
             for asset in files:
                 with atomic_writer(partial / asset.name) as out:
-                    self.asked += 1
                     listing.download(asset, out, MOST_A_FILE, FILE_DEADLINE)
+            partial.chmod(0o755)
             os.rename(partial, folder)
         except (SourceUnavailable, SourceRefused) as exc:
             return ReleaseProblem(name, f"not fetched: {exc}")
         except OSError as exc:
+            if folder.is_dir():
+                return None  # another process (a worker beside this one) fetched it first
             return ReleaseProblem(name, f"not fetched into {folder}: {exc}")
         finally:
             shutil.rmtree(partial, ignore_errors=True)

@@ -25,7 +25,7 @@ from tests.support.forge_release_shapes import ForgeRelease
 from tests.support.forge_shapes import ForgeKind
 from tests.support.forges import StandInForge
 from tests.support.provider_releases import new_key, write_key, write_release
-from tests.support.servers import RegistryServer
+from tests.support.servers import RegistryServer, run_gitreg
 
 FORGES: tuple[ForgeKind, ...] = ("gitlab", "gitea", "github")
 PROJECT = "acme/terraform-provider-widget"
@@ -259,3 +259,37 @@ def test_a_provider_entry_with_neither_or_both_or_a_bad_forge_is_refused(
     with pytest.raises(ConfigError) as refused:
         load_catalog(tmp_path / "registry.yaml")
     assert message in str(refused.value)
+
+
+def test_check_names_a_token_the_forge_refuses(
+    tmp_path: Path, tls: TlsMaterial, key: pgpy.PGPKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WIDGET_FORGE_TOKEN", "not-the-token")
+    release = released(tmp_path, key, "1.0.0")
+    with StandInForge("gitea", token=TOKEN, tls=tls, releases=[release]) as forge:
+        done = run_gitreg("check", "--config", str(write_registry(tmp_path, forge, tls)))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        f"providers[0].releases: acme/widget *: the forge's releases: Gitea {forge.url}, "
+        f"releases of {PROJECT} (provider acme/widget): the token is not accepted (HTTP 401)"
+    ) in done.stdout
+    assert "not-the-token" not in done.stdout + done.stderr
+
+
+def test_a_fetch_a_crash_cut_short_is_swept_and_fetched_whole(
+    tmp_path: Path, tls: TlsMaterial, key: pgpy.PGPKey
+) -> None:
+    release = released(tmp_path, key, "1.0.0")
+    with StandInForge("github", token=TOKEN, tls=tls, releases=[release]) as forge:
+        catalog = load_catalog(write_registry(tmp_path, forge, tls))
+        left = tmp_path / "cache" / "provider-releases" / "acme" / ".widget_1.0.0.999999999.x.tmp"
+        left.mkdir(parents=True)  # by a process gone (no process has that id)
+        (left / "terraform-provider-widget_1.0.0_linux_amd64.zip").write_bytes(b"half")
+        providers = Providers(catalog, NoRepositories())
+        assert not left.exists()
+        providers.refresh(poll_forges=True)
+    entry = providers.get("acme", "widget")
+    assert entry is not None and [r.version for r in entry.releases] == ["1.0.0"]
+    assert [p.name for p in (tmp_path / "cache" / "provider-releases" / "acme").iterdir()] == [
+        "widget"
+    ]
