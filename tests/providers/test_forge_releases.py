@@ -6,6 +6,7 @@ after a fetch still served; a file on another address never asked; a bad token n
 from __future__ import annotations
 
 import hashlib
+import io
 import ssl
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,7 +20,9 @@ from gitreg.catalog.model import TlsFiles
 from gitreg.errors import ConfigError
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
+from gitreg.providers.forge_releases import ReleaseList
 from gitreg.providers.hosted import Providers
+from gitreg.sources.found import SourceRefused
 from gitreg.tlscert import TlsMaterial
 from tests.support.forge_release_shapes import ForgeRelease
 from tests.support.forge_shapes import ForgeKind
@@ -293,3 +296,48 @@ def test_a_fetch_a_crash_cut_short_is_swept_and_fetched_whole(
     assert [p.name for p in (tmp_path / "cache" / "provider-releases" / "acme").iterdir()] == [
         "widget"
     ]
+
+
+def test_a_download_redirected_to_another_address_is_refused_and_never_asked(
+    tmp_path: Path, tls: TlsMaterial, key: pgpy.PGPKey
+) -> None:
+    with (
+        StandInForge("github", tls=tls) as storage,
+        StandInForge(
+            "github", token=TOKEN, tls=tls, releases=[released(tmp_path, key, "1.0.0")]
+        ) as forge,
+    ):
+        forge.asset_storage = storage.url  # not github.com's storage: not followed
+        providers = Providers(load_catalog(write_registry(tmp_path, forge, tls)), NoRepositories())
+        providers.refresh(poll_forges=True)
+        assert storage.asked == []
+    entry = providers.get("acme", "widget")
+    assert entry is not None and entry.releases == ()
+    (problem,) = entry.problems
+    assert problem.version == "1.0.0"
+    assert (
+        f"a release file is on https://127.0.0.1:{storage.server.server_address[1]}"
+        in problem.reason
+    )
+
+
+def test_a_file_over_the_bound_is_refused(
+    tmp_path: Path, tls: TlsMaterial, key: pgpy.PGPKey
+) -> None:
+    release = released(tmp_path, key, "1.0.0")
+    with StandInForge("gitlab", token=TOKEN, tls=tls, releases=[release]) as forge:
+        catalog = load_catalog(write_registry(tmp_path, forge, tls))
+        spec = catalog.providers[0].releases
+        assert spec is not None
+        listing = ReleaseList(spec, "acme/widget", forge.verify)
+        try:
+            (listed,) = listing.listed()
+            asset = next(a for a in listed.assets if a.name.endswith(".zip"))
+            size = len(release.file(asset.name) or b"")
+            kept = io.BytesIO()
+            listing.download(asset, kept, size, 60.0)  # exactly the bound: fetched
+            assert kept.getvalue() == release.file(asset.name)
+            with pytest.raises(SourceRefused, match=f"is over {size - 1:,} bytes"):
+                listing.download(asset, io.BytesIO(), size - 1, 60.0)
+        finally:
+            listing.close()

@@ -122,6 +122,8 @@ class StandInForge:
         (tests/support/forge_release_shapes.py)."""
         self.kind = kind
         self.releases = list(releases)  # a test may change them while the forge runs
+        # Where GitHub's asset API sends a download: the forge itself unless a test says.
+        self.asset_storage: str | None = None
         self.token = token
         self.page_size = page_size or MOST_A_PAGE[kind]
         self.tls = tls
@@ -235,11 +237,8 @@ class StandInForge:
                 if self.kind == "github" and path == github_asset:
                     if headers.get("accept") != "application/octet-stream":
                         return 415, b'{"message": "Unsupported Media Type"}', {}
-                    return (
-                        302,
-                        b"",
-                        {"Location": self.url + self.prefix + download_path(release, name)},
-                    )
+                    storage = self.asset_storage or self.url + self.prefix
+                    return 302, b"", {"Location": storage + download_path(release, name)}
         routes = {
             "gitlab": ("/api/v4/projects/", "/releases"),
             "gitea": ("/api/v1/repos/", "/releases"),
