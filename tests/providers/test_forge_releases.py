@@ -341,3 +341,15 @@ def test_a_file_over_the_bound_is_refused(
                 listing.download(asset, io.BytesIO(), size - 1, 60.0)
         finally:
             listing.close()
+
+
+def test_list_shows_where_the_releases_come_from_and_what_is_served(
+    tmp_path: Path, tls: TlsMaterial, key: pgpy.PGPKey
+) -> None:
+    release = released(tmp_path, key, "1.0.0")
+    with StandInForge("gitlab", token=TOKEN, tls=tls, releases=[release]) as forge:
+        done = run_gitreg("list", "--config", str(write_registry(tmp_path, forge, tls)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"releases of {PROJECT} on gitlab {forge.url}\n" in done.stdout
+    assert "1.0.0" in done.stdout and "darwin_arm64, linux_amd64" in done.stdout
+    assert TOKEN not in done.stdout + done.stderr
