@@ -73,10 +73,7 @@ class ReleaseFetcher:
             problems.append(ReleaseProblem("*", f"the forge's releases: {exc}"))
         finally:
             listing.close()
-        if tuple(problems) != self.problems:
-            for problem in problems:
-                log.warning("provider %s %s", self.spec, problem)
-        self.problems = tuple(problems)
+        self.problems = tuple(problems)  # logged with the folder's, when they change
         return self.problems
 
     def _fetched(self, listing: ReleaseList, release: ListedRelease) -> ReleaseProblem | None:

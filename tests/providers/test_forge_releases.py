@@ -20,10 +20,12 @@ from gitreg.catalog.model import TlsFiles
 from gitreg.errors import ConfigError
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
+from gitreg.providers.fetched_releases import ReleaseFetcher
 from gitreg.providers.forge_releases import ReleaseList
 from gitreg.providers.hosted import Providers
 from gitreg.sources.found import SourceRefused
 from gitreg.tlscert import TlsMaterial
+from tests.support.clock import Clock
 from tests.support.forge_release_shapes import ForgeRelease
 from tests.support.forge_shapes import ForgeKind
 from tests.support.forges import StandInForge
@@ -353,3 +355,30 @@ def test_list_shows_where_the_releases_come_from_and_what_is_served(
     assert f"releases of {PROJECT} on gitlab {forge.url}\n" in done.stdout
     assert "1.0.0" in done.stdout and "darwin_arm64, linux_amd64" in done.stdout
     assert TOKEN not in done.stdout + done.stderr
+
+
+def test_the_release_list_is_read_once_an_interval_and_a_new_release_appears_after_it(
+    tmp_path: Path, tls: TlsMaterial, key: pgpy.PGPKey
+) -> None:
+    with StandInForge(
+        "gitea", token=TOKEN, tls=tls, releases=[released(tmp_path, key, "1.0.0")]
+    ) as forge:
+        catalog = load_catalog(write_registry(tmp_path, forge, tls))
+        (spec,) = catalog.providers
+        assert spec.releases is not None and spec.releases.interval == 300.0  # 5m, the default
+        clock = Clock()
+        fetcher = ReleaseFetcher(spec, catalog.credentials, clock)
+
+        def readings() -> int:
+            return sum(1 for a in forge.asked if a.target.split("?")[0].endswith("/releases"))
+
+        assert fetcher.poll() == ()
+        forge.releases = [*forge.releases, released(tmp_path, key, "1.1.0")]
+        clock.now += 299
+        fetcher.poll()
+        assert readings() == 1
+        assert sorted(p.name for p in spec.artifacts.iterdir()) == ["1.0.0"]
+        clock.now += 1
+        fetcher.poll()
+        assert readings() == 2
+        assert sorted(p.name for p in spec.artifacts.iterdir()) == ["1.0.0", "1.1.0"]
