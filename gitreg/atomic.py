@@ -80,6 +80,12 @@ def sweep_stale(root: Path, skip: tuple[str, ...] = ()) -> int:
     return removed
 
 
+def abandoned(name: str) -> bool:
+    """Whether a temporary name, `.NAME.PID.RANDOM.tmp`, is one its writing process left: that
+    process is gone, or is this one (before it wrote any)."""
+    return _abandoned(name)
+
+
 def _abandoned(name: str) -> bool:
     parts = name.removesuffix(TEMP_SUFFIX).split(".")  # "", NAME..., PID, RANDOM
     pid = int(parts[-2]) if len(parts) > 3 and parts[-2].isdigit() else None

@@ -124,7 +124,7 @@ class _Reader(SourcesSection, ModuleEntries, AuthSection, StateSection, ArchiveS
         credentials = tuple(self.credentials(top))
         places: list[tuple[str, yamldoc.Mapping]] = []
         modules = tuple(self.modules(top, places))
-        providers = tuple(self.providers(top))
+        providers = tuple(self.providers(top, cache_dir))
         signing_keys, verify_keys = self.signing(top)
         sources = tuple(self.sources(top))
         served = ("modules", "sources", "providers")

@@ -118,15 +118,31 @@ class SourceSpec:
         return f"{self.key_path} ({self.kind} {self.where} {self.scope})"
 
 
+ReleaseForge = Literal["gitlab", "gitea", "github"]
+
+
+@dataclass(frozen=True)
+class ForgeReleases:
+    """Where a provider's releases are published on a forge: GitLab's project, Gitea's or
+    GitHub's `owner/name`, read through the API at `url` (GitHub's: its API root)."""
+
+    kind: ReleaseForge
+    url: str
+    project: str
+    token: SecretRef | None = None
+    interval: float = 300.0  # seconds between two readings of the release list
+
+
 @dataclass(frozen=True)
 class ProviderSpec:
     """An in-house provider whose release files gitreg serves (providers.v1)."""
 
     namespace: str
     type: str
-    artifacts: Path
+    artifacts: Path  # with `releases`: cache_dir's folder the forge's releases are fetched into
     repo: RepoLocation | None = None  # when set, a version is served only while its tag exists
     tags: tuple[TagTemplate, ...] = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
+    releases: ForgeReleases | None = None  # None: `artifacts` is the user's release folder
 
     @property
     def key(self) -> tuple[str, str]:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import ipaddress
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from gitreg.address import hostname_problem, provider_problem
 from gitreg.catalog import yamldoc
-from gitreg.catalog.model import MirrorSettings, ProviderSpec, SecretRef
+from gitreg.catalog.model import ForgeReleases, MirrorSettings, ProviderSpec, SecretRef
 from gitreg.git.location import RepoLocation
 from gitreg.signing import Keyring
 from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate
@@ -19,6 +20,14 @@ _MIRROR_KEYS = (
     *("workers", "per_origin", "deadline", "download_deadline"),  # read-through's bounds
 )
 
+
+# Each forge's keys under a provider's `releases:`: allowed, and required.
+_RELEASE_KEYS = {
+    "gitlab": (("url", "project"), ("url", "project")),
+    "gitea": (("url", "repo"), ("url", "repo")),
+    "github": (("api_url", "repo"), ("repo",)),
+}
+_FORGE_COMMON = ("token_env", "token_file", "interval")
 
 _DEFAULT_TEMPLATES = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
 
@@ -51,7 +60,7 @@ class ProviderSections(yamldoc.Reader):
                 self.problem(yamldoc.join(path, "tags"), m.key_lines["tags"], str(exc))
         return tuple(result) or default
 
-    def providers(self, top: yamldoc.Mapping) -> list[ProviderSpec]:
+    def providers(self, top: yamldoc.Mapping, cache_dir: Path) -> list[ProviderSpec]:
         result: list[ProviderSpec] = []
         seen: dict[tuple[str, str], str] = {}
         for path, line, item in self.items(top, "providers"):
@@ -59,8 +68,8 @@ class ProviderSections(yamldoc.Reader):
                 item,
                 path,
                 line,
-                {"namespace", "type", "artifacts", "repo", "tags"},
-                {"namespace", "type", "artifacts"},
+                {"namespace", "type", "artifacts", "releases", "repo", "tags"},
+                {"namespace", "type"},
             )
             if m is None:
                 continue
@@ -77,17 +86,68 @@ class ProviderSections(yamldoc.Reader):
                     m.key_lines["artifacts"],
                     f"{folder!r} is not a folder ({artifacts})",
                 )
+            releases = self.forge_releases(m, path) if "releases" in m else None
+            if ("artifacts" in m) == ("releases" in m):
+                self.problem(
+                    path,
+                    line,
+                    "give artifacts (a folder of release files) or releases (a forge's "
+                    "releases), exactly one of the two",
+                )
+            if releases is not None and namespace and kind:
+                artifacts = cache_dir / "provider-releases" / namespace.lower() / kind
             repo = self.parsed(m, "repo", path, self.repo_location, repeats=True)
             templates = self.templates(m, path)
             if not (namespace and kind and artifacts) or self.problems_at(path):
                 self.left_out(path, line)
                 continue
-            spec = ProviderSpec(namespace, kind, artifacts, repo, templates)
+            spec = ProviderSpec(namespace, kind, artifacts, repo, templates, releases)
             if spec.key in seen:
                 self.problem(path, line, f"provider {spec} is already listed at {seen[spec.key]}")
             seen.setdefault(spec.key, path)
             result.append(spec)
         return result
+
+    def forge_releases(self, m: yamldoc.Mapping, path: str) -> ForgeReleases | None:
+        """`releases: {gitlab: {url, project}}`, `{gitea: {url, repo}}` or `{github: {repo,
+        api_url}}`, each with token_env or token_file and an interval."""
+        where, line = yamldoc.join(path, "releases"), m.key_lines["releases"]
+        given = self.mapping(m["releases"], where, line, set(_RELEASE_KEYS))
+        if given is None:
+            return None
+        if len(given) != 1:
+            self.problem(where, line, "must name one forge: gitlab, gitea or github")
+            return None
+        forge = next(iter(given))
+        if forge not in _RELEASE_KEYS:
+            return None  # reported as an unknown key
+        where, line = yamldoc.join(where, forge), given.key_lines[forge]
+        allowed, required = _RELEASE_KEYS[forge]
+        r = self.mapping(given[forge], where, line, {*allowed, *_FORGE_COMMON}, set(required))
+        if r is None:
+            return None
+        project = self.string(r, "project" if forge == "gitlab" else "repo", where)
+        url = self.string(r, "api_url" if forge == "github" else "url", where)
+        url = url or "https://api.github.com"
+        parsed = urlsplit(url)
+        if parsed.scheme not in ("https", "http") or not parsed.hostname or parsed.query:
+            key = "api_url" if forge == "github" else "url"
+            self.problem(
+                yamldoc.join(where, key),
+                r.key_lines.get(key, line),
+                f"{url!r} is not an http(s) URL with a host",
+            )
+            return None
+        if project and forge != "gitlab" and project.count("/") != 1:
+            self.problem(
+                yamldoc.join(where, "repo"), r.key_lines["repo"], f"{project!r} must be owner/name"
+            )
+            return None
+        token = self.token(r, where, line)
+        interval = self.duration(r, "interval", where, ForgeReleases.interval)
+        if not project:
+            return None
+        return ForgeReleases(forge, url.rstrip("/"), project.strip("/"), token, interval)  # type: ignore[arg-type]
 
     def mirror(self, top: yamldoc.Mapping) -> MirrorSettings:
         m = self.section(top, "mirror", "", _MIRROR_KEYS)

@@ -60,7 +60,8 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
     providers = Providers(catalog, registry)
     providers.refresh()
     provider_paths = {
-        spec.key: f"providers[{i}].artifacts" for i, spec in enumerate(catalog.providers)
+        spec.key: f"providers[{i}].{'releases' if spec.releases else 'artifacts'}"
+        for i, spec in enumerate(catalog.providers)
     }
     for provider in providers.entries():
         where = provider_paths[provider.spec.key]

@@ -130,6 +130,9 @@ def _providers(catalog: Catalog, providers: Providers) -> list[str]:
         entry = providers.get(spec.namespace, spec.type)
         lines.append(f"  {catalog.hostname}/{spec}")
         details = [f"artifacts {spec.artifacts}"]
+        if spec.releases is not None:
+            forge = spec.releases
+            details = [f"releases of {forge.project} on {forge.kind} {forge.url}"]
         if spec.repo:
             tags = ", ".join(str(t) for t in spec.tags)
             details.append(f"repo {without_userinfo(str(spec.repo))}, tags {tags}")

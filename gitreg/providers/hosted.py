@@ -19,6 +19,7 @@ from gitreg.catalog.model import Catalog, ProviderSpec
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
 from gitreg.providers.artifacts import ArtifactFolder, ProviderRelease, ReleaseProblem
+from gitreg.providers.fetched_releases import ReleaseFetcher
 from gitreg.signing import Keyring, PublicKey
 from gitreg.tags import released_version
 
@@ -52,6 +53,9 @@ class ProviderEntry:
             templates = ", ".join(str(t) for t in self.spec.tags)
             return f"serves no version: no tag fits {templates} for {', '.join(self.untagged)}"
         pattern = f"terraform-provider-{self.spec.type}_VERSION_OS_ARCH.zip"
+        if self.spec.releases is not None:
+            forge = self.spec.releases
+            return f"has no release on {forge.url} ({forge.project}; no {pattern})"
         return f"has no release in {self.spec.artifacts} (no {pattern})"
 
 
@@ -74,6 +78,16 @@ class Providers:
                 spec.artifacts, spec.type, keyring, signatures
             )
             self.folders[spec.key] = (spec, folder)
+        # The forge readers of providers whose releases are on a forge, kept while unchanged.
+        fetchers = previous.fetchers if previous is not None else {}
+        self.fetchers: dict[tuple[str, str], ReleaseFetcher] = {}
+        for spec in catalog.providers:
+            if spec.releases is not None:
+                old = fetchers.get(spec.key)
+                same = old is not None and old.spec == spec
+                self.fetchers[spec.key] = (
+                    old if old is not None and same else ReleaseFetcher(spec, catalog.credentials)
+                )
         # The index served before: the first rescan logs what changed, not everything again.
         self._index: Mapping[tuple[str, str], ProviderEntry] = (
             previous._index if previous is not None else MappingProxyType({})
@@ -96,12 +110,17 @@ class Providers:
         """The release folders that exist now (watchfiles cannot watch a missing one)."""
         return [folder.folder for _, folder in self.folders.values() if folder.folder.is_dir()]
 
-    def refresh(self) -> None:
-        """Rescan every artifact folder (zip hashes are kept while files do not change)."""
+    def refresh(self, poll_forges: bool = False) -> None:
+        """Fetch what the forges released since their interval last passed (or now, with
+        `poll_forges`), then rescan every artifact folder (zip hashes are kept while files do
+        not change)."""
         with self._lock:
             index = {}
             for key, (spec, folder) in self.folders.items():
+                fetcher = self.fetchers.get(key)
+                fetching = fetcher.poll(now=poll_forges) if fetcher is not None else ()
                 releases, problems = folder.scan()
+                problems = [*fetching, *problems]
                 releases, untagged = self._gate(spec, releases)
                 entry = ProviderEntry(spec, tuple(releases), tuple(problems), tuple(untagged))
                 old = self._index.get(key)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ssl
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import BinaryIO, TypeVar
 
 import httpx
 
@@ -18,6 +19,7 @@ from gitreg.sources.stats import SourceStats
 TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 MAX_PAGES = 1000  # 100,000 repositories at GitLab's and GitHub's 100 a page
 MAX_REDIRECTS = 5
+T = TypeVar("T")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 # What comes after a page (its answer, its JSON, its items): the next page's URL, relative to
@@ -79,26 +81,98 @@ class ForgeApi:
         once), in the forge's order. Raises SourceUnavailable or SourceRefused, never returns
         part of a listing."""
         listed: dict[str, FoundRepository] = {}
+        for item in self.every_item(first, page_items, following):
+            repository = self._read(found, item)
+            listed.setdefault(repository.path, repository)
+        return list(listed.values())
+
+    def every_item(
+        self,
+        first: httpx.URL,
+        page_items: Callable[[object], Sequence[Item]],
+        following: Following,
+    ) -> list[Item]:
+        """Every item of every page from `first` on, in the forge's order (a repository, a
+        release). Raises SourceUnavailable or SourceRefused, never returns part of a listing."""
+        listed: list[Item] = []
         url: httpx.URL | None = first
         asked: set[str] = set()
         try:
             for _ in range(MAX_PAGES):
                 if url is None:
-                    return list(listed.values())
+                    return listed
                 if str(url) in asked:
                     raise Malformed(f"its pages come back to {url} again")
                 asked.add(str(url))
                 response, body = self._get(url)
                 items = page_items(body)
-                for item in items:
-                    repository = found(item)
-                    listed.setdefault(repository.path, repository)
+                listed.extend(items)
                 after = following(response, body, items)
                 url = None if after is None else self._on_origin(response.url.join(after))
             raise Malformed(f"more than {MAX_PAGES:,} pages: the listing was not finished")
         except Malformed as exc:
             self.stats.errors += 1
             raise SourceUnavailable(f"{self.site}: {self._redacted(str(exc))}") from None
+
+    def _read(self, found: Callable[[Item], T], item: Item) -> T:
+        """`found(item)`: a malformed item is the forge's fault, named."""
+        try:
+            return found(item)
+        except Malformed as exc:
+            self.stats.errors += 1
+            raise SourceUnavailable(f"{self.site}: {self._redacted(str(exc))}") from None
+
+    def download(
+        self,
+        url: httpx.URL,
+        into: BinaryIO,
+        most: int,
+        deadline: float,
+        headers: Mapping[str, str] = {},
+        hosts_after_redirect: frozenset[str] = frozenset(),
+    ) -> None:
+        """The file at `url`, on the forge's own origin, written into `into`: at most `most`
+        bytes, within `deadline` seconds. Redirects on the forge's origin are followed with the
+        token; a redirect to one of `hosts_after_redirect` (https only: a forge's storage, as
+        GitHub's release assets) without it; any other is refused, never asked."""
+        self._on_origin(url, "a release file")
+        send = {**self._headers, **headers}
+        ends = self._clock() + deadline
+        for _ in range(MAX_REDIRECTS + 1):
+            try:
+                with self._client.stream("GET", url, headers=send, follow_redirects=False) as got:
+                    self.stats.api_calls += 1
+                    if got.is_redirect:
+                        url = got.url.join(got.headers["location"])
+                        if origin(url) != self._origin:
+                            if url.scheme != "https" or url.host not in hosts_after_redirect:
+                                self._on_origin(url, "a release file")
+                            send = dict(headers)  # no token off the forge's origin
+                        continue
+                    fault = fault_of(got, self.site, self._token is not None, self._clock)
+                    if fault is not None:
+                        self.stats.errors += 1
+                        raise fault
+                    said = got.headers.get("content-length", "")
+                    if said.isdigit() and int(said) > most:
+                        raise SourceRefused(f"{self.site}: {url.path} is over {most:,} bytes")
+                    written = 0
+                    for chunk in got.iter_bytes(1 << 20):
+                        written += len(chunk)
+                        if written > most:
+                            raise SourceRefused(f"{self.site}: {url.path} is over {most:,} bytes")
+                        if self._clock() > ends:
+                            raise SourceUnavailable(
+                                f"{self.site}: {url.path} not downloaded in {deadline:.0f} s"
+                            )
+                        into.write(chunk)
+                    return
+            except httpx.HTTPError as exc:
+                self.stats.errors += 1
+                why = self._redacted(str(exc) or type(exc).__name__)
+                raise SourceUnavailable(f"{self.site}: {url.path} cannot be read: {why}") from None
+        self.stats.errors += 1
+        raise SourceUnavailable(f"{self.site}: more than {MAX_REDIRECTS} redirects")
 
     def _get(self, url: httpx.URL) -> tuple[httpx.Response, object]:
         """One page's answer and its JSON, redirects followed on the forge's origin only."""
@@ -134,14 +208,14 @@ class ForgeApi:
         self.stats.errors += 1
         raise SourceUnavailable(f"{self.site}: more than {MAX_REDIRECTS} redirects")
 
-    def _on_origin(self, url: httpx.URL) -> httpx.URL:
+    def _on_origin(self, url: httpx.URL, what: str = "its next page") -> httpx.URL:
         """`url`, if it is on the forge's own scheme, host and port: a Link header or a
         redirect that leads elsewhere would take the token there, so it is refused."""
         if origin(url) != self._origin:
             self.stats.errors += 1
             elsewhere = f"{url.scheme}://{url.host}:{origin(url)[2]}"
             raise SourceRefused(
-                f"{self.site}: its next page is on {elsewhere}, not on the forge's own "
+                f"{self.site}: {what} is on {elsewhere}, not on the forge's own "
                 "address; not followed, so the token is not sent there (is the source's URL "
                 "the one the forge calls itself?)"
             )

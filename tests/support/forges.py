@@ -29,6 +29,12 @@ from gitreg.sources.gitea import GiteaLister
 from gitreg.sources.github import GitHubLister
 from gitreg.sources.gitlab import GitLabLister
 from gitreg.tlscert import TlsMaterial
+from tests.support.forge_release_shapes import (
+    ForgeRelease,
+    asset_id,
+    download_path,
+    release_json,
+)
 from tests.support.forge_shapes import (
     ForgeKind,
     ForgeRepository,
@@ -104,6 +110,7 @@ class StandInForge:
         link_header: bool = True,
         render_each_time: bool = False,
         prefix: str = "",
+        releases: Sequence[ForgeRelease] = (),
     ) -> None:
         """`page_size`: the most it answers a page (the forge's own by default); `groups`:
         groups or organizations that exist without repositories; `link_header` False: no Link
@@ -111,8 +118,12 @@ class StandInForge:
         `render_each_time`: each repository's JSON made for every page that shows it, as a
         forge does, rather than once (the default, which keeps large listings fast); `prefix`:
         the path the API is under (`/gitlab` for a GitLab served there, `/api/v3` for a GitHub
-        Enterprise Server)."""
+        Enterprise Server); `releases`: the projects' releases, listed and their files served
+        (tests/support/forge_release_shapes.py)."""
         self.kind = kind
+        self.releases = list(releases)  # a test may change them while the forge runs
+        # Where GitHub's asset API sends a download: the forge itself unless a test says.
+        self.asset_storage: str | None = None
         self.token = token
         self.page_size = page_size or MOST_A_PAGE[kind]
         self.tls = tls
@@ -186,6 +197,9 @@ class StandInForge:
             self.asked.append(Asked(target, headers))
         if not self._authorized(headers):
             return 401, unauthorized(self.kind), {}
+        released = self._release_answer(target, headers)
+        if released is not None:
+            return released
         listing = self._listing(target)
         if listing is None:
             return 404, b'{"message": "404 Not Found"}', {}
@@ -203,6 +217,46 @@ class StandInForge:
         if self.kind == "bitbucket":
             return 200, self._bitbucket_page(body, listing, start, len(shown), more), {}
         return 200, body, self._paging_headers(target, listing, more, last_page, len(owned))
+
+    def _release_answer(
+        self, target: str, headers: dict[str, str]
+    ) -> tuple[int, bytes, dict[str, str]] | None:
+        """A project's release list (one page: a handful of releases), one of a release's files,
+        or None: not a release request. GitHub's asset API answers only `Accept:
+        application/octet-stream`, with a redirect to the file, as github.com does."""
+        path = unquote(urlsplit(target).path)
+        if not path.startswith(self.prefix):
+            return None
+        path = path[len(self.prefix) :]
+        octets = {"Content-Type": "application/octet-stream"}
+        for release in list(self.releases):
+            for name, data in release.files:
+                if path == unquote(download_path(release, name)):
+                    return 200, data, octets
+                github_asset = f"/repos/{release.project}/releases/assets/{asset_id(release, name)}"
+                if self.kind == "github" and path == github_asset:
+                    if headers.get("accept") != "application/octet-stream":
+                        return 415, b'{"message": "Unsupported Media Type"}', {}
+                    storage = self.asset_storage or self.url + self.prefix
+                    return 302, b"", {"Location": storage + download_path(release, name)}
+        routes = {
+            "gitlab": ("/api/v4/projects/", "/releases"),
+            "gitea": ("/api/v1/repos/", "/releases"),
+            "github": ("/repos/", "/releases"),
+        }
+        if self.kind not in routes:
+            return None
+        before, after = routes[self.kind]
+        if not path.startswith(before) or not path.endswith(after):
+            return None
+        project = path[len(before) : -len(after)]
+        mine = [r for r in self.releases if r.project == project]
+        if not mine and not any(r.path == project for r in self.repositories):
+            return 404, not_found(self.kind, project), {}
+        numbered = list(enumerate(mine, 1))[::-1]  # newest first, as forges list them
+        base = self.url + self.prefix
+        body = b"[" + b",".join(release_json(self.kind, r, n, base) for n, r in numbered) + b"]"
+        return 200, body, {}
 
     def _authorized(self, headers: dict[str, str]) -> bool:
         if self.token is None:
@@ -327,7 +381,8 @@ class StandInForge:
                 headers = {name.lower(): value for name, value in self.headers.items()}
                 status, body, extra = forge.answer(self.path, headers)
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=utf-8")
+                if "Content-Type" not in extra:
+                    self.send_header("Content-Type", "application/json; charset=utf-8")
                 self.send_header("Content-Length", str(len(body)))
                 for name, value in extra.items():
                     self.send_header(name, value)

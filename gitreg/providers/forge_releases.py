@@ -1,0 +1,149 @@
+"""A provider's releases as its forge lists them, each with its files' names and where to
+download them: GitLab's `GET /api/v4/projects/:id/releases` (its `assets.links`), Gitea's and
+Forgejo's `GET /api/v1/repos/:owner/:repo/releases` and GitHub's `GET /repos/:owner/:repo/
+releases` (their `assets`)."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import BinaryIO
+from urllib.parse import quote
+
+import httpx
+
+from gitreg.catalog.model import ForgeReleases
+from gitreg.sources.forge_faults import ForgeSite
+from gitreg.sources.forge_http import ForgeApi, forge_url
+from gitreg.sources.forge_json import Item, Malformed, items, member, optional_text, text
+from gitreg.sources.found import SourceUnavailable
+from gitreg.sources.stats import SourceStats
+
+PER_PAGE = 50
+# Where GitHub sends a release asset's download: its storage, reached without the token.
+_GITHUB_STORAGE = frozenset(
+    {"objects.githubusercontent.com", "release-assets.githubusercontent.com"}
+)
+_KINDS = {"gitlab": "GitLab", "gitea": "Gitea", "github": "GitHub"}
+
+
+@dataclass(frozen=True)
+class ReleaseAsset:
+    name: str
+    url: str  # where the forge says it is downloaded
+
+
+@dataclass(frozen=True)
+class ListedRelease:
+    tag: str
+    assets: tuple[ReleaseAsset, ...]
+
+
+class ReleaseList:
+    """One provider's releases on its forge, through the forge listers' HTTP client: the token
+    in a header, pages and downloads kept on the forge's own address, faults naming it."""
+
+    def __init__(
+        self,
+        releases: ForgeReleases,
+        provider: str,
+        verify: ssl.SSLContext | bool = True,
+        client: httpx.Client | None = None,
+    ) -> None:
+        self.releases = releases
+        root = forge_url(releases.url)
+        self.site = ForgeSite(
+            _KINDS[releases.kind],
+            str(root).rstrip("/"),
+            f"releases of {releases.project} (provider {provider})",
+        )
+        token = releases.token.value() if releases.token else None
+        base = root.raw_path.decode().rstrip("/")
+        project = quote(releases.project, safe="" if releases.kind == "gitlab" else "/")
+        headers: dict[str, str] = {}
+        if releases.kind == "gitlab":
+            path = f"{base}/api/v4/projects/{project}/releases"
+            headers = {"PRIVATE-TOKEN": token} if token else {}
+        elif releases.kind == "gitea":
+            path = f"{base}/api/v1/repos/{project}/releases"
+            headers = {"Authorization": f"token {token}"} if token else {}
+        else:
+            path = f"{base}/repos/{project}/releases"
+            headers = {"Accept": "application/vnd.github+json"}
+            headers |= {"X-GitHub-Api-Version": "2022-11-28"}
+            if token:
+                headers["Authorization"] = f"Bearer {token}"
+        size = "limit" if releases.kind == "gitea" else "per_page"
+        self._first = root.copy_with(raw_path=path.encode()).copy_merge_params(
+            {"page": "1", size: str(PER_PAGE)}
+        )
+        self._api = ForgeApi(self.site, root, headers, token, verify, client)
+
+    @property
+    def stats(self) -> SourceStats:
+        return self._api.stats
+
+    def close(self) -> None:
+        self._api.close()
+
+    def listed(self) -> list[ListedRelease]:
+        """Every release, drafts left out. Raises SourceUnavailable or SourceRefused."""
+        found = self._api.every_item(self._first, _releases, _following)
+        read = self._read_gitlab if self.releases.kind == "gitlab" else self._read_assets
+        return [r for item in found if (r := self._api_read(read, item)) is not None]
+
+    def download(self, asset: ReleaseAsset, into: BinaryIO, most: int, deadline: float) -> None:
+        """An asset's bytes, from the forge's own address (GitHub's API asks for them with
+        `Accept: application/octet-stream`, and sends them from its storage)."""
+        url = httpx.URL(asset.url)
+        if self.releases.kind == "github":
+            headers = {"Accept": "application/octet-stream"}
+            hosts = _GITHUB_STORAGE if url.host == "api.github.com" else frozenset()
+            self._api.download(url, into, most, deadline, headers, hosts)
+        else:
+            self._api.download(url, into, most, deadline)
+
+    def _api_read(self, read: _Reader, item: Item) -> ListedRelease | None:
+        try:
+            return read(item)
+        except Malformed as exc:
+            raise SourceUnavailable(f"{self.site}: {exc}") from None
+
+    def _read_gitlab(self, item: Item) -> ListedRelease | None:
+        links = member(member(item, "assets"), "links")
+        assets = []
+        for link in items(links, "link"):
+            url = optional_text(link, "direct_asset_url") or text(link, "url")
+            assets.append(ReleaseAsset(text(link, "name"), url))
+        if item.get("upcoming_release") is True:
+            return None
+        return ListedRelease(text(item, "tag_name"), tuple(assets))
+
+    def _read_assets(self, item: Item) -> ListedRelease | None:
+        if item.get("draft") is True:
+            return None
+        key = "url" if self.releases.kind == "github" else "browser_download_url"
+        assets = tuple(
+            ReleaseAsset(text(a, "name"), text(a, key))
+            for a in items(member(item, "assets"), "asset")
+        )
+        return ListedRelease(text(item, "tag_name"), assets)
+
+
+_Reader = Callable[[Item], ListedRelease | None]
+
+
+def _releases(body: object) -> Sequence[Item]:
+    return items(body, "release")
+
+
+def _following(response: httpx.Response, body: object, page: Sequence[Item]) -> str | None:
+    """The Link rel=next the three forges send; else GitLab's X-Next-Page; else the end."""
+    link = response.links.get("next", {}).get("url")
+    if link:
+        return str(link)
+    next_page = response.headers.get("x-next-page", "").strip()
+    if next_page:
+        return str(response.url.copy_set_param("page", next_page))
+    return None
