@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 import httpx
 
 from gitreg.sources.forge_faults import ForgeSite, fault_of, rate_limited
-from gitreg.sources.forge_json import Item, Malformed
+from gitreg.sources.forge_json import Item, Malformed, NotJson, PageShape
 from gitreg.sources.found import FoundRepository, SourceRefused, SourceUnavailable
 from gitreg.sources.stats import SourceStats
 
@@ -70,6 +70,7 @@ class ForgeApi:
     def collect(
         self,
         first: httpx.URL,
+        shape: PageShape,
         page_items: Callable[[object], Sequence[Item]],
         found: Callable[[Item], FoundRepository],
         following: Following,
@@ -88,7 +89,7 @@ class ForgeApi:
                 if str(url) in asked:
                     raise Malformed(f"its pages come back to {url} again")
                 asked.add(str(url))
-                response, body = self._get(url)
+                response, body = self._get(url, shape)
                 items = page_items(body)
                 for item in items:
                     repository = found(item)
@@ -100,7 +101,7 @@ class ForgeApi:
             self.stats.errors += 1
             raise SourceUnavailable(f"{self.site}: {self._redacted(str(exc))}") from None
 
-    def _get(self, url: httpx.URL) -> tuple[httpx.Response, object]:
+    def _get(self, url: httpx.URL, shape: PageShape) -> tuple[httpx.Response, object]:
         """One page's answer and its JSON, redirects followed on the forge's origin only."""
         for _ in range(MAX_REDIRECTS + 1):
             try:
@@ -126,8 +127,8 @@ class ForgeApi:
                     self.stats.errors += 1
                 raise fault
             try:
-                return response, response.json()
-            except ValueError:
+                return response, shape.decode(response.content)
+            except NotJson:
                 self.stats.errors += 1
                 why = f"an answer that is not JSON ({response.headers.get('content-type', '')})"
                 raise SourceUnavailable(f"{self.site}: {why}") from None
