@@ -54,6 +54,9 @@ class Delivery:
     named: tuple[str, ...] = ()  # the URLs the payload gave, shown without credentials
     refresh: tuple[RepoLocation, ...] = ()  # catalogued and authenticated: to refresh
     discover: tuple[SourceSpec, ...] = ()  # sources named and authenticated: to discover
+    # An event about a repository's being (created, deleted, renamed...): about sources, whose
+    # groups `why` names when none of them is a source's.
+    about_sources: bool = False
     why: str = ""  # for the log (the server's operator): what was wrong; never a secret
 
 
@@ -99,10 +102,14 @@ def _judge_sources(
             why = f"the signature matches no secret that applies ({listed})"
         else:
             why = _which_secret(catalog, [])
-        return Delivery(forge, "unauthorized", push.event, named, why=why)
+        return Delivery(forge, "unauthorized", push.event, named, why=why, about_sources=True)
     if not sources:
-        return Delivery(forge, "no_repository", push.event, named, why=", ".join(push.owners))
-    return Delivery(forge, "accepted", push.event, named, discover=tuple(verified))
+        groups = ", ".join(push.owners)
+        return Delivery(forge, "no_repository", push.event, named, why=groups, about_sources=True)
+    verified_sources = tuple(verified)
+    return Delivery(
+        forge, "accepted", push.event, named, discover=verified_sources, about_sources=True
+    )
 
 
 def _source_secret(catalog: Catalog, spec: SourceSpec) -> SecretRef | None:
@@ -216,7 +223,7 @@ class DeliveryLog:
             )
         elif d.outcome == "ignored_event":
             log.info("%s webhook: event %r refreshes nothing (it names %s)", d.forge, d.event, urls)
-        elif d.outcome == "no_repository" and d.why:
+        elif d.outcome == "no_repository" and d.about_sources:
             log.warning(
                 "%s webhook (%r) names %r, which no source in the catalog lists; nothing "
                 "discovered",

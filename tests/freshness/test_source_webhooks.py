@@ -132,7 +132,14 @@ def test_a_repository_event_discovers_its_source_at_once(
                     endpoint, content=body, headers={**headers, **_signed(kind, "wrong", body)}
                 )
                 assert refused.status_code == 401, refused.text
-                # The refusal started nothing: no discovery queued, none counted, none asked.
+                # A group no source lists, signed with the source's secret: only the global
+                # secret could apply, and there is none. Refused as a push would be.
+                other, _ = _event(kind, "127.0.0.1", "elsewhere/terraform-aws-dns")
+                stray = json.dumps(other).encode()
+                signed_stray = {**headers, **_signed(kind, SECRET, stray)}
+                answer = client.post(endpoint, content=stray, headers=signed_stray)
+                assert answer.status_code == 401, answer.text
+                # The refusals started nothing: no discovery queued, none counted, none asked.
                 assert not queue.busy()
                 assert _source(client)["discoveries"]["ok"] == 1
                 assert len(forge.asked) == asked
@@ -192,6 +199,13 @@ def test_a_repository_event_for_a_group_no_source_lists_discovers_nothing(
     for path, expected in table:
         payload, headers = _event("gitlab", "", path)
         assert sources("gitlab", headers, payload) == expected, path
+    group_hook: dict[str, object] = {  # a group hook's project event
+        "object_kind": "project",
+        "event_name": "project_created",
+        "name": "terraform-aws-dns",
+        "path_with_namespace": "platform/terraform/terraform-aws-dns",
+    }
+    assert sources("gitlab", {"X-Gitlab-Event": "Project Hook"}, group_hook) == [gitlab.key_path]
     payload, headers = _event("github", "github.com", "acme/terraform-aws-vpc")
     assert sources("github", headers, payload) == [github.key_path]
     payload, headers = _event("github", "github.example.com", "acme/terraform-aws-vpc")
