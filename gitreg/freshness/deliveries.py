@@ -54,9 +54,6 @@ class Delivery:
     named: tuple[str, ...] = ()  # the URLs the payload gave, shown without credentials
     refresh: tuple[RepoLocation, ...] = ()  # catalogued and authenticated: to refresh
     discover: tuple[SourceSpec, ...] = ()  # sources named and authenticated: to discover
-    # An event about a repository's being (created, deleted, renamed...): about sources, whose
-    # groups `why` names when none of them is a source's.
-    about_sources: bool = False
     why: str = ""  # for the log (the server's operator): what was wrong; never a secret
 
 
@@ -71,8 +68,11 @@ def judge(catalog: Catalog, forge: str, headers: Headers, body: bytes) -> Delive
         return Delivery(forge, "bad_request", event_of(forge, headers), why=why)
     named = tuple(dict.fromkeys(shown_url(u) for u in push.urls))
     check = verifier(forge, headers, body)
-    if push.discovers:
-        return _judge_sources(catalog, forge, push, named, check)
+    # An event about a repository's being, in a group a source lists, is the sources'; in any
+    # other, it is judged as today's events that are no push are: ignored when signed.
+    sources = matching_sources(catalog, forge, push) if push.discovers else []
+    if sources:
+        return _judge_sources(catalog, forge, push, named, sources, check)
     candidates = matching_repositories(catalog, push.urls)
     verified, known = authorised(catalog, candidates, catalog.webhook_secret_for, check)
     if not known:
@@ -86,30 +86,25 @@ def judge(catalog: Catalog, forge: str, headers: Headers, body: bytes) -> Delive
 
 
 def _judge_sources(
-    catalog: Catalog, forge: str, push: Push, named: tuple[str, ...], check: Callable[[str], bool]
+    catalog: Catalog,
+    forge: str,
+    push: Push,
+    named: tuple[str, ...],
+    sources: list[SourceSpec],
+    check: Callable[[str], bool],
 ) -> Delivery:
-    """An event about a repository's being: the sources it names, discovered again when the
+    """An event about a repository's being: the `sources` it names, discovered again when the
     request is signed with a secret that applies (the source's `webhook:`, else the global)."""
-    sources = matching_sources(catalog, forge, push)
     verified, known = authorised(catalog, sources, lambda s: _source_secret(catalog, s), check)
     if not known:
-        if sources:
-            listed = "; ".join(
-                f"{s.key_path}: "
-                + ("its own `webhook:` secret" if s.webhook_secret else "the global `webhooks:`")
-                for s in sources
-            )
-            why = f"the signature matches no secret that applies ({listed})"
-        else:
-            why = _which_secret(catalog, [])
-        return Delivery(forge, "unauthorized", push.event, named, why=why, about_sources=True)
-    if not sources:
-        groups = ", ".join(push.owners)
-        return Delivery(forge, "no_repository", push.event, named, why=groups, about_sources=True)
-    verified_sources = tuple(verified)
-    return Delivery(
-        forge, "accepted", push.event, named, discover=verified_sources, about_sources=True
-    )
+        listed = "; ".join(
+            f"{s.key_path}: "
+            + ("its own `webhook:` secret" if s.webhook_secret else "the global `webhooks:` secret")
+            for s in sources
+        )
+        why = f"the signature matches no secret that applies ({listed})"
+        return Delivery(forge, "unauthorized", push.event, named, why=why)
+    return Delivery(forge, "accepted", push.event, named, discover=tuple(verified))
 
 
 def _source_secret(catalog: Catalog, spec: SourceSpec) -> SecretRef | None:
@@ -223,14 +218,6 @@ class DeliveryLog:
             )
         elif d.outcome == "ignored_event":
             log.info("%s webhook: event %r refreshes nothing (it names %s)", d.forge, d.event, urls)
-        elif d.outcome == "no_repository" and d.about_sources:
-            log.warning(
-                "%s webhook (%r) names %r, which no source in the catalog lists; nothing "
-                "discovered",
-                d.forge,
-                d.event,
-                d.why[:200],
-            )
         elif d.outcome == "no_repository":
             log.warning(
                 "%s webhook (%r) names no repository in the catalog: %s; nothing refreshed "

@@ -50,8 +50,6 @@ async def receive(request: Request) -> Response:
         return JSONResponse({"refreshing": [], "named": named, "ignored": ignored})
     if delivery.outcome == "no_repository":
         warning = "none of the repositories named is in the registry's catalog: nothing to refresh"
-        if delivery.about_sources:  # a repository's being, in a group no source lists
-            warning = "no source of the registry lists the group it names: nothing to discover"
         return JSONResponse({"refreshing": [], "named": named, "warning": warning})
     if delivery.discover:
         for spec in delivery.discover:

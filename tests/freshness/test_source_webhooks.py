@@ -132,8 +132,9 @@ def test_a_repository_event_discovers_its_source_at_once(
                     endpoint, content=body, headers={**headers, **_signed(kind, "wrong", body)}
                 )
                 assert refused.status_code == 401, refused.text
-                # A group no source lists, signed with the source's secret: only the global
-                # secret could apply, and there is none. Refused as a push would be.
+                # A group no source lists, signed with the source's secret: judged as any event
+                # of a repository gitreg does not serve, which only the global secret could
+                # sign, and there is none. Refused as a push would be.
                 other, _ = _event(kind, "127.0.0.1", "elsewhere/terraform-aws-dns")
                 stray = json.dumps(other).encode()
                 signed_stray = {**headers, **_signed(kind, SECRET, stray)}
