@@ -134,7 +134,11 @@ def _parser() -> argparse.ArgumentParser:
         frozenset({"git", "state"}),
     )
     sub.add_argument("--offline", action="store_true", help="never fetch, not even new mirrors")
-    sub.add_argument("--fetch", action="store_true", help="fetch every repository first")
+    sub.add_argument(
+        "--fetch",
+        action="store_true",
+        help="discover every source and fetch every repository first",
+    )
     sub = command(
         "docs",
         docs,

@@ -24,8 +24,13 @@ from gitreg.tags import parse_version
 def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
     """What a server on this cache_dir serves: mirrors are read as they are, and fetched only
     when they do not exist yet (or with --fetch), so the repositories' state is the server's."""
-    # The sources as a server on this cache_dir last discovered them (cache_dir/sources.json).
+    # The sources as a server on this cache_dir last discovered them (cache_dir/sources.json);
+    # with --fetch, discovered again first (nothing written: the server's discoveries stay its
+    # own), and the listing says what this run's discoveries counted.
     sources = SourceDiscoveries(catalog)
+    if args.fetch and not args.offline:
+        for spec in catalog.sources:
+            sources.discover(spec, write=False)
     registry = Registry(sources.served(catalog))
     clones = registry.snapshot.clones
 
@@ -36,7 +41,9 @@ def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
     providers = Providers(catalog, registry)
     providers.refresh()
     print_listing(
-        registry, providers, sources=source_reports(sources.discoveries(), sources.settlement)
+        registry,
+        providers,
+        sources=source_reports(sources.discoveries(), sources.settlement, sources.totals),
     )
     failures = read_failures(registry)
     if failures.nothing_read:  # a server on this cache_dir would serve no module at all

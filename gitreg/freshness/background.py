@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 
 from gitreg.freshness.discovering import discover_sources
+from gitreg.freshness.discovery_queue import DiscoveryQueue
 from gitreg.freshness.live import LiveCatalog
 from gitreg.freshness.poller import Poller
 from gitreg.freshness.shared_cache import follow_shared_cache
@@ -34,6 +35,7 @@ class BackgroundWork:
     def __init__(self, live: LiveCatalog, syncs: SyncQueue, worker: int | None = None) -> None:
         self.live = live
         self.syncs = syncs
+        self.discoveries = DiscoveryQueue(live)  # sources discovered: at their interval, by webhook
         self.worker = worker  # which of several workers (None: the only server process)
         self.fetcher = worker in (None, 0)
         self._tasks: list[asyncio.Task[None]] = []
@@ -50,7 +52,7 @@ class BackgroundWork:
         if self.worker is not None:
             self._tasks.append(asyncio.create_task(follow_shared_cache(registry, self.syncs)))
         # Every worker discovers: each serves its own world, which discovery is an input of.
-        self._tasks.append(asyncio.create_task(discover_sources(self.live)))
+        self._tasks.append(asyncio.create_task(discover_sources(self.discoveries)))
         catalog = registry.snapshot.catalog
         if catalog.watch_catalog:
             self._tasks.append(asyncio.create_task(watch_catalog(catalog.source, self.live.reload)))
@@ -174,6 +176,7 @@ class BackgroundWork:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self.syncs.close()
+        self.discoveries.close()
 
     async def close(self) -> None:
         """At the end of the lifespan: stopped, the persisted index written once more (so that

@@ -10,14 +10,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from gitreg.catalog.model import Catalog
+from gitreg.catalog.model import Catalog, SecretRef, SourceSpec
 from gitreg.errors import ClientError
 from gitreg.freshness.webhooks import (
     PARSERS,
     Headers,
+    Push,
     authorised,
     event_of,
     matching_repositories,
+    matching_sources,
     parse_body,
     verifier,
 )
@@ -51,6 +53,7 @@ class Delivery:
     event: str = ""
     named: tuple[str, ...] = ()  # the URLs the payload gave, shown without credentials
     refresh: tuple[RepoLocation, ...] = ()  # catalogued and authenticated: to refresh
+    discover: tuple[SourceSpec, ...] = ()  # sources named and authenticated: to discover
     why: str = ""  # for the log (the server's operator): what was wrong; never a secret
 
 
@@ -64,8 +67,14 @@ def judge(catalog: Catalog, forge: str, headers: Headers, body: bytes) -> Delive
             why += " (it is form-encoded: set the hook's content type to application/json)"
         return Delivery(forge, "bad_request", event_of(forge, headers), why=why)
     named = tuple(dict.fromkeys(shown_url(u) for u in push.urls))
+    check = verifier(forge, headers, body)
+    # An event about a repository's being, in a group a source lists, is the sources'; in any
+    # other, it is judged as today's events that are no push are: ignored when signed.
+    sources = matching_sources(catalog, forge, push) if push.discovers else []
+    if sources:
+        return _judge_sources(catalog, forge, push, named, sources, check)
     candidates = matching_repositories(catalog, push.urls)
-    verified, known = authorised(catalog, candidates, verifier(forge, headers, body))
+    verified, known = authorised(catalog, candidates, catalog.webhook_secret_for, check)
     if not known:
         why = _which_secret(catalog, candidates)
         return Delivery(forge, "unauthorized", push.event, named, why=why)
@@ -74,6 +83,32 @@ def judge(catalog: Catalog, forge: str, headers: Headers, body: bytes) -> Delive
     if not candidates:
         return Delivery(forge, "no_repository", push.event, named)
     return Delivery(forge, "accepted", push.event, named, tuple(verified))
+
+
+def _judge_sources(
+    catalog: Catalog,
+    forge: str,
+    push: Push,
+    named: tuple[str, ...],
+    sources: list[SourceSpec],
+    check: Callable[[str], bool],
+) -> Delivery:
+    """An event about a repository's being: the `sources` it names, discovered again when the
+    request is signed with a secret that applies (the source's `webhook:`, else the global)."""
+    verified, known = authorised(catalog, sources, lambda s: _source_secret(catalog, s), check)
+    if not known:
+        listed = "; ".join(
+            f"{s.key_path}: "
+            + ("its own `webhook:` secret" if s.webhook_secret else "the global `webhooks:` secret")
+            for s in sources
+        )
+        why = f"the signature matches no secret that applies ({listed})"
+        return Delivery(forge, "unauthorized", push.event, named, why=why)
+    return Delivery(forge, "accepted", push.event, named, discover=tuple(verified))
+
+
+def _source_secret(catalog: Catalog, spec: SourceSpec) -> SecretRef | None:
+    return spec.webhook_secret or catalog.webhook_secret
 
 
 def _which_secret(catalog: Catalog, candidates: list[RepoLocation]) -> str:
@@ -167,7 +202,10 @@ class DeliveryLog:
     def record(self, delivery: Delivery) -> None:
         d = delivery
         urls = _listed(d.named)
-        if d.outcome == "accepted":
+        if d.outcome == "accepted" and d.discover:
+            sources = ", ".join(s.key_path for s in d.discover)
+            log.info("%s webhook (%r) for %s: discovering %s", d.forge, d.event, urls, sources)
+        elif d.outcome == "accepted":
             refreshing = ", ".join(map(str, d.refresh))
             log.info("%s webhook (%r) for %s: refreshing %s", d.forge, d.event, urls, refreshing)
         elif d.outcome == "duplicate":

@@ -1,6 +1,6 @@
 """The sources discovered while serving: each source every `interval` (at once at start-up),
-off the event loop; a discovery that changes the modules served prepares the next world and
-swaps it in, as a reload of registry.yaml does."""
+off the event loop, through the queue webhooks ask too; a round's discoveries that change the
+modules served prepare the next world and swap it in, as a reload of registry.yaml does."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import asyncio
 import logging
 import time
 
-from gitreg.freshness.live import LiveCatalog
+from gitreg.freshness.discovery_queue import DiscoveryQueue
 from gitreg.sources import persisted
 
 log = logging.getLogger(__name__)
@@ -16,8 +16,9 @@ log = logging.getLogger(__name__)
 LOOK_AGAIN = 5.0  # seconds at most between two looks at the catalog's sources (a reload's new)
 
 
-async def discover_sources(live: LiveCatalog) -> None:
+async def discover_sources(queue: DiscoveryQueue) -> None:
     """Until cancelled: every source of the catalog served, at its interval."""
+    live = queue.live
     sources = live.current.sources
     due: dict[str, float] = {}  # identity → monotonic time of its next discovery
     while True:
@@ -28,10 +29,7 @@ async def discover_sources(live: LiveCatalog) -> None:
             key = persisted.identity(spec)
             if due.get(key, 0.0) > now:
                 continue
-            try:
-                changed |= await asyncio.to_thread(sources.discover, spec)
-            except Exception:  # a bug: said, and the source discovered again at its interval
-                log.exception("%s: discovery failed", spec)
+            changed |= await queue.request(spec, apply=False)
             # A source that asked to be left alone longer (Retry-After) is, within a day.
             found = sources.last(spec)
             wait = max(spec.interval, min(found.retry_after if found else 0.0, 86400.0))

@@ -9,6 +9,13 @@ Each forge has its own headers, payload and secret scheme:
   `X-Hub-Signature: sha256=<hex HMAC-SHA256>`;
 - generic: `POST {"repository": URL}` with `X-Gitreg-Signature: sha256=<hex>` or
   `Authorization: Bearer <secret>`.
+
+Events about a repository's being (created, deleted, archived, renamed, its topics edited) name
+the group, organization or project it is in: a `sources:` entry of that forge and scope is
+discovered again. GitHub and Gitea/Forgejo send `repository` events from an organization's hook;
+GitLab sends `project_create` and its kin from system hooks (`X-Gitlab-Event: System Hook`) and
+project events from group hooks (`Project Hook`); Bitbucket Data Center sends `repo:modified` (a
+rename) but has no event for a repository created: its new repositories come at the interval.
 """
 
 from __future__ import annotations
@@ -17,16 +24,17 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from gitreg.catalog.model import Catalog, SecretRef
+from gitreg.catalog.model import Catalog, SecretRef, SourceSpec
 from gitreg.errors import ClientError
 from gitreg.git.location import RepoLocation, is_scp_like
 
 Headers = Mapping[str, str]  # lower-case names
+Named = TypeVar("Named", RepoLocation, SourceSpec)  # what a delivery may name
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,10 @@ class Push:
     event: str
     urls: tuple[str, ...]
     triggers: bool  # a push (of tags or anything): worth a refresh
+    # An event about a repository's being, and the paths of the groups, organizations or
+    # projects it names (both sides of a rename or a transfer): worth a discovery of them.
+    discovers: bool = False
+    owners: tuple[str, ...] = ()
 
 
 def parse_body(body: bytes) -> dict[str, Any]:
@@ -84,6 +96,9 @@ def github(headers: Headers, payload: dict[str, Any]) -> Push:
     urls = _strings(
         *(_get(repo, k) for k in ("clone_url", "ssh_url", "git_url", "html_url", "url"))
     )
+    if event == "repository":  # created, deleted, archived, renamed, transferred, edited...
+        owners = _strings(_get(payload, "organization", "login"), _get(repo, "owner", "login"))
+        return Push("github", event, urls, False, True, owners[:1])
     return Push("github", event, urls, event in ("push", "create"))
 
 
@@ -96,13 +111,48 @@ def gitlab(headers: Headers, payload: dict[str, Any]) -> Push:
             for k in ("git_http_url", "git_ssh_url", "homepage", "url")
         ),
     )
+    kind = _get(payload, "event_name") or _get(payload, "object_kind")
+    if isinstance(kind, str) and kind in _GITLAB_PROJECT_EVENTS:
+        paths = _strings(
+            _get(payload, "path_with_namespace"),
+            _get(payload, "old_path_with_namespace"),
+            _get(payload, "project", "path_with_namespace"),
+        )
+        owners = tuple(dict.fromkeys(p.rpartition("/")[0] for p in paths if "/" in p))
+        return Push("gitlab", event, urls, False, True, owners)
     return Push("gitlab", event, urls, event in ("Push Hook", "Tag Push Hook", "System Hook"))
+
+
+# GitLab's system hooks' `event_name`s for a project's being, and a group hook's project events
+# (`object_kind: project`, `event_name: project_created | project_deleted`).
+_GITLAB_PROJECT_EVENTS = frozenset(
+    (
+        "project_create",
+        "project_destroy",
+        "project_rename",
+        "project_transfer",
+        "project_update",
+        "project_created",
+        "project_deleted",
+        "project",
+    )
+)
 
 
 def gitea(headers: Headers, payload: dict[str, Any]) -> Push:
     event = event_of("gitea", headers)
     repo = _get(payload, "repository")
     urls = _strings(*(_get(repo, k) for k in ("clone_url", "ssh_url", "html_url")))
+    if event == "repository":  # created, deleted (Gitea and Forgejo send no others)
+        full_name = _get(repo, "full_name")
+        owners = _strings(
+            _get(payload, "organization", "username"),
+            _get(payload, "organization", "login"),
+            _get(repo, "owner", "username"),
+            _get(repo, "owner", "login"),
+            full_name.partition("/")[0] if isinstance(full_name, str) else None,
+        )
+        return Push("gitea", event, urls, False, True, owners[:1])
     return Push("gitea", event, urls, event in ("push", "create"))
 
 
@@ -118,6 +168,17 @@ def bitbucket(headers: Headers, payload: dict[str, Any]) -> Push:
     )
     if not urls and isinstance(_get(repo, "full_name"), str):
         urls = (f"https://bitbucket.org/{repo['full_name']}",)
+    if event == "repo:modified":  # Data Center: a rename, or a move to another project
+        owners = _strings(
+            _get(payload, "new", "project", "key"), _get(payload, "old", "project", "key")
+        )
+        links = _get(payload, "new", "links", "clone")
+        urls = _strings(
+            *(link.get("href") for link in links if isinstance(link, dict))
+            if isinstance(links, list)
+            else ()
+        )
+        return Push("bitbucket", event, urls, False, True, tuple(dict.fromkeys(owners)))
     return Push("bitbucket", event, urls, event in ("repo:push", "repo:refs_changed"))
 
 
@@ -201,15 +262,43 @@ def matching_repositories(catalog: Catalog, urls: Iterable[str]) -> list[RepoLoc
     return [location for location, names in aliases.items() if names & wanted]
 
 
-def authorised(
-    catalog: Catalog, candidates: list[RepoLocation], check: Callable[[str], bool]
-) -> tuple[list[RepoLocation], bool]:
-    """The candidates whose secret the request proves it knows; and whether any secret did.
+def matching_sources(catalog: Catalog, forge: str, push: Push) -> list[SourceSpec]:
+    """The catalog's sources of `forge` whose group, organization or project is one the event
+    names (for GitLab, one of its subgroups too), on the host its URLs give, if any."""
+    owners = [o.strip("/").lower() for o in push.owners]
+    hosts = {urlsplit(u).hostname for u in push.urls if "://" in u}
+    return [
+        spec
+        for spec in catalog.sources
+        if spec.kind == forge
+        and any(_within(owner, spec) for owner in owners)
+        and (not hosts or _api_host(spec) in hosts)
+    ]
 
-    A repository with a secret of its own is only refreshed by a request signed with it; the
-    global secret covers the rest, and a payload naming no repository of ours: such a payload
-    has no repository whose secret could apply (an organisation-wide hook signs with the global
-    one).
+
+def _within(owner: str, spec: SourceSpec) -> bool:
+    scope = spec.scope.strip("/").lower()
+    return owner == scope or (spec.kind == "gitlab" and owner.startswith(scope + "/"))
+
+
+def _api_host(spec: SourceSpec) -> str | None:
+    host = urlsplit(spec.where).hostname
+    # GitHub's API is api.github.com; a repository's URLs are github.com's.
+    return "github.com" if host == "api.github.com" else host
+
+
+def authorised(
+    catalog: Catalog,
+    candidates: Sequence[Named],
+    secret_of: Callable[[Named], SecretRef | None],
+    check: Callable[[str], bool],
+) -> tuple[list[Named], bool]:
+    """The candidates (repositories, or sources) whose secret the request proves it knows; and
+    whether any secret did.
+
+    A repository or source with a secret of its own is only acted on by a request signed with
+    it; the global secret covers the rest, and a payload naming nothing of ours: such a payload
+    has nothing whose secret could apply (an organisation-wide hook signs with the global one).
     """
 
     def proves(secret: SecretRef | None) -> bool:
@@ -218,5 +307,5 @@ def authorised(
 
     if not candidates:
         return [], proves(catalog.webhook_secret)
-    verified = [loc for loc in candidates if proves(catalog.webhook_secret_for(loc))]
+    verified = [c for c in candidates if proves(secret_of(c))]
     return verified, bool(verified)

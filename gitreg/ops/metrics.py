@@ -14,6 +14,8 @@ from gitreg.freshness.webhooks import PARSERS
 from gitreg.mirror.origin import OriginRegistry
 from gitreg.modules.sync import Registry
 from gitreg.providers.hosted import Providers
+from gitreg.sources.discovered import SourceDiscoveries
+from gitreg.sources.stats import OUTCOMES as DISCOVERY_OUTCOMES
 
 
 class RegistryCollector(Collector):
@@ -162,14 +164,50 @@ class AuthCollector(Collector):
         yield requests
 
 
+class SourceCollector(Collector):
+    """Each source's discoveries in this process, by outcome, and what their listings counted;
+    labelled by its key path in registry.yaml (`sources[0]`), never its URL or token."""
+
+    def __init__(self, sources: SourceDiscoveries) -> None:
+        self.sources = sources
+
+    def collect(self) -> Iterator[Metric]:
+        discoveries = CounterMetricFamily(
+            "gitreg_source_discoveries",
+            "Discoveries of a source, by outcome (ok, unavailable, refused, held)",
+            labels=["source", "outcome"],
+        )
+        counted = {
+            name: CounterMetricFamily(f"gitreg_source_{name}", help, labels=["source"])
+            for name, help in (
+                ("api_calls", "Requests to a source's forge API, answered or not"),
+                ("rate_limit_waits", "Times a source's forge said to wait (429, a spent limit)"),
+                ("errors", "Listings of a source that ended in a fault other than a wait"),
+            )
+        }
+        for spec, _ in self.sources.discoveries():
+            totals = self.sources.totals(spec)
+            # Every outcome, from zero: an alert on a rate sees the first failure.
+            for outcome in DISCOVERY_OUTCOMES:
+                discoveries.add_metric([spec.key_path, outcome], totals.discoveries[outcome])
+            counted["api_calls"].add_metric([spec.key_path], totals.api_calls)
+            counted["rate_limit_waits"].add_metric([spec.key_path], totals.rate_limit_waits)
+            counted["errors"].add_metric([spec.key_path], totals.errors)
+        yield discoveries
+        yield from counted.values()
+
+
 def exposition(
     registry: Registry,
     webhooks: Counter[tuple[str, str]],
     providers: ProviderCollector | None = None,
     auth: Counter[tuple[str, str]] | None = None,
+    sources: SourceDiscoveries | None = None,
 ) -> bytes:
     collectors = CollectorRegistry(auto_describe=False)
     collectors.register(RegistryCollector(registry, webhooks))
+    if sources is not None:
+        collectors.register(SourceCollector(sources))
     if providers is not None:
         collectors.register(providers)
     if auth is not None:

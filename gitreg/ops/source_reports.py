@@ -3,7 +3,7 @@ removed, held or in conflict. `gitreg list` prints it, `/v1/status` serves it as
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gitreg.catalog.model import SourceSpec
@@ -11,6 +11,7 @@ from gitreg.git.location import redact
 from gitreg.ops.reports import iso
 from gitreg.sources.claims import Settlement
 from gitreg.sources.discovery import Discovery
+from gitreg.sources.stats import OUTCOMES, SourceTotals
 
 
 @dataclass(frozen=True)
@@ -35,15 +36,29 @@ class SourceReport:
     conflicts: list[str]  # addresses it claims with another repository: neither serves
     problems: list[str]  # repositories whose .gitreg.yaml is refused
     notes: list[str]
+    # This process's discoveries of it, by outcome (ok, unavailable, refused, held), and what
+    # their listings counted: the forge's API answers, rate-limit waits and errors.
+    discoveries: dict[str, int]
+    api_calls: int
+    rate_limit_waits: int
+    errors: int
+
+
+def _none(spec: SourceSpec) -> SourceTotals:
+    return SourceTotals()
 
 
 def source_reports(
-    discoveries: Sequence[tuple[SourceSpec, Discovery | None]], settlement: Settlement
+    discoveries: Sequence[tuple[SourceSpec, Discovery | None]],
+    settlement: Settlement,
+    totals: Callable[[SourceSpec], SourceTotals] = _none,
 ) -> list[SourceReport]:
-    return [_report(spec, found, settlement) for spec, found in discoveries]
+    return [_report(spec, found, settlement, totals(spec)) for spec, found in discoveries]
 
 
-def _report(spec: SourceSpec, found: Discovery | None, settled: Settlement) -> SourceReport:
+def _report(
+    spec: SourceSpec, found: Discovery | None, settled: Settlement, totals: SourceTotals
+) -> SourceReport:
     found = found or Discovery(spec.key_path, 0.0)
     served = [m for m in settled.served if m.source == spec.key_path]
     mine = f"{spec.key_path} "
@@ -67,6 +82,10 @@ def _report(spec: SourceSpec, found: Discovery | None, settled: Settlement) -> S
         conflicts=conflicts,
         problems=list(found.problems),
         notes=list(found.notes),
+        discoveries={outcome: totals.discoveries[outcome] for outcome in OUTCOMES},
+        api_calls=totals.api_calls,
+        rate_limit_waits=totals.rate_limit_waits,
+        errors=totals.errors,
     )
 
 
@@ -102,4 +121,10 @@ def source_lines(reports: Sequence[SourceReport]) -> list[str]:
         lines += [f"    conflict: {text}" for text in r.conflicts]
         lines += [f"    problem: {text}" for text in r.problems]
         lines += [f"    note: {text}" for text in r.notes]
+        if ran := sum(r.discoveries.values()):  # this run discovered it (`list --fetch`)
+            outcomes = ", ".join(f"{n} {o}" for o, n in r.discoveries.items() if n)
+            lines.append(
+                f"    this run: {ran} discoveries ({outcomes}), {r.api_calls} API calls,"
+                f" {r.rate_limit_waits} rate-limit waits, {r.errors} errors"
+            )
     return lines

@@ -14,7 +14,16 @@ import httpx
 
 from gitreg.sources.forge_faults import ForgeSite
 from gitreg.sources.forge_http import ForgeApi, forge_url
-from gitreg.sources.forge_json import Item, Malformed, flag, items, member, optional_text, text
+from gitreg.sources.forge_json import (
+    Item,
+    Malformed,
+    PageShape,
+    flag,
+    items,
+    member,
+    optional_text,
+    text,
+)
 from gitreg.sources.found import FoundRepository
 from gitreg.sources.stats import SourceStats
 
@@ -51,7 +60,7 @@ class BitbucketLister:
         self._api.close()
 
     def repositories(self) -> Sequence[FoundRepository]:
-        return self._api.collect(self._first, _values, self._repository, _following)
+        return self._api.collect(self._first, _SHAPE, _values, self._repository, _following)
 
     def _repository(self, item: Item) -> FoundRepository:
         slug = text(item, "slug")
@@ -67,6 +76,15 @@ class BitbucketLister:
             default_branch="",  # the clone's HEAD
             archived=flag(item, "archived"),  # Data Center 8.0 and later
         )
+
+
+# What a page is read for: its repositories' fields that _repository reads, and its paging.
+_SHAPE = PageShape(
+    "BitbucketRepository",
+    ("slug", "project", "links", "archived"),
+    page=("values", "isLastPage", "nextPageStart"),
+    within="values",
+)
 
 
 def _values(body: object) -> Sequence[Item]:

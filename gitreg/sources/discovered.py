@@ -18,6 +18,7 @@ from gitreg.sources.declared import DeclarationFiles
 from gitreg.sources.discovery import Discovery, discover
 from gitreg.sources.found import Lister
 from gitreg.sources.listers import opened_lister
+from gitreg.sources.stats import Counted, Outcome, SourceTotals
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ class SourceDiscoveries:
         self._clock = clock
         self._lock = threading.Lock()
         self._found = persisted.load(catalog.cache_dir, catalog.sources)
+        self._totals: dict[str, SourceTotals] = {}  # identity → this process's discoveries
 
     def composed(self, catalog: Catalog) -> Composed:
         """`catalog` (registry.yaml's) with the modules its sources last discovered, settled;
@@ -87,8 +89,11 @@ class SourceDiscoveries:
             found = discover(
                 spec, listing, read, last, self._clock(), catalog.auth, catalog.poll_concurrency
             )
+        stats = listing.stats if isinstance(listing, Counted) else None
         with self._lock:
             self._found[key] = found
+            totals = self._totals.get(key, SourceTotals())
+            self._totals[key] = totals.after(_outcome(found), stats)
             every = dict(self._found)
         if found.error and found.error != (last.error if last else ""):
             serving = "serving its last discovery" if found.at else "nothing discovered yet"
@@ -103,6 +108,19 @@ class SourceDiscoveries:
         before = last.modules if last else ()
         return found.modules != before
 
+    def totals(self, spec: SourceSpec) -> SourceTotals:
+        """What this process's discoveries of `spec` counted (zeros before the first)."""
+        with self._lock:
+            return self._totals.get(persisted.identity(spec), SourceTotals())
+
     def discoveries(self) -> list[tuple[SourceSpec, Discovery | None]]:
         """Each source of the catalog served, with its last discovery (None: not yet)."""
         return [(spec, self.last(spec)) for spec in self.declared.sources]
+
+
+def _outcome(found: Discovery) -> Outcome:
+    if found.refused:
+        return "refused"
+    if found.error:
+        return "unavailable"
+    return "held" if found.held else "ok"  # a drop of more than half, not applied

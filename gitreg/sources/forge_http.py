@@ -12,7 +12,7 @@ from typing import BinaryIO, TypeVar
 import httpx
 
 from gitreg.sources.forge_faults import ForgeSite, fault_of, rate_limited
-from gitreg.sources.forge_json import Item, Malformed
+from gitreg.sources.forge_json import WHOLE, Item, Malformed, NotJson, PageShape
 from gitreg.sources.found import FoundRepository, SourceRefused, SourceUnavailable
 from gitreg.sources.stats import SourceStats
 
@@ -72,6 +72,7 @@ class ForgeApi:
     def collect(
         self,
         first: httpx.URL,
+        shape: PageShape,
         page_items: Callable[[object], Sequence[Item]],
         found: Callable[[Item], FoundRepository],
         following: Following,
@@ -81,7 +82,7 @@ class ForgeApi:
         once), in the forge's order. Raises SourceUnavailable or SourceRefused, never returns
         part of a listing."""
         listed: dict[str, FoundRepository] = {}
-        for item in self.every_item(first, page_items, following):
+        for item in self.every_item(first, page_items, following, shape):
             repository = self._read(found, item)
             listed.setdefault(repository.path, repository)
         return list(listed.values())
@@ -91,9 +92,11 @@ class ForgeApi:
         first: httpx.URL,
         page_items: Callable[[object], Sequence[Item]],
         following: Following,
+        shape: PageShape | None = None,
     ) -> list[Item]:
         """Every item of every page from `first` on, in the forge's order (a repository, a
-        release). Raises SourceUnavailable or SourceRefused, never returns part of a listing."""
+        release), decoded to `shape`'s fields (None: whole). Raises SourceUnavailable or
+        SourceRefused, never returns part of a listing."""
         listed: list[Item] = []
         url: httpx.URL | None = first
         asked: set[str] = set()
@@ -104,7 +107,7 @@ class ForgeApi:
                 if str(url) in asked:
                     raise Malformed(f"its pages come back to {url} again")
                 asked.add(str(url))
-                response, body = self._get(url)
+                response, body = self._get(url, shape)
                 items = page_items(body)
                 listed.extend(items)
                 after = following(response, body, items)
@@ -174,7 +177,7 @@ class ForgeApi:
         self.stats.errors += 1
         raise SourceUnavailable(f"{self.site}: more than {MAX_REDIRECTS} redirects")
 
-    def _get(self, url: httpx.URL) -> tuple[httpx.Response, object]:
+    def _get(self, url: httpx.URL, shape: PageShape | None) -> tuple[httpx.Response, object]:
         """One page's answer and its JSON, redirects followed on the forge's origin only."""
         for _ in range(MAX_REDIRECTS + 1):
             try:
@@ -200,8 +203,8 @@ class ForgeApi:
                     self.stats.errors += 1
                 raise fault
             try:
-                return response, response.json()
-            except ValueError:
+                return response, (shape or WHOLE).decode(response.content)
+            except NotJson:
                 self.stats.errors += 1
                 why = f"an answer that is not JSON ({response.headers.get('content-type', '')})"
                 raise SourceUnavailable(f"{self.site}: {why}") from None

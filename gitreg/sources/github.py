@@ -14,7 +14,7 @@ import httpx
 
 from gitreg.sources.forge_faults import ForgeSite
 from gitreg.sources.forge_http import ForgeApi, forge_url
-from gitreg.sources.forge_json import Item, flag, items, optional_text, text, words
+from gitreg.sources.forge_json import Item, PageShape, flag, items, optional_text, text, words
 from gitreg.sources.found import FoundRepository
 from gitreg.sources.stats import SourceStats
 
@@ -52,7 +52,14 @@ class GitHubLister:
         self._api.close()
 
     def repositories(self) -> Sequence[FoundRepository]:
-        return self._api.collect(self._first, _repositories, _repository, _following)
+        return self._api.collect(self._first, _SHAPE, _repositories, _repository, _following)
+
+
+# What _repository reads of a repository.
+_SHAPE = PageShape(
+    "GitHubRepository",
+    ("name", "full_name", "clone_url", "ssh_url", "default_branch", "topics", "archived"),
+)
 
 
 def _repositories(body: object) -> Sequence[Item]:

@@ -12,7 +12,7 @@ import httpx
 
 from gitreg.sources.forge_faults import ForgeSite
 from gitreg.sources.forge_http import ForgeApi, forge_url
-from gitreg.sources.forge_json import Item, flag, items, optional_text, text, words
+from gitreg.sources.forge_json import Item, PageShape, flag, items, optional_text, text, words
 from gitreg.sources.found import FoundRepository
 from gitreg.sources.stats import SourceStats
 
@@ -55,7 +55,23 @@ class GitLabLister:
         self._api.close()
 
     def repositories(self) -> Sequence[FoundRepository]:
-        return self._api.collect(self._first, _projects, _project, _following)
+        return self._api.collect(self._first, _SHAPE, _projects, _project, _following)
+
+
+# What _project reads of a project.
+_SHAPE = PageShape(
+    "GitLabProject",
+    (
+        "path",
+        "path_with_namespace",
+        "http_url_to_repo",
+        "ssh_url_to_repo",
+        "default_branch",
+        "topics",
+        "tag_list",
+        "archived",
+    ),
+)
 
 
 def _projects(body: object) -> Sequence[Item]:

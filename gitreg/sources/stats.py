@@ -1,9 +1,15 @@
 """What a source's listings cost and met, counted for `/v1/status` and `/metrics`: API calls,
-rate-limit waits, errors."""
+rate-limit waits, errors; and, per source, those of every discovery of this process added up,
+with the discoveries by outcome."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, get_args, runtime_checkable
+
+Outcome = Literal["ok", "unavailable", "refused", "held"]
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
 
 @dataclass
@@ -15,3 +21,31 @@ class SourceStats:
     api_calls: int = 0
     rate_limit_waits: int = 0
     errors: int = 0
+
+
+@runtime_checkable
+class Counted(Protocol):
+    """A lister that counts what it asks (a forge's; a folder asks no API)."""
+
+    @property
+    def stats(self) -> SourceStats: ...
+
+
+@dataclass(frozen=True)
+class SourceTotals:
+    """A source's discoveries in this process, by outcome, and what their listings counted."""
+
+    discoveries: Counter[Outcome] = field(default_factory=Counter)
+    api_calls: int = 0
+    rate_limit_waits: int = 0
+    errors: int = 0
+
+    def after(self, outcome: Outcome, stats: SourceStats | None) -> SourceTotals:
+        """These totals with one more discovery, of `outcome`, whose lister counted `stats`."""
+        counted = stats or SourceStats()
+        return SourceTotals(
+            self.discoveries + Counter({outcome: 1}),
+            self.api_calls + counted.api_calls,
+            self.rate_limit_waits + counted.rate_limit_waits,
+            self.errors + counted.errors,
+        )

@@ -34,7 +34,10 @@ async def status(request: Request) -> JSONResponse:
             # /readyz in full: with auth:, anyone gets its counts and reason codes alone.
             "readiness": readiness(registry, time.time(), state.started).body(),
             "sources": [
-                asdict(r) for r in source_reports(discovered.discoveries(), discovered.settlement)
+                asdict(r)
+                for r in source_reports(
+                    discovered.discoveries(), discovered.settlement, discovered.totals
+                )
             ],
             "providers": [asdict(r) for r in provider_reports(side.providers)],
             "mirror_origins": [asdict(h) for h in origin_reports(origin)],
@@ -59,5 +62,7 @@ async def metrics(request: Request) -> Response:
     registry, side = state.registry, world_of(request).side
     origin = side.read_through.origin if side.read_through else None
     providers = ProviderCollector(side.providers, origin, state.mirror_counts)
-    body = exposition(registry, state.webhook_counts, providers, state.auth_counts)
+    body = exposition(
+        registry, state.webhook_counts, providers, state.auth_counts, state.current.sources
+    )
     return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -1,5 +1,6 @@
 """Webhook endpoints: verify the forge's signature, answer at once, refresh in the background
-only the catalogued repositories the payload names.
+only the catalogued repositories the payload names, or discover again the sources whose group
+an event about a repository's being (created, deleted, renamed...) names.
 
 The answer is what the forge's delivery log shows: 202 when a refresh started; 200 when the
 delivery was understood and there is nothing to refresh (an event that is no push, or no
@@ -50,6 +51,11 @@ async def receive(request: Request) -> Response:
     if delivery.outcome == "no_repository":
         warning = "none of the repositories named is in the registry's catalog: nothing to refresh"
         return JSONResponse({"refreshing": [], "named": named, "warning": warning})
+    if delivery.discover:
+        for spec in delivery.discover:
+            state.background.discoveries.request(spec)  # coalesced, as syncs are
+        discovering = [spec.key_path for spec in delivery.discover]
+        return JSONResponse({"discovering": discovering, "refreshing": [], "named": named}, 202)
     for location in delivery.refresh:
         state.syncs.request(location, "webhook")  # coalesced: a flood costs one fetch or two
     return JSONResponse({"refreshing": [str(loc) for loc in delivery.refresh], "named": named}, 202)

@@ -26,8 +26,11 @@ def scraped(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Itera
     root = tmp_path_factory.mktemp("metrics")
     repo = GitRepo(root / "vpc")
     repo.release("v1.0.0", module_files("1.0.0"))
+    (root / "srv").mkdir()
     (root / "registry.yaml").write_text(f"""
 cache_dir: cache
+sources:
+  - folder: {{path: srv, glob: "terraform-*", namespace: local}}
 modules:
   - {{namespace: infra, name: vpc, system: aws, repo: {repo.path}}}
 mirror: {{read_through: true}}

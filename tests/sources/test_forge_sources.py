@@ -74,3 +74,9 @@ def test_a_forge_source_discovers_its_repositories_as_modules(
             assert again.modules == found.modules
             assert "not accepted" in again.error and forge.url in again.error
             assert TOKEN not in again.error and "not-the-token" not in again.error
+
+            # What the two discoveries counted, added up for the source.
+            totals = sources.totals(spec)
+            assert dict(totals.discoveries) == {"ok": 1, "refused": 1}
+            assert totals.api_calls >= 2  # the listing's pages, and the refused request
+            assert (totals.errors, totals.rate_limit_waits) == (1, 0)

@@ -158,6 +158,12 @@ def test_gitreg_list_shows_each_source(tmp_path: Path) -> None:
     assert lines[at + 2] == "  removed from its source: its published versions still serve"
     assert lines[at + 3].startswith("  1.0.0 ")
     assert "    removed terraform-aws-vpc: its published versions still serve" in lines
+    assert not any(line.startswith("    this run:") for line in lines)  # it discovered nothing
+    # --fetch discovers every source first, and says what this run's discoveries counted.
+    fetched = run_gitreg("list", "--fetch", "--config", str(tmp_path / "registry.yaml"))
+    assert fetched.returncode == 0, fetched.stderr
+    counted = "    this run: 1 discoveries (1 ok), 0 API calls, 0 rate-limit waits, 0 errors"
+    assert counted in fetched.stdout.splitlines()
 
 
 def test_gitreg_check_reports_two_sources_claiming_one_address(tmp_path: Path) -> None:

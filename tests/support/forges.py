@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import ssl
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from socket import socket
@@ -191,6 +192,13 @@ class StandInForge:
         self.server.server_close()
 
     # What a request is answered with: status, body, headers.
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Every request that arrives meanwhile waits for its answer until this ends (a listing
+        kept under way while a test sends what must coalesce with it)."""
+        with self._lock:
+            yield
 
     def answer(self, target: str, headers: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
         with self._lock:

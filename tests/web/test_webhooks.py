@@ -226,3 +226,28 @@ def test_every_forge_and_outcome_is_counted_from_zero(site: Site) -> None:
                 "bad_request",
             ):
                 assert counted(server, forge, outcome) == 0.0
+
+
+def test_a_repository_event_of_a_repository_with_its_own_secret_is_ignored_not_refused(
+    site: Site,
+) -> None:
+    """No source lists its organization: judged as any event that is no push, so a repository
+    hook signed with the repository's own secret is answered 200, as before sources."""
+    own = ", webhook: {secret_env: GITREG_TEST_REPO_SECRET}"
+    with RegistryServer(load_catalog(site.catalog(module=own))) as server:
+        body = json.dumps(
+            {
+                "action": "renamed",
+                "repository": {"full_name": "org/repo", "clone_url": site.module_url},
+                "organization": {"login": "org"},
+            }
+        ).encode()
+        signature = FORGES["github"].headers(REPO_SECRET, body)["X-Hub-Signature-256"]
+        response = httpx.post(
+            f"{server.url}/v1/webhooks/github",
+            content=body,
+            headers={"X-GitHub-Event": "repository", "X-Hub-Signature-256": signature},
+        )
+        assert response.status_code == 200, response.text
+        assert response.json()["ignored"] == "event 'repository' refreshes nothing"
+        assert counted(server, "github", "ignored_event") == 1.0

@@ -1,0 +1,224 @@
+"""A forge's event about a repository's being (GitHub's and Gitea's `repository`, GitLab's
+`project_create`) discovers the source it names at once, against the real app over HTTPS: the new
+repository is served right after the delivery, long before the source's interval; a delivery
+signed with another secret is refused as a push's is, and discovers nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import ssl
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from gitreg.catalog.model import TlsFiles
+from gitreg.freshness.webhooks import PARSERS, matching_sources
+from gitreg.tlscert import TlsMaterial
+from tests.conftest import WriteCatalog
+from tests.support.forge_shapes import ForgeKind, ForgeRepository
+from tests.support.forges import StandInForge
+from tests.support.gitrepo import GitRepo, git, module_files
+from tests.support.servers import RegistryServer, bare_clone, git_daemon, wait_until
+
+TOKEN = "forge-t0ken-s3cret"
+SECRET = "hook-s3cret"
+
+
+def _event(kind: ForgeKind, host: str, path: str) -> tuple[dict[str, object], dict[str, str]]:
+    """The forge's event for a repository created at `path`, and its event header."""
+    owner, name = path.rsplit("/", 1)
+    if kind == "gitlab":  # a system hook
+        payload: dict[str, object] = {
+            "event_name": "project_create",
+            "name": name,
+            "path": name,
+            "path_with_namespace": path,
+            "project_id": 74,
+            "project_visibility": "private",
+        }
+        return payload, {"X-Gitlab-Event": "System Hook"}
+    repository = {
+        "id": 7,
+        "name": name,
+        "full_name": path,
+        "owner": {"login": owner, "username": owner},
+        "html_url": f"https://{host}/{path}",
+        "clone_url": f"https://{host}/{path}.git",
+    }
+    payload = {"action": "created", "repository": repository, "organization": {"login": owner}}
+    if kind == "gitea":
+        payload["organization"] = {"username": owner, "login": owner}
+        return payload, {"X-Gitea-Event": "repository"}
+    return payload, {"X-GitHub-Event": "repository"}
+
+
+def _signed(kind: ForgeKind, secret: str, body: bytes) -> dict[str, str]:
+    digest = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    if kind == "gitlab":
+        return {"X-Gitlab-Token": secret}
+    if kind == "gitea":
+        return {"X-Gitea-Signature": digest}
+    return {"X-Hub-Signature-256": f"sha256={digest}"}
+
+
+def _versions(client: httpx.Client, address: str) -> list[str]:
+    answer = client.get(f"/v1/modules/{address}/versions")
+    if answer.status_code != 200:
+        return []
+    return sorted(v["version"] for v in answer.json()["modules"][0]["versions"])
+
+
+def _source(client: httpx.Client) -> dict[str, Any]:
+    (source,) = client.get("/v1/status").json()["sources"]
+    assert isinstance(source, dict)
+    return source
+
+
+@pytest.mark.parametrize("kind", ["gitea", "github", "gitlab"])
+def test_a_repository_event_discovers_its_source_at_once(
+    kind: ForgeKind,
+    tmp_path: Path,
+    tls: TlsMaterial,
+    write_catalog: WriteCatalog,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    served = tmp_path / "served"
+    for name, version in (("terraform-aws-vpc", "1.0.0"), ("terraform-aws-dns", "2.0.0")):
+        work = GitRepo(tmp_path / "work" / name)
+        git(work.path, "checkout", "-q", "-b", "main")
+        work.release(f"v{version}", module_files(version))
+        bare_clone(work.path, served / f"{name}.git")
+    monkeypatch.setenv("FORGE_TOKEN", TOKEN)
+    monkeypatch.setenv("HOOK_SECRET", SECRET)
+    with git_daemon(served) as base:
+        vpc = ForgeRepository(
+            "platform/terraform-aws-vpc", clone_https=f"{base}/terraform-aws-vpc.git"
+        )
+        dns = ForgeRepository(
+            "platform/terraform-aws-dns", clone_https=f"{base}/terraform-aws-dns.git"
+        )
+        with StandInForge(kind, [vpc], token=TOKEN, tls=tls) as forge:
+            where = "api_url" if kind == "github" else "url"
+            scope = "group" if kind == "gitlab" else "org"
+            catalog = write_catalog(
+                f"credentials:\n  - {{url: '{forge.url}', ca_file: '{tls.ca_cert}'}}\n"
+                f"sources:\n  - {kind}: {{{where}: '{forge.url}', {scope}: platform,"
+                " namespace: infra, token_env: FORGE_TOKEN, interval: 1h,"
+                " webhook: {secret_env: HOOK_SECRET}}\n"
+            )
+            context = ssl.create_default_context(cafile=str(tls.ca_cert))
+            with (
+                RegistryServer(
+                    catalog, TlsFiles(tls.certfile, tls.keyfile), refresh=True
+                ) as server,
+                httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
+            ):
+                wait_until(lambda: _versions(client, "infra/vpc/aws") == ["1.0.0"], 30, "vpc")
+                forge.repositories = [vpc, dns]
+                payload, headers = _event(kind, "127.0.0.1", dns.path)
+                body = json.dumps(payload).encode()
+                endpoint = f"/v1/webhooks/{kind}"
+
+                queue = server.state.background.discoveries
+                wait_until(lambda: not queue.busy(), 30, "the start's discovery done")
+                asked = len(forge.asked)
+                assert _source(client)["discoveries"]["ok"] == 1
+
+                refused = client.post(
+                    endpoint, content=body, headers={**headers, **_signed(kind, "wrong", body)}
+                )
+                assert refused.status_code == 401, refused.text
+                # A group no source lists, signed with the source's secret: judged as any event
+                # of a repository gitreg does not serve, which only the global secret could
+                # sign, and there is none. Refused as a push would be.
+                other, _ = _event(kind, "127.0.0.1", "elsewhere/terraform-aws-dns")
+                stray = json.dumps(other).encode()
+                signed_stray = {**headers, **_signed(kind, SECRET, stray)}
+                answer = client.post(endpoint, content=stray, headers=signed_stray)
+                assert answer.status_code == 401, answer.text
+                # The refusals started nothing: no discovery queued, none counted, none asked.
+                assert not queue.busy()
+                assert _source(client)["discoveries"]["ok"] == 1
+                assert len(forge.asked) == asked
+
+                accepted = client.post(
+                    endpoint, content=body, headers={**headers, **_signed(kind, SECRET, body)}
+                )
+                assert accepted.status_code == 202, accepted.text
+                assert accepted.json()["discovering"] == ["sources[0]"]
+                wait_until(lambda: _versions(client, "infra/dns/aws") == ["2.0.0"], 30, "dns")
+                assert _versions(client, "infra/vpc/aws") == ["1.0.0"]
+                wait_until(lambda: not queue.busy(), 30, "the webhook's discovery done")
+                source = _source(client)
+                assert source["discoveries"] == {"ok": 2, "unavailable": 0, "refused": 0, "held": 0}
+                assert source["api_calls"] == len(forge.asked) and source["errors"] == 0
+
+                # A flood of deliveries while a listing is under way: it, and one after it.
+                signed = {**headers, **_signed(kind, SECRET, body)}
+                with forge.held():
+                    for _ in range(20):
+                        answer = client.post(endpoint, content=body, headers=signed)
+                        assert answer.status_code == 202
+                wait_until(lambda: not queue.busy(), 30, "the flood's discoveries done")
+                assert _source(client)["discoveries"]["ok"] == 4
+                metrics = client.get("/metrics").text
+                ok = _source(client)["discoveries"]["ok"]
+                line = f'gitreg_source_discoveries_total{{outcome="ok",source="sources[0]"}} {ok}.0'
+                assert line in metrics.splitlines()
+                assert TOKEN not in metrics and forge.url not in metrics
+
+
+def test_a_repository_event_for_a_group_no_source_lists_discovers_nothing(
+    write_catalog: WriteCatalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOOK_SECRET", SECRET)
+    catalog = write_catalog(
+        "webhooks: {secret_env: HOOK_SECRET}\n"
+        "sources:\n"
+        "  - gitlab: {url: 'https://gitlab.example.com', group: platform/terraform,"
+        " namespace: infra}\n"
+        "  - github: {org: acme}\n"
+        "  - bitbucket: {url: 'https://bb.example.com', project: TF, namespace: tf}\n"
+    )
+    gitlab, github, bitbucket = catalog.sources
+
+    def sources(forge: str, headers: dict[str, str], payload: dict[str, object]) -> list[str]:
+        push = PARSERS[forge]({k.lower(): v for k, v in headers.items()}, payload)
+        assert push.discovers
+        return [s.key_path for s in matching_sources(catalog, forge, push)]
+
+    table = [
+        ("platform/terraform/net/terraform-aws-vpc", [gitlab.key_path]),  # a subgroup
+        ("platform/terraform/terraform-aws-vpc", [gitlab.key_path]),
+        ("platform/terraform-aws-vpc", []),  # the parent group
+        ("platform/terraformx/terraform-aws-vpc", []),
+    ]
+    for path, expected in table:
+        payload, headers = _event("gitlab", "", path)
+        assert sources("gitlab", headers, payload) == expected, path
+    group_hook: dict[str, object] = {  # a group hook's project event
+        "object_kind": "project",
+        "event_name": "project_created",
+        "name": "terraform-aws-dns",
+        "path_with_namespace": "platform/terraform/terraform-aws-dns",
+    }
+    assert sources("gitlab", {"X-Gitlab-Event": "Project Hook"}, group_hook) == [gitlab.key_path]
+    payload, headers = _event("github", "github.com", "acme/terraform-aws-vpc")
+    assert sources("github", headers, payload) == [github.key_path]
+    payload, headers = _event("github", "github.example.com", "acme/terraform-aws-vpc")
+    assert sources("github", headers, payload) == []  # another host's acme
+    payload, headers = _event("gitea", "github.com", "acme/terraform-aws-vpc")
+    assert sources("gitea", headers, payload) == []  # no gitea source
+    modified: dict[str, object] = {
+        "old": {"slug": "old-name", "project": {"key": "TF"}},
+        "new": {
+            "slug": "terraform-aws-vpc",
+            "project": {"key": "TF"},
+            "links": {"clone": [{"href": "https://bb.example.com/scm/tf/terraform-aws-vpc.git"}]},
+        },
+    }
+    assert sources("bitbucket", {"X-Event-Key": "repo:modified"}, modified) == [bitbucket.key_path]
