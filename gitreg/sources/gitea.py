@@ -10,9 +10,10 @@ from urllib.parse import quote
 
 import httpx
 
+from gitreg.sources import github_json
 from gitreg.sources.forge_faults import ForgeSite
 from gitreg.sources.forge_http import ForgeApi, forge_url
-from gitreg.sources.forge_json import Item, PageShape, flag, items, optional_text, text, words
+from gitreg.sources.forge_json import Item
 from gitreg.sources.found import FoundRepository
 from gitreg.sources.stats import SourceStats
 
@@ -48,30 +49,13 @@ class GiteaLister:
         self._api.close()
 
     def repositories(self) -> Sequence[FoundRepository]:
-        return self._api.collect(self._first, _SHAPE, _repositories, _repository, _Following())
-
-
-# What _repository reads of a repository.
-_SHAPE = PageShape(
-    "GiteaRepository",
-    ("name", "full_name", "clone_url", "ssh_url", "default_branch", "topics", "archived"),
-)
-
-
-def _repositories(body: object) -> Sequence[Item]:
-    return items(body, "repository")
-
-
-def _repository(item: Item) -> FoundRepository:
-    return FoundRepository(
-        name=text(item, "name"),
-        path=text(item, "full_name"),
-        clone_https=text(item, "clone_url"),
-        clone_ssh=optional_text(item, "ssh_url"),
-        default_branch=optional_text(item, "default_branch"),
-        topics=words(item, "topics") or (),
-        archived=flag(item, "archived"),
-    )
+        return self._api.collect(
+            self._first,
+            github_json.SHAPE,
+            github_json.repositories,
+            github_json.repository,
+            _Following(),
+        )
 
 
 class _Following:
