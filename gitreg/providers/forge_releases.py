@@ -15,10 +15,9 @@ import httpx
 
 from gitreg.catalog.model import ForgeReleases
 from gitreg.sources.forge_faults import ForgeSite
-from gitreg.sources.forge_http import ForgeApi, forge_url
+from gitreg.sources.forge_http import ForgeApi, OnForgeApi, forge_url, token_headers
 from gitreg.sources.forge_json import Item, Malformed, items, member, optional_text, text
 from gitreg.sources.found import SourceUnavailable
-from gitreg.sources.stats import SourceStats
 
 PER_PAGE = 50
 # Where GitHub sends a release asset's download: its storage, reached without the token.
@@ -40,7 +39,7 @@ class ListedRelease:
     assets: tuple[ReleaseAsset, ...]
 
 
-class ReleaseList:
+class ReleaseList(OnForgeApi):
     """One provider's releases on its forge, through the forge listers' HTTP client: the token
     in a header, pages and downloads kept on the forge's own address, faults naming it."""
 
@@ -61,31 +60,18 @@ class ReleaseList:
         token = releases.token.value() if releases.token else None
         base = root.raw_path.decode().rstrip("/")
         project = quote(releases.project, safe="" if releases.kind == "gitlab" else "/")
-        headers: dict[str, str] = {}
         if releases.kind == "gitlab":
             path = f"{base}/api/v4/projects/{project}/releases"
-            headers = {"PRIVATE-TOKEN": token} if token else {}
         elif releases.kind == "gitea":
             path = f"{base}/api/v1/repos/{project}/releases"
-            headers = {"Authorization": f"token {token}"} if token else {}
         else:
             path = f"{base}/repos/{project}/releases"
-            headers = {"Accept": "application/vnd.github+json"}
-            headers |= {"X-GitHub-Api-Version": "2022-11-28"}
-            if token:
-                headers["Authorization"] = f"Bearer {token}"
+        headers = token_headers(releases.kind, token)
         size = "limit" if releases.kind == "gitea" else "per_page"
         self._first = root.copy_with(raw_path=path.encode()).copy_merge_params(
             {"page": "1", size: str(PER_PAGE)}
         )
         self._api = ForgeApi(self.site, root, headers, token, verify, client)
-
-    @property
-    def stats(self) -> SourceStats:
-        return self._api.stats
-
-    def close(self) -> None:
-        self._api.close()
 
     def listed(self) -> list[ListedRelease]:
         """Every release, drafts left out. Raises SourceUnavailable or SourceRefused."""

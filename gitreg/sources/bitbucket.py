@@ -13,7 +13,7 @@ from urllib.parse import quote
 import httpx
 
 from gitreg.sources.forge_faults import ForgeSite
-from gitreg.sources.forge_http import ForgeApi, forge_url
+from gitreg.sources.forge_http import ForgeApi, OnForgeApi, forge_url, token_headers
 from gitreg.sources.forge_json import (
     Item,
     Malformed,
@@ -25,12 +25,11 @@ from gitreg.sources.forge_json import (
     text,
 )
 from gitreg.sources.found import FoundRepository
-from gitreg.sources.stats import SourceStats
 
 LIMIT = 100
 
 
-class BitbucketLister:
+class BitbucketLister(OnForgeApi):
     def __init__(
         self,
         url: str,
@@ -44,20 +43,13 @@ class BitbucketLister:
         root = forge_url(url)
         self.project = project
         site = ForgeSite("Bitbucket", str(root).rstrip("/"), f"project {project}")
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        headers = token_headers("bitbucket", token)
         self._api = ForgeApi(site, root, headers, token, verify, client, clock)
         key = quote(project, safe="")
         path = f"{root.raw_path.decode().rstrip('/')}/rest/api/1.0/projects/{key}/repos"
         self._first = root.copy_with(raw_path=path.encode()).copy_merge_params(
             {"start": "0", "limit": str(LIMIT)}
         )
-
-    @property
-    def stats(self) -> SourceStats:
-        return self._api.stats
-
-    def close(self) -> None:
-        self._api.close()
 
     def repositories(self) -> Sequence[FoundRepository]:
         return self._api.collect(self._first, _SHAPE, _values, self._repository, _following)

@@ -38,6 +38,35 @@ def forge_url(url: str) -> httpx.URL:
     return parsed.copy_with(userinfo=b"")
 
 
+def token_headers(kind: str, token: str | None) -> dict[str, str]:
+    """The headers a forge's API takes a token in, and for GitHub the version of its API asked
+    for: GitLab's `PRIVATE-TOKEN`, Gitea's `token`, GitHub's and Bitbucket's `Bearer`."""
+    headers: dict[str, str] = {}
+    if kind == "github":
+        headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
+    if not token:
+        return headers
+    if kind == "gitlab":
+        return headers | {"PRIVATE-TOKEN": token}
+    if kind == "gitea":
+        return headers | {"Authorization": f"token {token}"}
+    return headers | {"Authorization": f"Bearer {token}"}
+
+
+class OnForgeApi:
+    """What a lister of a forge is through its API: the requests it made counted (`stats`), its
+    connection closed after a discovery."""
+
+    _api: ForgeApi
+
+    @property
+    def stats(self) -> SourceStats:
+        return self._api.stats
+
+    def close(self) -> None:
+        self._api.close()
+
+
 def origin(url: httpx.URL) -> tuple[str, str, int]:
     return url.scheme, url.host, url.port or _DEFAULT_PORTS.get(url.scheme, 0)
 

@@ -12,15 +12,14 @@ import httpx
 
 from gitreg.sources import github_json
 from gitreg.sources.forge_faults import ForgeSite
-from gitreg.sources.forge_http import ForgeApi, forge_url
+from gitreg.sources.forge_http import ForgeApi, OnForgeApi, forge_url, token_headers
 from gitreg.sources.forge_json import Item
 from gitreg.sources.found import FoundRepository
-from gitreg.sources.stats import SourceStats
 
 LIMIT = 50  # Gitea's default MAX_RESPONSE_ITEMS; a server set lower answers fewer a page
 
 
-class GiteaLister:
+class GiteaLister(OnForgeApi):
     def __init__(
         self,
         url: str,
@@ -34,19 +33,12 @@ class GiteaLister:
         root = forge_url(url)
         self.org = org
         site = ForgeSite("Gitea", str(root).rstrip("/"), f"organization {org}")
-        headers = {"Authorization": f"token {token}"} if token else {}
+        headers = token_headers("gitea", token)
         self._api = ForgeApi(site, root, headers, token, verify, client, clock)
         path = f"{root.raw_path.decode().rstrip('/')}/api/v1/orgs/{quote(org, safe='')}/repos"
         self._first = root.copy_with(raw_path=path.encode()).copy_merge_params(
             {"page": "1", "limit": str(LIMIT)}
         )
-
-    @property
-    def stats(self) -> SourceStats:
-        return self._api.stats
-
-    def close(self) -> None:
-        self._api.close()
 
     def repositories(self) -> Sequence[FoundRepository]:
         return self._api.collect(

@@ -14,15 +14,14 @@ import httpx
 
 from gitreg.sources import github_json
 from gitreg.sources.forge_faults import ForgeSite
-from gitreg.sources.forge_http import ForgeApi, forge_url
+from gitreg.sources.forge_http import ForgeApi, OnForgeApi, forge_url, token_headers
 from gitreg.sources.forge_json import Item
 from gitreg.sources.found import FoundRepository
-from gitreg.sources.stats import SourceStats
 
 PER_PAGE = 100  # GitHub's most
 
 
-class GitHubLister:
+class GitHubLister(OnForgeApi):
     def __init__(
         self,
         org: str,
@@ -36,21 +35,12 @@ class GitHubLister:
         root = forge_url(api_url)
         self.org = org
         site = ForgeSite("GitHub", str(root).rstrip("/"), f"organization {org}")
-        headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
+        headers = token_headers("github", token)
         self._api = ForgeApi(site, root, headers, token, verify, client, clock)
         path = f"{root.raw_path.decode().rstrip('/')}/orgs/{quote(org, safe='')}/repos"
         self._first = root.copy_with(raw_path=path.encode()).copy_merge_params(
             {"type": "all", "per_page": str(PER_PAGE)}
         )
-
-    @property
-    def stats(self) -> SourceStats:
-        return self._api.stats
-
-    def close(self) -> None:
-        self._api.close()
 
     def repositories(self) -> Sequence[FoundRepository]:
         return self._api.collect(

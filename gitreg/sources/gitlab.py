@@ -11,15 +11,14 @@ from urllib.parse import quote
 import httpx
 
 from gitreg.sources.forge_faults import ForgeSite
-from gitreg.sources.forge_http import ForgeApi, forge_url
+from gitreg.sources.forge_http import ForgeApi, OnForgeApi, forge_url, token_headers
 from gitreg.sources.forge_json import Item, PageShape, flag, items, optional_text, text, words
 from gitreg.sources.found import FoundRepository
-from gitreg.sources.stats import SourceStats
 
 PER_PAGE = 100  # GitLab's most
 
 
-class GitLabLister:
+class GitLabLister(OnForgeApi):
     def __init__(
         self,
         url: str,
@@ -33,7 +32,7 @@ class GitLabLister:
         root = forge_url(url)
         self.group = group.strip("/")
         site = ForgeSite("GitLab", str(root).rstrip("/"), f"group {self.group}")
-        headers = {"PRIVATE-TOKEN": token} if token else {}
+        headers = token_headers("gitlab", token)
         self._api = ForgeApi(site, root, headers, token, verify, client, clock)
         # The group's path is its id, with its slashes encoded: `platform%2Fterraform`.
         path = f"{root.raw_path.decode().rstrip('/')}/api/v4/groups/{quote(self.group, safe='')}"
@@ -46,13 +45,6 @@ class GitLabLister:
                 "per_page": str(PER_PAGE),
             }
         )
-
-    @property
-    def stats(self) -> SourceStats:
-        return self._api.stats
-
-    def close(self) -> None:
-        self._api.close()
 
     def repositories(self) -> Sequence[FoundRepository]:
         return self._api.collect(self._first, _SHAPE, _projects, _project, _following)
