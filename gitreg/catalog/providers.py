@@ -78,6 +78,8 @@ class ProviderSections(yamldoc.Reader):
                 problem = provider_problem(value, what) if value else None
                 if problem:
                     self.problem(yamldoc.join(path, what), m.key_lines[what], problem)
+            if "artifacts" in m and "releases" not in m:  # then it is the one required
+                self.no_value(m, "artifacts", path, required=True)
             folder = self.string(m, "artifacts", path)
             artifacts = (self.base / os.path.expanduser(folder)).resolve() if folder else None
             if artifacts and not artifacts.is_dir():
