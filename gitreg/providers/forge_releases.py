@@ -15,7 +15,7 @@ import httpx
 
 from gitreg.catalog.model import ForgeReleases
 from gitreg.sources.forge_faults import ForgeSite
-from gitreg.sources.forge_http import ForgeApi, OnForgeApi, forge_url, token_headers
+from gitreg.sources.forge_http import ForgeApi, OnForgeApi, endpoint, forge_url, token_headers
 from gitreg.sources.forge_json import Item, Malformed, items, member, optional_text, text
 from gitreg.sources.found import SourceUnavailable
 
@@ -58,19 +58,16 @@ class ReleaseList(OnForgeApi):
             f"releases of {releases.project} (provider {provider})",
         )
         token = releases.token.value() if releases.token else None
-        base = root.raw_path.decode().rstrip("/")
         project = quote(releases.project, safe="" if releases.kind == "gitlab" else "/")
         if releases.kind == "gitlab":
-            path = f"{base}/api/v4/projects/{project}/releases"
+            path = f"/api/v4/projects/{project}/releases"
         elif releases.kind == "gitea":
-            path = f"{base}/api/v1/repos/{project}/releases"
+            path = f"/api/v1/repos/{project}/releases"
         else:
-            path = f"{base}/repos/{project}/releases"
+            path = f"/repos/{project}/releases"
         headers = token_headers(releases.kind, token)
         size = "limit" if releases.kind == "gitea" else "per_page"
-        self._first = root.copy_with(raw_path=path.encode()).copy_merge_params(
-            {"page": "1", size: str(PER_PAGE)}
-        )
+        self._first = endpoint(root, path, {"page": "1", size: str(PER_PAGE)})
         self._api = ForgeApi(self.site, root, headers, token, verify, client)
 
     def listed(self) -> list[ListedRelease]:

@@ -13,7 +13,7 @@ from urllib.parse import quote
 import httpx
 
 from gitreg.sources.forge_faults import ForgeSite
-from gitreg.sources.forge_http import ForgeApi, OnForgeApi, forge_url, token_headers
+from gitreg.sources.forge_http import ForgeApi, OnForgeApi, endpoint, forge_url, token_headers
 from gitreg.sources.forge_json import (
     Item,
     Malformed,
@@ -46,9 +46,8 @@ class BitbucketLister(OnForgeApi):
         headers = token_headers("bitbucket", token)
         self._api = ForgeApi(site, root, headers, token, verify, client, clock)
         key = quote(project, safe="")
-        path = f"{root.raw_path.decode().rstrip('/')}/rest/api/1.0/projects/{key}/repos"
-        self._first = root.copy_with(raw_path=path.encode()).copy_merge_params(
-            {"start": "0", "limit": str(LIMIT)}
+        self._first = endpoint(
+            root, f"/rest/api/1.0/projects/{key}/repos", {"start": "0", "limit": str(LIMIT)}
         )
 
     def repositories(self) -> Sequence[FoundRepository]:

@@ -38,6 +38,13 @@ def forge_url(url: str) -> httpx.URL:
     return parsed.copy_with(userinfo=b"")
 
 
+def endpoint(root: httpx.URL, path: str, params: Mapping[str, str]) -> httpx.URL:
+    """`path` (already quoted) under the forge's address `root`, which may itself have a path
+    (a GitLab served under `/gitlab`), with `params` as its query."""
+    under = root.raw_path.decode().rstrip("/")
+    return root.copy_with(raw_path=f"{under}{path}".encode()).copy_merge_params(params)
+
+
 def token_headers(kind: str, token: str | None) -> dict[str, str]:
     """The headers a forge's API takes a token in, and for GitHub the version of its API asked
     for: GitLab's `PRIVATE-TOKEN`, Gitea's `token`, GitHub's and Bitbucket's `Bearer`."""

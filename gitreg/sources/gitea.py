@@ -12,7 +12,7 @@ import httpx
 
 from gitreg.sources import github_json
 from gitreg.sources.forge_faults import ForgeSite
-from gitreg.sources.forge_http import ForgeApi, OnForgeApi, forge_url, token_headers
+from gitreg.sources.forge_http import ForgeApi, OnForgeApi, endpoint, forge_url, token_headers
 from gitreg.sources.forge_json import Item
 from gitreg.sources.found import FoundRepository
 
@@ -35,10 +35,8 @@ class GiteaLister(OnForgeApi):
         site = ForgeSite("Gitea", str(root).rstrip("/"), f"organization {org}")
         headers = token_headers("gitea", token)
         self._api = ForgeApi(site, root, headers, token, verify, client, clock)
-        path = f"{root.raw_path.decode().rstrip('/')}/api/v1/orgs/{quote(org, safe='')}/repos"
-        self._first = root.copy_with(raw_path=path.encode()).copy_merge_params(
-            {"page": "1", "limit": str(LIMIT)}
-        )
+        path = f"/api/v1/orgs/{quote(org, safe='')}/repos"
+        self._first = endpoint(root, path, {"page": "1", "limit": str(LIMIT)})
 
     def repositories(self) -> Sequence[FoundRepository]:
         return self._api.collect(

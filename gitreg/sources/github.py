@@ -14,7 +14,7 @@ import httpx
 
 from gitreg.sources import github_json
 from gitreg.sources.forge_faults import ForgeSite
-from gitreg.sources.forge_http import ForgeApi, OnForgeApi, forge_url, token_headers
+from gitreg.sources.forge_http import ForgeApi, OnForgeApi, endpoint, forge_url, token_headers
 from gitreg.sources.forge_json import Item
 from gitreg.sources.found import FoundRepository
 
@@ -37,10 +37,8 @@ class GitHubLister(OnForgeApi):
         site = ForgeSite("GitHub", str(root).rstrip("/"), f"organization {org}")
         headers = token_headers("github", token)
         self._api = ForgeApi(site, root, headers, token, verify, client, clock)
-        path = f"{root.raw_path.decode().rstrip('/')}/orgs/{quote(org, safe='')}/repos"
-        self._first = root.copy_with(raw_path=path.encode()).copy_merge_params(
-            {"type": "all", "per_page": str(PER_PAGE)}
-        )
+        path = f"/orgs/{quote(org, safe='')}/repos"
+        self._first = endpoint(root, path, {"type": "all", "per_page": str(PER_PAGE)})
 
     def repositories(self) -> Sequence[FoundRepository]:
         return self._api.collect(

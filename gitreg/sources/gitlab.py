@@ -11,7 +11,7 @@ from urllib.parse import quote
 import httpx
 
 from gitreg.sources.forge_faults import ForgeSite
-from gitreg.sources.forge_http import ForgeApi, OnForgeApi, forge_url, token_headers
+from gitreg.sources.forge_http import ForgeApi, OnForgeApi, endpoint, forge_url, token_headers
 from gitreg.sources.forge_json import Item, PageShape, flag, items, optional_text, text, words
 from gitreg.sources.found import FoundRepository
 
@@ -35,15 +35,17 @@ class GitLabLister(OnForgeApi):
         headers = token_headers("gitlab", token)
         self._api = ForgeApi(site, root, headers, token, verify, client, clock)
         # The group's path is its id, with its slashes encoded: `platform%2Fterraform`.
-        path = f"{root.raw_path.decode().rstrip('/')}/api/v4/groups/{quote(self.group, safe='')}"
-        self._first = root.copy_with(raw_path=f"{path}/projects".encode()).copy_merge_params(
+        path = f"/api/v4/groups/{quote(self.group, safe='')}/projects"
+        self._first = endpoint(
+            root,
+            path,
             {
                 "include_subgroups": "true",
                 "with_shared": "false",  # projects of other groups shared with this one: not its
                 "order_by": "id",  # new projects come last, so offset pages do not shift
                 "sort": "asc",
                 "per_page": str(PER_PAGE),
-            }
+            },
         )
 
     def repositories(self) -> Sequence[FoundRepository]:
