@@ -34,6 +34,11 @@ def background_thread() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICENESS)
 
 
+def in_background() -> bool:
+    """Whether this thread does background work: a thread it hands work to should too."""
+    return bool(getattr(_local, "background", False))
+
+
 class BackgroundShare:
     def __init__(
         self,
@@ -58,7 +63,7 @@ class BackgroundShare:
     @contextlib.contextmanager
     def slice(self) -> Iterator[None]:
         """A slice of background work: its CPU time is paid back with a rest, when busy."""
-        if not getattr(_local, "background", False):
+        if not in_background():
             yield
             return
         started = time.thread_time()

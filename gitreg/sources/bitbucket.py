@@ -15,14 +15,10 @@ import httpx
 from gitreg.sources.forge_faults import ForgeSite
 from gitreg.sources.forge_http import ForgeApi, OnForgeApi, endpoint, forge_url, token_headers
 from gitreg.sources.forge_json import (
-    Item,
+    BitbucketPage,
+    BitbucketRepository,
     Malformed,
-    PageShape,
-    flag,
-    items,
-    member,
-    optional_text,
-    text,
+    Shaped,
 )
 from gitreg.sources.found import FoundRepository
 
@@ -51,48 +47,33 @@ class BitbucketLister(OnForgeApi):
         )
 
     def repositories(self) -> Sequence[FoundRepository]:
-        return self._api.collect(self._first, _SHAPE, _values, self._repository, _following)
+        return self._api.collect(self._first, _PAGE, _values, self._repository, _following)
 
-    def _repository(self, item: Item) -> FoundRepository:
-        slug = text(item, "slug")
-        key = self.project
-        if isinstance(owner := item.get("project"), dict):
-            key = optional_text(owner, "key") or key
-        clone = _clone_links(item)
+    def _repository(self, listed: BitbucketRepository) -> FoundRepository:
+        key = (listed.project.key if listed.project else None) or self.project
+        clone = {link.name: link.href for link in (listed.links.clone if listed.links else ())}
         return FoundRepository(
-            name=slug,
-            path=f"{key}/{slug}",
+            name=listed.slug,
+            path=f"{key}/{listed.slug}",
             clone_https=clone.get("http", ""),
             clone_ssh=clone.get("ssh", ""),
             default_branch="",  # the clone's HEAD
-            archived=flag(item, "archived"),  # Data Center 8.0 and later
+            archived=bool(listed.archived),  # Data Center 8.0 and later
         )
 
 
-# What a page is read for: its repositories' fields that _repository reads, and its paging.
-_SHAPE = PageShape(
-    "BitbucketRepository",
-    ("slug", "project", "links", "archived"),
-    page=("values", "isLastPage", "nextPageStart"),
-    within="values",
-)
+_PAGE = Shaped(BitbucketPage)
 
 
-def _values(body: object) -> Sequence[Item]:
-    return items(member(body, "values"), "repository")
+def _values(page: BitbucketPage) -> list[BitbucketRepository]:
+    return page.values
 
 
-def _clone_links(item: Item) -> dict[str, str]:
-    links = item.get("links") or {}
-    clone = links.get("clone", []) if isinstance(links, dict) else None
-    return {text(link, "name"): text(link, "href") for link in items(clone, "clone link")}
-
-
-def _following(response: httpx.Response, body: object, page: Sequence[Item]) -> httpx.URL | None:
-    last = member(body, "isLastPage")
-    if last is True:
+def _following(
+    response: httpx.Response, page: BitbucketPage, listed: Sequence[BitbucketRepository]
+) -> httpx.URL | None:
+    if page.isLastPage:
         return None
-    start = member(body, "nextPageStart")
-    if last is not False or not isinstance(start, int) or isinstance(start, bool):
-        raise Malformed("a page without isLastPage, or not the last without nextPageStart")
-    return response.url.copy_set_param("start", str(start))
+    if page.nextPageStart is None:
+        raise Malformed("a page that is not the last without nextPageStart")
+    return response.url.copy_set_param("start", str(page.nextPageStart))

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import ssl
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import BinaryIO, TypeVar
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from enum import Enum
+from typing import BinaryIO, Protocol, TypeVar
 
 import httpx
 
+from gitreg.background_share import background_thread, in_background
 from gitreg.sources.forge_faults import ForgeSite, fault_of, rate_limited
-from gitreg.sources.forge_json import WHOLE, Item, Malformed, NotJson, PageShape
+from gitreg.sources.forge_json import WHOLE, Item, Malformed, NotJson
 from gitreg.sources.found import FoundRepository, SourceRefused, SourceUnavailable
 from gitreg.sources.stats import SourceStats
 
@@ -20,11 +23,40 @@ TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 MAX_PAGES = 1000  # 100,000 repositories at GitLab's and GitHub's 100 a page
 MAX_REDIRECTS = 5
 T = TypeVar("T")
+PageT = TypeVar("PageT")
+ItemT = TypeVar("ItemT")
+PageT_co = TypeVar("PageT_co", covariant=True)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 # What comes after a page (its answer, its JSON, its items): the next page's URL, relative to
 # the page's, or None at the end.
-Following = Callable[[httpx.Response, object, Sequence[Item]], str | httpx.URL | None]
+Following = Callable[[httpx.Response, PageT, Sequence[ItemT]], str | httpx.URL | None]
+
+
+class Decoding(Protocol[PageT_co]):
+    """How a page's JSON is read (forge_json: `Shaped`, `WHOLE`)."""
+
+    def decode(self, content: bytes) -> PageT_co: ...
+
+
+class Unsaid(Enum):
+    """A page's headers do not say what comes after it: its JSON does."""
+
+    BODY = "its body"
+
+
+BODY = Unsaid.BODY
+# What comes after a page, read from its answer's headers alone (a Link, GitLab's X-Next-Page),
+# so that the next page is asked while this one is decoded: its URL, None at the end, or BODY.
+Ahead = Callable[[httpx.Response], str | httpx.URL | Unsaid | None]
+
+
+def _body_says(response: httpx.Response) -> Unsaid:
+    return BODY
+
+
+def _no_next(response: httpx.Response, body: object, page: Sequence[object]) -> None:
+    return None
 
 
 def forge_url(url: str) -> httpx.URL:
@@ -108,52 +140,92 @@ class ForgeApi:
     def collect(
         self,
         first: httpx.URL,
-        shape: PageShape,
-        page_items: Callable[[object], Sequence[Item]],
-        found: Callable[[Item], FoundRepository],
-        following: Following,
+        shape: Decoding[PageT],
+        page_items: Callable[[PageT], Sequence[ItemT]],
+        found: Callable[[ItemT], FoundRepository],
+        following: Following[PageT, ItemT] = _no_next,
+        ahead: Ahead = _body_says,
     ) -> list[FoundRepository]:
         """Every repository of every page from `first` on, each once (a repository listed
         again on a later page, as offset paging does when one is added meanwhile, is kept
         once), in the forge's order. Raises SourceUnavailable or SourceRefused, never returns
         part of a listing."""
         listed: dict[str, FoundRepository] = {}
-        for item in self.every_item(first, page_items, following, shape):
-            repository = self._read(found, item)
-            listed.setdefault(repository.path, repository)
+        for page in self.pages(first, shape, page_items, following, ahead):
+            for item in page:
+                repository = self._read(found, item)
+                listed.setdefault(repository.path, repository)
         return list(listed.values())
 
     def every_item(
         self,
         first: httpx.URL,
         page_items: Callable[[object], Sequence[Item]],
-        following: Following,
-        shape: PageShape | None = None,
+        following: Following[object, Item] = _no_next,
+        ahead: Ahead = _body_says,
     ) -> list[Item]:
-        """Every item of every page from `first` on, in the forge's order (a repository, a
-        release), decoded to `shape`'s fields (None: whole). Raises SourceUnavailable or
-        SourceRefused, never returns part of a listing."""
-        listed: list[Item] = []
-        url: httpx.URL | None = first
+        """Every item of every page from `first` on, in the forge's order (a release), each
+        page decoded whole. Raises SourceUnavailable or SourceRefused, never returns part of a
+        listing."""
+        pages = self.pages(first, WHOLE, page_items, following, ahead)
+        return [item for page in pages for item in page]
+
+    def pages(
+        self,
+        first: httpx.URL,
+        shape: Decoding[PageT],
+        page_items: Callable[[PageT], Sequence[ItemT]],
+        following: Following[PageT, ItemT],
+        ahead: Ahead,
+    ) -> Iterator[Sequence[ItemT]]:
+        """Each page's items from `first` on, in turn. A forge answers a page in about the time
+        its JSON takes to read, so when a page's headers name the next (`ahead`), the next is
+        asked on a thread of its own while this one is read: a listing takes about the time of
+        its API calls, not of the calls and the reading one after the other."""
         asked: set[str] = set()
+        initializer = background_thread if in_background() else None
+        pool = ThreadPoolExecutor(1, "forge-pages", initializer=initializer)
         try:
+            pending: Future[httpx.Response] | None = self._ask(pool, first, asked)
             for _ in range(MAX_PAGES):
-                if url is None:
-                    return listed
-                if str(url) in asked:
-                    raise Malformed(f"its pages come back to {url} again")
-                asked.add(str(url))
-                response, body = self._get(url, shape)
+                assert pending is not None
+                response = pending.result()
+                after = ahead(response)
+                pending = None if after is BODY else self._next(pool, response, after, asked)
+                body = self._decoded(response, shape)
                 items = page_items(body)
-                listed.extend(items)
-                after = following(response, body, items)
-                url = None if after is None else self._on_origin(response.url.join(after))
+                yield items
+                if after is BODY:
+                    pending = self._next(pool, response, following(response, body, items), asked)
+                if pending is None:
+                    return
             raise Malformed(f"more than {MAX_PAGES:,} pages: the listing was not finished")
         except Malformed as exc:
             self.stats.errors += 1
             raise SourceUnavailable(f"{self.site}: {self._redacted(str(exc))}") from None
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
 
-    def _read(self, found: Callable[[Item], T], item: Item) -> T:
+    def _next(
+        self,
+        pool: ThreadPoolExecutor,
+        response: httpx.Response,
+        after: str | httpx.URL | Unsaid | None,
+        asked: set[str],
+    ) -> Future[httpx.Response] | None:
+        if after is None or after is BODY:
+            return None
+        return self._ask(pool, self._on_origin(response.url.join(after)), asked)
+
+    def _ask(
+        self, pool: ThreadPoolExecutor, url: httpx.URL, asked: set[str]
+    ) -> Future[httpx.Response]:
+        if str(url) in asked:
+            raise Malformed(f"its pages come back to {url} again")
+        asked.add(str(url))
+        return pool.submit(self._answer, url)
+
+    def _read(self, found: Callable[[ItemT], T], item: ItemT) -> T:
         """`found(item)`: a malformed item is the forge's fault, named."""
         try:
             return found(item)
@@ -213,8 +285,8 @@ class ForgeApi:
         self.stats.errors += 1
         raise SourceUnavailable(f"{self.site}: more than {MAX_REDIRECTS} redirects")
 
-    def _get(self, url: httpx.URL, shape: PageShape | None) -> tuple[httpx.Response, object]:
-        """One page's answer and its JSON, redirects followed on the forge's origin only."""
+    def _answer(self, url: httpx.URL) -> httpx.Response:
+        """One page's answer, read whole, redirects followed on the forge's origin only."""
         for _ in range(MAX_REDIRECTS + 1):
             try:
                 response = self._client.get(url, headers=self._headers, follow_redirects=False)
@@ -238,14 +310,17 @@ class ForgeApi:
                 else:
                     self.stats.errors += 1
                 raise fault
-            try:
-                return response, (shape or WHOLE).decode(response.content)
-            except NotJson:
-                self.stats.errors += 1
-                why = f"an answer that is not JSON ({response.headers.get('content-type', '')})"
-                raise SourceUnavailable(f"{self.site}: {why}") from None
+            return response
         self.stats.errors += 1
         raise SourceUnavailable(f"{self.site}: more than {MAX_REDIRECTS} redirects")
+
+    def _decoded(self, response: httpx.Response, shape: Decoding[PageT]) -> PageT:
+        try:
+            return shape.decode(response.content)
+        except NotJson:
+            self.stats.errors += 1
+            why = f"an answer that is not JSON ({response.headers.get('content-type', '')})"
+            raise SourceUnavailable(f"{self.site}: {why}") from None
 
     def _on_origin(self, url: httpx.URL, what: str = "its next page") -> httpx.URL:
         """`url`, if it is on the forge's own scheme, host and port: a Link header or a

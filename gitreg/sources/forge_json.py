@@ -1,15 +1,15 @@
 """What a forge's JSON answer holds, read with its types checked: a field of the wrong type or
 missing is a malformed answer, never a repository quietly left out.
 
-A page is decoded by msgspec into the few fields a lister reads (`PageShape`), every other field
-skipped unbuilt: a GitLab project is some seventy fields, of which seven are read, and decoding
-the rest cost as much as receiving the page. What is read comes back as plain mappings and lists,
-checked field by field as before."""
+A page of repositories is decoded by msgspec straight into structs of the fields a lister reads,
+typed: a GitLab project is some seventy fields, of which eight are read, and building the rest,
+or checking the eight one by one in Python, cost as much as receiving the page. Answers read
+rarely (a forge's releases) are decoded whole and checked field by field."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Generic, TypeVar
 
 import msgspec
 
@@ -25,31 +25,23 @@ class NotJson(ValueError):
     """The answer's body is not JSON at all (a sign-in page, a proxy's error)."""
 
 
-class PageShape:
-    """The fields a lister reads of a page: of each item of a JSON array (`fields`), or, for a
-    page that is an object (`page`: its own fields), of each item of its `within` array. Any
-    other JSON value decodes whole, for the checks to name it."""
+P = TypeVar("P", covariant=True)
 
-    def __init__(
-        self, name: str, fields: Sequence[str], page: Sequence[str] = (), within: str = ""
-    ) -> None:
-        item = _struct(f"{name}Item", fields)
-        shape: Any = list[item] | dict[str, Any]  # type: ignore[valid-type]
-        if within:
-            items: Any = list[item] | msgspec.UnsetType  # type: ignore[valid-type]
-            top: list[tuple[str, Any, Any]] = [(f, Any, msgspec.UNSET) for f in page if f != within]
-            top.append((within, items, msgspec.UNSET))
-            shape = msgspec.defstruct(f"{name}Page", top) | list[Any]
-        self._decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(shape)
 
-    def decode(self, content: bytes) -> object:
-        """The page's JSON, with only the fields read; NotJson, or Malformed when it is JSON
-        that no page of this forge is (an item that is not an object, a `values` that is not
-        a list)."""
+class Shaped(Generic[P]):
+    """A page decoded by msgspec straight into `shape`: structs of the fields a lister reads,
+    with their types (below), every other field skipped unbuilt. A field of the wrong type, or
+    a required one missing or empty, is Malformed, naming where; text that is not JSON is
+    NotJson."""
+
+    def __init__(self, shape: type[P]) -> None:
+        self._decoder: msgspec.json.Decoder[P] = msgspec.json.Decoder(shape)
+
+    def decode(self, content: bytes) -> P:
         try:
-            return _plain(self._decoder.decode(content))
+            return self._decoder.decode(content)
         except msgspec.ValidationError as exc:
-            raise Malformed(str(exc)) from None
+            raise Malformed(f"not as its API documents: {exc}") from None
         except msgspec.DecodeError as exc:
             raise NotJson(str(exc)) from None
 
@@ -66,26 +58,58 @@ class WholePage:
 
 WHOLE = WholePage()
 
-
-def _struct(name: str, fields: Sequence[str]) -> type[msgspec.Struct]:
-    # Every field as any JSON value, absent when absent: the checks below say what is wrong.
-    return msgspec.defstruct(name, [(f, Any, msgspec.UNSET) for f in fields])
-
-
-def _plain(value: object) -> object:
-    """A page's structs as dicts of the fields present: the page's own and its items'."""
-    if isinstance(value, list):
-        return [_fields(v) if isinstance(v, msgspec.Struct) else v for v in value]
-    if isinstance(value, msgspec.Struct):
-        page = _fields(value)
-        return {k: _plain(v) if isinstance(v, list) else v for k, v in page.items()}
-    return value
+# What the listers read of each forge's repositories. A string a repository must have is
+# Named (not empty); one it may leave out or give as null, `str | None`.
+Named = Annotated[str, msgspec.Meta(min_length=1)]
 
 
-def _fields(struct: msgspec.Struct) -> dict[str, object]:
-    # The fields' own values are plain JSON already (each is typed Any).
-    pairs = zip(struct.__struct_fields__, msgspec.structs.astuple(struct), strict=True)
-    return {name: v for name, v in pairs if v is not msgspec.UNSET}
+class GitLabProject(msgspec.Struct):
+    path: Named
+    path_with_namespace: Named
+    http_url_to_repo: Named
+    ssh_url_to_repo: str | None = None
+    default_branch: str | None = None  # null for an empty project
+    topics: list[str] | None = None
+    tag_list: list[str] | None = None  # topics, before GitLab 14.0
+    archived: bool | None = None
+
+
+class GitHubRepository(msgspec.Struct):
+    """As GitHub's REST API writes a repository, and Gitea's and Forgejo's v1 API the same."""
+
+    name: Named
+    full_name: Named
+    clone_url: Named
+    ssh_url: str | None = None
+    default_branch: str | None = None
+    topics: list[str] | None = None
+    archived: bool | None = None
+
+
+class BitbucketProject(msgspec.Struct):
+    key: str | None = None
+
+
+class BitbucketLink(msgspec.Struct):
+    name: Named
+    href: Named
+
+
+class BitbucketLinks(msgspec.Struct):
+    clone: list[BitbucketLink] = []
+
+
+class BitbucketRepository(msgspec.Struct):
+    slug: Named
+    project: BitbucketProject | None = None
+    links: BitbucketLinks | None = None
+    archived: bool | None = None  # Data Center 8.0 and later
+
+
+class BitbucketPage(msgspec.Struct):
+    values: list[BitbucketRepository]
+    isLastPage: bool
+    nextPageStart: int | None = None
 
 
 def items(body: object, what: str) -> Sequence[Item]:

@@ -12,8 +12,15 @@ import httpx
 
 from gitreg.sources import github_json
 from gitreg.sources.forge_faults import ForgeSite
-from gitreg.sources.forge_http import ForgeApi, OnForgeApi, endpoint, forge_url, token_headers
-from gitreg.sources.forge_json import Item
+from gitreg.sources.forge_http import (
+    BODY,
+    ForgeApi,
+    OnForgeApi,
+    Unsaid,
+    endpoint,
+    forge_url,
+    token_headers,
+)
 from gitreg.sources.found import FoundRepository
 
 LIMIT = 50  # Gitea's default MAX_RESPONSE_ITEMS; a server set lower answers fewer a page
@@ -41,26 +48,32 @@ class GiteaLister(OnForgeApi):
     def repositories(self) -> Sequence[FoundRepository]:
         return self._api.collect(
             self._first,
-            github_json.SHAPE,
+            github_json.PAGE,
             github_json.repositories,
             github_json.repository,
             _Following(),
+            _linked,
         )
 
 
+def _linked(response: httpx.Response) -> str | Unsaid | None:
+    """Gitea's Link rel=next, when it sends a Link header."""
+    if "link" in response.headers:
+        return response.links.get("next", {}).get("url") or None
+    return BODY
+
+
 class _Following:
-    """Gitea's Link rel=next when it sends a Link header. Without one, the next page number
-    until a page is empty or shorter than the longest yet: the server may cap `limit` below
-    what was asked, so a page of fewer than LIMIT is not the last by itself."""
+    """Without a Link header, the next page number until a page is empty or shorter than the
+    longest yet: the server may cap `limit` below what was asked, so a page of fewer than LIMIT
+    is not the last by itself."""
 
     def __init__(self) -> None:
         self.longest = 0
 
     def __call__(
-        self, response: httpx.Response, body: object, page: Sequence[Item]
+        self, response: httpx.Response, body: object, page: Sequence[object]
     ) -> str | httpx.URL | None:
-        if "link" in response.headers:
-            return response.links.get("next", {}).get("url") or None
         if not page or len(page) < self.longest:
             return None
         self.longest = len(page)

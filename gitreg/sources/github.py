@@ -15,7 +15,6 @@ import httpx
 from gitreg.sources import github_json
 from gitreg.sources.forge_faults import ForgeSite
 from gitreg.sources.forge_http import ForgeApi, OnForgeApi, endpoint, forge_url, token_headers
-from gitreg.sources.forge_json import Item
 from gitreg.sources.found import FoundRepository
 
 PER_PAGE = 100  # GitHub's most
@@ -43,12 +42,12 @@ class GitHubLister(OnForgeApi):
     def repositories(self) -> Sequence[FoundRepository]:
         return self._api.collect(
             self._first,
-            github_json.SHAPE,
+            github_json.PAGE,
             github_json.repositories,
             github_json.repository,
-            _following,
+            ahead=_next_link,
         )
 
 
-def _following(response: httpx.Response, body: object, page: Sequence[Item]) -> str | None:
+def _next_link(response: httpx.Response) -> str | None:
     return response.links.get("next", {}).get("url") or None

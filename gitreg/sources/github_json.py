@@ -4,29 +4,23 @@ once for both listers."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from gitreg.sources.forge_json import Item, PageShape, flag, items, optional_text, text, words
+from gitreg.sources.forge_json import GitHubRepository, Shaped
 from gitreg.sources.found import FoundRepository
 
-# What `repository` reads of each item of a page: the rest is skipped unbuilt.
-SHAPE = PageShape(
-    "GitHubRepository",
-    ("name", "full_name", "clone_url", "ssh_url", "default_branch", "topics", "archived"),
-)
+PAGE = Shaped(list[GitHubRepository])
 
 
-def repositories(body: object) -> Sequence[Item]:
-    return items(body, "repository")
+def repositories(page: list[GitHubRepository]) -> list[GitHubRepository]:
+    return page
 
 
-def repository(item: Item) -> FoundRepository:
+def repository(listed: GitHubRepository) -> FoundRepository:
     return FoundRepository(
-        name=text(item, "name"),
-        path=text(item, "full_name"),
-        clone_https=text(item, "clone_url"),
-        clone_ssh=optional_text(item, "ssh_url"),
-        default_branch=optional_text(item, "default_branch"),
-        topics=words(item, "topics") or (),
-        archived=flag(item, "archived"),
+        name=listed.name,
+        path=listed.full_name,
+        clone_https=listed.clone_url,
+        clone_ssh=listed.ssh_url or "",
+        default_branch=listed.default_branch or "",
+        topics=tuple(listed.topics or ()),
+        archived=bool(listed.archived),
     )

@@ -12,7 +12,7 @@ import httpx
 
 from gitreg.sources.forge_faults import ForgeSite
 from gitreg.sources.forge_http import ForgeApi, OnForgeApi, endpoint, forge_url, token_headers
-from gitreg.sources.forge_json import Item, PageShape, flag, items, optional_text, text, words
+from gitreg.sources.forge_json import GitLabProject, Shaped
 from gitreg.sources.found import FoundRepository
 
 PER_PAGE = 100  # GitLab's most
@@ -49,47 +49,32 @@ class GitLabLister(OnForgeApi):
         )
 
     def repositories(self) -> Sequence[FoundRepository]:
-        return self._api.collect(self._first, _SHAPE, _projects, _project, _following)
+        return self._api.collect(self._first, _PAGE, _projects, _project, ahead=_next_page)
 
 
-# What _project reads of a project.
-_SHAPE = PageShape(
-    "GitLabProject",
-    (
-        "path",
-        "path_with_namespace",
-        "http_url_to_repo",
-        "ssh_url_to_repo",
-        "default_branch",
-        "topics",
-        "tag_list",
-        "archived",
-    ),
-)
+_PAGE = Shaped(list[GitLabProject])
 
 
-def _projects(body: object) -> Sequence[Item]:
-    return items(body, "project")
+def _projects(page: list[GitLabProject]) -> list[GitLabProject]:
+    return page
 
 
-def _project(item: Item) -> FoundRepository:
-    topics = words(item, "topics")
+def _project(project: GitLabProject) -> FoundRepository:
+    topics = project.topics
     if topics is None:  # before GitLab 14.0, topics were `tag_list`
-        topics = words(item, "tag_list") or ()
+        topics = project.tag_list or []
     return FoundRepository(
-        name=text(item, "path"),
-        path=text(item, "path_with_namespace"),
-        clone_https=text(item, "http_url_to_repo"),
-        clone_ssh=optional_text(item, "ssh_url_to_repo"),
-        default_branch=optional_text(item, "default_branch"),  # null for an empty project
-        topics=topics,
-        archived=flag(item, "archived"),
+        name=project.path,
+        path=project.path_with_namespace,
+        clone_https=project.http_url_to_repo,
+        clone_ssh=project.ssh_url_to_repo or "",
+        default_branch=project.default_branch or "",  # null for an empty project
+        topics=tuple(topics),
+        archived=bool(project.archived),
     )
 
 
-def _following(
-    response: httpx.Response, body: object, page: Sequence[Item]
-) -> str | httpx.URL | None:
+def _next_page(response: httpx.Response) -> str | httpx.URL | None:
     """GitLab's Link rel=next (offset or keyset alike); else its X-Next-Page, "" on the last."""
     link = response.links.get("next", {}).get("url")
     if link:
