@@ -179,9 +179,10 @@ class ForgeApi:
         ahead: Ahead,
     ) -> Iterator[Sequence[ItemT]]:
         """Each page's items from `first` on, in turn. A forge answers a page in about the time
-        its JSON takes to read, so when a page's headers name the next (`ahead`), the next is
-        asked on a thread of its own while this one is read: a listing takes about the time of
-        its API calls, not of the calls and the reading one after the other."""
+        its JSON takes to read, so the next page is asked on a thread of its own while this
+        one is read: as soon as its headers name the next (`ahead`), else once its JSON does
+        (`following`). A listing takes about the time of its API calls, not of the calls and
+        the reading one after the other."""
         asked: set[str] = set()
         initializer = background_thread if in_background() else None
         pool = ThreadPoolExecutor(1, "forge-pages", initializer=initializer)
@@ -194,9 +195,9 @@ class ForgeApi:
                 pending = None if after is BODY else self._next(pool, response, after, asked)
                 body = self._decoded(response, shape)
                 items = page_items(body)
-                yield items
                 if after is BODY:
                     pending = self._next(pool, response, following(response, body, items), asked)
+                yield items  # read while the next is asked
                 if pending is None:
                     return
             raise Malformed(f"more than {MAX_PAGES:,} pages: the listing was not finished")
