@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pgpy
 import pytest
 
@@ -27,12 +28,13 @@ from tests.support.forge_shapes import ForgeKind, ForgeRepository
 from tests.support.forges import StandInForge
 from tests.support.gitrepo import GitRepo
 from tests.support.provider_releases import new_key, write_key, write_release
-from tests.support.servers import bare_clone, git_daemon, run_gitreg
+from tests.support.servers import RegistryServer, bare_clone, git_daemon, run_gitreg, wait_until
 from tests.support.site_snippets import claimed
 
 FORGES: tuple[ForgeKind, ...] = ("gitlab", "gitea", "github")
 TOKEN = "forge-t0ken-pr0v"
 SCOPE_KEY = {"gitlab": "group", "gitea": "org", "github": "org"}
+VERSIONS = "/v1/providers/acme/widget/versions"
 
 
 class NoRepositories:
@@ -252,3 +254,20 @@ def test_a_repository_gone_from_its_source_keeps_serving_what_was_fetched(
             "    removed platform/terraform-provider-widget: its published versions still serve"
             in lines
         )
+        if kind != "gitlab":
+            return  # the app shows it alike for every forge: once is enough
+        # The app: its page says so, the status marks it, and its versions still serve.
+        with RegistryServer(catalog) as server, httpx.Client(base_url=server.url) as client:
+            wait_until(lambda: client.get(VERSIONS).status_code == 200, 30, "widget served")
+            assert 'id="banner-removed"' in client.get("/providers/acme/widget").text
+            status = client.get("/v1/status").json()
+            assert [(p["provider"], p["removed"]) for p in status["providers"]] == [
+                ("acme/widget", True)
+            ]
+            assert "/providers/acme/widget" in client.get("/").text
+        # on_removed: hide leaves it out of lists; Terraform still finds its versions.
+        hide = catalog.source.read_text().replace("token_env:", "on_removed: hide, token_env:")
+        catalog = write_catalog(hide)
+        with RegistryServer(catalog) as server, httpx.Client(base_url=server.url) as client:
+            wait_until(lambda: client.get(VERSIONS).status_code == 200, 30, "widget served")
+            assert "/providers/acme/widget" not in client.get("/").text
