@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.model import AuthSettings, SourceSpec
+from gitreg.catalog.model import AuthSettings, ForgeReleases, SourceSpec
 from gitreg.sources.declared import DeclarationFiles
 from gitreg.sources.discovery import HOLD_CONFIRMATIONS, Discovery, discover
 from gitreg.sources.folder import FolderLister
@@ -312,3 +312,43 @@ def test_a_repository_a_filter_now_leaves_out_keeps_its_versions(folder: Folder)
     first = folder.discover()
     second = folder.discover(first, exclude=("*-dns",))
     assert second.removed == ("terraform-aws-dns",)
+
+
+def test_a_provider_repository_is_a_provider_where_the_source_has_releases(folder: Folder) -> None:
+    folder.repository("terraform-provider-widget")
+    folder.repository("terraform-provider-Wid_get")
+    found = folder.discover(kind="gitlab", where="https://gitlab.example.com")
+    (widget,) = found.providers
+    assert (str(widget.spec), widget.repository) == ("local/widget", "terraform-provider-widget")
+    assert widget.spec.releases == ForgeReleases(
+        "gitlab", "https://gitlab.example.com", "terraform-provider-widget", None, 300.0
+    )
+    assert widget.spec.artifacts == folder.cache / "provider-releases" / "local" / "widget"
+    assert [(s.repository, s.why) for s in found.skipped] == [
+        (
+            "terraform-provider-Wid_get",
+            "by its name it would be a provider, but the provider type 'Wid_get' may contain"
+            " only ASCII letters, digits and '-', not '_'",
+        )
+    ]
+    # Bitbucket Data Center has no releases: the repository is skipped, saying so.
+    on_bitbucket = folder.discover(kind="bitbucket")
+    assert on_bitbucket.providers == ()
+    assert (
+        "terraform-provider-widget",
+        "terraform-provider-<TYPE> is a provider's repository,"
+        " but Bitbucket Data Center has no releases API: list it under providers: with"
+        " artifacts",
+    ) in [(s.repository, s.why) for s in on_bitbucket.skipped]
+
+
+def test_a_provider_no_longer_listed_is_kept_marked_removed(folder: Folder) -> None:
+    repo = folder.repository("terraform-provider-widget")
+    first = folder.discover(kind="github", where="https://api.github.com")
+    shutil.rmtree(repo.path)
+    second = folder.discover(
+        first, kind="github", where="https://api.github.com", on_removed="hide"
+    )
+    (widget,) = second.providers
+    assert (widget.removed, widget.hidden) == (True, True)
+    assert second.removed == second.hidden == ("terraform-provider-widget",)
