@@ -271,3 +271,28 @@ def test_a_repository_gone_from_its_source_keeps_serving_what_was_fetched(
         with RegistryServer(catalog) as server, httpx.Client(base_url=server.url) as client:
             wait_until(lambda: client.get(VERSIONS).status_code == 200, 30, "widget served")
             assert "/providers/acme/widget" not in client.get("/").text
+
+
+def test_a_new_provider_repository_is_served_within_the_interval(
+    tmp_path: Path, tls: TlsMaterial, write_catalog: WriteCatalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with platform("gitlab", tmp_path, tls, monkeypatch) as p:
+        p.forge.repositories = [p.repository("terraform-provider-gadget")]
+        catalog = p.catalog(write_catalog, tls)
+        text = catalog.source.read_text().replace("token_env:", "interval: 1s, token_env:")
+        catalog = write_catalog(text)
+        with (
+            RegistryServer(catalog, refresh=True) as server,
+            httpx.Client(base_url=server.url) as client,
+        ):
+            wait_until(
+                lambda: client.get("/providers/acme/gadget").status_code == 200, 30, "gadget"
+            )
+            assert client.get(VERSIONS).status_code == 404
+            p.forge.repositories = [
+                *p.forge.repositories,
+                p.repository("terraform-provider-widget"),
+            ]
+            p.forge.releases = [p.release("platform/terraform-provider-widget", "widget", "1.0.0")]
+            wait_until(lambda: client.get(VERSIONS).status_code == 200, 30, "widget served")
+            assert [v["version"] for v in client.get(VERSIONS).json()["versions"]] == ["1.0.0"]
