@@ -1,6 +1,7 @@
-"""A repository's own `.gitreg.yaml`: the modules it declares (a monorepo's), in entries shaped
-like registry.yaml's without `repo`, read by the same reader, so that the rules and the refusals
-are the same; a refusal names the repository and the file."""
+"""A repository's own `.gitreg.yaml`: the modules it declares (a monorepo's) and the providers
+its releases hold, in entries shaped like registry.yaml's without `repo` (nor a provider's
+release location), read by the same reader, so that the rules and the refusals are the same; a
+refusal names the repository and the file."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import yaml
 
 from gitreg.catalog import yamldoc, yamltree
 from gitreg.catalog.archive_scopes import ArchiveScopes
-from gitreg.catalog.model import ModuleSpec
+from gitreg.catalog.model import ModuleSpec, ProviderSpec
 from gitreg.catalog.module_entries import EntryDefaults, ModuleEntries
+from gitreg.catalog.providers import OwnReleases
 from gitreg.errors import ConfigError, ConfigProblem
 
 DECLARATION = ".gitreg.yaml"
@@ -20,10 +22,11 @@ DECLARATION = ".gitreg.yaml"
 
 @dataclass(frozen=True)
 class Declaration:
-    """What a repository's `.gitreg.yaml` declares, and what of it is not read (yet)."""
+    """What a repository's `.gitreg.yaml` declares, and what of it is not read."""
 
     modules: tuple[ModuleSpec, ...]
     ignored: tuple[str, ...] = ()
+    providers: tuple[ProviderSpec, ...] = ()
 
 
 class _DeclarationReader(ModuleEntries, ArchiveScopes):
@@ -35,19 +38,21 @@ class _DeclarationReader(ModuleEntries, ArchiveScopes):
         # With auth:, a monorepo's modules of other readers get archives of their own folder,
         # or are refused, by the rules registry.yaml's entries follow.
         modules = self.archive_scopes(self.modules(top, places, defaults), places, defaults.auth)
-        if not modules and not self.problems:
-            self.problem("modules", top.line, "declares no module: list one under modules:")
+        providers: list[ProviderSpec] = []
         ignored: tuple[str, ...] = ()
-        if "providers" in top:
-            # Providers from a repository's releases come with the forge listers (issue 21,
-            # item 5): said, not refused, so that a repository declaring both still serves its
-            # modules.
-            ignored = ("providers: not read yet: this gitreg serves the modules only",)
-        return Declaration(tuple(modules), ignored)
+        if "providers" in top and defaults.releases is None:
+            # Said, not refused, so that a repository declaring both still serves its modules.
+            ignored = (f"providers: not read: {defaults.no_releases}",)
+        elif "providers" in top and defaults.releases is not None:
+            own = OwnReleases(defaults.releases, defaults.namespace, defaults.may_claim)
+            providers = self.providers(top, defaults.cache_dir, own)
+        if not modules and not providers and not ignored and not self.problems:
+            self.problem("modules", top.line, "declares no module: list one under modules:")
+        return Declaration(tuple(modules), ignored, tuple(providers))
 
 
 def read_declaration(text: bytes, repository: str, defaults: EntryDefaults) -> Declaration:
-    """The modules `.gitreg.yaml` (as `text`) of `repository` declares; ConfigError naming
+    """What `.gitreg.yaml` (as `text`) of `repository` declares; ConfigError naming
     `repository/.gitreg.yaml` with every problem, by key path and line."""
     source = f"{repository}/{DECLARATION}"
     try:

@@ -143,6 +143,10 @@ class ProviderSpec:
     repo: RepoLocation | None = None  # when set, a version is served only while its tag exists
     tags: tuple[TagTemplate, ...] = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
     releases: ForgeReleases | None = None  # None: `artifacts` is the user's release folder
+    # A discovered provider whose repository left its source (or was archived): what was
+    # fetched into `artifacts` still serves, its forge no longer read; pages and status say so.
+    removed: bool = False
+    listed: bool = True  # False: removed under on_removed: hide, left out of lists
 
     @property
     def key(self) -> tuple[str, str]:

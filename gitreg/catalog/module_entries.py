@@ -17,6 +17,7 @@ from gitreg.catalog.model import (
     AuthSettings,
     DeletedPolicy,
     DownloadMode,
+    ForgeReleases,
     ModuleSpec,
     MovedPolicy,
     SecretRef,
@@ -48,6 +49,11 @@ class EntryDefaults:
     deleted_tags: DeletedPolicy = "keep"
     webhook_secret: SecretRef | None = None
     auth: AuthSettings | None = None  # who reads what: an archive must not mix readers
+    # The repository's own releases on its forge, which its providers are read from; None where
+    # the source has none (`no_releases` says why), and `cache_dir` they are fetched into.
+    releases: ForgeReleases | None = None
+    no_releases: str = "this source has no releases API"
+    cache_dir: Path = Path("/nonexistent")
     allowed: frozenset[str] = frozenset(
         {"namespace", "name", "system", "path", "tags", "archive", "moved_tags", "deleted_tags"}
     )

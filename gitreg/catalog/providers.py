@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -30,6 +32,25 @@ _RELEASE_KEYS = {
 _FORGE_COMMON = ("token_env", "token_file", "interval")
 
 _DEFAULT_TEMPLATES = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
+PROVIDER_KEYS = ("namespace", "type", "artifacts", "releases", "repo", "tags")
+
+
+@dataclass(frozen=True)
+class OwnReleases:
+    """A repository's own releases, where its `.gitreg.yaml` declares providers: on the forge
+    that listed it (`releases`), under the source's namespace and those it may claim besides."""
+
+    releases: ForgeReleases
+    namespace: str
+    may_claim: Callable[[str], bool]
+
+    def claims(self, namespace: str) -> bool:
+        return namespace.lower() == self.namespace.lower() or self.may_claim(namespace)
+
+
+def releases_folder(cache_dir: Path, namespace: str, kind: str) -> Path:
+    """Where a provider's forge releases are fetched into: cache_dir's, one folder a provider."""
+    return cache_dir / "provider-releases" / namespace.lower() / kind
 
 
 class ProviderSections(yamldoc.Reader):
@@ -60,44 +81,40 @@ class ProviderSections(yamldoc.Reader):
                 self.problem(yamldoc.join(path, "tags"), m.key_lines["tags"], str(exc))
         return tuple(result) or default
 
-    def providers(self, top: yamldoc.Mapping, cache_dir: Path) -> list[ProviderSpec]:
+    def providers(
+        self, top: yamldoc.Mapping, cache_dir: Path, own: OwnReleases | None = None
+    ) -> list[ProviderSpec]:
+        """registry.yaml's providers; with `own`, a repository's `.gitreg.yaml` providers,
+        which name neither artifacts nor releases: the repository's own releases are theirs."""
         result: list[ProviderSpec] = []
         seen: dict[tuple[str, str], str] = {}
+        keys = {"namespace", "type", "tags"} if own else set(PROVIDER_KEYS)
         for path, line, item in self.items(top, "providers"):
-            m = self.mapping(
-                item,
-                path,
-                line,
-                {"namespace", "type", "artifacts", "releases", "repo", "tags"},
-                {"namespace", "type"},
-            )
+            m = self.mapping(item, path, line, keys, {"type"} if own else {"namespace", "type"})
             if m is None:
                 continue
-            namespace, kind = self.string(m, "namespace", path), self.string(m, "type", path)
+            namespace = self.string(m, "namespace", path, own.namespace if own else None)
+            kind = self.string(m, "type", path)
             for value, what in ((namespace, "namespace"), (kind, "type")):
                 problem = provider_problem(value, what) if value else None
                 if problem:
                     self.problem(yamldoc.join(path, what), m.key_lines[what], problem)
-            if "artifacts" in m and "releases" not in m:  # then it is the one required
-                self.no_value(m, "artifacts", path, required=True)
-            folder = self.string(m, "artifacts", path)
-            artifacts = (self.base / os.path.expanduser(folder)).resolve() if folder else None
-            if artifacts and not artifacts.is_dir():
+            if own and namespace and "namespace" in m and not own.claims(namespace):
                 self.problem(
-                    yamldoc.join(path, "artifacts"),
-                    m.key_lines["artifacts"],
-                    f"{folder!r} is not a folder ({artifacts})",
+                    yamldoc.join(path, "namespace"),
+                    m.key_lines["namespace"],
+                    f"the source's namespace is {own.namespace!r}; {namespace!r} is not"
+                    " one its allow_namespaces lets a repository claim",
                 )
-            releases = self.forge_releases(m, path) if "releases" in m else None
-            if ("artifacts" in m) == ("releases" in m):
-                self.problem(
-                    path,
-                    line,
-                    "give artifacts (a folder of release files) or releases (a forge's "
-                    "releases), exactly one of the two",
+            if own:
+                releases: ForgeReleases | None = own.releases
+                artifacts = (
+                    releases_folder(cache_dir, namespace, kind) if namespace and kind else None
                 )
-            if releases is not None and namespace and kind:
-                artifacts = cache_dir / "provider-releases" / namespace.lower() / kind
+            else:
+                artifacts, releases = self._release_location(
+                    m, path, line, namespace, kind, cache_dir
+                )
             repo = self.parsed(m, "repo", path, self.repo_location, repeats=True)
             templates = self.templates(m, path)
             if not (namespace and kind and artifacts) or self.problems_at(path):
@@ -109,6 +126,39 @@ class ProviderSections(yamldoc.Reader):
             seen.setdefault(spec.key, path)
             result.append(spec)
         return result
+
+    def _release_location(
+        self,
+        m: yamldoc.Mapping,
+        path: str,
+        line: int,
+        namespace: str | None,
+        kind: str | None,
+        cache_dir: Path,
+    ) -> tuple[Path | None, ForgeReleases | None]:
+        """A registry.yaml entry's release files: its `artifacts` folder, or its forge's
+        `releases` with the folder in cache_dir they are fetched into."""
+        if "artifacts" in m and "releases" not in m:  # then it is the one required
+            self.no_value(m, "artifacts", path, required=True)
+        folder = self.string(m, "artifacts", path)
+        artifacts = (self.base / os.path.expanduser(folder)).resolve() if folder else None
+        if artifacts and not artifacts.is_dir():
+            self.problem(
+                yamldoc.join(path, "artifacts"),
+                m.key_lines["artifacts"],
+                f"{folder!r} is not a folder ({artifacts})",
+            )
+        releases = self.forge_releases(m, path) if "releases" in m else None
+        if ("artifacts" in m) == ("releases" in m):
+            self.problem(
+                path,
+                line,
+                "give artifacts (a folder of release files) or releases (a forge's "
+                "releases), exactly one of the two",
+            )
+        if releases is not None and namespace and kind:
+            artifacts = releases_folder(cache_dir, namespace, kind)
+        return artifacts, releases
 
     def forge_releases(self, m: yamldoc.Mapping, path: str) -> ForgeReleases | None:
         """`releases: {gitlab: {url, project}}`, `{gitea: {url, repo}}` or `{github: {repo,

@@ -33,7 +33,11 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
     problems: list[str] = []
     warnings: list[str] = []
     paths = {spec.address.key: f"modules[{i}]" for i, spec in enumerate(catalog.modules)}
-    catalog = _discovered(catalog, problems, warnings, paths)
+    provider_paths = {
+        spec.key: f"providers[{i}].{'releases' if spec.releases else 'artifacts'}"
+        for i, spec in enumerate(catalog.providers)
+    }
+    catalog = _discovered(catalog, problems, warnings, paths, provider_paths)
     registry = Registry(catalog)
 
     def reach(clone: BareClone) -> str | None:
@@ -59,10 +63,6 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
             )
     providers = Providers(catalog, registry)
     providers.refresh()
-    provider_paths = {
-        spec.key: f"providers[{i}].{'releases' if spec.releases else 'artifacts'}"
-        for i, spec in enumerate(catalog.providers)
-    }
     for provider in providers.entries():
         where = provider_paths[provider.spec.key]
         problems += [f"{where}: {provider.spec} {p}" for p in provider.problems]
@@ -79,11 +79,15 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
 
 
 def _discovered(
-    catalog: Catalog, problems: list[str], warnings: list[str], paths: dict[Key, str]
+    catalog: Catalog,
+    problems: list[str],
+    warnings: list[str],
+    paths: dict[Key, str],
+    provider_paths: dict[tuple[str, str], str],
 ) -> Catalog:
     """Every source discovered once (nothing written to cache_dir: a server's last discovery
-    stays its own); the catalog with what they discovered, each discovered module's path
-    being its source and repository."""
+    stays its own); the catalog with what they discovered, each discovered module's and
+    provider's path being its source and repository."""
     sources = SourceDiscoveries(catalog)
     for spec in catalog.sources:
         sources.discover(spec, write=False)
@@ -105,8 +109,15 @@ def _discovered(
         f" {paths[m.spec.address.key]} lists it"
         for m in settled.shadowed
     ]
+    warnings += [
+        f"warning: {p.source}: provider {p.spec} ({p.repository}) set aside: registry.yaml's"
+        f" {provider_paths[p.spec.key].rsplit('.', 1)[0]} lists it"
+        for p in settled.shadowed_providers
+    ]
     for module in settled.served:
         paths[module.spec.address.key] = f"{module.source} {module.repository}"
+    for provider in settled.providers:
+        provider_paths[provider.spec.key] = f"{provider.source} {provider.repository}"
     return served
 
 

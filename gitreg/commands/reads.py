@@ -38,7 +38,7 @@ def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
         return not args.offline and (args.fetch or not clones[location].exists())
 
     registry.refresh(fetch=fetch, mechanism="cli")
-    providers = Providers(catalog, registry)
+    providers = Providers(registry.snapshot.catalog, registry)  # with the discovered ones
     providers.refresh()
     print_listing(
         registry,

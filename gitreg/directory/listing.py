@@ -329,7 +329,7 @@ def _providers_of(entries: Iterable[ProviderEntry]) -> list[ListedProvider]:
     listed = []
     for entry in entries:
         release = newest(entry.releases)
-        if release is None:
+        if release is None or not entry.spec.listed:
             continue
         spec = entry.spec
         url = web_url(spec.repo) if spec.repo is not None else None

@@ -137,6 +137,9 @@ def _providers(catalog: Catalog, providers: Providers) -> list[str]:
             tags = ", ".join(str(t) for t in spec.tags)
             details.append(f"repo {without_userinfo(str(spec.repo))}, tags {tags}")
         lines.append(f"    {', '.join(details)}")
+        if spec.removed:
+            unlisted = "" if spec.listed else ", and it is left out of lists"
+            lines.append(f"    removed from its source: what was fetched still serves{unlisted}")
         if entry is None:
             continue
         for release in entry.releases:

@@ -13,6 +13,8 @@ class ProviderReport:
     provider: str
     versions: list[str]  # served, newest first
     refused: list[str]  # "VERSION: reason", for each release that is not served
+    # Discovered, and its repository left its source: what was fetched still serves.
+    removed: bool = False
 
 
 def provider_reports(providers: Providers) -> list[ProviderReport]:
@@ -21,6 +23,7 @@ def provider_reports(providers: Providers) -> list[ProviderReport]:
             str(entry.spec),
             [r.version for r in entry.releases],
             [str(problem) for problem in entry.problems],
+            entry.spec.removed,
         )
         for entry in sorted(providers.entries(), key=lambda e: str(e.spec))
     ]

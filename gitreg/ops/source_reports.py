@@ -29,6 +29,7 @@ class SourceReport:
     held: str | None
     repositories: list[str]
     modules: list[str]  # served from it
+    providers: list[str]  # served from it: each repository's releases on the forge
     removed: list[str]  # repositories gone or archived: their published versions still serve
     hidden: list[str]  # of those, left out of lists and search (on_removed: hide)
     skipped: list[SkippedReport]
@@ -61,6 +62,7 @@ def _report(
 ) -> SourceReport:
     found = found or Discovery(spec.key_path, 0.0)
     served = [m for m in settled.served if m.source == spec.key_path]
+    providers = [p for p in settled.providers if p.source == spec.key_path]
     mine = f"{spec.key_path} "
     conflicts = [str(c) for c in settled.conflicts if any(x.startswith(mine) for x in c.claims)]
     return SourceReport(
@@ -71,13 +73,19 @@ def _report(
         held=found.held or None,
         repositories=list(found.repositories),
         modules=[str(m.spec.address) for m in served],
+        providers=[f"{p.spec} ({p.repository})" for p in providers],
         removed=list(found.removed),
-        hidden=sorted({m.repository for m in found.modules if m.hidden}),
+        hidden=list(found.hidden),
         skipped=[SkippedReport(s.repository, redact(s.why)) for s in found.skipped],
         set_aside=[
             f"{m.spec.address} ({m.repository}): registry.yaml's modules: lists it"
             for m in settled.shadowed
             if m.source == spec.key_path
+        ]
+        + [
+            f"provider {p.spec} ({p.repository}): registry.yaml's providers: lists it"
+            for p in settled.shadowed_providers
+            if p.source == spec.key_path
         ],
         conflicts=conflicts,
         problems=list(found.problems),
@@ -113,6 +121,9 @@ def source_lines(reports: Sequence[SourceReport]) -> list[str]:
             f"    found {len(r.repositories)} repositories, serving {len(r.modules)} modules"
         )
         lines += [f"      {address}" for address in r.modules]
+        if r.providers:
+            lines.append(f"    serving {len(r.providers)} providers, from their releases")
+            lines += [f"      {provider}" for provider in r.providers]
         for repository in r.removed:
             hidden = ", hidden from lists" if repository in r.hidden else ""
             lines.append(f"    removed {repository}: its published versions still serve{hidden}")

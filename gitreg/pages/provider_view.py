@@ -53,6 +53,7 @@ class ProviderPage:
     choices: tuple[VersionChoice, ...]  # newest first, one for each version served
     keys: tuple[PublicKey, ...]
     problems: tuple[ReleaseProblem, ...]
+    removed: bool = False  # discovered, and its repository left its source: its versions serve
 
 
 def provider_url(entry: ProviderEntry, version: str | None = None) -> str:
@@ -123,4 +124,5 @@ def provider_page(
         choices=choices,
         keys=tuple(keys),
         problems=entry.problems,
+        removed=spec.removed,
     )

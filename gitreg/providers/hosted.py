@@ -82,7 +82,10 @@ class Providers:
         fetchers = previous.fetchers if previous is not None else {}
         self.fetchers: dict[tuple[str, str], ReleaseFetcher] = {}
         for spec in catalog.providers:
-            if spec.releases is not None:
+            if spec.releases is not None and spec.removed:
+                # Its repository left its source: what was fetched serves; the forge is not read.
+                spec.artifacts.mkdir(parents=True, exist_ok=True)
+            elif spec.releases is not None:
                 old = fetchers.get(spec.key)
                 same = old is not None and old.spec == spec
                 self.fetchers[spec.key] = (

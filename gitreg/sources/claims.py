@@ -1,39 +1,44 @@
-"""Who serves an address: registry.yaml's `modules:` and what the sources discovered, settled.
+"""Who serves an address: registry.yaml's `modules:` and `providers:` and what the sources
+discovered, settled.
 
-An explicit entry wins over a discovered module of its address, which is then set aside (and
-`gitreg list` says so). Two claims on one address by discovery, from two sources or two
-repositories of one, are a conflict: neither is served until it is resolved, never a silent
+An explicit entry wins over a discovered module or provider of its address, which is then set
+aside (and `gitreg list` says so). Two claims on one address by discovery, from two sources or
+two repositories of one, are a conflict: neither is served until it is resolved, never a silent
 pick, and `gitreg check` and the status say so."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
-from gitreg.address import ModuleAddress
-from gitreg.catalog.model import ModuleSpec
-from gitreg.sources.discovery import DiscoveredModule, Discovery
+from gitreg.catalog.model import ModuleSpec, ProviderSpec
+from gitreg.sources.discovery import DiscoveredModule, DiscoveredProvider, Discovery
 
 
 @dataclass(frozen=True)
 class Conflict:
-    address: ModuleAddress
+    address: str  # `local/vpc/aws`, `acme/widget`
     claims: tuple[str, ...]  # `sources[0] terraform-aws-vpc`, one a claim
+    kind: str = "module"  # or "provider"
 
     def __str__(self) -> str:
         return (
-            f"module {self.address} is claimed by {' and by '.join(self.claims)}: neither is"
-            " served until one of them stops claiming it"
+            f"{self.kind} {self.address} is claimed by {' and by '.join(self.claims)}: neither"
+            " is served until one of them stops claiming it"
         )
 
 
 @dataclass(frozen=True)
 class Settlement:
-    """The discovered modules to serve beside registry.yaml's, and what was not served."""
+    """The discovered modules and providers to serve beside registry.yaml's, and what was not
+    served."""
 
     served: tuple[DiscoveredModule, ...] = ()
     conflicts: tuple[Conflict, ...] = ()
     shadowed: tuple[DiscoveredModule, ...] = ()  # an explicit entry names their address
+    providers: tuple[DiscoveredProvider, ...] = ()
+    shadowed_providers: tuple[DiscoveredProvider, ...] = ()
 
     @property
     def specs(self) -> tuple[ModuleSpec, ...]:
@@ -44,29 +49,66 @@ class Settlement:
             for m in self.served
         )
 
+    @property
+    def provider_specs(self) -> tuple[ProviderSpec, ...]:
+        """The providers that serve, a removed one's marked (its forge no longer read)."""
+        return tuple(
+            replace(p.spec, removed=True, listed=not p.hidden) if p.removed else p.spec
+            for p in self.providers
+        )
+
     def problems(self) -> list[str]:
         return [str(c) for c in self.conflicts]
 
 
-def settle(explicit: Sequence[ModuleSpec], discoveries: Sequence[Discovery]) -> Settlement:
+_D = TypeVar("_D", DiscoveredModule, DiscoveredProvider)
+
+
+def settle(
+    explicit: Sequence[ModuleSpec],
+    discoveries: Sequence[Discovery],
+    explicit_providers: Sequence[ProviderSpec] = (),
+) -> Settlement:
+    modules = [m for d in discoveries for m in d.modules]
     named = {spec.address.key for spec in explicit}
-    claims: dict[tuple[str, str, str], list[DiscoveredModule]] = {}
+    served, conflicts, shadowed = _settled(modules, named, lambda m: m.spec.address.key, "module")
+    providers = [p for d in discoveries for p in d.providers]
+    hosted = {spec.key for spec in explicit_providers}
+    served_providers, provider_conflicts, shadowed_providers = _settled(
+        providers, hosted, lambda p: p.spec.key, "provider"
+    )
+    return Settlement(
+        tuple(served),
+        tuple(conflicts + provider_conflicts),
+        tuple(shadowed),
+        tuple(served_providers),
+        tuple(shadowed_providers),
+    )
+
+
+def _settled(
+    discovered: Sequence[_D], named: Container[object], key: Callable[[_D], object], kind: str
+) -> tuple[list[_D], list[Conflict], list[_D]]:
+    """What serves of `discovered`, the conflicts, and what `named` (explicit entries) sets
+    aside."""
+    claims: dict[object, list[_D]] = {}
     shadowed = []
-    for discovery in discoveries:
-        for module in discovery.modules:
-            if module.spec.address.key in named:
-                shadowed.append(module)
-            else:
-                claims.setdefault(module.spec.address.key, []).append(module)
+    for found in discovered:
+        if key(found) in named:
+            shadowed.append(found)
+        else:
+            claims.setdefault(key(found), []).append(found)
     served, conflicts = [], []
     for claimants in claims.values():
         if len(claimants) == 1:
             served.append(claimants[0])
             continue
+        address = claimants[0].spec
         conflicts.append(
             Conflict(
-                claimants[0].spec.address,
+                str(address.address if isinstance(address, ModuleSpec) else address),
                 tuple(f"{m.source} {m.repository}" for m in claimants),
+                kind,
             )
         )
-    return Settlement(tuple(served), tuple(conflicts), tuple(shadowed))
+    return served, conflicts, shadowed

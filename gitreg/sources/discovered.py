@@ -1,5 +1,5 @@
 """What every source of the catalog last discovered, and the catalog it makes: registry.yaml's
-modules and, beside them, the discovered modules `settle` serves. Kept in memory and in
+modules and providers and, beside them, the discovered ones `settle` serves. Kept in memory and in
 `cache_dir/sources.json`, so that a restart with a forge down serves what was discovered."""
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Composed:
-    """A catalog to serve: registry.yaml's (`declared`), and with the discovered modules
-    settled beside its own (`served`)."""
+    """A catalog to serve: registry.yaml's (`declared`), and with the discovered modules and
+    providers settled beside its own (`served`)."""
 
     declared: Catalog
     served: Catalog
@@ -51,10 +51,12 @@ class SourceDiscoveries:
                 for key in map(persisted.identity, catalog.sources)
                 if key in self._found
             ]
-        settlement = settle(catalog.modules, found)
+        settlement = settle(catalog.modules, found, catalog.providers)
         served = catalog
         if settlement.served:
-            served = replace(catalog, modules=catalog.modules + settlement.specs)
+            served = replace(served, modules=catalog.modules + settlement.specs)
+        if settlement.providers:
+            served = replace(served, providers=catalog.providers + settlement.provider_specs)
         return Composed(catalog, served, settlement)
 
     def adopt(self, composed: Composed) -> None:
@@ -75,8 +77,8 @@ class SourceDiscoveries:
 
     def discover(self, spec: SourceSpec, lister: Lister | None = None, write: bool = True) -> bool:
         """One discovery of `spec` (blocking: run it in a thread), kept, and written to
-        cache_dir unless `write` is False (`gitreg check`); True when the modules it serves
-        changed."""
+        cache_dir unless `write` is False (`gitreg check`); True when the modules or providers
+        it serves changed."""
         catalog = self.declared
         key = persisted.identity(spec)
         last = self.last(spec)
@@ -87,7 +89,14 @@ class SourceDiscoveries:
             else nullcontext(lister) as listing
         ):
             found = discover(
-                spec, listing, read, last, self._clock(), catalog.auth, catalog.poll_concurrency
+                spec,
+                listing,
+                read,
+                last,
+                self._clock(),
+                catalog.auth,
+                catalog.poll_concurrency,
+                cache_dir=catalog.cache_dir,
             )
         stats = listing.stats if isinstance(listing, Counted) else None
         with self._lock:
@@ -105,8 +114,8 @@ class SourceDiscoveries:
                 persisted.save(catalog.cache_dir, every)
         except OSError as exc:  # a full disk: served from memory, discovered again at a restart
             log.warning("cannot write %s: %s", catalog.cache_dir / persisted.FILE, exc)
-        before = last.modules if last else ()
-        return found.modules != before
+        before = (last.modules, last.providers) if last else ((), ())
+        return (found.modules, found.providers) != before
 
     def totals(self, spec: SourceSpec) -> SourceTotals:
         """What this process's discoveries of `spec` counted (zeros before the first)."""

@@ -1,10 +1,12 @@
 """One discovery of one source: what its listing makes, beside what the last discovery made.
 
-Each repository listed becomes its modules (its `.gitreg.yaml`, else its name), or is skipped
-with a reason. A repository gone from the listing, or archived, keeps the modules it had, marked
-removed: its published versions never vanish. A listing that fails keeps the last discovery,
-with the failure said; one that would drop more than half of the source's repositories at once
-is held, and applied only when HOLD_CONFIRMATIONS discoveries in a row see the same drop."""
+Each repository listed becomes its modules and providers (its `.gitreg.yaml`, else its name),
+or is skipped with a reason; a provider's releases are the repository's own, on the forge that
+listed it. A repository gone from the listing, or archived, keeps the modules and providers it
+had, marked removed: its published versions never vanish. A listing that fails keeps the last
+discovery, with the failure said; one that would drop more than half of the source's
+repositories at once is held, and applied only when HOLD_CONFIRMATIONS discoveries in a row see
+the same drop."""
 
 from __future__ import annotations
 
@@ -15,21 +17,22 @@ from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from gitreg.address import ModuleAddress
+from gitreg.address import ModuleAddress, provider_problem
 from gitreg.catalog.declaration import EntryDefaults, read_declaration
-from gitreg.catalog.model import AuthSettings, ModuleSpec, SourceSpec
+from gitreg.catalog.model import AuthSettings, ForgeReleases, ModuleSpec, ProviderSpec, SourceSpec
 from gitreg.catalog.namespace_scope import NamespaceScope
+from gitreg.catalog.providers import releases_folder
 from gitreg.errors import ConfigError, SourceError
 from gitreg.git.location import RepoLocation, redact
 from gitreg.sources.found import FoundRepository, Lister, SourceRefused, SourceUnavailable
-from gitreg.sources.naming import module_of
+from gitreg.sources.naming import module_of, provider_of
 
 log = logging.getLogger(__name__)
 
 HOLD_CONFIRMATIONS = 3
 
-# A repository's modules, and what of its `.gitreg.yaml` was not read.
-Made = tuple[tuple[ModuleSpec, ...], tuple[str, ...]]
+# A repository's modules, what of its `.gitreg.yaml` was not read, and its providers.
+Made = tuple[tuple[ModuleSpec, ...], tuple[str, ...], tuple[ProviderSpec, ...]]
 # A repository's `.gitreg.yaml` at its default branch, or None when it holds none.
 ReadDeclaration = Callable[[FoundRepository, RepoLocation], bytes | None]
 
@@ -41,6 +44,15 @@ class DiscoveredModule:
     repository: str  # its path on the source
     removed: bool = False  # gone from the source, or archived: its published versions serve
     hidden: bool = False  # removed, and the source's on_removed is hide
+
+
+@dataclass(frozen=True)
+class DiscoveredProvider:
+    spec: ProviderSpec  # its releases: the repository's, on the source's forge
+    source: str
+    repository: str
+    removed: bool = False  # gone from the source, or archived: what was fetched serves
+    hidden: bool = False
 
 
 @dataclass(frozen=True)
@@ -66,10 +78,21 @@ class Discovery:
     held: str = ""  # a drop of more than half, not applied
     held_seen: int = 0  # discoveries in a row that saw that drop
     retry_after: float = 0.0  # seconds the source asked to be left alone (not kept on disk)
+    providers: tuple[DiscoveredProvider, ...] = ()
 
     @property
     def removed(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(m.repository for m in self.modules if m.removed))
+        """Repositories gone from the source, or archived, whose versions still serve."""
+        return tuple(dict.fromkeys(r for r, removed, _ in self._served_from() if removed))
+
+    @property
+    def hidden(self) -> tuple[str, ...]:
+        """Of those, the ones left out of lists (on_removed: hide)."""
+        return tuple(sorted({r for r, _, hidden in self._served_from() if hidden}))
+
+    def _served_from(self) -> list[tuple[str, bool, bool]]:
+        found: list[DiscoveredModule | DiscoveredProvider] = [*self.modules, *self.providers]
+        return [(f.repository, f.removed, f.hidden) for f in found]
 
 
 def discover(
@@ -80,10 +103,13 @@ def discover(
     now: float,
     auth: AuthSettings | None = None,
     workers: int = 1,
+    *,
+    cache_dir: Path,
 ) -> Discovery:
     """The source's discovery now, given its last one (None at the first); `auth`: the
     catalog's, which decides what a monorepo's archives may hold; `workers`: repositories
-    read at once."""
+    read at once; `cache_dir`: the catalog's, which its providers' releases are fetched
+    into."""
     last = last or Discovery(spec.key_path, 0.0)
     try:
         listed = lister.repositories()
@@ -92,7 +118,7 @@ def discover(
         return replace(last, error=why, refused=False, retry_after=exc.retry_after or 0.0)
     except SourceRefused as exc:
         return replace(last, error=f"refused: {redact(str(exc))}", refused=True, retry_after=0.0)
-    fresh = _made(spec, listed, read, last, auth, workers)
+    fresh = _made(spec, listed, read, last, auth, workers, cache_dir)
     before = set(last.repositories)
     dropped = before - set(fresh.repositories)
     if len(before) >= 2 and len(dropped) * 2 > len(before):
@@ -120,12 +146,17 @@ def _made(
     last: Discovery,
     auth: AuthSettings | None,
     workers: int,
+    cache_dir: Path,
 ) -> Discovery:
     before: dict[str, list[DiscoveredModule]] = {}
     for module in last.modules:
         before.setdefault(module.repository, []).append(module)
+    before_providers: dict[str, list[DiscoveredProvider]] = {}
+    for provider in last.providers:
+        before_providers.setdefault(provider.repository, []).append(provider)
     repositories: list[str] = []
     modules: list[DiscoveredModule] = []
+    providers: list[DiscoveredProvider] = []
     skipped: list[Skipped] = []
     problems: list[str] = []
     notes: list[str] = []
@@ -139,7 +170,7 @@ def _made(
 
     def outcome(found: FoundRepository) -> Made | Exception:
         try:
-            return _modules_of(spec, found, read, auth)
+            return _made_of(spec, found, read, auth, cache_dir)
         except (ConfigError, SourceError, ValueError) as exc:
             return exc
 
@@ -154,15 +185,22 @@ def _made(
             reason = redact(str(result))
             problems.append(f"{found.path}: {reason}")
             # A repository that served and now cannot be read keeps serving what it had.
-            if found.path in before:
+            if found.path in before or found.path in before_providers:
                 repositories.append(found.path)
-                modules += [replace(m, removed=False, hidden=False) for m in before[found.path]]
+                modules += [
+                    replace(m, removed=False, hidden=False) for m in before.get(found.path, [])
+                ]
+                providers += [
+                    replace(p, removed=False, hidden=False)
+                    for p in before_providers.get(found.path, [])
+                ]
             else:
                 skipped.append(Skipped(found.path, reason.splitlines()[0]))
             continue
-        made, ignored = result
+        made, ignored, provided = result
         repositories.append(found.path)
         modules += [DiscoveredModule(m, spec.key_path, found.path) for m in made]
+        providers += [DiscoveredProvider(p, spec.key_path, found.path) for p in provided]
         notes += [f"{found.path}/.gitreg.yaml: {note}" for note in ignored]
     # A module served before and not made now (its repository gone, archived, filtered out or
     # no longer declaring it) keeps its published versions, marked removed: never a silent drop.
@@ -172,6 +210,12 @@ def _made(
         for m in last.modules
         if (m.repository, m.spec.address.key) not in made_now
     ]
+    provided_now = {(p.repository, p.spec.key) for p in providers}
+    providers += [
+        replace(p, removed=True, hidden=spec.on_removed == "hide")
+        for p in last.providers
+        if (p.repository, p.spec.key) not in provided_now
+    ]
     return Discovery(
         spec.key_path,
         last.at,
@@ -180,6 +224,7 @@ def _made(
         tuple(skipped),
         tuple(problems),
         tuple(notes),
+        providers=tuple(providers),
     )
 
 
@@ -212,11 +257,26 @@ def location_of(spec: SourceSpec, found: FoundRepository) -> RepoLocation:
     return RepoLocation.parse(url, Path("/"))
 
 
-def _modules_of(
-    spec: SourceSpec, found: FoundRepository, read: ReadDeclaration, auth: AuthSettings | None
+def own_releases(spec: SourceSpec, repository: str) -> ForgeReleases | str:
+    """Where the releases of `repository` (its path on the source) are read from: the source's
+    forge, with its token; or why they cannot be (a source with no releases API)."""
+    if spec.kind == "folder":
+        return "a folder source has no releases API: list it under providers: with artifacts"
+    if spec.kind == "bitbucket":
+        return "Bitbucket Data Center has no releases API: list it under providers: with artifacts"
+    return ForgeReleases(spec.kind, spec.where, repository, spec.token, spec.interval)
+
+
+def _made_of(
+    spec: SourceSpec,
+    found: FoundRepository,
+    read: ReadDeclaration,
+    auth: AuthSettings | None,
+    cache_dir: Path,
 ) -> Made:
-    """The repository's modules, and what of its `.gitreg.yaml` was not read."""
+    """The repository's modules, what of its `.gitreg.yaml` was not read, and its providers."""
     location = location_of(spec, found)
+    releases = own_releases(spec, found.path)
     defaults = EntryDefaults(
         location,
         spec.namespace,
@@ -226,11 +286,22 @@ def _modules_of(
         spec.deleted_tags,
         spec.webhook_secret,
         auth,
+        releases=releases if isinstance(releases, ForgeReleases) else None,
+        no_releases=releases if isinstance(releases, str) else "",
+        cache_dir=cache_dir,
     )
     text = read(found, location)
     if text is not None:
         declared = read_declaration(text, found.path, defaults)
-        return declared.modules, declared.ignored
+        return declared.modules, declared.ignored, declared.providers
+    kind = provider_of(found.name)
+    if kind is not None:
+        problem = provider_problem(spec.namespace, "namespace")
+        if isinstance(releases, str) or problem:
+            why = releases if isinstance(releases, str) else f"the source's {problem}"
+            raise ValueError(f"terraform-provider-<TYPE> is a provider's repository, but {why}")
+        folder = releases_folder(cache_dir, spec.namespace, kind)
+        return (), (), (ProviderSpec(spec.namespace, kind, folder, releases=releases),)
     name, system = module_of(found.name)
     address = ModuleAddress.parse(spec.namespace, name, system)
     module = ModuleSpec(
@@ -241,4 +312,4 @@ def _modules_of(
         deleted_tags=spec.deleted_tags,
         webhook_secret=spec.webhook_secret,
     )
-    return (module,), ()
+    return (module,), (), ()

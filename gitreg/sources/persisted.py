@@ -2,7 +2,8 @@
 forge down still serves what it discovered. One JSON document, written whole (gitreg.atomic);
 a discovery is kept under its source's identity (kind, server, scope), so that reordering
 `sources:` in registry.yaml loses nothing. Secrets are never in it: a module's webhook secret is
-its source's, given again at load."""
+its source's, given again at load, as a provider's release location and token are. A file
+written before providers were discovered has no `providers`: it reads as none."""
 
 from __future__ import annotations
 
@@ -13,9 +14,23 @@ from typing import Any, cast
 
 from gitreg.address import ModuleAddress
 from gitreg.atomic import write_atomically
-from gitreg.catalog.model import ArchiveScope, DeletedPolicy, ModuleSpec, MovedPolicy, SourceSpec
+from gitreg.catalog.model import (
+    ArchiveScope,
+    DeletedPolicy,
+    ModuleSpec,
+    MovedPolicy,
+    ProviderSpec,
+    SourceSpec,
+)
+from gitreg.catalog.providers import releases_folder
 from gitreg.git.location import RepoLocation, Transport
-from gitreg.sources.discovery import DiscoveredModule, Discovery, Skipped
+from gitreg.sources.discovery import (
+    DiscoveredModule,
+    DiscoveredProvider,
+    Discovery,
+    Skipped,
+    own_releases,
+)
 from gitreg.tags import TagTemplate
 
 log = logging.getLogger(__name__)
@@ -52,7 +67,7 @@ def load(cache_dir: Path, specs: tuple[SourceSpec, ...]) -> dict[str, Discovery]
         for spec in specs:
             key = identity(spec)
             if key in stored:
-                result[key] = _read(stored[key], spec)
+                result[key] = _read(stored[key], spec, cache_dir)
         return result
     except FileNotFoundError:
         return {}
@@ -67,6 +82,7 @@ def _discovery(found: Discovery) -> dict[str, Any]:
         "at": found.at,
         "repositories": list(found.repositories),
         "modules": [_module(m) for m in found.modules],
+        "providers": [_provider(p) for p in found.providers],
         "skipped": [[s.repository, s.why] for s in found.skipped],
         "problems": list(found.problems),
         "notes": list(found.notes),
@@ -93,7 +109,37 @@ def _module(module: DiscoveredModule) -> dict[str, Any]:
     }
 
 
-def _read(stored: dict[str, Any], spec: SourceSpec) -> Discovery:
+def _provider(provider: DiscoveredProvider) -> dict[str, Any]:
+    spec = provider.spec
+    return {
+        "address": [spec.namespace, spec.type],
+        "tags": [str(t) for t in spec.tags],
+        "repository": provider.repository,
+        "removed": provider.removed,
+        "hidden": provider.hidden,
+    }
+
+
+def _read_provider(m: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> DiscoveredProvider:
+    namespace, kind = str(m["address"][0]), str(m["address"][1])
+    repository = str(m["repository"])
+    # Where its releases are: the source's forge, as discovery found it there.
+    releases = own_releases(spec, repository)
+    if isinstance(releases, str):
+        raise ValueError(f"{spec}: {releases}")  # a source of another kind under its identity
+    provider = ProviderSpec(
+        namespace,
+        kind,
+        releases_folder(cache_dir, namespace, kind),
+        tags=tuple(TagTemplate.parse(t) for t in m["tags"]),
+        releases=releases,
+    )
+    removed = bool(m["removed"])
+    hidden = removed and spec.on_removed == "hide"
+    return DiscoveredProvider(provider, spec.key_path, repository, removed, hidden)
+
+
+def _read(stored: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> Discovery:
     modules = []
     for m in stored["modules"]:
         module = ModuleSpec(
@@ -124,4 +170,5 @@ def _read(stored: dict[str, Any], spec: SourceSpec) -> Discovery:
         refused=bool(stored["refused"]),
         held=str(stored["held"]),
         held_seen=int(stored["held_seen"]),
+        providers=tuple(_read_provider(p, spec, cache_dir) for p in stored.get("providers", [])),
     )

@@ -61,7 +61,7 @@ def test_two_sources_claiming_one_address_serve_neither() -> None:
     assert [str(m.spec.address) for m in settled.served] == ["local/dns/aws"]
     assert settled.conflicts == (
         Conflict(
-            ModuleAddress.parse("local", "vpc", "aws"),
+            "local/vpc/aws",
             ("sources[0] terraform-aws-vpc", "sources[1] team/terraform-aws-vpc"),
         ),
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.model import AuthSettings, SourceSpec
+from gitreg.catalog.model import AuthSettings, ForgeReleases, SourceSpec
 from gitreg.sources.declared import DeclarationFiles
 from gitreg.sources.discovery import HOLD_CONFIRMATIONS, Discovery, discover
 from gitreg.sources.folder import FolderLister
@@ -32,6 +32,10 @@ class Folder:
     spec: SourceSpec
     read: DeclarationFiles
 
+    @property
+    def cache(self) -> Path:
+        return self.read.catalog.cache_dir
+
     def repository(self, name: str, files: dict[str, str] | None = None) -> GitRepo:
         repo = GitRepo(self.root / name)
         repo.release("v1.0.0", files or {"main.tf": "\n"})
@@ -39,7 +43,9 @@ class Folder:
 
     def discover(self, last: Discovery | None = None, **changes: object) -> Discovery:
         spec = replace(self.spec, **changes)  # type: ignore[arg-type]
-        return discover(spec, FolderLister(self.root, spec.scope), self.read, last, 1000.0)
+        return discover(
+            spec, FolderLister(self.root, spec.scope), self.read, last, 1000.0, cache_dir=self.cache
+        )
 
 
 @pytest.fixture
@@ -65,8 +71,8 @@ def test_names_make_modules_and_the_rest_is_skipped_with_a_reason(folder: Folder
     assert {s.repository: s.why for s in found.skipped} == {
         "scripts": "its name is not terraform-<SYSTEM>-<NAME>, and it has no .gitreg.yaml"
         " declaring its modules",
-        "terraform-provider-widget": "terraform-provider-<TYPE> is a provider's repository,"
-        " not a module's",
+        "terraform-provider-widget": "terraform-provider-<TYPE> is a provider's repository, but"
+        " a folder source has no releases API: list it under providers: with artifacts",
     }
     vpc = next(m.spec for m in found.modules if m.spec.address.name == "vpc-peering")
     assert vpc.repo.url == str(folder.root / "terraform-aws-vpc-peering")
@@ -119,13 +125,14 @@ def test_a_namespace_the_source_allows(folder: Folder) -> None:
     assert addresses(folder.discover(allow_namespaces=("team-*",))) == ["team-net/vpc/aws"]
 
 
-def test_providers_in_gitreg_yaml_are_said_not_read(folder: Folder) -> None:
-    text = "modules:\n  - {name: vpc, system: aws}\nproviders: []\n"
+def test_providers_in_gitreg_yaml_of_a_folder_source_are_said_not_read(folder: Folder) -> None:
+    text = "modules:\n  - {name: vpc, system: aws}\nproviders: [{type: widget}]\n"
     folder.repository("infra", {".gitreg.yaml": text})
     found = folder.discover()
-    assert addresses(found) == ["local/vpc/aws"]
+    assert addresses(found) == ["local/vpc/aws"] and found.providers == ()
     assert found.notes == (
-        "infra/.gitreg.yaml: providers: not read yet: this gitreg serves the modules only",
+        "infra/.gitreg.yaml: providers: not read: a folder source has no releases API: list it"
+        " under providers: with artifacts",
     )
 
 
@@ -199,7 +206,12 @@ def test_a_source_that_fails_keeps_its_last_discovery(folder: Folder) -> None:
     folder.repository("terraform-aws-vpc")
     last = folder.discover()
     down = discover(
-        folder.spec, Failing(SourceUnavailable("503 from the forge", 30)), folder.read, last, 2000.0
+        folder.spec,
+        Failing(SourceUnavailable("503 from the forge", 30)),
+        folder.read,
+        last,
+        2000.0,
+        cache_dir=folder.cache,
     )
     assert (down.modules, down.at, down.refused) == (last.modules, last.at, False)
     assert down.error == "unavailable: 503 from the forge"
@@ -209,6 +221,7 @@ def test_a_source_that_fails_keeps_its_last_discovery(folder: Folder) -> None:
         folder.read,
         down,
         3000.0,
+        cache_dir=folder.cache,
     )
     assert (refused.modules, refused.refused) == (last.modules, True)
     assert refused.error == "refused: 401: the token is not taken"
@@ -227,13 +240,13 @@ def test_with_auth_a_monorepo_of_two_namespaces_gets_archives_of_each_folder(
     folder.repository("infra", {".gitreg.yaml": text})
     spec = replace(folder.spec, allow_namespaces=("team-*",))
     lister = FolderLister(folder.root, spec.scope)
-    found = discover(spec, lister, folder.read, None, 1.0, AuthSettings())
+    found = discover(spec, lister, folder.read, None, 1.0, AuthSettings(), cache_dir=folder.cache)
     assert {str(m.spec.address): m.spec.archive for m in found.modules} == {
         "local/vpc/aws": "folder",
         "team-dns/dns/aws": "folder",
     }
     # Without auth: everyone reads everything, and the archive is the repository's.
-    open_to_all = discover(spec, lister, folder.read, None, 1.0)
+    open_to_all = discover(spec, lister, folder.read, None, 1.0, cache_dir=folder.cache)
     assert {m.spec.archive for m in open_to_all.modules} == {"repository"}
 
 
@@ -245,7 +258,8 @@ def test_with_auth_a_module_holding_another_readers_module_is_refused(folder: Fo
     )
     folder.repository("infra", {".gitreg.yaml": text})
     spec = replace(folder.spec, allow_namespaces=("team-*",))
-    found = discover(spec, FolderLister(folder.root, "*"), folder.read, None, 1.0, AuthSettings())
+    lister = FolderLister(folder.root, "*")
+    found = discover(spec, lister, folder.read, None, 1.0, AuthSettings(), cache_dir=folder.cache)
     assert found.modules == ()
     (problem,) = found.problems
     assert "modules[0] (line 2): the repository's root holds module team-dns/dns/aws" in problem
@@ -278,15 +292,18 @@ def test_an_archived_repository_keeps_its_modules_marked_removed(folder: Folder)
     for name in ("terraform-aws-vpc", "terraform-aws-dns"):
         folder.repository(name)
     forge = Archiving(folder.root, set())
-    first = discover(folder.spec, forge, folder.read, None, 1.0)
+    first = discover(folder.spec, forge, folder.read, None, 1.0, cache_dir=folder.cache)
     forge.archived.add("terraform-aws-dns")
-    second = discover(folder.spec, forge, folder.read, first, 2.0)
+    second = discover(folder.spec, forge, folder.read, first, 2.0, cache_dir=folder.cache)
     assert second.removed == ("terraform-aws-dns",)
     assert [s.why for s in second.skipped] == ["archived"]
     # Never served before: archived is a reason to skip it, no more.
-    assert [m.removed for m in discover(folder.spec, forge, folder.read, None, 1.0).modules] == [
-        False
-    ]
+    assert [
+        m.removed
+        for m in discover(
+            folder.spec, forge, folder.read, None, 1.0, cache_dir=folder.cache
+        ).modules
+    ] == [False]
 
 
 def test_a_repository_a_filter_now_leaves_out_keeps_its_versions(folder: Folder) -> None:
@@ -295,3 +312,43 @@ def test_a_repository_a_filter_now_leaves_out_keeps_its_versions(folder: Folder)
     first = folder.discover()
     second = folder.discover(first, exclude=("*-dns",))
     assert second.removed == ("terraform-aws-dns",)
+
+
+def test_a_provider_repository_is_a_provider_where_the_source_has_releases(folder: Folder) -> None:
+    folder.repository("terraform-provider-widget")
+    folder.repository("terraform-provider-Wid_get")
+    found = folder.discover(kind="gitlab", where="https://gitlab.example.com")
+    (widget,) = found.providers
+    assert (str(widget.spec), widget.repository) == ("local/widget", "terraform-provider-widget")
+    assert widget.spec.releases == ForgeReleases(
+        "gitlab", "https://gitlab.example.com", "terraform-provider-widget", None, 300.0
+    )
+    assert widget.spec.artifacts == folder.cache / "provider-releases" / "local" / "widget"
+    assert [(s.repository, s.why) for s in found.skipped] == [
+        (
+            "terraform-provider-Wid_get",
+            "by its name it would be a provider, but the provider type 'Wid_get' may contain"
+            " only ASCII letters, digits and '-', not '_'",
+        )
+    ]
+    # Bitbucket Data Center has no releases: the repository is skipped, saying so.
+    on_bitbucket = folder.discover(kind="bitbucket")
+    assert on_bitbucket.providers == ()
+    assert (
+        "terraform-provider-widget",
+        "terraform-provider-<TYPE> is a provider's repository,"
+        " but Bitbucket Data Center has no releases API: list it under providers: with"
+        " artifacts",
+    ) in [(s.repository, s.why) for s in on_bitbucket.skipped]
+
+
+def test_a_provider_no_longer_listed_is_kept_marked_removed(folder: Folder) -> None:
+    repo = folder.repository("terraform-provider-widget")
+    first = folder.discover(kind="github", where="https://api.github.com")
+    shutil.rmtree(repo.path)
+    second = folder.discover(
+        first, kind="github", where="https://api.github.com", on_removed="hide"
+    )
+    (widget,) = second.providers
+    assert (widget.removed, widget.hidden) == (True, True)
+    assert second.removed == second.hidden == ("terraform-provider-widget",)

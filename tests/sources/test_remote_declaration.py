@@ -57,7 +57,9 @@ def test_a_remote_repository_declares_its_modules_at_its_default_branch(
         bare_clone(repo.path, served / f"{repo.path.name}.git")
     with git_daemon(served) as base:
         forge = Forge(base, ("platform", "terraform-aws-vpc"))
-        found = discover(spec, forge, DeclarationFiles(catalog), None, 1.0)
+        found = discover(
+            spec, forge, DeclarationFiles(catalog), None, 1.0, cache_dir=catalog.cache_dir
+        )
     assert found.problems == () and found.skipped == ()
     assert {str(m.spec.address): m.spec.repo.url for m in found.modules} == {
         "infra/dns/aws": f"{base}/platform.git",

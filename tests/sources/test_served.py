@@ -103,7 +103,8 @@ def test_status_says_what_a_source_found_and_removal_keeps_versions(
         assert source["skipped"] == [
             {
                 "repository": "terraform-provider-widget",
-                "why": "terraform-provider-<TYPE> is a provider's repository, not a module's",
+                "why": "terraform-provider-<TYPE> is a provider's repository, but a folder"
+                " source has no releases API: list it under providers: with artifacts",
             }
         ]
         assert source["set_aside"] == [
