@@ -4,8 +4,9 @@ when a stop is asked for (SIGTERM), before the requests in flight are drained, s
 stopping server starts no new fetch, and again, harmlessly, when the lifespan ends.
 
 Of several workers on one host (`gitreg serve --workers N`), only the first polls, fetches at
-start-up and watches local repositories; every worker follows what the others fetch into the
-shared clones (`shared_cache.py`), and each handles the webhooks and clients that reach it."""
+start-up, watches local repositories and discovers the sources at their interval; every worker
+follows what the others fetch into the shared clones (`shared_cache.py`) and discover
+(`shared_sources.py`), and each handles the webhooks and clients that reach it."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from gitreg.freshness.discovery_queue import DiscoveryQueue
 from gitreg.freshness.live import LiveCatalog
 from gitreg.freshness.poller import Poller
 from gitreg.freshness.shared_cache import follow_shared_cache
+from gitreg.freshness.shared_sources import follow_shared_discoveries
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.freshness.watching import watch_catalog, watch_repositories
 from gitreg.modules.index import VersionIndex
@@ -49,10 +51,11 @@ class BackgroundWork:
         if self.fetcher:
             self._tasks.append(asyncio.create_task(Poller(registry).run()))
             self._tasks.append(asyncio.create_task(watch_repositories(registry, self.syncs)))
+            # The sources too, at their interval; a webhook's discovery runs where it arrived.
+            self._tasks.append(asyncio.create_task(discover_sources(self.discoveries)))
         if self.worker is not None:
             self._tasks.append(asyncio.create_task(follow_shared_cache(registry, self.syncs)))
-        # Every worker discovers: each serves its own world, which discovery is an input of.
-        self._tasks.append(asyncio.create_task(discover_sources(self.discoveries)))
+            self._tasks.append(asyncio.create_task(follow_shared_discoveries(self.live)))
         catalog = registry.snapshot.catalog
         if catalog.watch_catalog:
             self._tasks.append(asyncio.create_task(watch_catalog(catalog.source, self.live.reload)))

@@ -117,6 +117,23 @@ class SourceDiscoveries:
         before = (last.modules, last.providers) if last else ((), ())
         return (found.modules, found.providers) != before
 
+    def follow(self) -> bool:
+        """Take what another worker discovered since (`cache_dir/sources.json`, which the
+        workers of `serve --workers` share): a source's discovery there, applied later than
+        this process's, replaces it. True when what the sources serve changed."""
+        catalog = self.declared
+        stored = persisted.load(catalog.cache_dir, catalog.sources)
+        changed = False
+        with self._lock:
+            for key, theirs in stored.items():
+                mine = self._found.get(key)
+                if mine is not None and theirs.at <= mine.at:
+                    continue
+                self._found[key] = theirs
+                before = (mine.modules, mine.providers) if mine else ((), ())
+                changed |= (theirs.modules, theirs.providers) != before
+        return changed
+
     def totals(self, spec: SourceSpec) -> SourceTotals:
         """What this process's discoveries of `spec` counted (zeros before the first)."""
         with self._lock:

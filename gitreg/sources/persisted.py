@@ -7,6 +7,7 @@ written before providers were discovered has no `providers`: it reads as none.""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 from pathlib import Path
@@ -44,14 +45,38 @@ def identity(spec: SourceSpec) -> str:
 
 
 def save(cache_dir: Path, found: dict[str, Discovery]) -> None:
-    """Every source's last discovery, by identity; OSError when it cannot be written."""
-    document = {
-        "format": FORMAT,
-        "sources": {key: _discovery(d) for key, d in sorted(found.items())},
-    }
+    """Every source's last discovery, by identity; OSError when it cannot be written. Workers of
+    one host share the file (`serve --workers`): a source another worker discovered since this
+    one read it keeps that later discovery, and writers take turns under a lock."""
     cache_dir.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(document, indent=1, sort_keys=True)
-    write_atomically(cache_dir / FILE, text.encode())
+    with open(cache_dir / f"{FILE}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        stored = _stored(cache_dir / FILE)
+        sources: dict[str, object] = {}
+        for key, discovery in sorted(found.items()):
+            theirs = stored.get(key)
+            later = isinstance(theirs, dict) and _at(theirs) > discovery.at
+            sources[key] = theirs if later else _discovery(discovery)
+        document = {"format": FORMAT, "sources": sources}
+        text = json.dumps(document, indent=1, sort_keys=True)
+        write_atomically(cache_dir / FILE, text.encode())
+
+
+def _stored(path: Path) -> dict[str, object]:
+    """The file's discoveries as written, by identity; none when it is absent or unreadable."""
+    try:
+        document = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        return {}
+    stored = document.get("sources")
+    return stored if isinstance(stored, dict) else {}
+
+
+def _at(stored: dict[str, object]) -> float:
+    at = stored.get("at")
+    return float(at) if isinstance(at, int | float) and not isinstance(at, bool) else 0.0
 
 
 def load(cache_dir: Path, specs: tuple[SourceSpec, ...]) -> dict[str, Discovery]:

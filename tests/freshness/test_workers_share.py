@@ -1,11 +1,13 @@
 """Workers of one `gitreg serve --workers 2` share cache_dir: a change is fetched once,
 whichever worker a webhook reaches, and every worker serves it; a tag of a watched local
-repository reaches every worker; an archive asked for by 100 clients at once is built once."""
+repository reaches every worker; an archive asked for by 100 clients at once is built once; a
+source is listed by one worker, and what a webhook's discovery finds is served by all."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -13,7 +15,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from gitreg.tlscert import TlsMaterial
+from tests.support.forge_shapes import ForgeRepository
+from tests.support.forges import StandInForge
 from tests.support.gitrepo import GitRepo, git, module_files
+from tests.support.repository_events import repository_created, signed
 from tests.support.servers import bare_clone, daemon_requests, git_daemon, wait_until
 from tests.support.webhook_payloads import FORGES
 from tests.support.workers import WORKER_HEADER, Workers, serving
@@ -129,3 +135,56 @@ def test_an_archive_asked_for_by_100_clients_across_workers_is_built_once(
     assert len({hashlib.sha256(r.content).hexdigest() for r in answers}) == 1
     assert {r.headers[WORKER_HEADER] for r in answers} == {"0", "1"}
     assert server.output().count(f"built archive {archive}") == 1
+
+
+def _lists(server: Workers, address: str, version: str) -> bool:
+    """Whether every worker lists `version` of the module at `address`."""
+    answers = server.by_worker(f"/v1/modules/{address}/versions")
+    return all(
+        r.status_code == 200
+        and version in [v["version"] for v in r.json()["modules"][0]["versions"]]
+        for r in answers.values()
+    )
+
+
+def test_a_source_is_listed_by_one_worker_and_what_a_webhook_finds_reaches_every_worker(
+    tmp_path: Path, tls: TlsMaterial, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served = tmp_path / "served"
+    for name, version in (("terraform-aws-vpc", "1.0.0"), ("terraform-aws-dns", "2.0.0")):
+        work = GitRepo(tmp_path / "work" / name)
+        git(work.path, "checkout", "-q", "-b", "main")
+        work.release(f"v{version}", module_files(version))
+        bare_clone(work.path, served / f"{name}.git")
+    monkeypatch.setenv("FORGE_TOKEN", "forge-t0ken")
+    with git_daemon(served) as base:
+        vpc, dns = (
+            ForgeRepository(f"platform/{name}", clone_https=f"{base}/{name}.git")
+            for name in ("terraform-aws-vpc", "terraform-aws-dns")
+        )
+        with StandInForge("gitea", [vpc], token="forge-t0ken", tls=tls) as forge:
+            catalog = tmp_path / "registry.yaml"
+            catalog.write_text(
+                "cache_dir: cache\nrefresh_interval: 24h\n"
+                f"credentials:\n  - {{url: '{forge.url}', ca_file: '{tls.ca_cert}'}}\n"
+                f"sources:\n  - gitea: {{url: '{forge.url}', org: platform, namespace: infra,"
+                " token_env: FORGE_TOKEN, interval: 1h,"
+                " webhook: {secret_env: GITREG_WORKERS_SECRET}}\n"
+            )
+            with serving(catalog) as server:
+                wait_until(lambda: _lists(server, "infra/vpc/aws", "1.0.0"), 30, "vpc served")
+                # The start's discovery, by the first worker alone: one page, asked once.
+                assert len(forge.asked) == 1
+                forge.repositories = [vpc, dns]
+                payload, headers = repository_created("gitea", "127.0.0.1", dns.path)
+                body = json.dumps(payload).encode()
+                with server.client_of(1) as client:
+                    delivered = client.post(
+                        "/v1/webhooks/gitea",
+                        content=body,
+                        headers={**headers, **signed("gitea", SECRET, body)},
+                    )
+                assert delivered.status_code == 202, delivered.text
+                wait_until(lambda: _lists(server, "infra/dns/aws", "2.0.0"), 30, "dns everywhere")
+                assert len(forge.asked) == 2  # the webhook's discovery, on the worker it reached
+                assert server.stop() == 0

@@ -143,3 +143,33 @@ def test_a_discovery_read_back_is_the_one_written(
     assert written is not None
     assert written.skipped and written.problems and written.notes and written.removed
     assert SourceDiscoveries(catalog).last(spec) == written
+
+
+def test_workers_sharing_cache_dir_follow_each_other_and_keep_the_later_discovery(
+    write_catalog: WriteCatalog, tmp_path: Path
+) -> None:
+    catalog = catalog_of(write_catalog, tmp_path)
+    source = catalog.sources[0]
+    GitRepo(tmp_path / "srv" / "terraform-aws-vpc").release("v1.0.0", module_files("1.0.0"))
+    clock = [100.0]
+    first = SourceDiscoveries(catalog, clock=lambda: clock[0])
+    other = SourceDiscoveries(catalog, clock=lambda: clock[0])
+    assert first.discover(source) is True
+    assert other.follow() is True  # what the first found, taken as it is
+    assert [str(m.address) for m in other.served(catalog).modules][1:] == ["local/vpc/aws"]
+
+    GitRepo(tmp_path / "srv" / "terraform-aws-dns").release("v1.0.0", module_files("1.0.0"))
+    clock[0] = 200.0
+    assert other.discover(source) is True
+    # The first worker writes again (its own discovery, older): the later one is kept on disk.
+    older = first.last(source)
+    assert older is not None and older.at == 100.0
+    persisted.save(catalog.cache_dir, {persisted.identity(source): older})
+    stored = persisted.load(catalog.cache_dir, catalog.sources)[persisted.identity(source)]
+    assert stored.at == 200.0 and len(stored.modules) == 2
+    assert first.follow() is True
+    assert other.follow() is False  # nothing later than its own
+    assert [str(m.address) for m in first.served(catalog).modules][1:] == [
+        "local/dns/aws",
+        "local/vpc/aws",
+    ]
