@@ -58,7 +58,7 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
                 f" (no tag fits {templates})"
             )
     providers = Providers(catalog, registry)
-    providers.refresh()
+    providers.refresh(poll_forges=True)  # every forge's release list, several at once
     provider_paths = {
         spec.key: f"providers[{i}].{'releases' if spec.releases else 'artifacts'}"
         for i, spec in enumerate(catalog.providers)

@@ -39,7 +39,7 @@ def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
 
     registry.refresh(fetch=fetch, mechanism="cli")
     providers = Providers(catalog, registry)
-    providers.refresh()
+    providers.refresh()  # what cache_dir holds of forges' releases: a listing never waits on one
     print_listing(
         registry,
         providers,

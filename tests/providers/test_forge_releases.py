@@ -350,7 +350,14 @@ def test_list_shows_where_the_releases_come_from_and_what_is_served(
 ) -> None:
     release = released(tmp_path, key, "1.0.0")
     with StandInForge("gitlab", token=TOKEN, tls=tls, releases=[release]) as forge:
-        done = run_gitreg("list", "--config", str(write_registry(tmp_path, forge, tls)))
+        config = str(write_registry(tmp_path, forge, tls))
+        with forge.held():  # `list` shows what cache_dir holds: it never waits on a forge
+            before = run_gitreg("list", "--config", config)
+        assert forge.asked == []
+        assert before.returncode == 0, before.stdout + before.stderr
+        assert f"{forge.url} ({PROJECT}) not read yet" in before.stdout
+        assert run_gitreg("check", "--config", config).returncode == 0  # fetches into cache_dir
+        done = run_gitreg("list", "--config", config)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"releases of {PROJECT} on gitlab {forge.url}\n" in done.stdout
     assert "1.0.0" in done.stdout and "darwin_arm64, linux_amd64" in done.stdout
