@@ -161,10 +161,8 @@ class ProviderCollector(Collector):
 
     def _release_reads(self) -> Iterator[Metric]:
         """Each forge provider's release-list reads, labelled by its address (`acme/widget`),
-        never its forge's URL or token; none when no provider reads a forge."""
+        never its forge's URL or token; no sample when no provider reads a forge."""
         fetchers = sorted(self.providers.fetchers.values(), key=lambda f: str(f.spec))
-        if not fetchers:
-            return
         for name, field, help_text in _RELEASE_COUNTS:
             family = CounterMetricFamily(
                 f"gitreg_provider_release_{name}", help_text, labels=["provider"]

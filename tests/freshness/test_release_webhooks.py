@@ -31,6 +31,7 @@ from tests.support.forge_providers import (
 from tests.support.forges import StandInForge
 from tests.support.provider_releases import new_key, write_key
 from tests.support.servers import RegistryServer, wait_until
+from tests.support.site_snippets import claimed
 from tests.support.webhook_payloads import FORGES, RELEASE_FORGES
 
 
@@ -157,3 +158,44 @@ def test_an_unknown_repository_or_a_wrong_secret_is_answered_as_a_push_is(
         metrics = served.client.get("/metrics").text
         assert 'gitreg_webhooks_total{forge="github",result="no_repository"} 1.0' in metrics
         assert 'gitreg_webhooks_total{forge="github",result="unauthorized"} 1.0' in metrics
+
+
+def test_the_release_webhook_recipe(
+    tmp_path: Path, tls: TlsMaterial, key: pgpy.PGPKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/providers.md's webhook setting, as written, with GitHub's release event."""
+    monkeypatch.setenv("GITREG_WEBHOOK_SECRET", SECRET)
+    monkeypatch.setenv("GH_TOKEN", TOKEN)
+    with (
+        claimed("providers.md", "test_the_release_webhook_recipe") as page,
+        StandInForge(
+            "github", token=TOKEN, tls=tls, releases=[released(tmp_path, key, "1.0.0")]
+        ) as forge,
+    ):
+        recipe = page.take("yaml", "webhooks:")
+        assert "        repo: acme/terraform-provider-widget\n" in recipe
+        recipe = recipe.replace(
+            "        repo: acme/terraform-provider-widget\n",
+            f"        repo: acme/terraform-provider-widget\n        api_url: '{forge.url}'\n",
+        )
+        (tmp_path / "registry.yaml").write_text(
+            "hostname: registry.example.test\ncache_dir: cache\n"
+            "signing: {verify_keys: [ci.asc]}\nmirror: {read_through: false}\n"
+            f"credentials:\n  - {{url: '{forge.url}', ca_file: '{tls.ca_cert}'}}\n" + recipe
+        )
+        catalog = load_catalog(tmp_path / "registry.yaml")
+        context = ssl.create_default_context(cafile=str(tls.ca_cert))
+        with (
+            RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile)) as server,
+            httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
+        ):
+            assert _versions(client) == ["1.0.0"]
+            forge.releases = [*forge.releases, released(tmp_path, key, "1.1.0")]
+            hook = RELEASE_FORGES["github"]
+            body, headers = hook.request(urlsplit(forge.url).netloc, PROJECT, "v1.1.0", SECRET)
+            answer = client.post("/v1/webhooks/github", content=body, headers=headers)
+            assert answer.status_code == 202, answer.text
+            assert answer.json()["refreshing"] == [] and answer.json()["releases"] == [
+                "acme/widget"
+            ]
+            wait_until(lambda: _versions(client) == ["1.1.0", "1.0.0"], 30, "1.1.0 served")
