@@ -6,8 +6,9 @@ into its own cache_dir; a forge that is down leaves what was fetched served.
 
 A release fetched whole and served is never fetched again. One the check refused (a checksum, a
 signature, a file missing) is fetched again when the forge lists its files otherwise (uploaded
-again: new ids, sizes or times), and at most every RETRY_EVERY seconds anyway, so that a release
-broken for good costs one download an hour, not one an interval."""
+again: new ids, sizes or times), and otherwise at most every RETRY_EVERY seconds (and once after
+a start, which remembers no fetch), so that a release broken for good costs one download an
+hour, not one an interval."""
 
 from __future__ import annotations
 
@@ -65,7 +66,8 @@ class ReleaseFetcher:
         self.stats = ReleaseStats()
         # Each release fetched in this process: what the forge listed of it, and when.
         self._tries: dict[str, tuple[tuple[str, ...], float]] = {}
-        self._unchecked: set[str] = set()  # fetched since the folder check last said
+        self._unchecked: set[str] = set()  # fetched since a scan of the folder last saw them
+        self._counting = threading.Lock()  # the read's thread and a scan's both move them
         self._refused: frozenset[str] = frozenset()  # versions the folder check refuses
         spec.artifacts.mkdir(parents=True, exist_ok=True)  # watched from the start
         for left in spec.artifacts.parent.glob(f".{spec.type}_*{TEMP_SUFFIX}"):
@@ -91,11 +93,15 @@ class ReleaseFetcher:
             self.read = True
             return self.problems
 
-    def checked(self, refused: Collection[str]) -> None:
-        """What the folder check refuses now (versions): counted for those fetched since it last
-        said, and remembered, so that the next read may fetch them again."""
-        self.stats.refused += len(self._unchecked & set(refused))
-        self._unchecked.clear()
+    def checked(self, seen: Collection[str], refused: Collection[str]) -> None:
+        """What a scan of the folder saw (versions) and what the check refused of them: counted
+        for those fetched since a scan last saw them, and remembered, so that the next read may
+        fetch the refused ones again. A scan runs beside a read: one that began before a
+        release's folder was in place has not seen it, and leaves it to the next."""
+        with self._counting:
+            judged = self._unchecked & set(seen)
+            self.stats.refused += len(judged & set(refused))
+            self._unchecked -= judged
         self._refused = frozenset(refused)
 
     def _read(self) -> tuple[ReleaseProblem, ...]:
@@ -153,8 +159,9 @@ class ReleaseFetcher:
             shutil.rmtree(partial, ignore_errors=True)
             if aside is not None:
                 shutil.rmtree(aside, ignore_errors=True)
-        self.stats.fetched += 1
-        self._unchecked.add(name)
+        with self._counting:
+            self.stats.fetched += 1
+            self._unchecked.add(name)
         log.info("provider %s: release %s fetched from %s", self.spec, release.tag, listing.site)
         return None
 

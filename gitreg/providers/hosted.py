@@ -149,7 +149,8 @@ class Providers:
                 fetching = fetcher.problems if fetcher is not None else ()
                 releases, problems = folder.scan()
                 if fetcher is not None:
-                    fetcher.checked({p.version for p in problems if p.version != "*"})
+                    refused = {p.version for p in problems if p.version != "*"}
+                    fetcher.checked({r.version for r in releases} | refused, refused)
                 problems = [*fetching, *problems]
                 pending = fetcher is not None and not fetcher.read and not releases
                 releases, untagged = self._gate(spec, releases)
