@@ -97,15 +97,21 @@ def judge(catalog: Catalog, forge: str, headers: Headers, body: bytes) -> Delive
 
 
 def _provider_secret(catalog: Catalog) -> Callable[[ProviderSpec], SecretRef | None]:
-    """A provider's webhook secret: that of the `modules:` entries of its releases' repository,
-    when they give one of their own (the same hook signs both), else the global one."""
-    own = {
+    """A provider's webhook secret: its `releases:` entry's own `webhook:`; else that of the
+    `modules:` entries of its releases' repository, when they give one of their own (one hook
+    signs both); else the global one."""
+    modules = {
         repo_key: m.webhook_secret
         for m in catalog.modules
         if m.webhook_secret is not None
         for repo_key in _keys_of(m.repo.url, m.git_url)
     }
-    return lambda spec: own.get(releases_key(spec)) or catalog.webhook_secret
+
+    def secret(spec: ProviderSpec) -> SecretRef | None:
+        own = spec.releases.webhook_secret if spec.releases is not None else None
+        return own or modules.get(releases_key(spec)) or catalog.webhook_secret
+
+    return secret
 
 
 def _keys_of(*urls: str | None) -> list[str]:
@@ -156,7 +162,7 @@ def _which_secret(
         kinds += [
             f"the releases of provider {spec}: "
             + (
-                "its repository's own `webhook:` secret"
+                "their own `webhook:` secret (or their repository module's)"
                 if secret(spec) is not catalog.webhook_secret
                 else f"the global `webhooks:` secret{none}"
             )

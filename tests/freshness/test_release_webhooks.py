@@ -67,7 +67,10 @@ class Served:
 
 
 @contextmanager
-def _served(kind: str, tmp_path: Path, tls: TlsMaterial, key: pgpy.PGPKey) -> Iterator[Served]:
+def _served(
+    kind: str, tmp_path: Path, tls: TlsMaterial, key: pgpy.PGPKey, own: bool = False
+) -> Iterator[Served]:
+    """`own`: the releases entry has a `webhook:` secret of its own, in $WIDGET_HOOK_SECRET."""
     prefix = "/api/v3" if kind == "github" else ""  # a GitHub Enterprise Server's API
     with StandInForge(
         kind,  # type: ignore[arg-type]
@@ -76,7 +79,14 @@ def _served(kind: str, tmp_path: Path, tls: TlsMaterial, key: pgpy.PGPKey) -> It
         prefix=prefix,
         releases=[released(tmp_path, key, "1.0.0")],
     ) as forge:
-        catalog = load_catalog(write_registry(tmp_path, forge, tls))
+        registry = write_registry(tmp_path, forge, tls)
+        if own:
+            text = registry.read_text().replace(
+                "token_env: WIDGET_FORGE_TOKEN",
+                "token_env: WIDGET_FORGE_TOKEN, webhook: {secret_env: WIDGET_HOOK_SECRET}",
+            )
+            registry.write_text(text)
+        catalog = load_catalog(registry)
         context = ssl.create_default_context(cafile=str(tls.ca_cert))
         with (
             RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile)) as server,
@@ -158,6 +168,21 @@ def test_an_unknown_repository_or_a_wrong_secret_is_answered_as_a_push_is(
         metrics = served.client.get("/metrics").text
         assert 'gitreg_webhooks_total{forge="github",result="no_repository"} 1.0' in metrics
         assert 'gitreg_webhooks_total{forge="github",result="unauthorized"} 1.0' in metrics
+
+
+def test_a_releases_entry_with_its_own_secret_takes_only_that_one(
+    tmp_path: Path, tls: TlsMaterial, key: pgpy.PGPKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hook = RELEASE_FORGES["gitlab"]
+    monkeypatch.setenv("WIDGET_HOOK_SECRET", "widget-hook-s3cret")
+    with _served("gitlab", tmp_path, tls, key, own=True) as served:
+        served.forge.releases = [*served.forge.releases, released(tmp_path, key, "1.1.0")]
+        body, headers = hook.request(served.host, PROJECT, "v1.1.0", SECRET)  # the global one
+        assert served.deliver("gitlab", body, headers).status_code == 401
+        body, headers = hook.request(served.host, PROJECT, "v1.1.0", "widget-hook-s3cret")
+        answer = served.deliver("gitlab", body, headers)
+        assert answer.status_code == 202 and answer.json()["releases"] == ["acme/widget"]
+        wait_until(lambda: _versions(served.client) == ["1.1.0", "1.0.0"], 30, "1.1.0 served")
 
 
 def test_the_release_webhook_recipe(

@@ -255,6 +255,10 @@ def test_a_bad_token_names_the_provider_and_its_forge(
             "{namespace: acme, type: widget, releases: {github: {repo: a/b, api_url: 'ftp://x'}}}",
             "providers[0].releases.github.api_url (line 3): 'ftp://x' is not an http(s) URL",
         ),
+        (
+            "{namespace: acme, type: widget, releases: {github: {repo: a/b, webhook: {}}}}",
+            "providers[0].releases.github.webhook (line 3): give secret_env or secret_file",
+        ),
     ],
 )
 def test_a_provider_entry_with_neither_or_both_or_a_bad_forge_is_refused(
