@@ -131,6 +131,7 @@ class ForgeReleases:
     project: str
     token: SecretRef | None = None
     interval: float = 300.0  # seconds between two readings of the release list
+    webhook_secret: SecretRef | None = None  # its release deliveries' own: else as pushes'
 
 
 @dataclass(frozen=True)

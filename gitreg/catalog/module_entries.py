@@ -159,21 +159,6 @@ class ModuleEntries(ProviderSections):
             self.problem(path, line, str(exc))
             return None
 
-    def secret(self, parent: yamldoc.Mapping, key: str, path: str) -> SecretRef | None:
-        where = yamldoc.join(path, key)
-        m = self.section(parent, key, path, {"secret_env", "secret_file"})
-        if m is None:
-            return None
-        env = self.env_name(m, "secret_env", where, "webhook")
-        file = self.file(m, "secret_file", where, "webhook")
-        if bool(env) == bool(file):
-            if not self.problems_at(where):
-                self.problem(
-                    where, parent.key_lines[key], "give secret_env or secret_file (one of them)"
-                )
-            return None
-        return SecretRef(env, file)
-
 
 def _may_claim(defaults: EntryDefaults, namespace: str) -> bool:
     return namespace.lower() == defaults.namespace.lower() or defaults.may_claim(namespace)

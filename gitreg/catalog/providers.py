@@ -29,7 +29,7 @@ _RELEASE_KEYS = {
     "gitea": (("url", "repo"), ("url", "repo")),
     "github": (("api_url", "repo"), ("repo",)),
 }
-_FORGE_COMMON = ("token_env", "token_file", "interval")
+_FORGE_COMMON = ("token_env", "token_file", "interval", "webhook")
 
 _DEFAULT_TEMPLATES = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
 PROVIDER_KEYS = ("namespace", "type", "artifacts", "releases", "repo", "tags")
@@ -160,6 +160,23 @@ class ProviderSections(yamldoc.Reader):
             artifacts = releases_folder(cache_dir, namespace, kind)
         return artifacts, releases
 
+    def secret(self, parent: yamldoc.Mapping, key: str, path: str) -> SecretRef | None:
+        """A webhook secret: `{secret_env: NAME}` or `{secret_file: PATH}` (a module's, a
+        source's, a provider's releases')."""
+        where = yamldoc.join(path, key)
+        m = self.section(parent, key, path, {"secret_env", "secret_file"})
+        if m is None:
+            return None
+        env = self.env_name(m, "secret_env", where, "webhook")
+        file = self.file(m, "secret_file", where, "webhook")
+        if bool(env) == bool(file):
+            if not self.problems_at(where):
+                self.problem(
+                    where, parent.key_lines[key], "give secret_env or secret_file (one of them)"
+                )
+            return None
+        return SecretRef(env, file)
+
     def forge_releases(self, m: yamldoc.Mapping, path: str) -> ForgeReleases | None:
         """`releases: {gitlab: {url, project}}`, `{gitea: {url, repo}}` or `{github: {repo,
         api_url}}`, each with token_env or token_file and an interval."""
@@ -197,9 +214,10 @@ class ProviderSections(yamldoc.Reader):
             return None
         token = self.token(r, where, line)
         interval = self.duration(r, "interval", where, ForgeReleases.interval)
+        webhook = self.secret(r, "webhook", where)
         if not project:
             return None
-        return ForgeReleases(forge, url.rstrip("/"), project.strip("/"), token, interval)  # type: ignore[arg-type]
+        return ForgeReleases(forge, url.rstrip("/"), project.strip("/"), token, interval, webhook)  # type: ignore[arg-type]
 
     def mirror(self, top: yamldoc.Mapping) -> MirrorSettings:
         m = self.section(top, "mirror", "", _MIRROR_KEYS)

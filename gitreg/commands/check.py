@@ -62,7 +62,7 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
                 f" (no tag fits {templates})"
             )
     providers = Providers(catalog, registry)
-    providers.refresh()
+    providers.refresh(poll_forges=True)  # every forge's release list, several at once
     for provider in providers.entries():
         where = provider_paths[provider.spec.key]
         problems += [f"{where}: {provider.spec} {p}" for p in provider.problems]

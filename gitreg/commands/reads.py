@@ -39,7 +39,7 @@ def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
 
     registry.refresh(fetch=fetch, mechanism="cli")
     providers = Providers(registry.snapshot.catalog, registry)  # with the discovered ones
-    providers.refresh()
+    providers.refresh()  # what cache_dir holds of forges' releases: a listing never waits on one
     print_listing(
         registry,
         providers,

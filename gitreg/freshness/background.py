@@ -19,6 +19,7 @@ from gitreg.freshness.discovering import discover_sources
 from gitreg.freshness.discovery_queue import DiscoveryQueue
 from gitreg.freshness.live import LiveCatalog
 from gitreg.freshness.poller import Poller
+from gitreg.freshness.release_reads import ReleaseReads
 from gitreg.freshness.shared_cache import follow_shared_cache
 from gitreg.freshness.shared_sources import follow_shared_discoveries
 from gitreg.freshness.sync_queue import SyncQueue
@@ -38,6 +39,8 @@ class BackgroundWork:
         self.live = live
         self.syncs = syncs
         self.discoveries = DiscoveryQueue(live)  # sources discovered: at their interval, by webhook
+        # Providers' release lists read from their forges: at their interval, by webhook.
+        self.release_reads = ReleaseReads(self._providers)
         self.worker = worker  # which of several workers (None: the only server process)
         self.fetcher = worker in (None, 0)
         self._tasks: list[asyncio.Task[None]] = []
@@ -48,6 +51,9 @@ class BackgroundWork:
         (unless watch_catalog is off); on the event loop."""
         registry = self.live.registry
         self._tasks = [asyncio.create_task(watch_providers(self._providers))]
+        # Every worker reads its providers' forges, as each rescans its folders: a release one
+        # fetched into the shared cache_dir is not fetched again by the others.
+        self._tasks.append(asyncio.create_task(self.release_reads.run()))
         if self.fetcher:
             self._tasks.append(asyncio.create_task(Poller(registry).run()))
             self._tasks.append(asyncio.create_task(watch_repositories(registry, self.syncs)))
@@ -180,6 +186,7 @@ class BackgroundWork:
         await asyncio.gather(*tasks, return_exceptions=True)
         self.syncs.close()
         self.discoveries.close()
+        self.release_reads.close()
 
     async def close(self) -> None:
         """At the end of the lifespan: stopped, the persisted index written once more (so that

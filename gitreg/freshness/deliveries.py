@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from gitreg.catalog.model import Catalog, SecretRef, SourceSpec
+from gitreg.catalog.model import Catalog, ProviderSpec, SecretRef, SourceSpec
 from gitreg.errors import ClientError
 from gitreg.freshness.webhooks import (
     PARSERS,
@@ -18,9 +18,12 @@ from gitreg.freshness.webhooks import (
     Push,
     authorised,
     event_of,
+    matching_providers,
     matching_repositories,
     matching_sources,
     parse_body,
+    releases_key,
+    repo_key,
     verifier,
 )
 from gitreg.git.location import RepoLocation, redact
@@ -54,6 +57,7 @@ class Delivery:
     named: tuple[str, ...] = ()  # the URLs the payload gave, shown without credentials
     refresh: tuple[RepoLocation, ...] = ()  # catalogued and authenticated: to refresh
     discover: tuple[SourceSpec, ...] = ()  # sources named and authenticated: to discover
+    releases: tuple[ProviderSpec, ...] = ()  # providers whose release list is to be read again
     why: str = ""  # for the log (the server's operator): what was wrong; never a secret
 
 
@@ -74,15 +78,44 @@ def judge(catalog: Catalog, forge: str, headers: Headers, body: bytes) -> Delive
     if sources:
         return _judge_sources(catalog, forge, push, named, sources, check)
     candidates = matching_repositories(catalog, push.urls)
+    # A push (a tag) or a release event for the repository a provider's releases are read from.
+    providers = matching_providers(catalog, push.urls) if push.triggers else []
     verified, known = authorised(catalog, candidates, catalog.webhook_secret_for, check)
+    readable: list[ProviderSpec] = []
+    if providers:
+        secret = _provider_secret(catalog)
+        readable, read_known = authorised(catalog, providers, secret, check)
+        known = (known and bool(candidates)) or read_known
     if not known:
-        why = _which_secret(catalog, candidates)
+        why = _which_secret(catalog, candidates, providers)
         return Delivery(forge, "unauthorized", push.event, named, why=why)
     if not push.triggers:
         return Delivery(forge, "ignored_event", push.event, named)
-    if not candidates:
+    if not candidates and not providers:
         return Delivery(forge, "no_repository", push.event, named)
-    return Delivery(forge, "accepted", push.event, named, tuple(verified))
+    return Delivery(forge, "accepted", push.event, named, tuple(verified), releases=tuple(readable))
+
+
+def _provider_secret(catalog: Catalog) -> Callable[[ProviderSpec], SecretRef | None]:
+    """A provider's webhook secret: its `releases:` entry's own `webhook:`; else that of the
+    `modules:` entries of its releases' repository, when they give one of their own (one hook
+    signs both); else the global one."""
+    modules = {
+        repo_key: m.webhook_secret
+        for m in catalog.modules
+        if m.webhook_secret is not None
+        for repo_key in _keys_of(m.repo.url, m.git_url)
+    }
+
+    def secret(spec: ProviderSpec) -> SecretRef | None:
+        own = spec.releases.webhook_secret if spec.releases is not None else None
+        return own or modules.get(releases_key(spec)) or catalog.webhook_secret
+
+    return secret
+
+
+def _keys_of(*urls: str | None) -> list[str]:
+    return [repo_key(u) for u in urls if u]
 
 
 def _judge_sources(
@@ -111,17 +144,29 @@ def _source_secret(catalog: Catalog, spec: SourceSpec) -> SecretRef | None:
     return spec.webhook_secret or catalog.webhook_secret
 
 
-def _which_secret(catalog: Catalog, candidates: list[RepoLocation]) -> str:
+def _which_secret(
+    catalog: Catalog, candidates: list[RepoLocation], providers: list[ProviderSpec]
+) -> str:
     """Which secret a refused request had to match, told to the operator (the log), never to
     the sender: a sender without the secret learns nothing of the catalog."""
-    if candidates:
+    if candidates or providers:
         own = {m.repo for m in catalog.modules if m.webhook_secret}
+        none = "" if catalog.webhook_secret else ", and none is configured"
         kinds = [
             f"{loc}: its own `webhook:` secret"
             if loc in own
-            else f"{loc}: the global `webhooks:` secret"
-            + ("" if catalog.webhook_secret else ", and none is configured")
+            else f"{loc}: the global `webhooks:` secret{none}"
             for loc in candidates
+        ]
+        secret = _provider_secret(catalog)
+        kinds += [
+            f"the releases of provider {spec}: "
+            + (
+                "their own `webhook:` secret (or their repository module's)"
+                if secret(spec) is not catalog.webhook_secret
+                else f"the global `webhooks:` secret{none}"
+            )
+            for spec in providers
         ]
         return f"the signature matches no secret that applies ({'; '.join(kinds)})"
     if catalog.webhook_secret is None:
@@ -206,8 +251,8 @@ class DeliveryLog:
             sources = ", ".join(s.key_path for s in d.discover)
             log.info("%s webhook (%r) for %s: discovering %s", d.forge, d.event, urls, sources)
         elif d.outcome == "accepted":
-            refreshing = ", ".join(map(str, d.refresh))
-            log.info("%s webhook (%r) for %s: refreshing %s", d.forge, d.event, urls, refreshing)
+            what = ", ".join([*map(str, d.refresh), *(f"the releases of {s}" for s in d.releases)])
+            log.info("%s webhook (%r) for %s: refreshing %s", d.forge, d.event, urls, what)
         elif d.outcome == "duplicate":
             log.info(
                 "%s webhook (%r) for %s: delivery %r was handled before; nothing refreshed",

@@ -16,6 +16,10 @@ discovered again. GitHub and Gitea/Forgejo send `repository` events from an orga
 GitLab sends `project_create` and its kin from system hooks (`X-Gitlab-Event: System Hook`) and
 project events from group hooks (`Project Hook`); Bitbucket Data Center sends `repo:modified` (a
 rename) but has no event for a repository created: its new repositories come at the interval.
+
+Release events (GitHub's and Gitea's/Forgejo's `release`, GitLab's `Release Hook`) and pushes
+name a repository whose releases a provider reads (`providers[].releases`): that provider's
+release list is read again at once (`matching_providers`).
 """
 
 from __future__ import annotations
@@ -29,12 +33,12 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from gitreg.catalog.model import Catalog, SecretRef, SourceSpec
+from gitreg.catalog.model import Catalog, ProviderSpec, SecretRef, SourceSpec
 from gitreg.errors import ClientError
 from gitreg.git.location import RepoLocation, is_scp_like
 
 Headers = Mapping[str, str]  # lower-case names
-Named = TypeVar("Named", RepoLocation, SourceSpec)  # what a delivery may name
+Named = TypeVar("Named", RepoLocation, SourceSpec, ProviderSpec)  # what a delivery may name
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,7 @@ class Push:
     # projects it names (both sides of a rename or a transfer): worth a discovery of them.
     discovers: bool = False
     owners: tuple[str, ...] = ()
+    releases: bool = False  # a release published, edited or deleted: its tag may be new too
 
 
 def parse_body(body: bytes) -> dict[str, Any]:
@@ -99,6 +104,8 @@ def github(headers: Headers, payload: dict[str, Any]) -> Push:
     if event == "repository":  # created, deleted, archived, renamed, transferred, edited...
         owners = _strings(_get(payload, "organization", "login"), _get(repo, "owner", "login"))
         return Push("github", event, urls, False, True, owners[:1])
+    if event == "release":  # published, released, created, edited, deleted...
+        return Push("github", event, urls, True, releases=True)
     return Push("github", event, urls, event in ("push", "create"))
 
 
@@ -112,6 +119,8 @@ def gitlab(headers: Headers, payload: dict[str, Any]) -> Push:
         ),
     )
     kind = _get(payload, "event_name") or _get(payload, "object_kind")
+    if event == "Release Hook" or kind == "release":  # create, update, delete
+        return Push("gitlab", event, urls, True, releases=True)
     if isinstance(kind, str) and kind in _GITLAB_PROJECT_EVENTS:
         paths = _strings(
             _get(payload, "path_with_namespace"),
@@ -153,6 +162,8 @@ def gitea(headers: Headers, payload: dict[str, Any]) -> Push:
             full_name.partition("/")[0] if isinstance(full_name, str) else None,
         )
         return Push("gitea", event, urls, False, True, owners[:1])
+    if event == "release":  # published, updated, deleted
+        return Push("gitea", event, urls, True, releases=True)
     return Push("gitea", event, urls, event in ("push", "create"))
 
 
@@ -260,6 +271,27 @@ def matching_repositories(catalog: Catalog, urls: Iterable[str]) -> list[RepoLoc
         if spec.git_url:
             aliases[spec.repo].add(repo_key(spec.git_url))
     return [location for location, names in aliases.items() if names & wanted]
+
+
+def matching_providers(catalog: Catalog, urls: Iterable[str]) -> list[ProviderSpec]:
+    """The providers whose releases are read from a repository `urls` name (by its web or clone
+    URL, on the forge's host)."""
+    wanted = {repo_key(u) for u in urls}
+    return [
+        spec
+        for spec in catalog.providers
+        if spec.releases is not None and releases_key(spec) in wanted
+    ]
+
+
+def releases_key(spec: ProviderSpec) -> str:
+    """The repo_key of the repository a provider's releases are read from: its project under
+    the forge's address (GitHub's API root is not where its repositories are)."""
+    assert spec.releases is not None
+    root = spec.releases.url.rstrip("/")
+    if spec.releases.kind == "github":
+        root = root.removesuffix("/api/v3").replace("://api.github.com", "://github.com")
+    return repo_key(f"{root}/{spec.releases.project}")
 
 
 def matching_sources(catalog: Catalog, forge: str, push: Push) -> list[SourceSpec]:

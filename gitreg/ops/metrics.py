@@ -80,6 +80,18 @@ class RegistryCollector(Collector):
         yield hooks
 
 
+# Each provider's release-list reads: the metric's name (after gitreg_provider_release_), the
+# ReleaseStats field it shows, and what it says.
+_RELEASE_COUNTS = (
+    ("reads", "reads", "Reads of a provider's release list on its forge"),
+    ("api_calls", "api_calls", "Requests to a provider's forge (pages, files), answered or not"),
+    ("rate_limit_waits", "rate_limit_waits", "Times a provider's forge said to wait"),
+    ("errors", "errors", "Requests to a provider's forge that failed other than by a wait"),
+    ("fetches", "fetched", "Releases fetched whole from a provider's forge into cache_dir"),
+    ("fetches_refused", "refused", "Releases fetched from a provider's forge, then refused"),
+)
+
+
 class ProviderCollector(Collector):
     """Hosted providers, and the network mirror: its requests, origins and downloads."""
 
@@ -107,6 +119,7 @@ class ProviderCollector(Collector):
             refused.add_metric([str(entry.spec)], len(entry.problems))
         yield versions
         yield refused
+        yield from self._release_reads()
         requests = CounterMetricFamily(
             "gitreg_mirror_requests",
             "Network mirror requests, by what was asked and how it was answered",
@@ -145,6 +158,18 @@ class ProviderCollector(Collector):
             "Bytes of verified packages read through into the cache",
             value=self.origin.downloaded_bytes,
         )
+
+    def _release_reads(self) -> Iterator[Metric]:
+        """Each forge provider's release-list reads, labelled by its address (`acme/widget`),
+        never its forge's URL or token; no sample when no provider reads a forge."""
+        fetchers = sorted(self.providers.fetchers.values(), key=lambda f: str(f.spec))
+        for name, field, help_text in _RELEASE_COUNTS:
+            family = CounterMetricFamily(
+                f"gitreg_provider_release_{name}", help_text, labels=["provider"]
+            )
+            for fetcher in fetchers:
+                family.add_metric([str(fetcher.spec)], getattr(fetcher.stats, field))
+            yield family
 
 
 class AuthCollector(Collector):

@@ -6,6 +6,7 @@ words; the details are in /v1/status, behind the ops permission."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,12 +68,18 @@ class Readiness:
 
 
 def readiness(
-    registry: Registry, now: float, started: float, providers_read: bool = True
+    registry: Registry,
+    now: float,
+    started: float,
+    providers_read: bool = True,
+    providers_pending: Sequence[str] = (),
 ) -> Readiness:
     """The registry's readiness at `now` (seconds since the epoch); a repository never synced is
     as old as the server (`started`), so one served from its clone while its Git server has
     been down since the start turns outdated too, once the bound has passed. `providers_read`:
-    the release folders were scanned once (a server scans them as it starts)."""
+    the release folders were scanned once (a server scans them as it starts);
+    `providers_pending`: providers whose forge was not read yet, with none of its releases in
+    cache_dir (a new replica's)."""
     snapshot = registry.snapshot
     bound = snapshot.catalog.max_staleness
     waiting: list[dict[str, str]] = []
@@ -80,6 +87,9 @@ def readiness(
     if not providers_read:
         reason = "being read (the server just started)"
         waiting.append({"providers": "the release folders", "reason": reason})
+    for provider in providers_pending:
+        reason = "its releases are being read from its forge (none in cache_dir yet)"
+        waiting.append({"provider": provider, "reason": reason})
     for location in snapshot.clones:
         status = registry.status[location]
         unknown = registry.unknown_versions(snapshot, location)

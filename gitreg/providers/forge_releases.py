@@ -37,6 +37,9 @@ class ReleaseAsset:
 class ListedRelease:
     tag: str
     assets: tuple[ReleaseAsset, ...]
+    # What the forge says of the release and its files that an upload changes (ids, sizes,
+    # times, URLs): a refused release listed otherwise is fetched again.
+    stamp: tuple[str, ...] = ()
 
 
 class ReleaseList(OnForgeApi):
@@ -94,27 +97,34 @@ class ReleaseList(OnForgeApi):
             raise SourceUnavailable(f"{self.site}: {exc}") from None
 
     def _read_gitlab(self, item: Item) -> ListedRelease | None:
-        links = member(member(item, "assets"), "links")
+        links = items(member(member(item, "assets"), "links"), "link")
         assets = []
-        for link in items(links, "link"):
+        for link in links:
             url = optional_text(link, "direct_asset_url") or text(link, "url")
             assets.append(ReleaseAsset(text(link, "name"), url))
         if item.get("upcoming_release") is True:
             return None
-        return ListedRelease(text(item, "tag_name"), tuple(assets))
+        return ListedRelease(text(item, "tag_name"), tuple(assets), _stamp(item, links))
 
     def _read_assets(self, item: Item) -> ListedRelease | None:
         if item.get("draft") is True:
             return None
         key = "url" if self.releases.kind == "github" else "browser_download_url"
-        assets = tuple(
-            ReleaseAsset(text(a, "name"), text(a, key))
-            for a in items(member(item, "assets"), "asset")
-        )
-        return ListedRelease(text(item, "tag_name"), assets)
+        files = items(member(item, "assets"), "asset")
+        assets = tuple(ReleaseAsset(text(a, "name"), text(a, key)) for a in files)
+        return ListedRelease(text(item, "tag_name"), assets, _stamp(item, files))
 
 
 _Reader = Callable[[Item], ListedRelease | None]
+# The fields of a release and of its files, on any of the three forges, that tell an upload.
+_RELEASE_STAMPED = ("id", "updated_at", "published_at", "released_at")
+_FILE_STAMPED = ("id", "name", "size", "uuid", "updated_at", "created_at", "url")
+
+
+def _stamp(release: Item, files: Sequence[Item]) -> tuple[str, ...]:
+    said = [repr(release.get(k)) for k in _RELEASE_STAMPED]
+    said += ["|".join(repr(f.get(k)) for k in _FILE_STAMPED) for f in files]
+    return tuple(said)
 
 
 def _releases(body: object) -> Sequence[Item]:

@@ -1,6 +1,11 @@
 """Hosted providers: their releases, read from artifact folders (and gated by tags when a
 provider names a repository), in an immutable index swapped whole on each rescan. A catalog
-reload builds new Providers from the old ones, and the watch follows whichever is served."""
+reload builds new Providers from the old ones, and the watch follows whichever is served.
+
+A rescan never waits on a forge: it serves what cache_dir already holds of a forge's releases,
+with the problems of that provider's last read. The reads themselves (`read_forge`) run beside,
+asked by the interval and by webhooks (freshness/release_reads.py); `gitreg check` reads every
+forge at once (`refresh(poll_forges=True)`)."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -26,6 +32,7 @@ from gitreg.tags import released_version
 log = logging.getLogger(__name__)
 
 _RESCAN_MS = 2000  # also rescan this often: tags of gating repositories change without file events
+_FORGES_AT_ONCE = 8  # forges `refresh(poll_forges=True)` reads at once
 
 
 class RepositoryTags(Protocol):
@@ -40,6 +47,9 @@ class ProviderEntry:
     releases: tuple[ProviderRelease, ...]  # newest first
     problems: tuple[ReleaseProblem, ...]
     untagged: tuple[str, ...] = ()  # good releases left out: no tag of the repository fits them
+    # Releases from a forge not read yet by this process, with none in cache_dir: not known yet
+    # (a 503), rather than a provider with no version.
+    pending: bool = False
 
     def release(self, version: str) -> ProviderRelease | None:
         return next((r for r in self.releases if r.version == version), None)
@@ -49,6 +59,9 @@ class ProviderEntry:
         release looks just like a mistyped artifacts folder, so it is said, not an error."""
         if self.releases or self.problems:
             return None
+        if self.pending and self.spec.releases is not None:
+            forge = self.spec.releases
+            return f"has no release in cache_dir yet: {forge.url} ({forge.project}) not read yet"
         if self.untagged:
             templates = ", ".join(str(t) for t in self.spec.tags)
             return f"serves no version: no tag fits {templates} for {', '.join(self.untagged)}"
@@ -113,25 +126,46 @@ class Providers:
         """The release folders that exist now (watchfiles cannot watch a missing one)."""
         return [folder.folder for _, folder in self.folders.values() if folder.folder.is_dir()]
 
+    def read_forge(self, key: tuple[str, str]) -> None:
+        """Read one provider's release list now and fetch what the cache lacks (this blocks on
+        the forge: run it in a thread), then rescan."""
+        fetcher = self.fetchers.get(key)
+        if fetcher is not None:
+            fetcher.poll(now=True)
+            self.refresh()
+
+    def due_forges(self) -> list[tuple[str, str]]:
+        """The providers whose release list is due a read (their `interval` passed)."""
+        return [key for key, fetcher in self.fetchers.items() if fetcher.due()]
+
     def refresh(self, poll_forges: bool = False) -> None:
-        """Fetch what the forges released since their interval last passed (or now, with
-        `poll_forges`), then rescan every artifact folder (zip hashes are kept while files do
-        not change)."""
+        """Rescan every artifact folder (zip hashes are kept while files do not change); with
+        `poll_forges`, read every forge first, several at once (`gitreg check`)."""
+        if poll_forges and self.fetchers:
+            workers = min(_FORGES_AT_ONCE, len(self.fetchers))
+            with ThreadPoolExecutor(workers, thread_name_prefix="forge-releases") as pool:
+                list(pool.map(lambda f: f.poll(now=True), self.fetchers.values()))
         with self._lock:
             index = {}
             for key, (spec, folder) in self.folders.items():
                 fetcher = self.fetchers.get(key)
-                fetching = fetcher.poll(now=poll_forges) if fetcher is not None else ()
+                fetching = fetcher.problems if fetcher is not None else ()
                 releases, problems = folder.scan()
+                if fetcher is not None:
+                    refused = {p.version for p in problems if p.version != "*"}
+                    fetcher.checked({r.version for r in releases} | refused, refused)
                 problems = [*fetching, *problems]
+                pending = fetcher is not None and not fetcher.read and not releases
                 releases, untagged = self._gate(spec, releases)
-                entry = ProviderEntry(spec, tuple(releases), tuple(problems), tuple(untagged))
+                entry = ProviderEntry(
+                    spec, tuple(releases), tuple(problems), tuple(untagged), pending
+                )
                 old = self._index.get(key)
                 if old is None or old.problems != tuple(problems):
                     for problem in problems:
                         log.warning("provider %s %s", spec, problem)
                 warning = entry.warning()
-                if warning and (old is None or old.warning() != warning):
+                if warning and not pending and (old is None or old.warning() != warning):
                     log.warning("provider %s %s", spec, warning)
                 if old is None or [r.version for r in old.releases] != [
                     r.version for r in releases

@@ -54,8 +54,9 @@ async def readyz(request: Request) -> JSONResponse:
     stale, without making the server unready (but for that bound): it serves what they held.
     With auth:, counts and reason codes only (the details: /v1/status)."""
     state = state_of(request)
-    providers_read = world_of(request).side.providers.scanned
-    answer = readiness(state.registry, time.time(), state.started, providers_read)
+    providers = world_of(request).side.providers
+    pending = [str(entry.spec) for entry in providers.entries() if entry.pending]
+    answer = readiness(state.registry, time.time(), state.started, providers.scanned, pending)
     body = answer.public_body() if world_of(request).gate.on else answer.body()
     return JSONResponse(body, status_code=200 if answer.ready else 503)
 

@@ -147,6 +147,8 @@ def _entry(request: Request) -> ProviderEntry:
         raise NotReadYet(f"{address}: the release folders are being read (the server just started)")
     if entry is None:
         raise NotFound(f"no provider {address} on this registry")
+    if entry.pending:
+        raise NotReadYet(f"{address}: its releases are being read from its forge")
     return entry
 
 

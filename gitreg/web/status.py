@@ -26,13 +26,16 @@ async def status(request: Request) -> JSONResponse:
     registry, side = state.registry, world_of(request).side
     origin = side.read_through.origin if side.read_through else None
     discovered = state.current.sources
+    pending = [str(entry.spec) for entry in side.providers.entries() if entry.pending]
     return JSONResponse(
         {
             "repositories": [
                 asdict(r) for r in repository_reports(world_of(request).snapshot, registry.status)
             ],
             # /readyz in full: with auth:, anyone gets its counts and reason codes alone.
-            "readiness": readiness(registry, time.time(), state.started).body(),
+            "readiness": readiness(
+                registry, time.time(), state.started, providers_pending=pending
+            ).body(),
             "sources": [
                 asdict(r)
                 for r in source_reports(

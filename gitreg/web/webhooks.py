@@ -1,6 +1,7 @@
 """Webhook endpoints: verify the forge's signature, answer at once, refresh in the background
-only the catalogued repositories the payload names, or discover again the sources whose group
-an event about a repository's being (created, deleted, renamed...) names.
+only the catalogued repositories the payload names (and read again the release lists of the
+providers whose releases are in one), or discover again the sources whose group an event about a
+repository's being (created, deleted, renamed...) names.
 
 The answer is what the forge's delivery log shows: 202 when a refresh started; 200 when the
 delivery was understood and there is nothing to refresh (an event that is no push, or no
@@ -58,4 +59,10 @@ async def receive(request: Request) -> Response:
         return JSONResponse({"discovering": discovering, "refreshing": [], "named": named}, 202)
     for location in delivery.refresh:
         state.syncs.request(location, "webhook")  # coalesced: a flood costs one fetch or two
-    return JSONResponse({"refreshing": [str(loc) for loc in delivery.refresh], "named": named}, 202)
+    for provider in delivery.releases:
+        state.background.release_reads.request(provider.key)  # coalesced too: one read or two
+    refreshing = [str(loc) for loc in delivery.refresh]
+    if not delivery.releases:
+        return JSONResponse({"refreshing": refreshing, "named": named}, 202)
+    releases = [str(provider) for provider in delivery.releases]
+    return JSONResponse({"refreshing": refreshing, "releases": releases, "named": named}, 202)

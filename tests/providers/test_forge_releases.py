@@ -255,6 +255,10 @@ def test_a_bad_token_names_the_provider_and_its_forge(
             "{namespace: acme, type: widget, releases: {github: {repo: a/b, api_url: 'ftp://x'}}}",
             "providers[0].releases.github.api_url (line 3): 'ftp://x' is not an http(s) URL",
         ),
+        (
+            "{namespace: acme, type: widget, releases: {github: {repo: a/b, webhook: {}}}}",
+            "providers[0].releases.github.webhook (line 3): give secret_env or secret_file",
+        ),
     ],
 )
 def test_a_provider_entry_with_neither_or_both_or_a_bad_forge_is_refused(
@@ -350,7 +354,14 @@ def test_list_shows_where_the_releases_come_from_and_what_is_served(
 ) -> None:
     release = released(tmp_path, key, "1.0.0")
     with StandInForge("gitlab", token=TOKEN, tls=tls, releases=[release]) as forge:
-        done = run_gitreg("list", "--config", str(write_registry(tmp_path, forge, tls)))
+        config = str(write_registry(tmp_path, forge, tls))
+        with forge.held():  # `list` shows what cache_dir holds: it never waits on a forge
+            before = run_gitreg("list", "--config", config)
+        assert forge.asked == []
+        assert before.returncode == 0, before.stdout + before.stderr
+        assert f"{forge.url} ({PROJECT}) not read yet" in before.stdout
+        assert run_gitreg("check", "--config", config).returncode == 0  # fetches into cache_dir
+        done = run_gitreg("list", "--config", config)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"releases of {PROJECT} on gitlab {forge.url}\n" in done.stdout
     assert "1.0.0" in done.stdout and "darwin_arm64, linux_amd64" in done.stdout

@@ -125,6 +125,7 @@ class StandInForge:
         self.releases = list(releases)  # a test may change them while the forge runs
         # Where GitHub's asset API sends a download: the forge itself unless a test says.
         self.asset_storage: str | None = None
+        self.release_faults: list[Fault] = []  # answered, in turn, to the next release lists
         self.token = token
         self.page_size = page_size or MOST_A_PAGE[kind]
         self.tls = tls
@@ -258,6 +259,9 @@ class StandInForge:
         if not path.startswith(before) or not path.endswith(after):
             return None
         project = path[len(before) : -len(after)]
+        if self.release_faults:  # a rate limit, say, for the next release lists asked
+            fault = self.release_faults.pop(0)
+            return fault.status, fault.body, fault.headers
         mine = [r for r in self.releases if r.project == project]
         if not mine and not any(r.path == project for r in self.repositories):
             return 404, not_found(self.kind, project), {}

@@ -28,6 +28,6 @@ def serving_state(
         registry.refresh()
     else:
         registry.read_clones()
-    current.world.side.providers.refresh()
+    current.world.side.providers.refresh(poll_forges=fetch)  # forges read first too, with `fetch`
     fresh_reads = FreshReads(registry, wait=fresh_wait) if fresh_wait is not None else None
     return RegistryState.build(current, registry, fresh_reads)

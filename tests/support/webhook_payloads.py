@@ -1,5 +1,5 @@
-"""Push payloads and headers shaped like each forge's own (trimmed to the fields that matter,
-with their real names and nesting), for a repository served at https://HOST/ORG/REPO."""
+"""Push and release payloads and headers shaped like each forge's own (trimmed to the fields that
+matter, with their real names and nesting), for a repository served at https://HOST/ORG/REPO."""
 
 from __future__ import annotations
 
@@ -203,6 +203,71 @@ def bitbucket_server_payload(host: str, path: str, tag: str) -> dict[str, object
     }
 
 
+def github_release_payload(host: str, path: str, tag: str) -> dict[str, object]:
+    """GitHub's `release` event (action published; also created, edited, deleted...)."""
+    return {
+        "action": "published",
+        "release": {
+            "url": f"https://api.{host}/repos/{path}/releases/1",
+            "html_url": f"https://{host}/{path}/releases/tag/{tag}",
+            "id": 1,
+            "tag_name": tag,
+            "target_commitish": "main",
+            "name": tag,
+            "draft": False,
+            "prerelease": False,
+            "created_at": "2026-11-22T10:00:00Z",
+            "published_at": "2026-11-22T10:00:00Z",
+            "assets": [],
+        },
+        "repository": github_payload(host, path, tag)["repository"],
+        "sender": {"login": path.split("/", 1)[0], "id": 1},
+    }
+
+
+def gitlab_release_payload(host: str, path: str, tag: str) -> dict[str, object]:
+    """GitLab's Release Hook (`object_kind: release`, action create, update or delete)."""
+    return {
+        "id": 1,
+        "created_at": "2026-11-22 10:00:00 UTC",
+        "description": "",
+        "name": tag,
+        "released_at": "2026-11-22 10:00:00 UTC",
+        "tag": tag,
+        "object_kind": "release",
+        "project": gitlab_payload(host, path, tag)["project"],
+        "url": f"https://{host}/{path}/-/releases/{tag}",
+        "action": "create",
+        "assets": {"count": 0, "links": [], "sources": []},
+        "commit": {"id": "a" * 40, "message": "Release", "url": f"https://{host}/{path}"},
+    }
+
+
+def gitea_release_payload(host: str, path: str, tag: str) -> dict[str, object]:
+    """Gitea's and Forgejo's `release` event (action published, updated or deleted)."""
+    owner = path.split("/", 1)[0]
+    return {
+        "action": "published",
+        "release": {
+            "id": 1,
+            "tag_name": tag,
+            "target_commitish": "main",
+            "name": tag,
+            "body": "",
+            "url": f"https://{host}/api/v1/repos/{path}/releases/1",
+            "html_url": f"https://{host}/{path}/releases/tag/{tag}",
+            "draft": False,
+            "prerelease": False,
+            "created_at": "2026-11-22T10:00:00Z",
+            "published_at": "2026-11-22T10:00:00Z",
+            "author": {"id": 1, "login": owner, "username": owner},
+            "assets": [],
+        },
+        "repository": gitea_payload(host, path, tag)["repository"],
+        "sender": {"id": 1, "login": owner, "username": owner},
+    }
+
+
 FORGES = {
     "github": Forge(
         "github",
@@ -268,5 +333,33 @@ FORGES = {
         "generic",
         lambda h, p, t: {"repository": f"https://{h}/{p}.git"},
         lambda s, b: {"Authorization": f"Bearer {s}"},
+    ),
+}
+
+
+# A release published, as each forge's release webhook delivers it.
+RELEASE_FORGES = {
+    "github": Forge(
+        "github",
+        github_release_payload,
+        lambda s, b: {
+            "X-GitHub-Event": "release",
+            "X-Hub-Signature-256": f"sha256={_hmac(s, b)}",
+        },
+    ),
+    "gitlab": Forge(
+        "gitlab",
+        gitlab_release_payload,
+        lambda s, b: {"X-Gitlab-Event": "Release Hook", "X-Gitlab-Token": s},
+    ),
+    "gitea": Forge(
+        "gitea",
+        gitea_release_payload,
+        lambda s, b: {"X-Gitea-Event": "release", "X-Gitea-Signature": _hmac(s, b)},
+    ),
+    "forgejo": Forge(
+        "gitea",
+        gitea_release_payload,
+        lambda s, b: {"X-Forgejo-Event": "release", "X-Forgejo-Signature": _hmac(s, b)},
     ),
 }

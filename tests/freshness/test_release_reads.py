@@ -1,0 +1,147 @@
+"""Nothing waits on a forge's release list: a start serves what cache_dir holds of a provider's
+releases at once and reads the forge beside (a held forge delays no answer); a new replica, with
+none in cache_dir, answers 503 and is not ready until its first read ends; what the reads cost
+is counted in /v1/status and /metrics, labelled by the provider, never by a token."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+import pgpy
+import pytest
+
+from gitreg.catalog.load import load_catalog
+from gitreg.catalog.model import TlsFiles
+from gitreg.git.clone import TagRef
+from gitreg.git.location import RepoLocation
+from gitreg.providers.hosted import Providers
+from gitreg.tlscert import TlsMaterial
+from tests.support.forge_providers import SECRET, TOKEN, released, write_registry
+from tests.support.forges import Fault, StandInForge
+from tests.support.provider_releases import new_key, write_key
+from tests.support.servers import RegistryServer, wait_until
+from tests.support.state import serving_state
+
+ASKED = "/v1/providers/acme/widget/versions"
+
+
+class NoRepositories:
+    """The provider here names no gating repository: no module side to ask."""
+
+    def tags_of(self, location: RepoLocation) -> Sequence[TagRef]:
+        return ()
+
+
+@pytest.fixture
+def key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> pgpy.PGPKey:
+    monkeypatch.setenv("WIDGET_FORGE_TOKEN", TOKEN)
+    monkeypatch.setenv("HOOK_SECRET", SECRET)
+    signer = new_key("ci")
+    write_key(signer, tmp_path / "ci.asc", public=True)
+    return signer
+
+
+def _serving(tmp_path: Path, forge: StandInForge, tls: TlsMaterial) -> RegistryServer:
+    """gitreg as `serve` starts: answering at once, its background work running."""
+    catalog = load_catalog(write_registry(tmp_path, forge, tls))
+    files = TlsFiles(tls.certfile, tls.keyfile)
+    return RegistryServer(catalog, files, refresh=True, fetch_first=None)
+
+
+def test_a_held_forge_does_not_delay_the_first_answer_of_a_fetched_provider(
+    tmp_path: Path, tls: TlsMaterial, key: pgpy.PGPKey
+) -> None:
+    with StandInForge(
+        "github", token=TOKEN, tls=tls, releases=[released(tmp_path, key, "1.0.0")]
+    ) as forge:
+        catalog = load_catalog(write_registry(tmp_path, forge, tls))
+        serving_state(catalog)  # a first life: 1.0.0 fetched into cache_dir
+        forge.releases = [*forge.releases, released(tmp_path, key, "1.1.0")]
+        connected = forge.connections
+        context = ssl.create_default_context(cafile=str(tls.ca_cert))
+        with forge.held():  # every answer of the forge waits until this ends
+            server = _serving(tmp_path, forge, tls)
+            with server, httpx.Client(base_url=server.url, verify=context, timeout=10) as client:
+                reads = server.state.background.release_reads
+                # The start's read is under way, held by the forge...
+                wait_until(lambda: forge.connections > connected, 30, "the forge asked")
+                assert reads.busy()
+                # ...and what cache_dir holds answers meanwhile, and the replica is ready.
+                wait_until(lambda: client.get(ASKED).status_code == 200, 30, "an answer")
+                listed = client.get(ASKED).json()["versions"]
+                assert [v["version"] for v in listed] == ["1.0.0"]
+                assert client.get("/readyz").status_code == 200
+                assert reads.busy()
+
+
+def test_a_replica_without_the_releases_answers_503_until_its_first_read(
+    tmp_path: Path, tls: TlsMaterial, key: pgpy.PGPKey
+) -> None:
+    with StandInForge(
+        "gitlab", token=TOKEN, tls=tls, releases=[released(tmp_path, key, "1.0.0")]
+    ) as forge:
+        context = ssl.create_default_context(cafile=str(tls.ca_cert))
+        server = _serving(tmp_path, forge, tls)
+        with server, httpx.Client(base_url=server.url, verify=context, timeout=10) as client:
+            with forge.held():
+                wait_until(lambda: server.state.background.release_reads.busy(), 30, "a read")
+                assert client.get(ASKED).status_code == 503
+                ready = client.get("/readyz")
+                assert ready.status_code == 503
+                assert {
+                    "provider": "acme/widget",
+                    "reason": "its releases are being read from its forge (none in cache_dir yet)",
+                } in ready.json()["waiting"]
+            wait_until(lambda: client.get(ASKED).status_code == 200, 30, "the first read")
+            assert [v["version"] for v in client.get(ASKED).json()["versions"]] == ["1.0.0"]
+            wait_until(lambda: client.get("/readyz").status_code == 200, 30, "ready")
+
+
+def test_the_reads_are_counted_in_status_and_metrics(
+    tmp_path: Path, tls: TlsMaterial, key: pgpy.PGPKey
+) -> None:
+    with StandInForge(
+        "gitea", token=TOKEN, tls=tls, releases=[released(tmp_path, key, "1.0.0")]
+    ) as forge:
+        forge.release_faults = [Fault(429, headers={"Retry-After": "0"})]
+        catalog = load_catalog(write_registry(tmp_path, forge, tls))
+        providers = Providers(catalog, NoRepositories())
+        providers.refresh(poll_forges=True)  # a rate limit: a wait, nothing fetched
+        server = RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile))  # read again
+        context = ssl.create_default_context(cafile=str(tls.ca_cert))
+        with server, httpx.Client(base_url=server.url, verify=context, timeout=10) as client:
+            (report,) = client.get("/v1/status").json()["providers"]
+            metrics = client.get("/metrics").text
+    assert report["versions"] == ["1.0.0"]
+    assert report["releases"] == {
+        "forge": f"gitea {forge.url} acme/terraform-provider-widget",
+        "read": True,
+        "reads": 1,
+        "api_calls": 1 + 5,  # the list, and the release's two zips, SHA256SUMS, .sig, manifest
+        "rate_limit_waits": 0,
+        "errors": 0,
+        "fetched": 1,
+        "refused": 0,
+    }
+    counted = {
+        "reads": 1,
+        "api_calls": 6,
+        "rate_limit_waits": 0,
+        "errors": 0,
+        "fetches": 1,
+        "fetches_refused": 0,
+    }
+    for name, value in counted.items():
+        line = f'gitreg_provider_release_{name}_total{{provider="acme/widget"}} {value:.1f}'
+        assert line in metrics, name
+    assert TOKEN not in metrics and TOKEN not in str(report)
+    # The first process's read met the rate limit: counted as a wait, not an error.
+    fetcher = providers.fetchers[("acme", "widget")]
+    assert (fetcher.stats.rate_limit_waits, fetcher.stats.errors, fetcher.stats.fetched) == (
+        1,
+        0,
+        0,
+    )
