@@ -264,7 +264,14 @@ def own_releases(spec: SourceSpec, repository: str) -> ForgeReleases | str:
         return "a folder source has no releases API: list it under providers: with artifacts"
     if spec.kind == "bitbucket":
         return "Bitbucket Data Center has no releases API: list it under providers: with artifacts"
-    return ForgeReleases(spec.kind, spec.where, repository, spec.token, spec.interval)
+    return ForgeReleases(
+        spec.kind,
+        spec.where,
+        repository,
+        spec.token,
+        spec.interval,
+        webhook_secret=spec.webhook_secret,  # its release deliveries are signed as the source's
+    )
 
 
 def _made_of(

@@ -30,6 +30,7 @@ from tests.support.gitrepo import GitRepo
 from tests.support.provider_releases import new_key, write_key, write_release
 from tests.support.servers import RegistryServer, bare_clone, git_daemon, run_gitreg, wait_until
 from tests.support.site_snippets import claimed
+from tests.support.webhook_payloads import RELEASE_FORGES
 
 FORGES: tuple[ForgeKind, ...] = ("gitlab", "gitea", "github")
 TOKEN = "forge-t0ken-pr0v"
@@ -295,4 +296,36 @@ def test_a_new_provider_repository_is_served_within_the_interval(
             ]
             p.forge.releases = [p.release("platform/terraform-provider-widget", "widget", "1.0.0")]
             wait_until(lambda: client.get(VERSIONS).status_code == 200, 30, "widget served")
+            assert [v["version"] for v in client.get(VERSIONS).json()["versions"]] == ["1.0.0"]
+
+
+def test_a_release_event_signed_with_the_source_secret_reads_a_discovered_provider_at_once(
+    tmp_path: Path, tls: TlsMaterial, write_catalog: WriteCatalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_HOOK_SECRET", "source-hook-s3cret")
+    with platform("gitlab", tmp_path, tls, monkeypatch) as p:
+        p.forge.repositories = [p.repository("terraform-provider-widget")]
+        catalog = p.catalog(write_catalog, tls)
+        text = catalog.source.read_text().replace(
+            "token_env:", "interval: 1h, webhook: {secret_env: SOURCE_HOOK_SECRET}, token_env:"
+        )
+        catalog = write_catalog(text)
+        with (
+            RegistryServer(catalog, refresh=True) as server,
+            httpx.Client(base_url=server.url) as client,
+        ):
+            wait_until(lambda: client.get("/providers/acme/widget").status_code == 200, 30, "page")
+            p.forge.releases = [p.release("platform/terraform-provider-widget", "widget", "1.0.0")]
+            host = p.forge.url.removeprefix("https://")
+            project = "platform/terraform-provider-widget"
+            body, headers = RELEASE_FORGES["gitlab"].request(host, project, "v1.0.0", "wrong")
+            refused = client.post("/v1/webhooks/gitlab", content=body, headers=headers)
+            assert refused.status_code == 401, refused.text
+            body, headers = RELEASE_FORGES["gitlab"].request(
+                host, project, "v1.0.0", "source-hook-s3cret"
+            )
+            delivered = client.post("/v1/webhooks/gitlab", content=body, headers=headers)
+            assert delivered.status_code == 202, delivered.text
+            assert delivered.json()["releases"] == ["acme/widget"]
+            wait_until(lambda: client.get(VERSIONS).status_code == 200, 30, "widget 1.0.0")
             assert [v["version"] for v in client.get(VERSIONS).json()["versions"]] == ["1.0.0"]
