@@ -111,10 +111,12 @@ class BareClone:
             turn.completed()
             return True
 
-    def fetch_branch(self, branch: str) -> str:
-        """Bring the remote's branch (its default: where `.gitreg.yaml` is read) into the clone,
-        as DEFAULT_BRANCH_REF, which the tags' fetch never prunes; raise SourceError on any
-        failure. Returns that ref."""
+    def fetch_branch(self, branch: str | None) -> str | None:
+        """Bring the remote's branch (its default: where `.gitreg.yaml` is read; None: the one
+        its HEAD names) into the clone, as DEFAULT_BRANCH_REF, which the tags' fetch never
+        prunes. Returns that ref, or None when the remote has no HEAD (an empty repository);
+        raises SourceError on any other failure."""
+        source = f"refs/heads/{branch}" if branch else "HEAD"
         # The fetch lock, not a turn: a turn counts fetches of the tags, which this is not.
         with self._lock, self._turns.turn():
             try:
@@ -125,13 +127,16 @@ class BareClone:
                     "--no-write-fetch-head",
                     "--quiet",
                     self.location.url,
-                    f"+refs/heads/{branch}:{DEFAULT_BRANCH_REF}",
+                    f"+{source}:{DEFAULT_BRANCH_REF}",
                     env=self._environment(),
                     kill_after_timeout=self.timeout,
                 )
             except (git.GitError, OSError) as exc:
                 why = _stderr(exc) if isinstance(exc, git.GitCommandError) else str(exc)
-                raise SourceError(f"fetch of {branch} from {self.location} failed: {why}") from exc
+                if branch is None and "couldn't find remote ref HEAD" in why:
+                    return None
+                what = branch or "HEAD"
+                raise SourceError(f"fetch of {what} from {self.location} failed: {why}") from exc
         return DEFAULT_BRANCH_REF
 
     def _holds(self, tags: Mapping[str, str]) -> bool:
