@@ -1,8 +1,9 @@
 """A forge source in registry.yaml, discovered through gitreg's own lister of that forge: a
 stand-in forge over HTTPS (trusted as Git trusts it, by the `credentials` entry's `ca_file`)
 lists, a page at a time, repositories that a real `git http-backend` serves over HTTPS with a
-token (the `credentials` entry for its URL), and they become modules; a token the forge does not
-take is a refusal naming the source, and nothing discovered is lost."""
+token (the `credentials` entry for its URL), and they become modules. A token the forge does not
+take is a refusal naming the source, one the Git server does not take a problem naming the
+repository, and neither loses what was discovered."""
 
 from __future__ import annotations
 
@@ -90,3 +91,44 @@ def test_a_forge_source_discovers_its_repositories_as_modules(
             assert dict(totals.discoveries) == {"ok": 1, "refused": 1}
             assert totals.api_calls == 4  # the listing's three pages, and the refused request
             assert (totals.errors, totals.rate_limit_waits) == (1, 0)
+
+
+def test_a_token_the_git_server_does_not_take_names_the_repository_and_keeps_what_served(
+    tmp_path: Path,
+    tls: TlsMaterial,
+    write_catalog: WriteCatalog,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The forge lists the repository, its Git server refuses the clones' token: a problem naming
+    the repository and never the token, skipped the first time, and serving what it served
+    once it had been read."""
+    monkeypatch.setenv("FORGE_TOKEN", TOKEN)
+    monkeypatch.setenv("GIT_TOKEN", "not-the-git-token")
+    with forge_git(tmp_path, TOKEN, tls) as served:
+        vpc = served.publish("platform/terraform-aws-vpc", [("v1.2.0", module_files("1.2.0"))])
+        with StandInForge("gitlab", [vpc], token=TOKEN, tls=tls) as forge:
+            catalog = write_catalog(
+                served.credentials(forge.url, "GIT_TOKEN")
+                + "sources:\n"
+                + _source("gitlab", forge.url)
+            )
+            (spec,) = catalog.sources
+            sources = SourceDiscoveries(catalog)
+            assert not sources.discover(spec, write=False)
+            found = sources.last(spec)
+            assert found is not None and found.error == "" and found.modules == (), found
+            (problem,) = found.problems
+            assert problem.startswith(
+                f"platform/terraform-aws-vpc: fetch of main from {vpc.clone_https} failed: "
+            ), problem
+            assert "not-the-git-token" not in problem and TOKEN not in problem
+            assert [s.repository for s in found.skipped] == ["platform/terraform-aws-vpc"]
+
+            monkeypatch.setenv("GIT_TOKEN", TOKEN)
+            assert sources.discover(spec, write=False)
+            assert [str(m.address) for m in sources.served(catalog).modules] == ["infra/vpc/aws"]
+            monkeypatch.setenv("GIT_TOKEN", "not-the-git-token")
+            assert not sources.discover(spec, write=False)
+            again = sources.last(spec)
+            assert again is not None and len(again.problems) == 1 and again.skipped == ()
+            assert [str(m.address) for m in sources.served(catalog).modules] == ["infra/vpc/aws"]
