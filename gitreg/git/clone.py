@@ -30,9 +30,9 @@ from gitreg.errors import FetchStopped, SourceError
 from gitreg.git import seeding
 from gitreg.git.credential import Credential
 from gitreg.git.fetch_turns import FetchTurns
-from gitreg.git.location import RepoLocation, redact
+from gitreg.git.location import RepoLocation
 from gitreg.git.shutdown import stopping
-from gitreg.git.tag_refs import GitFailed, LocalTags, RemoteListing, list_remote
+from gitreg.git.tag_refs import GitFailed, LocalTags, RemoteListing, git_said, list_remote
 
 log = logging.getLogger(__name__)
 
@@ -375,5 +375,4 @@ def open_repo(path: Path) -> Iterator[Repo]:
 
 def _stderr(exc: git.GitCommandError) -> str:
     text = str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
-    lines = [line for line in text.splitlines() if line.strip()]
-    return redact(" / ".join(lines[-3:]) or f"git exited with {exc.status}")
+    return git_said(text, exc.status)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gitreg.git.tag_refs import CREDENTIALS_WANTED
 from gitreg.sources.discovered import SourceDiscoveries
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
@@ -118,9 +119,10 @@ def test_a_token_the_git_server_does_not_take_names_the_repository_and_keeps_wha
             found = sources.last(spec)
             assert found is not None and found.error == "" and found.modules == (), found
             (problem,) = found.problems
-            assert problem.startswith(
+            assert problem == (
                 f"platform/terraform-aws-vpc: fetch of main from {vpc.clone_https} failed: "
-            ), problem
+                + CREDENTIALS_WANTED
+            )
             assert "not-the-git-token" not in problem and TOKEN not in problem
             assert [s.repository for s in found.skipped] == ["platform/terraform-aws-vpc"]
 
