@@ -282,6 +282,10 @@ class BareClone:
             "GCM_INTERACTIVE": "never",
             "GIT_ASKPASS": "",
             "SSH_ASKPASS": "",
+            # git's messages in English whatever the host's locale, as run_git's: a few are read
+            # (an empty repository's missing HEAD, a 401), and all are shown in the status.
+            "LANGUAGE": "C",
+            "LC_ALL": "C",
         }
         ssh = ["ssh", "-o", "BatchMode=yes"]
         credential = self.credential
