@@ -1,7 +1,8 @@
 """A forge's event about a repository's being (GitHub's and Gitea's `repository`, GitLab's
 `project_create`) discovers the source it names at once, against the real app over HTTPS: the new
-repository is served right after the delivery, long before the source's interval; a delivery
-signed with another secret is refused as a push's is, and discovers nothing."""
+repository, cloned from a real `git http-backend` over HTTPS with its token, is served right
+after the delivery, long before the source's interval; a delivery signed with another secret is
+refused as a push's is, and discovers nothing."""
 
 from __future__ import annotations
 
@@ -19,10 +20,11 @@ from gitreg.catalog.model import TlsFiles
 from gitreg.freshness.webhooks import PARSERS, matching_sources
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
-from tests.support.forge_shapes import ForgeKind, ForgeRepository
+from tests.support.forge_git import forge_git
+from tests.support.forge_shapes import ForgeKind
 from tests.support.forges import StandInForge
-from tests.support.gitrepo import GitRepo, git, module_files
-from tests.support.servers import RegistryServer, bare_clone, git_daemon, wait_until
+from tests.support.gitrepo import module_files
+from tests.support.servers import RegistryServer, wait_until
 
 TOKEN = "forge-t0ken-s3cret"
 SECRET = "hook-s3cret"
@@ -86,27 +88,17 @@ def test_a_repository_event_discovers_its_source_at_once(
     write_catalog: WriteCatalog,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    served = tmp_path / "served"
-    for name, version in (("terraform-aws-vpc", "1.0.0"), ("terraform-aws-dns", "2.0.0")):
-        work = GitRepo(tmp_path / "work" / name)
-        git(work.path, "checkout", "-q", "-b", "main")
-        work.release(f"v{version}", module_files(version))
-        bare_clone(work.path, served / f"{name}.git")
-    monkeypatch.setenv("FORGE_TOKEN", TOKEN)
+    monkeypatch.setenv("FORGE_TOKEN", TOKEN)  # the forge's API and its Git take one token
     monkeypatch.setenv("HOOK_SECRET", SECRET)
-    with git_daemon(served) as base:
-        vpc = ForgeRepository(
-            "platform/terraform-aws-vpc", clone_https=f"{base}/terraform-aws-vpc.git"
-        )
-        dns = ForgeRepository(
-            "platform/terraform-aws-dns", clone_https=f"{base}/terraform-aws-dns.git"
-        )
+    with forge_git(tmp_path, TOKEN, tls) as served:
+        vpc = served.publish("platform/terraform-aws-vpc", [("v1.0.0", module_files("1.0.0"))])
+        dns = served.publish("platform/terraform-aws-dns", [("v2.0.0", module_files("2.0.0"))])
         with StandInForge(kind, [vpc], token=TOKEN, tls=tls) as forge:
             where = "api_url" if kind == "github" else "url"
             scope = "group" if kind == "gitlab" else "org"
             catalog = write_catalog(
-                f"credentials:\n  - {{url: '{forge.url}', ca_file: '{tls.ca_cert}'}}\n"
-                f"sources:\n  - {kind}: {{{where}: '{forge.url}', {scope}: platform,"
+                served.credentials(forge.url, "FORGE_TOKEN")
+                + f"sources:\n  - {kind}: {{{where}: '{forge.url}', {scope}: platform,"
                 " namespace: infra, token_env: FORGE_TOKEN, interval: 1h,"
                 " webhook: {secret_env: HOOK_SECRET}}\n"
             )
