@@ -1,0 +1,292 @@
+"""`terraform login`'s protocol over real HTTPS, against a real OpenID provider process: the
+authorization request checked, the person sent to the provider and back, a one-time code
+exchanged once with the right PKCE verifier for a token of gitreg's own, which opens what the
+person's groups open; every refusal a clear 4xx (a page for the person, JSON for the token
+endpoint), never a 500, and no secret in a log line."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import secrets
+import ssl
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import httpx
+import pytest
+
+from gitreg.catalog.load import load_catalog
+from gitreg.catalog.model import TlsFiles
+from gitreg.tlscert import TlsMaterial
+from tests.support.gitrepo import GitRepo, module_files
+from tests.support.oidc_provider import Provider, oidc_provider, sign_in_as
+from tests.support.servers import RegistryServer, free_port, run_gitreg
+
+SECRET = "the-client-secret-of-gitreg"
+REDIRECT = "http://localhost:10003/login"
+
+
+@dataclass
+class Served:
+    url: str
+    provider: Provider
+    verify: ssl.SSLContext
+    root: Path
+
+    def browser(self) -> httpx.Client:
+        return httpx.Client(verify=self.verify, timeout=15)
+
+
+def registry_yaml(root: Path, repo: GitRepo, issuer: str, ca: Path, port: int) -> Path:
+    path = root / "registry.yaml"
+    path.write_text(
+        f"""
+cache_dir: cache
+hostname: 127.0.0.1:{port}
+public_url: https://127.0.0.1:{port}
+modules:
+  - {{namespace: platform, name: net, system: aws, repo: {repo.path}}}
+  - {{namespace: shared-net, name: vpc, system: aws, repo: {repo.path}}}
+mirror: {{read_through: false}}
+auth:
+  login:
+    name: Acme SSO
+    issuer: {issuer}
+    client_id: gitreg
+    client_secret_env: GITREG_TEST_OIDC_SECRET
+    scopes: [openid, email]
+    claims:
+      - {{match: {{groups: platform}}, read: [platform, "shared-*"]}}
+      - {{match: {{groups: "*"}}, read: ["shared-*"]}}
+    token_ttl: 30d
+    ca_file: {ca}
+"""
+    )
+    return path
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterator[Served]:
+    root = tmp_path_factory.mktemp("login")
+    repo = GitRepo(root / "repo")
+    repo.release("v1.0.0", module_files("1.0.0"))
+    with pytest.MonkeyPatch.context() as env, oidc_provider(tls) as provider:
+        env.setenv("GITREG_TEST_OIDC_SECRET", SECRET)
+        provider.person("alice", email="alice@acme.example", groups=["platform", "dev"])
+        provider.person("bob", email="bob@acme.example", groups=["dev"])
+        provider.person("eve", email="eve@elsewhere.example")
+        port = free_port()
+        catalog = load_catalog(registry_yaml(root, repo, provider.url, tls.ca_cert, port))
+        verify = ssl.create_default_context(cafile=str(tls.ca_cert))
+        with RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile), port=port) as server:
+            yield Served(server.url, provider, verify, root)
+
+
+def pkce() -> tuple[str, str]:
+    """A verifier as Terraform makes one, and its S256 challenge."""
+    verifier = f"{secrets.token_hex(16)}.{secrets.randbelow(10**9):09d}-padding-to-43"
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+    return verifier, challenge.rstrip(b"=").decode()
+
+
+def authorize_url(served: Served, challenge: str, **changes: str) -> str:
+    query = {
+        "client_id": "terraform-cli",
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "redirect_uri": REDIRECT,
+        "response_type": "code",
+        "state": "terraform-state-1",
+        **changes,
+    }
+    return f"{served.url}/oauth/authorize?{urlencode({k: v for k, v in query.items() if v})}"
+
+
+def code_for(served: Served, browser: httpx.Client, sub: str, challenge: str) -> str:
+    journey = sign_in_as(browser, authorize_url(served, challenge), sub)
+    assert journey.leads_to is not None, journey.last.text
+    target = urlsplit(journey.leads_to)
+    assert f"{target.scheme}://{target.netloc}{target.path}" == REDIRECT
+    query = parse_qs(target.query)
+    assert query["state"] == ["terraform-state-1"]
+    return query["code"][0]
+
+
+def exchange(served: Served, code: str, verifier: str, /, **changes: str) -> httpx.Response:
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": REDIRECT,
+        "client_id": "terraform-cli",
+        "code_verifier": verifier,
+        **changes,
+    }
+    return httpx.post(f"{served.url}/oauth/token", data=form, verify=served.verify, timeout=15)
+
+
+def token_of(served: Served, sub: str) -> str:
+    verifier, challenge = pkce()
+    with served.browser() as browser:
+        code = code_for(served, browser, sub, challenge)
+    answer = exchange(served, code, verifier)
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["token_type"] == "bearer" and body["expires_in"] == 30 * 86400
+    token: str = body["access_token"]
+    return token
+
+
+def versions(served: Served, module: str, token: str) -> int:
+    answer = httpx.get(
+        f"{served.url}/v1/modules/{module}/versions",
+        headers={"Authorization": f"Bearer {token}"},
+        verify=served.verify,
+        timeout=15,
+    )
+    return answer.status_code
+
+
+def test_discovery_offers_login_v1(served: Served) -> None:
+    answer = httpx.get(f"{served.url}/.well-known/terraform.json", verify=served.verify)
+    assert answer.json()["login.v1"] == {
+        "client": "terraform-cli",
+        "grant_types": ["authz_code"],
+        "authz": "/oauth/authorize",
+        "token": "/oauth/token",
+        "ports": [10000, 10010],
+    }
+
+
+def test_a_person_gets_a_token_that_opens_their_groups_namespaces(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    alice = token_of(served, "alice")
+    assert alice.startswith("gitreg_")
+    assert versions(served, "platform/net/aws", alice) == 200
+    assert versions(served, "shared-net/vpc/aws", alice) == 200
+    bob = token_of(served, "bob")
+    assert versions(served, "shared-net/vpc/aws", bob) == 200
+    assert versions(served, "platform/net/aws", bob) == 403
+    eve = token_of(served, "eve")  # outside every group: a token that reads nothing
+    assert versions(served, "shared-net/vpc/aws", eve) == 403
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    for secret in (alice, bob, eve, SECRET):
+        assert secret not in logged
+
+
+def test_a_code_is_spent_once(served: Served) -> None:
+    verifier, challenge = pkce()
+    with served.browser() as browser:
+        code = code_for(served, browser, "alice", challenge)
+    assert exchange(served, code, verifier).status_code == 200
+    again = exchange(served, code, verifier)
+    assert again.status_code == 400
+    assert again.json()["error"] == "invalid_grant"
+    assert "already used" in again.json()["error_description"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "error", "says"),
+    [
+        ({"code_verifier": "x" * 43}, "invalid_grant", "code_verifier does not match"),
+        ({"code_verifier": ""}, "invalid_grant", "code_verifier does not match"),
+        ({"redirect_uri": "http://localhost:10004/login"}, "invalid_grant", "redirect_uri"),
+        ({"client_id": "someone-else"}, "invalid_client", "client_id"),
+        ({"grant_type": "password"}, "unsupported_grant_type", "grant_type"),
+        ({"code": "made-up"}, "invalid_grant", "not one this registry gave"),
+    ],
+)
+def test_a_token_request_that_fails_a_check_gets_no_token(
+    served: Served, changes: dict[str, str], error: str, says: str
+) -> None:
+    verifier, challenge = pkce()
+    with served.browser() as browser:
+        code = code_for(served, browser, "alice", challenge)
+    refused = exchange(served, code, verifier, **changes)
+    assert refused.status_code == 400
+    assert refused.json()["error"] == error and says in refused.json()["error_description"]
+    assert "access_token" not in refused.json()
+    # A refusal spent nothing: the right request still gets its token.
+    assert exchange(served, code, verifier).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("changes", "says"),
+    [
+        ({"redirect_uri": "https://evil.example/login"}, "redirect_uri must be"),
+        ({"redirect_uri": "http://localhost:9999/login"}, "redirect_uri must be"),
+        ({"redirect_uri": "http://localhost:10011/login"}, "redirect_uri must be"),
+        ({"redirect_uri": "http://localhost:10003/elsewhere"}, "redirect_uri must be"),
+        ({"redirect_uri": "http://evil.example:10003/login"}, "redirect_uri must be"),
+        ({"redirect_uri": "http://localhost@evil.example:10003/login"}, "redirect_uri must be"),
+        ({"redirect_uri": ""}, "redirect_uri must be"),
+        ({"client_id": "other"}, "client_id must be"),
+        ({"code_challenge_method": "plain"}, "PKCE is required"),
+        ({"code_challenge": ""}, "code_challenge must be"),
+        ({"state": ""}, "state is required"),
+        ({"response_type": "token"}, "response_type must be code"),
+    ],
+)
+def test_a_bad_authorization_request_is_a_page_and_no_redirect(
+    served: Served, changes: dict[str, str], says: str
+) -> None:
+    _, challenge = pkce()
+    with served.browser() as browser:
+        answer = browser.get(authorize_url(served, challenge, **changes))
+    assert answer.status_code == 400
+    assert "location" not in answer.headers
+    assert answer.headers["content-type"].startswith("text/html")
+    assert says in answer.text
+
+
+def test_a_forged_or_missing_state_ends_the_sign_in(served: Served) -> None:
+    _, challenge = pkce()
+    with served.browser() as browser:
+        to_provider = browser.get(authorize_url(served, challenge))
+        assert to_provider.status_code == 302
+        forged = browser.get(f"{served.url}/oauth/callback?code=abc&state=forged")
+        assert forged.status_code == 400 and "is not this sign-in" in forged.text
+        missing = browser.get(f"{served.url}/oauth/callback?code=abc")
+        assert missing.status_code == 400
+    with served.browser() as stranger:  # no sign-in under way in this browser
+        answer = stranger.get(f"{served.url}/oauth/callback?code=abc&state=x")
+        assert answer.status_code == 400 and "no sign-in under way" in answer.text
+
+
+def test_the_provider_refusing_is_a_page(served: Served) -> None:
+    _, challenge = pkce()
+    with served.browser() as browser:
+        journey = sign_in_as(browser, authorize_url(served, challenge), "alice", deny=True)
+    assert journey.leads_to is None
+    assert journey.last.status_code == 400
+    assert "said access_denied" in journey.last.text, journey.last.text
+
+
+def test_sign_ins_are_limited_per_address(served: Served) -> None:
+    _, challenge = pkce()
+    with served.browser() as browser:
+        statuses = [browser.get(authorize_url(served, challenge)).status_code for _ in range(25)]
+    assert 429 in statuses and 500 not in statuses
+    assert set(statuses) <= {302, 429}
+
+
+def test_a_revoked_token_is_refused_at_once(served: Served) -> None:
+    token = token_of(served, "bob")
+    assert versions(served, "shared-net/vpc/aws", token) == 200
+    config = str(served.root / "registry.yaml")
+    listed = run_gitreg("token", "list", "--config", config)
+    assert listed.returncode == 0, listed.stderr
+    token_id = hashlib.sha256(token.encode()).hexdigest()[:16]
+    line = next(line for line in listed.stdout.splitlines() if line.startswith(token_id))
+    assert "bob@acme.example" in line and "terraform" in line and "shared-*" in line
+    assert token not in listed.stdout
+    revoked = run_gitreg("token", "revoke", token_id, "--config", config)
+    assert revoked.returncode == 0 and f"revoked {token_id}" in revoked.stdout
+    assert versions(served, "shared-net/vpc/aws", token) == 401
+    again = run_gitreg("token", "revoke", token_id, "--config", config)
+    assert again.returncode == 1 and "no live token" in again.stderr
