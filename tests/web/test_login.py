@@ -290,3 +290,20 @@ def test_a_revoked_token_is_refused_at_once(served: Served) -> None:
     assert versions(served, "shared-net/vpc/aws", token) == 401
     again = run_gitreg("token", "revoke", token_id, "--config", config)
     assert again.returncode == 1 and "no live token" in again.stderr
+
+
+def test_check_reaches_the_providers_discovery_document(served: Served) -> None:
+    config = served.root / "registry.yaml"
+    done = run_gitreg("check", "--config", str(config), "--listen", f"127.0.0.1:{free_port()}")
+    assert "auth.login" not in done.stdout, done.stdout
+    assert done.returncode == 0, done.stdout + done.stderr
+    gone = served.root / "gone.yaml"
+    port = free_port()
+    gone.write_text(config.read_text().replace(served.provider.url, f"https://127.0.0.1:{port}"))
+    failed = run_gitreg("check", "--config", str(gone), "--listen", f"127.0.0.1:{free_port()}")
+    assert failed.returncode == 1
+    assert "auth.login.issuer: the OpenID provider's discovery document" in failed.stdout
+    assert f"https://127.0.0.1:{port}/.well-known/openid-configuration cannot be read" in (
+        failed.stdout
+    )
+    assert SECRET not in failed.stdout + failed.stderr
