@@ -24,6 +24,7 @@ from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oidc_provider import oidc_provider
 from tests.support.servers import RegistryServer, free_port
+from tests.support.site_snippets import claimed
 from tests.support.terraform_cli import needs_terraform
 from tests.web.test_login import registry_yaml
 
@@ -111,10 +112,12 @@ def terraform(
     )
 
 
-def login(home: Path, served: Served) -> str:
+def login(home: Path, served: Served, command: str = "terraform login registry.example.com") -> str:
     """`terraform login` as the person LOGIN_SUB names (the driver reads it): the token stored."""
     (home / ".terraform.d").mkdir(exist_ok=True)  # where terraform keeps credentials
-    done = terraform(home, served, "login", served.host, stdin="yes\n")
+    args = command.replace("registry.example.com", served.host).split()
+    assert args[:2] == ["terraform", "login"], command
+    done = terraform(home, served, *args[1:], stdin="yes\n")
     driver = (home / "driver.log").read_text() if (home / "driver.log").exists() else ""
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}\ndriver: {driver}"
     assert "Success!" in done.stdout
@@ -135,7 +138,10 @@ def test_terraform_login_then_init_installs_a_private_module(
     served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LOGIN_SUB", "alice")
-    token = login(tmp_path, served)
+    with claimed("private.md", "test_terraform_login_then_init_installs_a_private_module") as page:
+        commands = page.take("sh", "terraform login").splitlines()
+    assert commands[1] == "terraform init"
+    token = login(tmp_path, served, commands[0])
     assert token.startswith("gitreg_")
     verify = ssl.create_default_context(cafile=str(served.tls.ca_cert))
     listed = httpx.get(
