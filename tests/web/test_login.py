@@ -251,7 +251,7 @@ def test_a_bad_authorization_request_is_a_page_and_no_redirect(
     assert answer.status_code == 400
     assert "location" not in answer.headers
     assert answer.headers["content-type"].startswith("text/html")
-    assert says in answer.text
+    assert "Sign-in failed" in answer.text and says in answer.text
 
 
 def test_a_forged_or_missing_state_ends_the_sign_in(served: Served) -> None:
@@ -322,3 +322,24 @@ def test_sign_ins_are_limited_per_address(served: Served) -> None:
         statuses = [browser.get(authorize_url(served, challenge)).status_code for _ in range(25)]
     assert 429 in statuses and 500 not in statuses
     assert set(statuses) <= {302, 429}
+
+
+def test_a_provider_that_is_down_is_a_503_page(
+    tmp_path: Path, tls: TlsMaterial, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITREG_TEST_OIDC_SECRET", SECRET)
+    repo = GitRepo(tmp_path / "repo")
+    repo.release("v1.0.0", module_files("1.0.0"))
+    port, down = free_port(), f"https://127.0.0.1:{free_port()}"
+    catalog = load_catalog(registry_yaml(tmp_path, repo, down, tls.ca_cert, port))
+    verify = ssl.create_default_context(cafile=str(tls.ca_cert))
+    with RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile), port=port) as server:
+        served = Served(server.url, Provider(down, None, verify), verify, tmp_path)  # type: ignore[arg-type]
+        _, challenge = pkce()
+        with served.browser() as browser:
+            for url in (f"{server.url}/signin/provider", authorize_url(served, challenge)):
+                answer = browser.get(url)
+                assert answer.status_code == 503, answer.text
+                assert "Cannot sign in now" in answer.text and "cannot be read" in answer.text
+                assert 'http-equiv="refresh"' not in answer.text  # a retry would not mend it
+                assert "gitreg_login" not in answer.headers.get("set-cookie", "")
