@@ -9,6 +9,7 @@ they expire."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -20,6 +21,7 @@ from typing import Any, Literal, Protocol
 from gitreg.atomic import TEMP_SUFFIX, write_atomically
 
 FOLDER = Path("auth") / "issued-tokens"
+BY_NAME = Path("auth") / "issued-by-name"  # a folder per person, an empty file per token
 SPENT = Path("auth") / "spent-codes"
 DIGEST = re.compile(r"[0-9a-f]{64}")
 CODE_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
@@ -113,11 +115,15 @@ class IssuedTokens(Protocol):
 class IssuedTokenFiles:
     def __init__(self, cache_dir: Path) -> None:
         self.folder = cache_dir / FOLDER
+        self.by_name = cache_dir / BY_NAME
         self.spent = cache_dir / SPENT
 
     def keep(self, token: IssuedToken) -> None:
         body = json.dumps(token.to_json(), sort_keys=True).encode()
         write_atomically(self._path(token.digest), body, sync="folder")
+        # So that a person's tokens (what a page session is checked against, on every page
+        # they open) are found without reading everyone's.
+        write_atomically(self._person(token.name) / token.digest, b"")
         self._sweep(time.time())
 
     def find(self, digest: str) -> IssuedToken | None:
@@ -127,7 +133,8 @@ class IssuedTokenFiles:
         return found if found is not None and found.live(time.time()) else None
 
     def named(self, name: str) -> list[IssuedToken]:
-        return [t for t in self.listed() if t.name == name]
+        found = [self.find(d) for d in _names(self._person(name)) if DIGEST.fullmatch(d)]
+        return sorted((t for t in found if t and t.name == name), key=lambda t: (t.issued, t.id))
 
     def listed(self) -> list[IssuedToken]:
         now = time.time()
@@ -141,8 +148,9 @@ class IssuedTokenFiles:
     def revoke(self, which: str) -> list[IssuedToken]:
         ended = chosen(self.listed(), which)
         for token in ended:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self._path(token.digest))
+            for path in (self._path(token.digest), self._person(token.name) / token.digest):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
         return ended
 
     def spend_code(self, code: str, expires: int) -> bool:
@@ -169,8 +177,12 @@ class IssuedTokenFiles:
                 continue
             token = self._read(self.folder / name)
             if token is not None and not token.live(now):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(self.folder / name)
+                for path in (self.folder / name, self._person(token.name) / token.digest):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(path)
+
+    def _person(self, name: str) -> Path:
+        return self.by_name / hashlib.sha256(name.encode()).hexdigest()[:32]
 
     def _path(self, digest: str) -> Path:
         if not DIGEST.fullmatch(digest):

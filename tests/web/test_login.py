@@ -80,6 +80,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterat
         provider.person("alice", email="alice@acme.example", groups=["platform", "dev"])
         provider.person("bob", email="bob@acme.example", groups=["dev"])
         provider.person("eve", email="eve@elsewhere.example")
+        provider.person("carol", email="carol@acme.example", groups=["platform"])
         port = free_port()
         catalog = load_catalog(registry_yaml(root, repo, provider.url, tls.ca_cert, port))
         verify = ssl.create_default_context(cafile=str(tls.ca_cert))
@@ -296,6 +297,32 @@ def test_a_revoked_token_is_refused_at_once(served: Served) -> None:
     assert versions(served, "shared-net/vpc/aws", token) == 401
     again = run_gitreg("token", "revoke", token_id, "--config", config)
     assert again.returncode == 1 and "no live token" in again.stderr
+
+
+def test_a_page_session_opens_by_signing_in_and_ends_when_revoked(served: Served) -> None:
+    page = f"{served.url}/modules/platform/net/aws"
+    with served.browser() as browser:
+        assert browser.get(page).status_code == 401
+        start = f"{served.url}/signin/provider?next=/modules/platform/net/aws"
+        journey = sign_in_as(browser, start, "carol")
+        assert journey.leads_to is None and journey.last.status_code == 200
+        moving_on = journey.last.text  # a page that moves on (a same-site navigation)
+        assert 'http-equiv="refresh"' in moving_on and "next=%2Fmodules%2Fplatform" in moving_on
+        cookie = journey.last.headers["set-cookie"]
+        assert "gitreg_session=" in cookie and "SameSite=strict" in cookie and "Secure" in cookie
+        shown = browser.get(page)
+        assert shown.status_code == 200 and "Signed in as <strong>carol@acme.example</strong>" in (
+            shown.text
+        )
+        listed = run_gitreg("token", "list", "--config", str(served.root / "registry.yaml"))
+        lines = listed.stdout.splitlines()
+        assert any("carol@acme.example" in line and "browser" in line for line in lines)
+        revoked = run_gitreg(
+            "token", "revoke", "carol@acme.example", "--config", str(served.root / "registry.yaml")
+        )
+        assert revoked.returncode == 0, revoked.stderr
+        ended = browser.get(page)
+        assert ended.status_code == 401 and "Sign in again" in ended.text
 
 
 def test_check_reaches_the_providers_discovery_document(served: Served) -> None:
