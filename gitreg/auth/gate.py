@@ -115,7 +115,9 @@ class Gate(BrowserSessions):
         login = None
         if settings.login is not None:
             book = IssuedPrincipals(issued or IssuedTokenFiles(cache_dir))
-            login = Login(settings.login, origin + CALLBACK, keys, book)
+            taken = {t.name for t in settings.tokens} | {o.name for o in settings.oidc}
+            taken |= {GIT.name, "anonymous", "unknown"}
+            login = Login(settings.login, origin + CALLBACK, keys, book, taken=frozenset(taken))
         sessions = SessionSigner(keys)
         return cls(settings, signer, counts, verifiers, git, sessions, ended, None, login)
 

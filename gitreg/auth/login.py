@@ -118,10 +118,13 @@ class Login:
         keys: Sequence[bytes],
         issued: IssuedPrincipals,
         clock: Callable[[], float] = time.time,
+        taken: frozenset[str] = frozenset(),
     ) -> None:
         """`callback`: this registry's own callback URL, which the provider sends people back
-        to; `keys`: the URL-signing keys (sealing keys derive from them)."""
+        to; `keys`: the URL-signing keys (sealing keys derive from them); `taken`: the names
+        registry.yaml gives its client tokens and issuers, which no person may sign in as."""
         self.settings = settings
+        self.taken = taken
         self.callback = callback
         self.issued = issued
         self.clock = clock
@@ -185,7 +188,13 @@ class Login:
         principal, claims = await self.verified(id_token, str(pending["n"]))
         cli = pending.get("c")
         request = CliRequest(*cli) if isinstance(cli, list) and len(cli) == 3 else None
-        return SignedIn(_named(principal, claims), request, str(pending.get("b") or "/"))
+        person = _named(principal, claims)
+        if person.name in self.taken:
+            raise LoginRefused(
+                f"{person.name!r} is the name of a client token or issuer in registry.yaml:"
+                " rename that entry to sign in as this person"
+            )
+        return SignedIn(person, request, str(pending.get("b") or "/"))
 
     def code_redirect(self, signed: SignedIn) -> str:
         """Terraform's listener, with a one-time code for what `signed` opens and its state."""

@@ -54,6 +54,8 @@ modules:
   - {{namespace: shared-net, name: vpc, system: aws, repo: {repo.path}}}
 mirror: {{read_through: false}}
 auth:
+  tokens:
+    - {{name: ci, token_sha256: "{"0" * 64}", read: [platform]}}
   login:
     name: Acme SSO
     issuer: {issuer}
@@ -81,6 +83,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterat
         provider.person("bob", email="bob@acme.example", groups=["dev"])
         provider.person("eve", email="eve@elsewhere.example")
         provider.person("carol", email="carol@acme.example", groups=["platform"])
+        provider.person("ci", groups=["platform"])  # no email: named by its sub
         port = free_port()
         catalog = load_catalog(registry_yaml(root, repo, provider.url, tls.ca_cert, port))
         verify = ssl.create_default_context(cafile=str(tls.ca_cert))
@@ -267,6 +270,14 @@ def test_a_forged_or_missing_state_ends_the_sign_in(served: Served) -> None:
     with served.browser() as stranger:  # no sign-in under way in this browser
         answer = stranger.get(f"{served.url}/oauth/callback?code=abc&state=x")
         assert answer.status_code == 400 and "no sign-in under way" in answer.text
+
+
+def test_no_one_signs_in_under_a_client_tokens_name(served: Served) -> None:
+    _, challenge = pkce()
+    with served.browser() as browser:
+        journey = sign_in_as(browser, authorize_url(served, challenge), "ci")
+    assert journey.leads_to is None and journey.last.status_code == 400
+    assert "is the name of a client token or issuer" in journey.last.text
 
 
 def test_the_provider_refusing_is_a_page(served: Served) -> None:
