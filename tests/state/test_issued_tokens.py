@@ -16,11 +16,11 @@ from gitreg.catalog.model import PostgresSettings, SecretRef
 from gitreg.state.issued_tokens import IssuedToken, IssuedTokenFiles, IssuedTokens
 from gitreg.state.postgres_state import PostgresState
 
-NOW = int(time.time())
 
-
-def token(name: str, fill: str, expires: int = NOW + 3600) -> IssuedToken:
-    return IssuedToken(name, fill * 64, ("platform",), False, False, NOW, expires, "terraform")
+def token(name: str, fill: str, lives: int = 3600) -> IssuedToken:
+    """A token issued now to `name`, live for `lives` seconds (expired when negative)."""
+    now = int(time.time())
+    return IssuedToken(name, fill * 64, ("platform",), False, False, now, now + lives, "terraform")
 
 
 @pytest.fixture(params=["files", "postgres"])
@@ -64,20 +64,20 @@ def test_a_token_kept_by_one_is_found_and_revoked_for_the_other(
 
 def test_an_expired_token_is_found_by_no_one(stores: Callable[[str], IssuedTokens]) -> None:
     one = stores("one")
-    one.keep(token("alice", "c", expires=NOW - 1))
+    one.keep(token("alice", "c", lives=-1))
     assert one.find("c" * 64) is None and one.listed() == []
 
 
 def test_a_code_is_spent_once_of_many_at_once(stores: Callable[[str], IssuedTokens]) -> None:
     readers = [stores(f"r{i}") for i in range(4)]
-    code = "a-one-time-code-id-22c"
+    code, expires = "a-one-time-code-id-22c", int(time.time()) + 60
     with ThreadPoolExecutor(8) as pool:
-        spent = list(pool.map(lambda i: readers[i % 4].spend_code(code, NOW + 60), range(16)))
+        spent = list(pool.map(lambda i: readers[i % 4].spend_code(code, expires), range(16)))
     assert spent.count(True) == 1
-    assert readers[0].spend_code("another-code-id-22chars", NOW + 60)
+    assert readers[0].spend_code("another-code-id-22chars", expires)
 
 
 def test_a_malformed_digest_or_code_opens_nothing(tmp_path: Path) -> None:
     files = IssuedTokenFiles(tmp_path)
     assert files.find("../../etc/passwd") is None
-    assert not files.spend_code("../x", NOW + 60)
+    assert not files.spend_code("../x", int(time.time()) + 60)
