@@ -37,7 +37,6 @@ def test_login_is_read(
     ).auth
     assert auth is not None and auth.login is not None
     ca = tmp_path / "ca.pem"
-    grant = OidcIssuer("sso.example.com", ISSUER, "gitreg", ca_file=ca)
     assert auth.login == LoginSettings(
         name="sso.example.com",
         issuer=ISSUER,
@@ -46,7 +45,7 @@ def test_login_is_read(
         scopes=("openid", "profile", "email", "groups"),
         grants=(
             OidcIssuer(
-                name=grant.name,
+                name="sso.example.com",
                 issuer=ISSUER,
                 audience="gitreg",
                 claims=(("groups", "platform"),),
@@ -54,7 +53,7 @@ def test_login_is_read(
                 ca_file=ca,
             ),
             OidcIssuer(
-                name=grant.name,
+                name="sso.example.com",
                 issuer=ISSUER,
                 audience="gitreg",
                 claims=(("groups", "*"),),
