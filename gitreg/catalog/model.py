@@ -270,6 +270,23 @@ class OidcIssuer:
 
 
 @dataclass(frozen=True)
+class LoginSettings:
+    """auth.login: people sign in with the company's OpenID provider, by `terraform login` or on
+    the sign-in page. The provider's ID token is checked as `auth.oidc` checks a CI token (its
+    audience is `client_id`); `grants` are its claim rules as such entries, and what every one
+    whose claims match reads, a token issued here reads, until `token_ttl`."""
+
+    name: str  # what the sign-in page calls the provider ("Sign in with NAME")
+    issuer: str  # https://...; its discovery document is ISSUER/.well-known/openid-configuration
+    client_id: str
+    client_secret: SecretRef | None = None  # None: a public client (PKCE alone)
+    scopes: tuple[str, ...] = ("openid", "profile", "email")
+    grants: tuple[OidcIssuer, ...] = ()
+    token_ttl: float = 90 * 86400.0
+    ca_file: Path | None = None  # the CA bundle that signs the provider's HTTPS certificate
+
+
+@dataclass(frozen=True)
 class AuthSettings:
     """auth: who may read what. Present: private by default, but for the `public` namespaces."""
 
@@ -279,6 +296,7 @@ class AuthSettings:
     download_ttl: float = 600.0
     git: GitCheck | None = None
     oidc: tuple[OidcIssuer, ...] = ()
+    login: LoginSettings | None = None
 
 
 @dataclass(frozen=True)

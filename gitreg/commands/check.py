@@ -4,13 +4,15 @@ with its key path."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+from gitreg.auth.login_provider import OpenIdProvider
 from gitreg.auth.review import archive_warnings, auth_warnings
 from gitreg.catalog.model import Catalog
 from gitreg.commands.endpoint import endpoint
-from gitreg.errors import OriginError, SourceError, StartupError
+from gitreg.errors import AuthUnavailable, OriginError, SourceError, StartupError
 from gitreg.git.clone import BareClone
 from gitreg.mirror.origin import OriginRegistry
 from gitreg.modules.sync import Registry
@@ -69,6 +71,7 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
         if warning := provider.warning():
             warnings.append(f"warning: {where}: {provider.spec} {warning}")
     problems += _origin_problems(catalog)
+    problems += _login_problems(catalog)
     warnings += auth_warnings(catalog)
     warnings += archive_warnings(catalog)
     for line in problems + warnings:
@@ -119,6 +122,19 @@ def _discovered(
     for provider in settled.providers:
         provider_paths[provider.spec.key] = f"{provider.source} {provider.repository}"
     return served
+
+
+def _login_problems(catalog: Catalog) -> list[str]:
+    """auth.login's OpenID provider, asked for its discovery document: the endpoints people
+    are sent to and the code is exchanged at."""
+    login = catalog.auth.login if catalog.auth is not None else None
+    if login is None:
+        return []
+    try:
+        asyncio.run(OpenIdProvider(login).endpoints())
+    except AuthUnavailable as exc:
+        return [f"auth.login.issuer: {exc}"]
+    return []
 
 
 def _origin_problems(catalog: Catalog) -> list[str]:

@@ -20,7 +20,7 @@ from starlette.types import ASGIApp
 from gitreg.docs.warming import keep_warm
 from gitreg.modules.downloads import ARCHIVES_PREFIX
 from gitreg.ops.readiness import readiness
-from gitreg.web import discovery, modules, pages, registry_api, signin, status, webhooks
+from gitreg.web import discovery, login, modules, pages, registry_api, signin, status, webhooks
 from gitreg.web import mirror as mirror_routes
 from gitreg.web import providers as provider_routes
 from gitreg.web.answer_headers import AnswerHeaders
@@ -160,6 +160,11 @@ def create_app(
         Route("/signin", signin.sign_in_page, methods=["GET", "HEAD"]),
         Route("/signin", signin.sign_in, methods=["POST"]),
         Route("/signout", signin.sign_out, methods=["POST"]),
+        # auth.login: `terraform login` (login.v1) and "Sign in with <provider>"
+        Route("/oauth/authorize", login.authorize, methods=["GET"]),
+        Route("/oauth/token", login.token, methods=["POST"]),
+        Route("/oauth/callback", login.callback, methods=["GET"]),
+        Route("/signin/provider", login.sign_in_with_provider, methods=["GET"]),
     ]
     hsts = state.current.world.catalog.hsts  # as tls: read once, at start
     return RegistryApp(
