@@ -5,6 +5,7 @@ outside a token's scope is refused the same way whether it holds the repository 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ from gitreg.auth.authorization import bearer_token
 from gitreg.auth.target import GitQuestion
 from gitreg.errors import Forbidden, TooManyRequests, Unauthorized
 from gitreg.modules.index import ModuleEntry
+from gitreg.modules.resolve import Release
 from gitreg.oci import packages, provider_packages
 from gitreg.oci.manifests import EMPTY_BLOB, EMPTY_DIGEST, Document
 from gitreg.oci.names import PROVIDERS, is_digest, is_tag, module_repository, version_tag
@@ -28,12 +30,16 @@ from gitreg.web.oci_answers import (
     challenge,
     document_answer,
     oci_error,
+    registry_origin,
 )
 from gitreg.web.state import state_of, world_of
 
 _WRITES = ("POST", "PUT", "PATCH", "DELETE")
 READ_AND_WRITE = ["GET", "HEAD", *_WRITES]
-_MOST_TAGS = 10_000  # a page of tags/list, at most (oras reads pages of up to 4 MiB)
+_MOST_TAGS = 10_000
+_TOFU = re.compile(
+    r"OpenTofu/(\d+)\.(\d+)"
+)  # a page of tags/list, at most (oras reads pages of up to 4 MiB)
 
 
 class Refusal(Exception):
@@ -156,6 +162,28 @@ async def refused_write(request: Request) -> Response:
         return refused
     message = "this registry is read-only: publish a version by pushing a Git tag"
     return oci_error(405, "UNSUPPORTED", message, {"Allow": "GET, HEAD"})
+
+
+async def module_location(request: Request, entry: ModuleEntry, release: Release) -> str | None:
+    """With `oci.module_locations`, where OpenTofu 1.10 and later (by its User-Agent: it alone
+    has the `oci` getter) fetch a module version: `oci://HOST/REPOSITORY?digest=...`, pinned by
+    digest (immutable, and no tag to resolve). None for every other client, for a module
+    cloned with git or whose address is no OCI name, and where the registry is no HTTPS."""
+    settings = world_of(request).catalog.oci
+    if not (settings.enabled and settings.module_locations) or entry.spec.download != "archive":
+        return None
+    version = _TOFU.match(request.headers.get("user-agent", ""))
+    if version is None or (int(version[1]), int(version[2])) < (1, 10):
+        return None
+    origin = registry_origin(request)
+    if origin.scheme != "https":
+        return None
+    try:
+        repository = module_repository(entry.spec.address)
+    except ValueError:
+        return None
+    document = await state_of(request).packages.manifest(repository, entry, release)
+    return f"oci://{str(origin).removeprefix('https://')}/{repository}?digest={document.digest}"
 
 
 async def _document(request: Request, repository: Repository, reference: str) -> Document:

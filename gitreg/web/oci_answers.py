@@ -28,14 +28,14 @@ def oci_error(
 def challenge(request: Request, repository: str | None, message: str) -> Response:
     """401, telling the client where to trade its credentials for a token: always this
     registry's own origin (OpenTofu refuses a realm on another private address)."""
-    origin = realm_origin(request)
+    origin = registry_origin(request)
     service = str(origin).partition("://")[2]
     scope = f',scope="repository:{repository}:pull"' if repository else ""
     header = f'Bearer realm="{origin}/v2/token",service="{service}"{scope}'
     return oci_error(401, "UNAUTHORIZED", message, {"WWW-Authenticate": header})
 
 
-def realm_origin(request: Request) -> WebOrigin:
+def registry_origin(request: Request) -> WebOrigin:
     """The registry's own origin (`public_url`, else `hostname`), or the loopback address the
     connection reached when the request names it: never another Host a request names."""
     catalog = world_of(request).catalog

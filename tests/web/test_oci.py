@@ -46,7 +46,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterat
         write_release(root / "widget" / version, "widget", version, ("linux_amd64", "darwin_arm64"))
     (root / "registry.yaml").write_text(f"""
 cache_dir: cache
-oci: {{enabled: true}}
+oci: {{enabled: true, module_locations: true}}
 modules:
   - {{namespace: Infra, name: single, system: aws, repo: {single.path}}}
   - {{namespace: infra, name: vpc, system: aws, repo: {mono.path}, path: modules/vpc, tags: "vpc/v{{version}}"}}
@@ -191,3 +191,39 @@ def test_a_provider_index_is_no_module_package(served: Served) -> None:
         TofuOci(served.client).module("providers/acme/widget", "1.0.0")
     found = TofuOci(served.client).resolve("providers/acme/widget", "1.0.0", INDEX)
     assert found.media_type == INDEX
+
+
+@pytest.mark.parametrize(
+    ("agent", "oci"),
+    [
+        ("OpenTofu/1.10.0", True),
+        ("OpenTofu/1.12.6 (+https://www.opentofu.org)", True),
+        ("OpenTofu/2.0.0", True),
+        ("OpenTofu/1.9.1", False),
+        ("Terraform/1.11.4 (+https://www.terraform.io)", False),
+        ("python-httpx", False),
+    ],
+)
+def test_module_locations_for_opentofu_1_10_and_later(
+    served: Served, agent: str, oci: bool
+) -> None:
+    answer = served.client.get(
+        "/v1/modules/infra/vpc/aws/1.0.0/download", headers={"User-Agent": agent}
+    )
+    location = answer.json()["location"]
+    assert answer.headers["x-terraform-get"] == location
+    if not oci:
+        assert location.startswith("/v1/archives/")
+        return
+    host = f"127.0.0.1:{served.client.base_url.port}"
+    assert location.startswith(f"oci://{host}/infra/vpc/aws?digest=sha256:")
+    digest = location.partition("?digest=")[2]
+    package = TofuOci(served.client).module("infra/vpc/aws", digest)
+    assert package.read("main.tf") == TofuOci(served.client).module("infra/vpc/aws").read("main.tf")
+
+
+def test_a_module_cloned_with_git_keeps_its_git_location(served: Served) -> None:
+    answer = served.client.get(
+        "/v1/modules/infra/vpcgit/aws/1.0.0/download", headers={"User-Agent": "OpenTofu/1.11.0"}
+    )
+    assert answer.json()["location"].startswith("git::")
