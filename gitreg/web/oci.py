@@ -27,6 +27,7 @@ from gitreg.providers.hosted import ProviderEntry
 from gitreg.web import access
 from gitreg.web.oci_answers import (
     API_VERSION,
+    bearer_challenge,
     challenge,
     document_answer,
     oci_error,
@@ -37,6 +38,7 @@ from gitreg.web.state import state_of, world_of
 _WRITES = ("POST", "PUT", "PATCH", "DELETE")
 READ_AND_WRITE = ["GET", "HEAD", *_WRITES]
 _MOST_TAGS = 10_000
+ANONYMOUS_TOKEN = "gitreg-anonymous"  # what /v2/token gives a client that sends no credentials
 _TOFU = re.compile(
     r"OpenTofu/(\d+)\.(\d+)"
 )  # a page of tags/list, at most (oras reads pages of up to 4 MiB)
@@ -60,10 +62,16 @@ class Repository:
 
 async def base(request: Request) -> Response:
     """`/v2/`: 200 to everyone, as OpenTofu 1.10 to 1.12 need before anything else (a 401 here
-    breaks their anonymous pulls); what a repository holds is asked of the gate per repository."""
+    breaks their anonymous pulls); what a repository holds is asked of the gate per repository.
+    With auth:, it names the Bearer realm all the same."""
     if (refused := _disabled(request)) is not None:
         return refused
-    return JSONResponse({}, headers=API_VERSION)
+    headers = dict(API_VERSION)
+    if access.gate_of(request).on:
+        # Clients of containers/image (skopeo, podman) learn the challenge here, at their ping,
+        # and never from a later 401; oras-go reads it from the 401 and ignores it here.
+        headers["WWW-Authenticate"] = bearer_challenge(request)
+    return JSONResponse({}, headers=headers)
 
 
 async def token(request: Request) -> Response:
@@ -74,8 +82,9 @@ async def token(request: Request) -> Response:
         return refused
     authorization = access.authorization_of(request)
     if authorization is None:
-        message = "send a gitreg token as the password of Basic authentication"
-        return oci_error(401, "UNAUTHORIZED", message, {"WWW-Authenticate": 'Basic realm="gitreg"'})
+        # Clients that met the challenge at /v2/ ask for a token before every pull, public
+        # namespaces' too: an anonymous one, which reads as no token at all.
+        return _token_answer(ANONYMOUS_TOKEN)
     try:
         await access.reader_of(request)
         value = bearer_token(authorization)
@@ -83,6 +92,10 @@ async def token(request: Request) -> Response:
         return oci_error(401, "UNAUTHORIZED", str(exc))
     except TooManyRequests as exc:
         return oci_error(429, "TOOMANYREQUESTS", str(exc), {"Retry-After": str(exc.retry_after)})
+    return _token_answer(value)
+
+
+def _token_answer(value: str) -> Response:
     return JSONResponse(
         {"token": value, "access_token": value, "expires_in": 3600},
         headers={"Cache-Control": "no-store"},
@@ -227,6 +240,7 @@ async def _admitted(request: Request) -> Repository:
         raise Refusal(refused)
     if request.method in _WRITES:
         raise Refusal(await refused_write(request))
+    _forget_anonymous(request)
     name = request.path_params["name"]
     unknown = Refusal(
         oci_error(404, "NAME_UNKNOWN", f"no repository {name[:200]} on this registry")
@@ -288,6 +302,15 @@ async def _admit(
     except TooManyRequests as exc:
         retry = {"Retry-After": str(exc.retry_after)}
         raise Refusal(oci_error(429, "TOOMANYREQUESTS", str(exc), retry)) from None
+
+
+def _forget_anonymous(request: Request) -> None:
+    """The anonymous token /v2/token hands out, taken out of the request: the gate sees a
+    request with no token, as it is."""
+    headers = request.scope["headers"]
+    anonymous = f"Bearer {ANONYMOUS_TOKEN}".encode()
+    if any(key == b"authorization" and value == anonymous for key, value in headers):
+        request.scope["headers"] = [(k, v) for k, v in headers if k != b"authorization"]
 
 
 def _disabled(request: Request) -> Response | None:

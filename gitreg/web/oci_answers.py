@@ -25,14 +25,19 @@ def oci_error(
     )
 
 
-def challenge(request: Request, repository: str | None, message: str) -> Response:
-    """401, telling the client where to trade its credentials for a token: always this
-    registry's own origin (OpenTofu refuses a realm on another private address)."""
+def challenge(request: Request, repository: str, message: str) -> Response:
+    """401, telling the client where to trade its credentials for a token."""
+    header = bearer_challenge(request, repository)
+    return oci_error(401, "UNAUTHORIZED", message, {"WWW-Authenticate": header})
+
+
+def bearer_challenge(request: Request, repository: str | None = None) -> str:
+    """Where to trade credentials for a token: always this registry's own origin (OpenTofu
+    refuses a realm on another private address)."""
     origin = registry_origin(request)
     service = str(origin).partition("://")[2]
     scope = f',scope="repository:{repository}:pull"' if repository else ""
-    header = f'Bearer realm="{origin}/v2/token",service="{service}"{scope}'
-    return oci_error(401, "UNAUTHORIZED", message, {"WWW-Authenticate": header})
+    return f'Bearer realm="{origin}/v2/token",service="{service}"{scope}'
 
 
 def registry_origin(request: Request) -> WebOrigin:

@@ -71,7 +71,12 @@ def test_a_token_sent_as_bearer_needs_no_realm(client: httpx.Client) -> None:
 
 
 def test_the_realm_refuses_what_the_gate_refuses(client: httpx.Client) -> None:
-    assert client.get("/v2/token").status_code == 401
+    anonymous = client.get("/v2/token").json()["token"]
+    assert anonymous == "gitreg-anonymous"
+    as_anonymous = {"Authorization": f"Bearer {anonymous}"}
+    assert client.get("/v2/open/single/generic/tags/list", headers=as_anonymous).status_code == 200
+    refused = client.get("/v2/secret/single/generic/tags/list", headers=as_anonymous)
+    assert refused.status_code == 401
     wrong = client.get("/v2/token", auth=("x", "not-a-token"))
     assert wrong.status_code == 401
     assert wrong.json()["errors"][0]["code"] == "UNAUTHORIZED"
