@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 IMAGE_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 IMAGE_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -41,10 +41,10 @@ class Document:
 
     body: bytes
     media_type: str
+    digest: str = field(init=False)
 
-    @property
-    def digest(self) -> str:
-        return digest_of(self.body)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "digest", digest_of(self.body))
 
 
 def image_manifest(artifact_type: str, layer: Blob, title: str, version: str) -> Document:

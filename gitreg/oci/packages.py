@@ -26,9 +26,10 @@ _REMEMBERED = 50_000  # manifests and layers kept in memory; past it, forgotten 
 
 @dataclass(frozen=True)
 class Layer:
-    """A zip layer on disk, as its descriptor names it."""
+    """A zip layer, as its descriptor names it, and what it is built from."""
 
-    path: Path
+    clone_path: Path
+    key: ArchiveKey
     blob: Blob
 
 
@@ -41,9 +42,15 @@ class ModulePackages:
         self._digests: dict[Path, Blob] = {}
         self._manifests: dict[tuple[str, str], Document] = {}
         self._layers: dict[tuple[str, str], Layer] = {}
+        self._made: dict[tuple[str, Release, str, str], Document] = {}
 
     async def manifest(self, repository: str, entry: ModuleEntry, release: Release) -> Document:
         """The manifest of `release`, its zip built first when it is not on disk yet."""
+        # What the document is made of: another folder or address after a reload, another one.
+        made_of = (repository, release, entry.spec.path, str(entry.spec.address))
+        made = self._made.get(made_of)
+        if made is not None:
+            return made
         key = ArchiveKey(release.commit, entry.spec.path)
         path = await self.zips.get(entry.clone_path, key)
         blob = self._digests.get(path)
@@ -54,8 +61,14 @@ class ModulePackages:
         title = f"{address.namespace}-{address.name}-{address.system}-{release.version}.zip"
         document = image_manifest(MODULE_PACKAGE, blob, title, release.version)
         self._remember(self._manifests, (repository, document.digest), document)
-        self._remember(self._layers, (repository, blob.digest), Layer(path, blob))
+        self._remember(self._layers, (repository, blob.digest), Layer(entry.clone_path, key, blob))
+        # A version's manifest again, as a HEAD by tag asks it: from memory, with no file read.
+        self._remember(self._made, made_of, document)
         return document
+
+    async def layer_file(self, layer: Layer) -> Path:
+        """The zip's path, built again if the cache lost it since (its bytes are the same)."""
+        return await self.zips.get(layer.clone_path, layer.key)
 
     async def by_digest(
         self, repository: str, entry: ModuleEntry, digest: str

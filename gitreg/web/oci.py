@@ -158,7 +158,7 @@ async def blob(request: Request) -> Response:
     if repository.module is not None:
         zips = state_of(request).packages
         found = await zips.by_digest(repository.name, repository.module, digest)
-        path = found.path if isinstance(found, Layer) else None
+        path = await zips.layer_file(found) if isinstance(found, Layer) else None
     elif repository.provider is not None:
         found = provider_packages.by_digest(repository.provider, digest)
         path = found.path if isinstance(found, ProviderPackage) else None

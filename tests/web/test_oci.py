@@ -227,3 +227,11 @@ def test_a_module_cloned_with_git_keeps_its_git_location(served: Served) -> None
         "/v1/modules/infra/vpcgit/aws/1.0.0/download", headers={"User-Agent": "OpenTofu/1.11.0"}
     )
     assert answer.json()["location"].startswith("git::")
+
+
+def test_a_zip_the_cache_lost_is_built_again(served: Served) -> None:
+    tofu = TofuOci(served.client)
+    first = tofu.module("infra/single/aws", "1.0.0").read("main.tf")
+    for built in (served.root / "cache" / "zips").rglob("*.zip"):
+        built.unlink()
+    assert TofuOci(served.client).module("infra/single/aws", "1.0.0").read("main.tf") == first
