@@ -1,6 +1,7 @@
 """Module versions as OCI packages: each version's zip (the module's folder at its commit, built
 once by the zip cache) and the image manifest that names it; looked up by tag or by digest,
-within one repository only, so that a digest never opens another namespace's content."""
+within one repository only, so that a digest never opens another namespace's content. Beside
+them, what the network mirror's versions made (`mirror_packages.py`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from gitreg.modules.archive_cache import ArchiveCache, ArchiveKey
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.oci.manifests import MODULE_PACKAGE, Blob, Document, image_manifest
+from gitreg.oci.mirror_packages import MirroredDocuments
 from gitreg.oci.names import version_tag
 from gitreg.tags import parse_version
 
@@ -43,6 +45,7 @@ class ModulePackages:
         self._manifests: dict[tuple[str, str], Document] = {}
         self._layers: dict[tuple[str, str], Layer] = {}
         self._made: dict[tuple[str, Release, str, str], Document] = {}
+        self.mirrored = MirroredDocuments()  # the network mirror's, made as they are asked
 
     async def manifest(self, repository: str, entry: ModuleEntry, release: Release) -> Document:
         """The manifest of `release`, its zip built first when it is not on disk yet."""

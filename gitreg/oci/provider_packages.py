@@ -1,36 +1,58 @@
-"""Hosted provider versions as OCI indexes: one provider-target manifest per platform, whose one
+"""Provider versions as OCI indexes: one provider-target manifest per platform, whose one
 `archive/zip` layer is the release zip itself, byte for byte (so that OpenTofu's `zh:` hash is
-the SHA256SUMS line); nothing is built, every document is made from what the release lists."""
+the SHA256SUMS line); nothing is built, every document is made from the zips a version has."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from gitreg.oci.manifests import PROVIDER_TARGET, Blob, Document, image_manifest, provider_index
-from gitreg.providers.artifacts import ProviderPackage, ProviderRelease
+from gitreg.providers.artifacts import ProviderRelease
 from gitreg.providers.hosted import ProviderEntry
 
 
 @dataclass(frozen=True)
+class PlatformZip:
+    """One platform's release zip, on disk, with its sha256 (hex)."""
+
+    os: str
+    arch: str
+    filename: str
+    path: Path
+    sha256: str
+
+
+@dataclass(frozen=True)
 class ReleaseDocuments:
-    """A provider version's index, and its manifests by digest with their packages."""
+    """A provider version's index, and its manifests and zips by digest."""
 
     index: Document
     manifests: dict[str, Document]
-    layers: dict[str, ProviderPackage]
+    layers: dict[str, Path]
+
+    def find(self, digest: str) -> Document | Path | None:
+        if self.index.digest == digest:
+            return self.index
+        return self.manifests.get(digest) or self.layers.get(digest)
 
 
-def documents(release: ProviderRelease) -> ReleaseDocuments:
+def documents(version: str, zips: list[PlatformZip]) -> ReleaseDocuments:
+    """The index of `version` over its platforms' zips (a zip gone from disk: OSError)."""
     platforms = []
     manifests: dict[str, Document] = {}
-    layers: dict[str, ProviderPackage] = {}
-    for package in release.packages:
-        blob = Blob(f"sha256:{package.shasum}", package.path.stat().st_size)
-        manifest = image_manifest(PROVIDER_TARGET, blob, package.filename, release.version)
+    layers: dict[str, Path] = {}
+    for package in zips:
+        blob = Blob(f"sha256:{package.sha256}", package.path.stat().st_size)
+        manifest = image_manifest(PROVIDER_TARGET, blob, package.filename, version)
         platforms.append((package.os, package.arch, manifest))
         manifests[manifest.digest] = manifest
-        layers[blob.digest] = package
-    return ReleaseDocuments(provider_index(release.version, platforms), manifests, layers)
+        layers[blob.digest] = package.path
+    return ReleaseDocuments(provider_index(version, platforms), manifests, layers)
+
+
+def hosted_zips(release: ProviderRelease) -> list[PlatformZip]:
+    return [PlatformZip(p.os, p.arch, p.filename, p.path, p.shasum) for p in release.packages]
 
 
 def release_tagged(entry: ProviderEntry, tag: str) -> ProviderRelease | None:
@@ -38,14 +60,10 @@ def release_tagged(entry: ProviderEntry, tag: str) -> ProviderRelease | None:
     return entry.release(tag.replace("_", "+"))
 
 
-def by_digest(entry: ProviderEntry, digest: str) -> Document | ProviderPackage | None:
-    """An index, a manifest or a zip of one of the provider's versions, by its digest."""
+def by_digest(entry: ProviderEntry, digest: str) -> Document | Path | None:
+    """An index, a manifest or a zip of one of a hosted provider's versions, by its digest."""
     for release in entry.releases:
-        found = documents(release)
-        if found.index.digest == digest:
-            return found.index
-        if digest in found.manifests:
-            return found.manifests[digest]
-        if digest in found.layers:
-            return found.layers[digest]
+        found = documents(release.version, hosted_zips(release)).find(digest)
+        if found is not None:
+            return found
     return None

@@ -1,63 +1,39 @@
 """The OCI Distribution API, read-only, at /v2/ (`oci: {enabled: true}`): module versions as
-OpenTofu's `oci://` module packages, hosted provider versions as its `oci_mirror` reads them.
-Every repository is admitted by the gate before it is looked up, as modules.v1 is: a namespace
-outside a token's scope is refused the same way whether it holds the repository or not."""
+OpenTofu's `oci://` module packages, provider versions (hosted, and the network mirror's) as its
+`oci_mirror` reads them. Every repository is admitted by the gate before it is looked up
+(`oci_repositories.py`), as modules.v1 is."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from pathlib import Path
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
-from gitreg.address import ModuleAddress, ProviderAddress
 from gitreg.auth.authorization import bearer_token
-from gitreg.auth.target import GitQuestion
-from gitreg.errors import Forbidden, TooManyRequests, Unauthorized
+from gitreg.errors import TooManyRequests, Unauthorized
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
-from gitreg.oci import packages, provider_packages
+from gitreg.oci import mirror_packages, packages, provider_packages
 from gitreg.oci.manifests import EMPTY_BLOB, EMPTY_DIGEST, Document
-from gitreg.oci.names import PROVIDERS, is_digest, is_tag, module_repository, version_tag
+from gitreg.oci.names import is_digest, is_tag, module_repository, version_tag
 from gitreg.oci.packages import Layer
-from gitreg.providers.artifacts import ProviderPackage
-from gitreg.providers.hosted import ProviderEntry
 from gitreg.web import access
 from gitreg.web.oci_answers import (
     API_VERSION,
     bearer_challenge,
-    challenge,
     document_answer,
     oci_error,
     registry_origin,
 )
+from gitreg.web.oci_repositories import ANONYMOUS_TOKEN, Refusal, Repository, admitted
 from gitreg.web.state import state_of, world_of
 
 _WRITES = ("POST", "PUT", "PATCH", "DELETE")
 READ_AND_WRITE = ["GET", "HEAD", *_WRITES]
-_MOST_TAGS = 10_000
-ANONYMOUS_TOKEN = "gitreg-anonymous"  # what /v2/token gives a client that sends no credentials
-_TOFU = re.compile(
-    r"OpenTofu/(\d+)\.(\d+)"
-)  # a page of tags/list, at most (oras reads pages of up to 4 MiB)
-
-
-class Refusal(Exception):
-    """An OCI error answer, raised from deep in a handler."""
-
-    def __init__(self, answer: Response) -> None:
-        self.answer = answer
-
-
-@dataclass(frozen=True)
-class Repository:
-    """A repository a request named, admitted: a module's or a hosted provider's."""
-
-    name: str
-    module: ModuleEntry | None = None
-    provider: ProviderEntry | None = None
+_MOST_TAGS = 10_000  # a page of tags/list, at most (oras reads pages of up to 4 MiB)
+_TOFU = re.compile(r"OpenTofu/(\d+)\.(\d+)")
 
 
 async def base(request: Request) -> Response:
@@ -106,18 +82,14 @@ async def tags_list(request: Request) -> Response:
     """`tags/list`, in lexical order, a page of `n` after `last` with a `Link` to the next."""
     try:
         repository = await _admitted(request)
+        tags = await _tags(request, repository)
     except Refusal as refusal:
         return refusal.answer
-    if repository.module is not None:
-        tags = packages.tags_of(repository.module)
-    else:
-        assert repository.provider is not None
-        tags = [version_tag(r.version) for r in repository.provider.releases]
     tags.sort()
     last = request.query_params.get("last", "")
     most = request.query_params.get("n", "")
     if most and not (most.isascii() and most.isdigit()):
-        return oci_error(400, "PAGINATION_NUMBER_INVALID", f"n={most!r} is not a number")
+        return oci_error(400, "PAGINATION_NUMBER_INVALID", f"n={most[:20]!r} is not a number")
     limit = min(int(most), _MOST_TAGS) if most else _MOST_TAGS
     page = [tag for tag in tags if tag > last][:limit] if last else tags[:limit]
     headers = dict(API_VERSION)
@@ -128,14 +100,25 @@ async def tags_list(request: Request) -> Response:
 
 
 async def manifest(request: Request) -> Response:
-    """A manifest (a module version) or an index (a provider version), by tag or by digest;
-    HEAD and GET answer the same headers."""
+    """A manifest (a module version, a provider platform) or an index (a provider version), by
+    tag or by digest; HEAD and GET answer the same headers."""
     try:
         repository = await _admitted(request)
         reference = request.path_params["reference"]
-        document = await _document(request, repository, reference)
+        unknown = Refusal(
+            oci_error(
+                404, "MANIFEST_UNKNOWN", f"{repository.name} has no manifest {reference[:80]}"
+            )
+        )
+        if is_digest(reference):
+            found = await _by_digest(request, repository, reference)
+            document = found if isinstance(found, Document) else None
+        else:
+            document = await _tagged(request, repository, reference) if is_tag(reference) else None
     except Refusal as refusal:
         return refusal.answer
+    if document is None:
+        return unknown.answer
     return document_answer(request, document)
 
 
@@ -146,27 +129,19 @@ async def blob(request: Request) -> Response:
     except Refusal as refusal:
         return refusal.answer
     digest = request.path_params["digest"]
-    unknown = oci_error(404, "BLOB_UNKNOWN", f"{repository.name} has no blob {digest[:80]}")
-    if not is_digest(digest):
-        return unknown
     headers = {**API_VERSION, "Docker-Content-Digest": digest, "ETag": f'"{digest}"'}
-    if digest == EMPTY_DIGEST:
+    if digest == EMPTY_DIGEST:  # every manifest's config
         body = b"" if request.method == "HEAD" else EMPTY_BLOB
         headers["Content-Length"] = str(len(EMPTY_BLOB))
         return Response(body, media_type="application/octet-stream", headers=headers)
-    found: object = None
-    if repository.module is not None:
-        zips = state_of(request).packages
-        found = await zips.by_digest(repository.name, repository.module, digest)
-        path = await zips.layer_file(found) if isinstance(found, Layer) else None
-    elif repository.provider is not None:
-        found = provider_packages.by_digest(repository.provider, digest)
-        path = found.path if isinstance(found, ProviderPackage) else None
-    if path is None:
-        return unknown
-    if access.is_private(request, repository.name.split("/")[0]):
+    found = await _by_digest(request, repository, digest) if is_digest(digest) else None
+    if isinstance(found, Layer):
+        found = await state_of(request).packages.layer_file(found)
+    if not isinstance(found, Path):
+        return oci_error(404, "BLOB_UNKNOWN", f"{repository.name} has no blob {digest[:80]}")
+    if access.is_private(request, repository.namespace):
         headers["Cache-Control"] = access.PRIVATE_CACHING
-    return FileResponse(path, media_type="application/octet-stream", headers=headers)
+    return FileResponse(found, media_type="application/octet-stream", headers=headers)
 
 
 async def refused_write(request: Request) -> Response:
@@ -199,118 +174,72 @@ async def module_location(request: Request, entry: ModuleEntry, release: Release
     return f"oci://{str(origin).removeprefix('https://')}/{repository}?digest={document.digest}"
 
 
-async def _document(request: Request, repository: Repository, reference: str) -> Document:
-    unknown = Refusal(
-        oci_error(404, "MANIFEST_UNKNOWN", f"{repository.name} has no manifest {reference[:80]}")
-    )
-    if repository.module is not None:
-        zips = state_of(request).packages
-        if is_digest(reference):
-            found = await zips.by_digest(repository.name, repository.module, reference)
-            if isinstance(found, Document):
-                return found
-            raise unknown
-        release = (
-            packages.release_tagged(repository.module, reference) if is_tag(reference) else None
-        )
-        if release is None:
-            raise unknown
-        return await zips.manifest(repository.name, repository.module, release)
-    assert repository.provider is not None
-    if is_digest(reference):
-        found_document = provider_packages.by_digest(repository.provider, reference)
-        if isinstance(found_document, Document):
-            return found_document
-        raise unknown
-    provider_release = (
-        provider_packages.release_tagged(repository.provider, reference)
-        if is_tag(reference)
-        else None
-    )
-    if provider_release is None:
-        raise unknown
-    return provider_packages.documents(provider_release).index
-
-
 async def _admitted(request: Request) -> Repository:
-    """The repository the path names, once the gate admits the request to its namespace: a
-    write is refused first, and a name that cannot be one of ours is unknown (its shape alone
-    says so, not what any namespace holds)."""
     if (refused := _disabled(request)) is not None:
         raise Refusal(refused)
     if request.method in _WRITES:
         raise Refusal(await refused_write(request))
-    _forget_anonymous(request)
-    name = request.path_params["name"]
-    unknown = Refusal(
-        oci_error(404, "NAME_UNKNOWN", f"no repository {name[:200]} on this registry")
-    )
-    parts = name.split("/")
-    if len(parts) != 3 or name != name.lower():
-        raise unknown
-    if parts[0] == PROVIDERS:
-        return await _provider(request, name, parts[1], parts[2], unknown)
+    return await admitted(request)
+
+
+async def _tags(request: Request, repository: Repository) -> list[str]:
+    if repository.module is not None:
+        return packages.tags_of(repository.module)
+    if repository.provider is not None:
+        return [version_tag(r.version) for r in repository.provider.releases]
+    assert repository.mirrored is not None
+    mirror = world_of(request).side.mirror
+    versions = await mirror_packages.versions(mirror, repository.mirrored)
+    if versions is None:
+        message = f"no repository {repository.name} on this registry"
+        raise Refusal(oci_error(404, "NAME_UNKNOWN", message))
+    return [version_tag(v) for v in versions]
+
+
+async def _tagged(request: Request, repository: Repository, tag: str) -> Document | None:
+    """The manifest or index a tag names: a module version, or a provider version's index."""
+    if repository.module is not None:
+        release = packages.release_tagged(repository.module, tag)
+        if release is None:
+            return None
+        return await state_of(request).packages.manifest(
+            repository.name, repository.module, release
+        )
+    version = tag.replace("_", "+")  # no version holds `_`: OpenTofu reads it back as `+`
+    if repository.provider is not None:
+        found = repository.provider.release(version)
+        zips = provider_packages.hosted_zips(found) if found is not None else None
+    else:
+        assert repository.mirrored is not None
+        mirror = world_of(request).side.mirror
+        zips = await mirror_packages.zips(mirror, repository.mirrored, version)
+    if zips is None:
+        return None
     try:
-        address = ModuleAddress.parse(*parts)
-    except ValueError:
-        raise unknown from None
-    git = access.module_git(request, address)
-    await _admit(request, name, f"module {address}", address.namespace, git)
-    entry = world_of(request).snapshot.index.get(*address.key)
-    if entry is None or entry.spec.download != "archive":
-        # A module downloaded with git is cloned with its clients' own credentials: gitreg's
-        # would show them what its repository holds besides.
-        raise unknown
+        made = provider_packages.documents(version, zips)
+    except OSError:  # a release file gone since the folder was read: read again soon
+        return None
+    if repository.mirrored is not None:
+        state_of(request).packages.mirrored.remember(repository.name, made)
+    return made.index
+
+
+async def _by_digest(
+    request: Request, repository: Repository, digest: str
+) -> Document | Layer | Path | None:
+    """What a digest names in this repository, and in no other."""
+    if repository.module is not None:
+        modules = state_of(request).packages
+        return await modules.by_digest(repository.name, repository.module, digest)
     try:
-        if module_repository(entry.spec.address) != name:
-            raise unknown
-    except ValueError:
-        raise unknown from None
-    return Repository(name, module=entry)
-
-
-async def _provider(
-    request: Request, name: str, namespace: str, provider_type: str, unknown: Refusal
-) -> Repository:
-    try:
-        address = ProviderAddress.of(namespace, provider_type)
-    except ValueError:
-        raise unknown from None
-    git = access.provider_git(request, address)
-    await _admit(
-        request, name, f"provider {address.namespace}/{address.type}", address.namespace, git
-    )
-    entry = world_of(request).side.providers.get(address.namespace, address.type)
-    if entry is None:
-        raise unknown
-    return Repository(name, provider=entry)
-
-
-async def _admit(
-    request: Request,
-    name: str,
-    what: str,
-    namespace: str,
-    git: Callable[[], GitQuestion | None],
-) -> None:
-    try:
-        await access.admit(request, "read", what, namespace, git)
-    except Unauthorized as exc:
-        raise Refusal(challenge(request, name, str(exc))) from None
-    except Forbidden as exc:
-        raise Refusal(oci_error(403, "DENIED", str(exc))) from None
-    except TooManyRequests as exc:
-        retry = {"Retry-After": str(exc.retry_after)}
-        raise Refusal(oci_error(429, "TOOMANYREQUESTS", str(exc), retry)) from None
-
-
-def _forget_anonymous(request: Request) -> None:
-    """The anonymous token /v2/token hands out, taken out of the request: the gate sees a
-    request with no token, as it is."""
-    headers = request.scope["headers"]
-    anonymous = f"Bearer {ANONYMOUS_TOKEN}".encode()
-    if any(key == b"authorization" and value == anonymous for key, value in headers):
-        request.scope["headers"] = [(k, v) for k, v in headers if k != b"authorization"]
+        if repository.provider is not None:
+            return provider_packages.by_digest(repository.provider, digest)
+        assert repository.mirrored is not None
+        mirror = world_of(request).side.mirror
+        mirrored = state_of(request).packages.mirrored
+        return await mirrored.by_digest(mirror, repository.name, repository.mirrored, digest)
+    except OSError:
+        return None
 
 
 def _disabled(request: Request) -> Response | None:
