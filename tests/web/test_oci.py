@@ -235,3 +235,13 @@ def test_a_zip_the_cache_lost_is_built_again(served: Served) -> None:
     for built in (served.root / "cache" / "zips").rglob("*.zip"):
         built.unlink()
     assert TofuOci(served.client).module("infra/single/aws", "1.0.0").read("main.tf") == first
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/v2/", "/v2/token", "/v2/infra/single/aws/tags/list", "/v2/infra/nothing/aws/tags/list"],
+)
+def test_head_answers_what_get_answers_without_a_body(served: Served, path: str) -> None:
+    got, head = served.client.get(path), served.client.head(path)
+    assert head.status_code == got.status_code and head.content == b""
+    assert head.headers["content-type"] == got.headers["content-type"]
