@@ -65,7 +65,9 @@ async def token(request: Request) -> Response:
         await access.reader_of(request)
         value = bearer_token(authorization)
     except Unauthorized as exc:
-        return oci_error(401, "UNAUTHORIZED", str(exc))
+        # Here, credentials are asked as Basic: the password a gitreg token.
+        basic = {"WWW-Authenticate": 'Basic realm="gitreg", charset="UTF-8"'}
+        return oci_error(401, "UNAUTHORIZED", str(exc), basic)
     except TooManyRequests as exc:
         return oci_error(429, "TOOMANYREQUESTS", str(exc), {"Retry-After": str(exc.retry_after)})
     return _token_answer(value)
