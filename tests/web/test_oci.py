@@ -4,6 +4,7 @@ step (tests/support/oci_client.py): modules as `oci://` packages, hosted provide
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import io
 import ssl
@@ -18,10 +19,12 @@ import pytest
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
+from tests.support.asgi import in_process
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oci_client import INDEX, MANIFEST, NotInMirror, Refused, TofuOci
 from tests.support.provider_releases import new_key, write_key, write_release
 from tests.support.servers import RegistryServer
+from tests.support.state import serving_state
 
 VERSIONS = ("1.0.0", "1.1.0", "1.2.0+meta.1", "2.0.0-rc.1")
 
@@ -245,3 +248,21 @@ def test_head_answers_what_get_answers_without_a_body(served: Served, path: str)
     got, head = served.client.get(path), served.client.head(path)
     assert head.status_code == got.status_code and head.content == b""
     assert head.headers["content-type"] == got.headers["content-type"]
+
+
+def test_without_oci_enabled_v2_is_not_served(tmp_path: Path) -> None:
+    GitRepo(tmp_path / "vpc").release("v1.0.0", module_files("1.0.0"))
+    (tmp_path / "registry.yaml").write_text(
+        "cache_dir: cache\nmodules:\n  - {namespace: infra, name: vpc, system: aws, repo: vpc}\n"
+    )
+    app = in_process(serving_state(load_catalog(tmp_path / "registry.yaml")))
+
+    async def ask() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://gitreg.test") as client:
+            paths = ("/v2/", "/v2/token", "/v2/infra/vpc/aws/tags/list")
+            return [await client.get(path) for path in paths]
+
+    for answer in asyncio.run(ask()):
+        assert answer.status_code == 404
+        assert answer.json()["errors"][0]["code"] == "UNSUPPORTED"
