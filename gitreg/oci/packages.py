@@ -78,7 +78,8 @@ class ModulePackages:
     ) -> Document | Layer | None:
         """The manifest or the layer of one of the module's versions whose digest is `digest`:
         remembered, else each version worked out, newest first (a replica that did not answer
-        the tag; the zips, once built, are files to hash)."""
+        the tag; the zips, once built, are files to hash). A digest no version has costs each
+        zip's build once, no more than a client asking modules.v1 for every archive."""
         found = self._find(repository, digest)
         if found is not None:
             return found
