@@ -24,6 +24,7 @@ from gitreg.catalog.model import (
     TlsFiles,
 )
 from gitreg.catalog.module_entries import ModuleEntries
+from gitreg.catalog.oci import OciSection
 from gitreg.catalog.sources import SourcesSection
 from gitreg.catalog.state import StateSection
 from gitreg.errors import ConfigError, ConfigProblem
@@ -77,7 +78,15 @@ def load_catalog(
     return catalog
 
 
-class _Reader(SourcesSection, ModuleEntries, AuthSection, StateSection, ArchiveScopes, HttpSection):
+class _Reader(
+    SourcesSection,
+    ModuleEntries,
+    AuthSection,
+    StateSection,
+    ArchiveScopes,
+    HttpSection,
+    OciSection,
+):
     """Reads the catalog's own keys, collecting problems instead of stopping at the first."""
 
     def catalog(self, document: Any, source: Path) -> Catalog | None:
@@ -111,6 +120,7 @@ class _Reader(SourcesSection, ModuleEntries, AuthSection, StateSection, ArchiveS
                 "shutdown_grace",
                 "state",
                 "hsts",
+                "oci",
             },
         )
         if top is None:
@@ -166,6 +176,7 @@ class _Reader(SourcesSection, ModuleEntries, AuthSection, StateSection, ArchiveS
             shutdown_grace=self.duration(top, "shutdown_grace", "", 20.0, zero_is_off=True),
             state=self.state(top),
             hsts=self.hsts(top),
+            oci=self.oci(top),
         )
         # Once auth: is read: who reads each module decides what its archive may hold.
         scoped = self.archive_scopes(modules, places, catalog.auth)

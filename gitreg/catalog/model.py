@@ -197,6 +197,14 @@ class MirrorSettings:
 
 
 @dataclass(frozen=True, kw_only=True)
+class OciSettings:
+    """The read-only OCI Distribution API at /v2/ (`oci:`): off unless enabled."""
+
+    enabled: bool = False
+    module_locations: bool = False  # modules.v1 hands OpenTofu 1.10+ an oci:// location
+
+
+@dataclass(frozen=True, kw_only=True)
 class HstsPolicy:
     """Strict-Transport-Security, on every answer served over TLS: browsers that saw it go to
     this host over HTTPS only, for `max_age` seconds (0: forget it)."""
@@ -340,6 +348,7 @@ class Catalog:
     # proxy. Only that origin may post the sign-in form.
     public_url: str | None = None
     hsts: HstsPolicy | None = HstsPolicy()  # None: `hsts: false`, no Strict-Transport-Security
+    oci: OciSettings = OciSettings()
 
     @property
     def repositories(self) -> list[RepoLocation]:

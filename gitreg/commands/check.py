@@ -16,6 +16,7 @@ from gitreg.errors import AuthUnavailable, OriginError, SourceError, StartupErro
 from gitreg.git.clone import BareClone
 from gitreg.mirror.origin import OriginRegistry
 from gitreg.modules.sync import Registry
+from gitreg.oci.names import module_repository
 from gitreg.providers.hosted import Providers
 from gitreg.sources.discovered import SourceDiscoveries
 
@@ -72,6 +73,7 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
             warnings.append(f"warning: {where}: {provider.spec} {warning}")
     problems += _origin_problems(catalog)
     problems += _login_problems(catalog)
+    problems += _oci_problems(catalog, paths)
     warnings += auth_warnings(catalog)
     warnings += archive_warnings(catalog)
     for line in problems + warnings:
@@ -135,6 +137,22 @@ def _login_problems(catalog: Catalog) -> list[str]:
     except AuthUnavailable as exc:
         return [f"auth.login.issuer: {exc}"]
     return []
+
+
+def _oci_problems(catalog: Catalog, paths: dict[Key, str]) -> list[str]:
+    """With oci: enabled, each module whose address cannot be an OCI repository name: not
+    served at /v2/ (never renamed into another's name), and said so."""
+    if not catalog.oci.enabled:
+        return []
+    problems = []
+    for spec in catalog.modules:
+        if spec.download != "archive":
+            continue
+        try:
+            module_repository(spec.address)
+        except ValueError as exc:
+            problems.append(f"{paths.get(spec.address.key, 'modules')}: {exc}")
+    return problems
 
 
 def _origin_problems(catalog: Catalog) -> list[str]:

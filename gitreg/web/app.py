@@ -20,7 +20,17 @@ from starlette.types import ASGIApp
 from gitreg.docs.warming import keep_warm
 from gitreg.modules.downloads import ARCHIVES_PREFIX
 from gitreg.ops.readiness import readiness
-from gitreg.web import discovery, login, modules, pages, registry_api, signin, status, webhooks
+from gitreg.web import (
+    discovery,
+    login,
+    modules,
+    oci,
+    pages,
+    registry_api,
+    signin,
+    status,
+    webhooks,
+)
 from gitreg.web import mirror as mirror_routes
 from gitreg.web import providers as provider_routes
 from gitreg.web.answer_headers import AnswerHeaders
@@ -140,6 +150,13 @@ def create_app(
             provider_routes.files,
             methods=["GET", "HEAD"],
         ),
+        # OCI Distribution (oci: enabled): read-only, at the root as the spec requires.
+        Route("/v2/", oci.base, methods=["GET", "HEAD"]),
+        Route("/v2/token", oci.token, methods=["GET", "HEAD"]),
+        Route("/v2/{name:path}/tags/list", oci.tags_list, methods=oci.READ_AND_WRITE),
+        Route("/v2/{name:path}/manifests/{reference}", oci.manifest, methods=oci.READ_AND_WRITE),
+        Route("/v2/{name:path}/blobs/{digest}", oci.blob, methods=oci.READ_AND_WRITE),
+        Route("/v2/{rest:path}", oci.refused_write, methods=["POST", "PUT", "PATCH", "DELETE"]),
         Route("/healthz", healthz),
         Route("/readyz", readyz),
         Route("/v1/status", status.status),
