@@ -40,7 +40,7 @@ def endpoint(catalog: Catalog, args: argparse.Namespace) -> Endpoint:
     else:
         found = Endpoint(listen, catalog.tls)
     if found.tls is not None:
-        from gitreg.server import check_tls  # Hypercorn only here: the command line parses without
+        from gitreg.server import check_tls  # Hypercorn is loaded to check TLS files, not to parse
 
         check_tls(found.tls, found.tls_keys)
     return found
