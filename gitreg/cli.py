@@ -8,20 +8,81 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from gitreg import __version__
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import SECRET_USES, SecretUse
-from gitreg.commands.check import check
 from gitreg.commands.endpoint import add_endpoint_flags
-from gitreg.commands.issued import issued_tokens
-from gitreg.commands.reads import accept, docs, list_modules
-from gitreg.commands.serve import demo, serve
-from gitreg.commands.tools import cert, mirror, token
 from gitreg.errors import ConfigError
 from gitreg.logs import LOG_FORMATS
 from gitreg.logs import configure as configure_logging
+
+if TYPE_CHECKING:
+    from gitreg.catalog.model import Catalog
+
+# Each subcommand's module is imported when that subcommand runs, not to parse the line:
+# `--version`, `--help`, `cert` and `token` start without the server, Git, httpx or PGPy.
+
+
+def serve(catalog: Catalog, args: argparse.Namespace) -> int:
+    from gitreg.commands.serve import serve as run
+
+    return run(catalog, args)
+
+
+def demo(catalog: Catalog, args: argparse.Namespace) -> int:
+    from gitreg.commands.serve import demo as run
+
+    return run(catalog, args)
+
+
+def check(catalog: Catalog, args: argparse.Namespace) -> int:
+    from gitreg.commands.check import check as run
+
+    return run(catalog, args)
+
+
+def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
+    from gitreg.commands.reads import list_modules as run
+
+    return run(catalog, args)
+
+
+def docs(catalog: Catalog, args: argparse.Namespace) -> int:
+    from gitreg.commands.reads import docs as run
+
+    return run(catalog, args)
+
+
+def accept(catalog: Catalog, args: argparse.Namespace) -> int:
+    from gitreg.commands.reads import accept as run
+
+    return run(catalog, args)
+
+
+def mirror(catalog: Catalog, args: argparse.Namespace) -> int:
+    from gitreg.commands.tools import mirror as run
+
+    return run(catalog, args)
+
+
+def cert(args: argparse.Namespace) -> int:
+    from gitreg.commands.tools import cert as run
+
+    return run(args)
+
+
+def token(args: argparse.Namespace) -> int:
+    from gitreg.commands.tools import token as run
+
+    return run(args)
+
+
+def issued_tokens(catalog: Catalog, args: argparse.Namespace) -> int:
+    from gitreg.commands.issued import issued_tokens as run
+
+    return run(catalog, args)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -27,12 +27,11 @@ from hypercorn.asyncio import serve
 from hypercorn.config import Config
 
 from gitreg import connections
-from gitreg.catalog.model import Listen, TlsFiles
+from gitreg.catalog.model import TLS_KEYS, Listen, TlsFiles
 from gitreg.errors import StartupError
 
 log = logging.getLogger(__name__)
 
-TLS_KEYS = ("tls.certfile", "tls.keyfile")  # how registry.yaml names the files
 DEFAULT_GRACE = 20.0  # Kubernetes sends SIGKILL 30 s after SIGTERM by default: 10 s to spare
 # After the grace period: the lifespan's shutdown (background work, clients of origins).
 SHUTDOWN_MOST = 5.0

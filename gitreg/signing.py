@@ -12,8 +12,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pgpy
+if TYPE_CHECKING:  # PGPy itself is imported when a key is read: its import takes half a second
+    import pgpy
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,8 @@ class Keyring:
     @classmethod
     def from_armored(cls, texts: Sequence[str]) -> Keyring:
         """Public keys as a registry publishes them (`ascii_armor`); unreadable ones are skipped."""
+        import pgpy
+
         keys = []
         for text in texts:
             try:
@@ -68,6 +72,8 @@ class Keyring:
 
     @staticmethod
     def _read(path: Path, need_private: bool) -> pgpy.PGPKey:
+        import pgpy
+
         try:
             with _quiet():
                 key, _ = pgpy.PGPKey.from_file(str(path))
@@ -100,6 +106,8 @@ class Keyring:
         """The configured key that verifies `signature` of `data`, or None."""
         # PGPy raises all sorts of errors on malformed input; a file from a release folder is
         # untrusted, so any failure to parse or verify is simply "not verified".
+        import pgpy
+
         try:
             with _quiet():
                 parsed = pgpy.PGPSignature.from_blob(signature)

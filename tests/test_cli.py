@@ -7,12 +7,15 @@ import hashlib
 import json
 import signal
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from gitreg import __version__
 from gitreg.catalog.load import load_catalog
 from gitreg.cli import main
 from gitreg.tlscert import TlsMaterial
@@ -40,6 +43,31 @@ def catalog(tmp_path: Path) -> Path:
 def test_version() -> None:
     done = gitreg("--version")
     assert done.returncode == 0 and done.stdout.startswith("gitreg ")
+
+
+HEAVY = ("pgpy", "hypercorn", "httpx", "git", "dulwich", "starlette", "jinja2", "hcl2")
+
+
+def test_the_command_line_and_a_catalog_are_read_without_the_heavy_libraries(
+    catalog: Path,
+) -> None:
+    # Each subcommand's module is imported when it runs, PGPy when a key is read: a short
+    # command, and every test that runs gitreg, starts without seconds of imports.
+    probe = (
+        "import contextlib, sys\n"
+        "from pathlib import Path\n"
+        "from gitreg.catalog.load import load_catalog\n"
+        "from gitreg.cli import main\n"
+        "with contextlib.suppress(SystemExit):\n"
+        "    main(['--version'])\n"
+        "load_catalog(Path(sys.argv[1]))\n"
+        f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(catalog)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"gitreg {__version__}\n\n"  # and none of the heavy ones
 
 
 def test_list(catalog: Path) -> None:

@@ -19,7 +19,9 @@ def test_a_kill_during_an_archive_build_leaves_nothing_behind(tmp_path: Path) ->
     repo = GitRepo(tmp_path / "repo")
     repo.write(module_files("1.0.0"))
     with (repo.path / "big.bin").open("wb") as big:
-        big.truncate(400 * 2**20)  # zeros: quick to commit, long enough to build to be caught
+        # zeros: quick to commit, long enough to build to be caught (a build takes a few tenths of
+        # a second, the wait for its temporary file polls every 0.05 s), short enough to fetch
+        big.truncate(128 * 2**20)
     repo.commit("big")
     repo.tag("v1.0.0")
     (tmp_path / "registry.yaml").write_text(
@@ -55,7 +57,7 @@ def test_a_kill_during_an_archive_build_leaves_nothing_behind(tmp_path: Path) ->
         response = httpx.get(f"{base}{location.split('//')[0]}", timeout=120)
         assert response.status_code == 200
         with tarfile.open(fileobj=io.BytesIO(response.content), mode="r:gz") as tar:
-            assert tar.getmember("big.bin").size == 400 * 2**20
+            assert tar.getmember("big.bin").size == 128 * 2**20
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)

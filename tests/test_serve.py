@@ -20,6 +20,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from gitreg.cli import main
 from gitreg.tlscert import TlsMaterial, ensure_local_tls
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import free_port, start_gitreg
@@ -386,47 +387,50 @@ def test_misbehaving_tls_clients_cost_no_traceback(catalog: Path, tls: TlsMateri
     assert " ERROR " not in output
 
 
-def _refused_alike(catalog: Path, *args: str) -> str:
-    """What `serve` and `check` both say, with the same catalog and flags: one line, status 2."""
+def _refused_alike(capsys: pytest.CaptureFixture[str], catalog: Path, *args: str) -> str:
+    """What `serve` and `check` both say, with the same catalog and flags: one line, status 2.
+    Both run in this process: what is compared is the parser's and the endpoint's answer (a
+    real process refusing is proved above, by test_files_that_hold_no_certificate_or_no_key)."""
     flags = ["--config", str(catalog), *args]
-    served, checked = gitreg("serve", *flags), gitreg("check", *flags)
-    assert (served.returncode, checked.returncode) == (2, 2), served.stderr + checked.stderr
-    assert checked.stderr == served.stderr, (checked.stderr, served.stderr)
-    assert served.stderr.startswith("gitreg: ") and served.stderr.count("\n") == 1
-    assert "serving on" not in served.stderr and checked.stdout == ""  # no repository reached
-    return served.stderr.removeprefix("gitreg: ").rstrip("\n")
+    served = main(["serve", *flags]), *capsys.readouterr()
+    checked = main(["check", *flags]), *capsys.readouterr()
+    assert (served[0], checked[0]) == (2, 2), served[2] + checked[2]
+    assert checked[2] == served[2], (checked[2], served[2])
+    assert served[2].startswith("gitreg: ") and served[2].count("\n") == 1
+    assert "serving on" not in served[2] and checked[1] == ""  # no repository reached
+    return served[2].removeprefix("gitreg: ").rstrip("\n")
 
 
 def test_check_refuses_a_key_that_does_not_match_as_serve_does(
-    catalog: Path, tls: TlsMaterial, other_tls: TlsMaterial
+    catalog: Path, tls: TlsMaterial, other_tls: TlsMaterial, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pair = ("--certfile", str(tls.certfile), "--keyfile", str(other_tls.keyfile))
-    assert _refused_alike(catalog, *pair) == (
+    assert _refused_alike(capsys, catalog, *pair) == (
         f"--keyfile {other_tls.keyfile}: does not match --certfile {tls.certfile}"
         " (it is not the key the certificate was made for)"
     )
     _with_tls(catalog, tls.certfile, other_tls.keyfile)
-    assert _refused_alike(catalog) == (
+    assert _refused_alike(capsys, catalog) == (
         f"tls.keyfile {other_tls.keyfile}: does not match tls.certfile {tls.certfile}"
         " (it is not the key the certificate was made for)"
     )
 
 
 def test_check_refuses_files_that_cannot_be_read_as_serve_does(
-    catalog: Path, tls: TlsMaterial, tmp_path: Path
+    catalog: Path, tls: TlsMaterial, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     absent, folder = tmp_path / "absent.pem", tmp_path / "a-folder"
     folder.mkdir()
-    assert _refused_alike(catalog, "--certfile", str(absent), "--keyfile", str(tls.keyfile)) == (
-        f"--certfile {absent}: no such file"
-    )
-    assert _refused_alike(catalog, "--certfile", str(tls.certfile), "--keyfile", str(folder)) == (
-        f"--keyfile {folder}: is a directory"
-    )
+    assert _refused_alike(
+        capsys, catalog, "--certfile", str(absent), "--keyfile", str(tls.keyfile)
+    ) == (f"--certfile {absent}: no such file")
+    assert _refused_alike(
+        capsys, catalog, "--certfile", str(tls.certfile), "--keyfile", str(folder)
+    ) == (f"--keyfile {folder}: is a directory")
     garbage = tmp_path / "garbage.pem"
     garbage.write_text("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
     _with_tls(catalog, garbage, tls.keyfile)
-    assert _refused_alike(catalog) == f"tls.certfile {garbage}: holds no PEM certificate"
+    assert _refused_alike(capsys, catalog) == f"tls.certfile {garbage}: holds no PEM certificate"
 
 
 @pytest.mark.parametrize(
@@ -441,7 +445,9 @@ def test_check_refuses_files_that_cannot_be_read_as_serve_does(
         ("8443", "'8443' must be HOST:PORT, like 127.0.0.1:8443"),
     ],
 )
-def test_check_refuses_a_listen_address_as_serve_does(catalog: Path, listen: str, why: str) -> None:
-    assert _refused_alike(catalog, "--listen", listen) == f"--listen {listen}: {why}"
+def test_check_refuses_a_listen_address_as_serve_does(
+    catalog: Path, listen: str, why: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _refused_alike(capsys, catalog, "--listen", listen) == f"--listen {listen}: {why}"
     catalog.write_text(catalog.read_text() + f"listen: '{listen}'\n")
-    assert _refused_alike(catalog) == f"{catalog}: listen (line 4): {why}"
+    assert _refused_alike(capsys, catalog) == f"{catalog}: listen (line 4): {why}"

@@ -35,6 +35,9 @@ class Listen:
         return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
 
 
+TLS_KEYS = ("tls.certfile", "tls.keyfile")  # how registry.yaml names the files
+
+
 @dataclass(frozen=True)
 class TlsFiles:
     certfile: Path

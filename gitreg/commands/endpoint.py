@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitreg.catalog.load import parse_listen
-from gitreg.catalog.model import Catalog, Listen, TlsFiles
+from gitreg.catalog.model import TLS_KEYS, Catalog, Listen, TlsFiles
 from gitreg.errors import StartupError
-from gitreg.server import TLS_KEYS, check_tls
 
 
 @dataclass(frozen=True)
@@ -41,6 +40,8 @@ def endpoint(catalog: Catalog, args: argparse.Namespace) -> Endpoint:
     else:
         found = Endpoint(listen, catalog.tls)
     if found.tls is not None:
+        from gitreg.server import check_tls  # Hypercorn is loaded to check TLS files, not to parse
+
         check_tls(found.tls, found.tls_keys)
     return found
 

@@ -8,7 +8,6 @@ import asyncio
 import sys
 
 from gitreg.catalog.model import Catalog
-from gitreg.docs.service import DocsService
 from gitreg.errors import ClientError, SourceError
 from gitreg.git.location import RepoLocation
 from gitreg.modules.acceptance import accept as accept_moved_tag
@@ -95,6 +94,8 @@ def docs(catalog: Catalog, args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
+        from gitreg.docs.service import DocsService  # HCL's parser, only for `gitreg docs`
+
         service = DocsService(catalog.cache_dir)
         try:
             module_docs = asyncio.run(service.module_docs(entry, release))

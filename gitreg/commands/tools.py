@@ -11,13 +11,15 @@ from pathlib import Path
 from gitreg.auth.tokens import digest, new_token
 from gitreg.catalog.auth import TOKEN_NAME
 from gitreg.catalog.model import Catalog
-from gitreg.mirror.prefetch import parse_request, sync
-from gitreg.mirror.readthrough import ReadThrough
-from gitreg.providers.hashes import HashCache
 
 
 def mirror(catalog: Catalog, args: argparse.Namespace) -> int:
     """`gitreg mirror sync PROVIDER...`: fill the network mirror's cache ahead of time."""
+    # httpx and the mirror only here: `cert` and `token` start without them
+    from gitreg.mirror.prefetch import parse_request, sync
+    from gitreg.mirror.readthrough import ReadThrough
+    from gitreg.providers.hashes import HashCache
+
     for text in args.providers:  # a mistyped request is refused before anything is fetched
         try:
             parse_request(text)

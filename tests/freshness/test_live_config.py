@@ -15,7 +15,7 @@ import pytest
 
 from gitreg.catalog.load import load_catalog
 from tests.support.gitrepo import GitRepo, module_files
-from tests.support.servers import RegistryServer, free_port, start_gitreg, wait_until
+from tests.support.servers import RegistryServer, free_port, public_cas, start_gitreg, wait_until
 
 
 def _catalog(root: Path, modules: list[str], extra: str = "") -> str:
@@ -34,7 +34,8 @@ def repos(tmp_path: Path) -> Path:
 
 
 def _versions(base: str, name: str) -> int:
-    return httpx.get(f"{base}/v1/modules/org/{name}/x/versions").status_code
+    # polled: one SSL context, not one made for each request (see public_cas)
+    return httpx.get(f"{base}/v1/modules/org/{name}/x/versions", verify=public_cas()).status_code
 
 
 def test_valid_edit_applies_live_without_dropping_requests(repos: Path) -> None:

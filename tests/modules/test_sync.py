@@ -15,7 +15,7 @@ import pytest
 
 from gitreg.catalog.load import load_catalog
 from tests.support.gitrepo import GitRepo, git, module_files
-from tests.support.servers import RegistryServer, bare_clone, git_daemon, wait_until
+from tests.support.servers import RegistryServer, bare_clone, git_daemon, public_cas, wait_until
 from tests.support.webhook_payloads import FORGES
 
 SECRET = "webhook-secret-for-tests"
@@ -53,7 +53,8 @@ def setup(tmp_path: Path) -> Iterator[Setup]:
 
 
 def versions(server: RegistryServer, address: str = "org/repo/x") -> list[str]:
-    response = httpx.get(f"{server.url}/v1/modules/{address}/versions")
+    # polled: one SSL context, not one made for each request (see public_cas)
+    response = httpx.get(f"{server.url}/v1/modules/{address}/versions", verify=public_cas())
     return (
         [v["version"] for v in response.json()["modules"][0]["versions"]]
         if response.status_code == 200

@@ -14,7 +14,7 @@ import pytest
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.postgres import postgres_server
-from tests.support.replicas import replicas
+from tests.support.replicas import replicas, start_all
 from tests.support.servers import bare_clone, git_daemon, wait_until
 from tests.support.terraform_cli import needs_terraform, run_terraform
 
@@ -50,10 +50,7 @@ def test_a_webhook_to_one_replica_lists_the_version_on_the_others(
     tmp_path: Path, remote: Remote, database_url: str
 ) -> None:
     with replicas(tmp_path, remote.base, 3) as group:
-        for replica in group:
-            replica.start(database_url)
-        for replica in group:
-            wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        start_all(group, database_url)
         remote.release("v1.1.0")
         assert group[0].webhook() == 202
         # Every replica lists it: the others were told (NOTIFY). How fast is measured by
@@ -72,9 +69,7 @@ def test_terraform_installs_through_another_replica_what_a_webhook_told_one(
     """End to end: a tag pushed, a webhook to one replica behind the load balancer, and the
     real terraform, going to another, installs the new version at once."""
     with replicas(tmp_path, remote.base, 2, tls=tls) as (told, other):
-        for replica in (told, other):
-            replica.start(database_url)
-            wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        start_all((told, other), database_url)
         remote.release("v1.1.0")
         assert told.webhook() == 202
         wait_until(lambda: other.versions() == ["1.0.0", "1.1.0"], 10.0, "the other replica")
@@ -98,9 +93,7 @@ def test_a_moved_tag_is_pinned_by_all_and_archives_are_the_same_bytes(
 ) -> None:
     with replicas(tmp_path, remote.base, 3) as group:
         first, second, late = group
-        for replica in (first, second):
-            replica.start(database_url)
-            wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        start_all((first, second), database_url)
         published = first.archive("1.0.0")
         remote.move("v1.0.0")
         remote.release("v1.1.0")
@@ -119,9 +112,7 @@ def test_a_moved_tag_is_pinned_by_all_and_archives_are_the_same_bytes(
 def test_postgresql_stopped_and_started_again(tmp_path: Path, remote: Remote) -> None:
     with postgres_server() as db, replicas(tmp_path, remote.base, 2) as group:
         url = db.database()
-        for replica in group:
-            replica.start(url)
-            wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        start_all(group, url)
         before = group[0].archive("1.0.0")
         db.stop()
         remote.release("v1.1.0")
@@ -150,9 +141,7 @@ def test_postgresql_stopped_and_started_again(tmp_path: Path, remote: Remote) ->
 def test_a_replica_killed_while_it_syncs(tmp_path: Path, remote: Remote, database_url: str) -> None:
     with replicas(tmp_path, remote.base, 2, refresh="1s") as group:
         victim, survivor = group
-        for replica in group:
-            replica.start(database_url)
-            wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        start_all(group, database_url)
         remote.release("v1.1.0")
         assert victim.webhook() == 202
         victim.kill()  # SIGKILL, while the sync the webhook asked for runs (or just after)

@@ -8,14 +8,14 @@ import os
 import signal
 import ssl
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
 import httpx
 
 from gitreg.tlscert import TlsMaterial
-from tests.support.servers import answers, free_port, start_gitreg, wait_until
+from tests.support.servers import answers, free_port, public_cas, start_gitreg, wait_until
 from tests.support.webhook_payloads import FORGES
 
 SECRET = "replicas-test-webhook-secret"
@@ -46,12 +46,18 @@ class Replica:
         self.port = free_port()
         self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         self.verify: ssl.SSLContext | bool = (
-            ssl.create_default_context(cafile=str(tls.ca_cert)) if tls else True
+            ssl.create_default_context(cafile=str(tls.ca_cert)) if tls else public_cas()
         )
         self.process: subprocess.Popen[str] | None = None
         self._log: IO[str] | None = None
 
     def start(self, dsn: str) -> Replica:
+        self.launch(dsn)
+        return self.ready()
+
+    def launch(self, dsn: str) -> None:
+        """The process started; `ready` waits for it to serve (`start_all` starts several, then
+        waits for each, as an orchestrator starts replicas)."""
         os.environ[DSN_ENV] = dsn
         os.environ[SECRET_ENV] = SECRET
         log = (self.folder / "serve.log").open("a")
@@ -68,6 +74,8 @@ class Replica:
             *tls_args,
             output=log,
         )
+
+    def ready(self) -> Replica:
         wait_until(
             lambda: answers(f"{self.url}/readyz", self.verify), 30, f"replica {self.name} to serve"
         )
@@ -136,6 +144,16 @@ class Replica:
         answer = httpx.get(f"{self.url}/readyz", timeout=5, verify=self.verify)
         body: dict[str, object] = answer.json()
         return answer.status_code, body
+
+
+def start_all(group: Sequence[Replica], dsn: str) -> None:
+    """Every replica started at once, then each waited for until it serves and has read the
+    repository's first version."""
+    for replica in group:
+        replica.launch(dsn)
+    for replica in group:
+        replica.ready()
+        wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
 
 
 @contextlib.contextmanager

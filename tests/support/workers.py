@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.support.servers import answers, free_port, start_gitreg, wait_until
+from tests.support.servers import answers, free_port, public_cas, start_gitreg, wait_until
 
 WORKER_HEADER = "x-gitreg-worker"
 
@@ -57,7 +57,9 @@ class Workers:
 
         async def burst() -> list[httpx.Response]:
             limits = httpx.Limits(max_keepalive_connections=0)
-            async with httpx.AsyncClient(base_url=self.url, limits=limits, timeout=30) as client:
+            async with httpx.AsyncClient(
+                base_url=self.url, limits=limits, timeout=30, verify=public_cas()
+            ) as client:
                 return list(await asyncio.gather(*(client.get(path) for _ in range(8))))
 
         for _ in range(rounds):
@@ -72,7 +74,8 @@ class Workers:
         """A client whose one keep-alive connection the worker `worker` accepted: what it
         sends reaches that worker."""
         for _ in range(tries):
-            with httpx.Client(base_url=self.url, limits=httpx.Limits(max_connections=1)) as c:
+            one = httpx.Limits(max_connections=1)
+            with httpx.Client(base_url=self.url, limits=one, verify=public_cas()) as c:
                 if c.get("/healthz").headers[WORKER_HEADER] == str(worker):
                     yield c
                     return
