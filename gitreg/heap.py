@@ -51,6 +51,8 @@ class Freezer:
             gc.unfreeze()
         gc.collect()
         gc.freeze()
+        if not log.isEnabledFor(logging.DEBUG):
+            return  # counting the frozen objects walks all of them: only for the debug line
         log.debug(
             "heap %s: %d objects frozen in %.1f ms",
             "frozen anew" if full else "refrozen",
