@@ -7,15 +7,14 @@ from __future__ import annotations
 import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from enum import Enum
 from typing import BinaryIO, Protocol, TypeVar
 
 import httpx
 
-from gitreg.background_share import background_thread, in_background
 from gitreg.sources.forge_faults import ForgeSite, fault_of, rate_limited
 from gitreg.sources.forge_json import WHOLE, Item, Malformed, NotJson
+from gitreg.sources.forge_pages import PagesAhead
 from gitreg.sources.found import FoundRepository, SourceRefused, SourceUnavailable
 from gitreg.sources.stats import SourceStats
 
@@ -178,60 +177,40 @@ class ForgeApi:
         following: Following[PageT, ItemT],
         ahead: Ahead,
     ) -> Iterator[Sequence[ItemT]]:
-        """Each page's items from `first` on, in turn. A forge answers a page in about the time
-        its JSON takes to read, so the next page is asked on a thread of its own while this
-        one is read: as soon as its headers name the next (`ahead`), else once its JSON does
-        (`following`). A listing takes about the time of its API calls, not of the calls and
-        the reading one after the other."""
-        asked: set[str] = set()
-        initializer = background_thread if in_background() else None
-        pool = ThreadPoolExecutor(1, "forge-pages", initializer=initializer)
+        """Each page's items from `first` on, in turn, the pages after it asked ahead of their
+        reading (forge_pages.py): as soon as a page's headers name the next (`ahead`), else once
+        its JSON does (`following`)."""
+        pages = PagesAhead(self._answer, self._on_origin, MAX_PAGES)
         try:
-            pending: Future[httpx.Response] | None = self._ask(pool, first, asked)
-            for _ in range(MAX_PAGES):
-                assert pending is not None
-                response = pending.result()
+            pages.ask(first)
+            for number in range(MAX_PAGES):
+                response = pages.next_answer()
+                if response is None:
+                    return
+                if number == 0:
+                    pages.plan(response)
                 after = ahead(response)
-                pending = None if after is BODY else self._next(pool, response, after, asked)
+                if after is not BODY:
+                    pages.follow(response, after)
                 body = self._decoded(response, shape)
                 items = page_items(body)
                 if after is BODY:
-                    pending = self._next(pool, response, following(response, body, items), asked)
-                yield items  # read while the next is asked
-                if pending is None:
-                    return
-            raise Malformed(f"more than {MAX_PAGES:,} pages: the listing was not finished")
+                    pages.follow(response, following(response, body, items))
+                yield items  # read while the next are asked
+            if pages.pending():
+                raise Malformed(f"more than {MAX_PAGES:,} pages: the listing was not finished")
         except Malformed as exc:
-            self.stats.errors += 1
+            self.stats.count(errors=1)
             raise SourceUnavailable(f"{self.site}: {self._redacted(str(exc))}") from None
         finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-
-    def _next(
-        self,
-        pool: ThreadPoolExecutor,
-        response: httpx.Response,
-        after: str | httpx.URL | Unsaid | None,
-        asked: set[str],
-    ) -> Future[httpx.Response] | None:
-        if after is None or after is BODY:
-            return None
-        return self._ask(pool, self._on_origin(response.url.join(after)), asked)
-
-    def _ask(
-        self, pool: ThreadPoolExecutor, url: httpx.URL, asked: set[str]
-    ) -> Future[httpx.Response]:
-        if str(url) in asked:
-            raise Malformed(f"its pages come back to {url} again")
-        asked.add(str(url))
-        return pool.submit(self._answer, url)
+            pages.close()
 
     def _read(self, found: Callable[[ItemT], T], item: ItemT) -> T:
         """`found(item)`: a malformed item is the forge's fault, named."""
         try:
             return found(item)
         except Malformed as exc:
-            self.stats.errors += 1
+            self.stats.count(errors=1)
             raise SourceUnavailable(f"{self.site}: {self._redacted(str(exc))}") from None
 
     def download(
@@ -253,7 +232,7 @@ class ForgeApi:
         for _ in range(MAX_REDIRECTS + 1):
             try:
                 with self._client.stream("GET", url, headers=send, follow_redirects=False) as got:
-                    self.stats.api_calls += 1
+                    self.stats.count(api_calls=1)
                     if got.is_redirect:
                         url = got.url.join(got.headers["location"])
                         if origin(url) != self._origin:
@@ -263,7 +242,7 @@ class ForgeApi:
                         continue
                     fault = fault_of(got, self.site, self._token is not None, self._clock)
                     if fault is not None:
-                        self.stats.errors += 1
+                        self.stats.count(errors=1)
                         raise fault
                     said = got.headers.get("content-length", "")
                     if said.isdigit() and int(said) > most:
@@ -280,10 +259,10 @@ class ForgeApi:
                         into.write(chunk)
                     return
             except httpx.HTTPError as exc:
-                self.stats.errors += 1
+                self.stats.count(errors=1)
                 why = self._redacted(str(exc) or type(exc).__name__)
                 raise SourceUnavailable(f"{self.site}: {url.path} cannot be read: {why}") from None
-        self.stats.errors += 1
+        self.stats.count(errors=1)
         raise SourceUnavailable(f"{self.site}: more than {MAX_REDIRECTS} redirects")
 
     def _answer(self, url: httpx.URL) -> httpx.Response:
@@ -292,34 +271,34 @@ class ForgeApi:
             try:
                 response = self._client.get(url, headers=self._headers, follow_redirects=False)
             except httpx.TimeoutException as exc:
-                self.stats.errors += 1
+                self.stats.count(errors=1)
                 why = f"no answer in time ({type(exc).__name__})"
                 raise SourceUnavailable(f"{self.site}: {why}") from None
             except httpx.HTTPError as exc:
-                self.stats.errors += 1
+                self.stats.count(errors=1)
                 why = self._redacted(str(exc) or type(exc).__name__)
                 raise SourceUnavailable(f"{self.site}: cannot be reached: {why}") from None
             finally:
-                self.stats.api_calls += 1
+                self.stats.count(api_calls=1)
             if response.is_redirect:
                 url = self._on_origin(response.url.join(response.headers["location"]))
                 continue
             fault = fault_of(response, self.site, self._token is not None, self._clock)
             if fault is not None:
                 if rate_limited(response):
-                    self.stats.rate_limit_waits += 1
+                    self.stats.count(rate_limit_waits=1)
                 else:
-                    self.stats.errors += 1
+                    self.stats.count(errors=1)
                 raise fault
             return response
-        self.stats.errors += 1
+        self.stats.count(errors=1)
         raise SourceUnavailable(f"{self.site}: more than {MAX_REDIRECTS} redirects")
 
     def _decoded(self, response: httpx.Response, shape: Decoding[PageT]) -> PageT:
         try:
             return shape.decode(response.content)
         except NotJson:
-            self.stats.errors += 1
+            self.stats.count(errors=1)
             why = f"an answer that is not JSON ({response.headers.get('content-type', '')})"
             raise SourceUnavailable(f"{self.site}: {why}") from None
 
@@ -327,7 +306,7 @@ class ForgeApi:
         """`url`, if it is on the forge's own scheme, host and port: a Link header or a
         redirect that leads elsewhere would take the token there, so it is refused."""
         if origin(url) != self._origin:
-            self.stats.errors += 1
+            self.stats.count(errors=1)
             elsewhere = f"{url.scheme}://{url.host}:{origin(url)[2]}"
             raise SourceRefused(
                 f"{self.site}: {what} is on {elsewhere}, not on the forge's own "

@@ -4,6 +4,7 @@ with the discoveries by outcome."""
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, get_args, runtime_checkable
@@ -14,13 +15,21 @@ OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
 @dataclass
 class SourceStats:
-    """Counters a lister moves as it works (one discovery at a time, in one thread); readers in
-    other threads see each count whole. A rate-limited answer counts as a wait, not an error:
-    every other fault that ends a listing (down, refused, a malformed answer) is one error."""
+    """Counters a lister moves as it works (its pages asked on several threads at once: each
+    count moved under a lock); readers in other threads see each count whole. A rate-limited
+    answer counts as a wait, not an error: every other fault that ends a listing (down, refused,
+    a malformed answer) is one error."""
 
     api_calls: int = 0
     rate_limit_waits: int = 0
     errors: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+
+    def count(self, api_calls: int = 0, rate_limit_waits: int = 0, errors: int = 0) -> None:
+        with self._lock:
+            self.api_calls += api_calls
+            self.rate_limit_waits += rate_limit_waits
+            self.errors += errors
 
 
 @runtime_checkable

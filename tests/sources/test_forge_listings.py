@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from gitreg.sources.forge_pages import AT_ONCE
 from gitreg.sources.found import FoundRepository
 from gitreg.tlscert import TlsMaterial
 from tests.support.forge_shapes import KINDS, ForgeKind, ForgeRepository
@@ -96,7 +97,8 @@ def test_ten_thousand_repositories_are_listed(kind: ForgeKind, tls: TlsMaterial)
     assert {r.path for r in found} == {r.path for r in held}
     pages = {"gitlab": 100, "gitea": 200}[kind]  # Gitea: 50 a page
     assert lister.stats.api_calls == pages
-    assert forge.connections == 1  # one kept-alive connection for every page
+    # Kept-alive connections, one for each page asked at once (the first page says how many).
+    assert forge.connections <= AT_ONCE
 
 
 @pytest.mark.parametrize("count", [30, 28, 0])
