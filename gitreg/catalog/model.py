@@ -12,6 +12,7 @@ from gitreg.git.archive_limits import ArchiveLimits
 from gitreg.git.credential import Credential
 from gitreg.git.location import RepoLocation
 from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate
+from gitreg.version_constraints import VersionConstraint
 
 DownloadMode = Literal["archive", "git"]
 ArchiveScope = Literal["repository", "folder"]
@@ -60,6 +61,20 @@ class SecretRef:
 
 
 @dataclass(frozen=True)
+class Deprecation:
+    """An entry of a module's or provider's `deprecated:`: the versions `versions` admits are
+    deprecated, for `reason`. They stay installable; clients, pages and the API are told."""
+
+    versions: VersionConstraint
+    reason: str
+
+
+def deprecation_of(deprecations: tuple[Deprecation, ...], version: str) -> str | None:
+    """The reason `version` is deprecated (the first entry that admits it), or None."""
+    return next((d.reason for d in deprecations if d.versions.admits(version)), None)
+
+
+@dataclass(frozen=True)
 class ModuleSpec:
     address: ModuleAddress
     repo: RepoLocation
@@ -80,6 +95,7 @@ class ModuleSpec:
     # False: such a module under on_removed: hide: its versions still resolve, but lists and
     # search leave it out.
     listed: bool = True
+    deprecated: tuple[Deprecation, ...] = ()
 
 
 SourceKind = Literal["gitlab", "gitea", "github", "bitbucket", "folder"]
@@ -148,6 +164,7 @@ class ProviderSpec:
     # fetched into `artifacts` still serves, its forge no longer read; pages and status say so.
     removed: bool = False
     listed: bool = True  # False: removed under on_removed: hide, left out of lists
+    deprecated: tuple[Deprecation, ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:
