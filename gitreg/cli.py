@@ -15,6 +15,7 @@ from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import SECRET_USES, SecretUse
 from gitreg.commands.check import check
 from gitreg.commands.endpoint import add_endpoint_flags
+from gitreg.commands.mcp import mcp_stdio
 from gitreg.commands.reads import accept, docs, list_modules
 from gitreg.commands.serve import demo, serve
 from gitreg.commands.tools import cert, mirror, token
@@ -170,6 +171,13 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("providers", nargs="+", help="HOST/NAMESPACE/TYPE[@VERSION,...]")
     sub.add_argument(
         "--platform", action="append", help="OS_ARCH to fetch (default: all); repeatable"
+    )
+    command(
+        "mcp",
+        mcp_stdio,
+        "answer MCP tools over stdio, for an assistant on this machine (token: GITREG_TOKEN)",
+        "warning",
+        frozenset({"git", "state"}),
     )
     sub = command("demo", demo, "serve the catalog over HTTPS with a throwaway certificate", "info")
     sub.add_argument("--listen", help="HOST:PORT (default: listen in registry.yaml)")

@@ -111,6 +111,7 @@ class _Reader(SourcesSection, ModuleEntries, AuthSection, StateSection, ArchiveS
                 "shutdown_grace",
                 "state",
                 "hsts",
+                "mcp",
             },
         )
         if top is None:
@@ -166,6 +167,7 @@ class _Reader(SourcesSection, ModuleEntries, AuthSection, StateSection, ArchiveS
             shutdown_grace=self.duration(top, "shutdown_grace", "", 20.0, zero_is_off=True),
             state=self.state(top),
             hsts=self.hsts(top),
+            mcp=self.mcp(top),
         )
         # Once auth: is read: who reads each module decides what its archive may hold.
         scoped = self.archive_scopes(modules, places, catalog.auth)

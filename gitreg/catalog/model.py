@@ -226,6 +226,14 @@ class HstsPolicy:
         return f"max-age={self.max_age}{subdomains}"
 
 
+@dataclass(frozen=True, kw_only=True)
+class McpSettings:
+    """`mcp:`: the Model Context Protocol endpoint at /mcp, for AI assistants: read-only tools
+    over what the caller's token reads. Read once, at start, as `tls` is."""
+
+    enabled: bool = False
+
+
 @dataclass(frozen=True)
 class TokenSpec:
     """A client token: its name (the only thing logs and metrics show), where its value is known
@@ -339,6 +347,7 @@ class Catalog:
     # proxy. Only that origin may post the sign-in form.
     public_url: str | None = None
     hsts: HstsPolicy | None = HstsPolicy()  # None: `hsts: false`, no Strict-Transport-Security
+    mcp: McpSettings = McpSettings()
 
     @property
     def repositories(self) -> list[RepoLocation]:

@@ -20,7 +20,7 @@ from starlette.types import ASGIApp
 from gitreg.docs.warming import keep_warm
 from gitreg.modules.downloads import ARCHIVES_PREFIX
 from gitreg.ops.readiness import readiness
-from gitreg.web import discovery, modules, pages, registry_api, signin, status, webhooks
+from gitreg.web import discovery, mcp, modules, pages, registry_api, signin, status, webhooks
 from gitreg.web import mirror as mirror_routes
 from gitreg.web import providers as provider_routes
 from gitreg.web.answer_headers import AnswerHeaders
@@ -93,6 +93,9 @@ def create_app(
     the background, while it answers (`settled`: called once the clones are read); with
     `access_log`, it logs a line per request (`gitreg.access`)."""
 
+    catalog = state.current.world.catalog  # what is mounted is read once, at start, as tls is
+    assistants = mcp.http_app(catalog) if catalog.mcp.enabled else None
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, RegistryState]]:
         if background:
@@ -100,7 +103,10 @@ def create_app(
         if start:
             state.background.start_up(settled)
         warming = asyncio.create_task(keep_warm(state.docs, state.registry))
-        yield {STATE_KEY: state}
+        async with contextlib.AsyncExitStack() as stack:
+            if assistants is not None:  # a mounted app's own lifespan never runs
+                await stack.enter_async_context(assistants[0].session_manager.run())
+            yield {STATE_KEY: state}
         warming.cancel()
         await asyncio.gather(warming, return_exceptions=True)
         state.docs.close()
@@ -161,7 +167,9 @@ def create_app(
         Route("/signin", signin.sign_in, methods=["POST"]),
         Route("/signout", signin.sign_out, methods=["POST"]),
     ]
-    hsts = state.current.world.catalog.hsts  # as tls: read once, at start
+    if assistants is not None:
+        routes.append(Route(mcp.PATH, assistants[1], methods=["GET", "POST", "DELETE"]))
+    hsts = catalog.hsts  # as tls: read once, at start
     return RegistryApp(
         routes=routes,
         exception_handlers=HANDLERS,
