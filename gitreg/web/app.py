@@ -168,7 +168,8 @@ def create_app(
         Route("/signout", signin.sign_out, methods=["POST"]),
     ]
     if assistants is not None:
-        routes.append(Route(mcp.PATH, assistants[1], methods=["GET", "POST", "DELETE"]))
+        # POST alone: a stateless server has no stream to GET and no session to DELETE (405).
+        routes.append(Route(mcp.PATH, assistants[1], methods=["POST"]))
     hsts = catalog.hsts  # as tls: read once, at start
     return RegistryApp(
         routes=routes,

@@ -141,6 +141,9 @@ def http_app(catalog: Catalog) -> tuple[MCPServer, ASGIApp]:
     """The server and its streamable HTTP app for /mcp: stateless, JSON answers, and only this
     registry's own host names (hostname, public_url's, loopback) in Host: another is a 421,
     which keeps a page on a rebound name from reaching it."""
+    for chatty in ("mcp.server.streamable_http", "mcp.server.streamable_http_manager"):
+        # A line per request ("Terminating session: None") and per start: the access log's job.
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     server = registry_mcp(_from_http)
     hosts = [catalog.hostname.split(":")[0], *_LOOPBACK]
     origins = [f"https://{catalog.hostname}"]

@@ -114,10 +114,20 @@ def test_a_page_of_another_origin_is_refused(server: RegistryServer) -> None:
     assert answer.status_code == 403
 
 
+@pytest.mark.parametrize("method", ["GET", "HEAD", "DELETE", "PUT"])
+def test_only_post_is_answered(server: RegistryServer, method: str) -> None:
+    """Stateless: no event stream to GET (it would hold a connection open), no session to
+    DELETE."""
+    answer = httpx.request(method, f"{server.url}/mcp", headers={"Accept": _ACCEPT}, timeout=30)
+    assert answer.status_code == 405
+
+
 def test_malformed_requests_are_4xx(server: RegistryServer) -> None:
     for body, headers in (
         (b"{", {"Content-Type": "application/json", "Accept": _ACCEPT}),
         (b"{}", {"Content-Type": "text/plain", "Accept": _ACCEPT}),
+        (b"[1, 2]", {"Content-Type": "application/json", "Accept": _ACCEPT}),
+        (b"x" * (5 * 2**20), {"Content-Type": "application/json", "Accept": _ACCEPT}),
         (
             b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}}',
             {"Content-Type": "application/json", "Accept": _ACCEPT},
