@@ -15,6 +15,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from gitreg.catalog.load import load_catalog
+from gitreg.freshness.watching import reread_catalog
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.mcp_catalog import OTHER, READER, mcp_catalog
 from tests.support.mcp_checks import (
@@ -169,3 +170,11 @@ def test_the_page_s_catalog_serves_mcp(tmp_path: Path) -> None:
             f"{server.url}/mcp", json=_INITIALIZE, headers={"Host": "example.org"}, timeout=30
         )
         assert foreign.status_code == 421
+
+
+def test_mcp_waits_for_a_restart(tmp_path: Path) -> None:
+    """/mcp and the hosts it answers are fixed when the app is built: a reload keeps them."""
+    path = mcp_catalog(tmp_path)
+    catalog = load_catalog(path)
+    path.write_text(path.read_text().replace("mcp: {enabled: true}", "mcp: {enabled: false}"))
+    assert reread_catalog(catalog).mcp.enabled
