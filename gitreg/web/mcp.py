@@ -21,6 +21,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
+from gitreg import __version__
 from gitreg.catalog.model import Catalog
 from gitreg.errors import ClientError, GitregError, NotReadYet
 from gitreg.web import mcp_tools
@@ -41,6 +42,7 @@ def registry_mcp(request_of: RequestOf) -> MCPServer:
     """The MCP server with gitreg's tools; `request_of` gives the request a call reads."""
     server = MCPServer(
         "gitreg",
+        version=__version__,
         instructions=(
             "Terraform modules and providers of this private registry: search them, read a"
             " module's inputs, outputs and README, and write the module block that calls it."

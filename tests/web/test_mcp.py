@@ -22,6 +22,7 @@ from tests.support.mcp_checks import (
     bad_arguments_are_tool_errors,
     outsider_sees_nothing_of_secret,
     reader_sees_every_tool,
+    text,
 )
 from tests.support.servers import RegistryServer
 from tests.support.site_snippets import claimed
@@ -78,7 +79,8 @@ def test_bad_arguments_are_tool_errors(server: RegistryServer) -> None:
 def test_a_wrong_token_is_a_tool_error_not_a_500(server: RegistryServer) -> None:
     async def check(client: Client) -> None:
         result = await client.call_tool("search_modules", {"module_query": ""})
-        assert result.is_error
+        assert result.is_error and "token" in text(result)
+        assert "not-a-token-we-know" not in text(result)  # a secret is never said back
 
     _with(server, "not-a-token-we-know-0123456789", check)
 
