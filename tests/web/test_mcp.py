@@ -72,6 +72,22 @@ def test_who_may_not_read_a_namespace_sees_nothing_of_it(
     _with(server, token, outsider_sees_nothing_of_secret)
 
 
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_clients_of_either_era_are_answered(server: RegistryServer, mode: str) -> None:
+    """A client that initializes a session (2025-11-25 and before) and one that sends none:
+    both are answered, statelessly."""
+
+    async def run() -> None:
+        async with (
+            httpx2.AsyncClient(timeout=30) as http,
+            Client(streamable_http_client(f"{server.url}/mcp", http_client=http), mode=mode) as c,
+        ):
+            result = await c.call_tool("search_modules", {"module_query": "naming"})
+            assert (result.structured_content or {})["total"] == 1, text(result)
+
+    asyncio.run(run())
+
+
 def test_bad_arguments_are_tool_errors(server: RegistryServer) -> None:
     _with(server, READER, bad_arguments_are_tool_errors)
 
