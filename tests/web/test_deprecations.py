@@ -5,11 +5,14 @@ downloads."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
+from gitreg.catalog.load import load_catalog
 from tests.support.deprecated_catalog import MODULE_REASON, PROVIDER_REASON, deprecated_catalog
+from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer
 
 
@@ -49,3 +52,23 @@ def test_the_pages_say_so(client: httpx.Client) -> None:
     provider = client.get("/providers/infra/widget/0.9.0").text
     assert 'id="banner-version-deprecated"' in provider and PROVIDER_REASON in provider
     assert 'id="banner-version-deprecated"' not in client.get("/providers/infra/widget").text
+
+
+def test_a_retired_module_is_marked_in_the_lists(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "old")
+    repo.release("v1.0.0", module_files("1.0.0"))
+    (tmp_path / "registry.yaml").write_text(
+        "cache_dir: cache\nmodules:\n"
+        f"  - {{namespace: infra, name: old, system: aws, repo: {repo.path},\n"
+        "      deprecated: [{versions: '>= 0.0.0', reason: 'Retired: use infra/vpc/aws.'}]}\n"
+    )
+    with (
+        RegistryServer(load_catalog(tmp_path / "registry.yaml")) as server,
+        httpx.Client(base_url=server.url) as client,
+    ):
+        home = client.get("/?namespace=infra").text
+        search = client.get("/?q=old").text
+    for page in (home, search):
+        assert (
+            '<span class="badge warn" title="Retired: use infra/vpc/aws.">deprecated</span>' in page
+        )
