@@ -7,7 +7,7 @@ from gitreg.catalog import yamldoc
 from gitreg.catalog.model import Deprecation
 from gitreg.version_constraints import VersionConstraint
 
-_MOST_REASON = 500  # a reason is printed by terraform init, once per version: a sentence or two
+REASON_MOST = 500  # a reason is printed by terraform init, once per version: a sentence or two
 
 
 def deprecations(reader: yamldoc.Reader, m: yamldoc.Mapping, path: str) -> tuple[Deprecation, ...]:
@@ -21,11 +21,11 @@ def deprecations(reader: yamldoc.Reader, m: yamldoc.Mapping, path: str) -> tuple
             continue
         versions = reader.parsed(entry, "versions", where, VersionConstraint.parse)
         reason = reader.string(entry, "reason", where)
-        if reason is not None and len(reason) > _MOST_REASON:
+        if reason is not None and len(reason) > REASON_MOST:
             reader.problem(
                 yamldoc.join(where, "reason"),
                 entry.key_lines["reason"],
-                f"is {len(reason)} characters long; at most {_MOST_REASON} are allowed",
+                f"is {len(reason)} characters long; at most {REASON_MOST} are allowed",
             )
         elif versions is not None and reason:
             found.append(Deprecation(versions, " ".join(reason.split())))

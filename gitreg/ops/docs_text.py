@@ -27,7 +27,7 @@ def print_docs(
     when = time.strftime("%Y-%m-%d", time.gmtime(docs.commit_time)) if docs.commit_time else ""
     dated = f", {when}" if when else ""
     out(f"{address} {release.version} (tag {release.tag}, commit {release.commit[:12]}{dated})")
-    reason = deprecation_of(entry.spec.deprecated, release.version)
+    reason = deprecation_of(entry.spec.deprecated, release.version) or docs.deprecated
     if reason:
         out(f"Deprecated: {_clean(reason)} (it still installs)")
     if docs.root.description:

@@ -145,7 +145,8 @@ def module_page(
         docs_error=docs_error,
         releases=rows,
         deprecations=_deprecations(docs),
-        deprecated=deprecation_of(entry.spec.deprecated, release.version) or "",
+        deprecated=deprecation_of(entry.spec.deprecated, release.version)
+        or (docs.deprecated if docs is not None else ""),
         unreadable=situation.unreadable,
         removed=entry.spec.removed,
         kept_tag=_kept_tag(entry, release),

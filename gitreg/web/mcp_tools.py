@@ -83,6 +83,8 @@ async def module_details(request: Request, module_id: str) -> Answer:
     entry, release = await _module_release(request, module_id)
     docs = await state_of(request).docs.module_docs(entry, release)
     summary = module_json(entry, release, docs.root.description, web_url(entry.spec.repo), None)
+    if docs.deprecated and "deprecated" not in summary:  # its own .gitreg.yaml says so
+        summary["deprecated"] = docs.deprecated
     versions = [r.version for r in entry.versions.releases]
     data = details_json(summary, docs, [entry.spec.address.system], versions)
     data["root"]["readme"] = docs.root.readme[:_README_MOST]
@@ -95,7 +97,7 @@ def _details_markdown(
 ) -> str:
     a = entry.spec.address
     out = [f"# {a}/{release.version}", ""]
-    reason = deprecation_of(entry.spec.deprecated, release.version)
+    reason = deprecation_of(entry.spec.deprecated, release.version) or docs.deprecated
     if reason:
         out += [f"**Deprecated**: {reason} (it still installs)", ""]
     if docs.root.description:
@@ -200,7 +202,7 @@ async def module_usage(request: Request, module_id: str) -> Answer:
     required = [i.name for i in docs.root.inputs if i.required]
     text = f"```hcl\n{block}\n```\n"
     text += f"\nRequired inputs: {', '.join(required)}." if required else "\nNo input is required."
-    reason = deprecation_of(entry.spec.deprecated, release.version)
+    reason = deprecation_of(entry.spec.deprecated, release.version) or docs.deprecated or None
     text += f"\n\n**Deprecated**: {reason}" if reason else ""
     return Answer(text, {"module_block": block, "required_inputs": required, "deprecated": reason})
 

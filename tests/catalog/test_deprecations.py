@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.declaration import EntryDefaults, read_declaration
+from gitreg.catalog.declaration import EntryDefaults, read_declaration, version_deprecation
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import ForgeReleases, deprecation_of
 from gitreg.errors import ConfigError
@@ -142,3 +142,22 @@ def test_the_page_s_repository_file_deprecates_what_it_says() -> None:
     declared = read_declaration(text.encode(), "platform/tools", _repository())
     assert "1.0.0 or later" in (deprecation_of(declared.modules[0].deprecated, "0.3.0") or "")
     assert deprecation_of(declared.providers[0].deprecated, "1.2.0") == "Use 2.x."
+
+
+def test_a_repository_s_file_may_carry_a_deprecated_line() -> None:
+    """Read at each version's commit (by the docs); at the default branch only checked."""
+    text = b"deprecated: Retired.\nmodules:\n  - {name: vpc, system: aws}\n"
+    assert read_declaration(text, "platform/tools", _repository()).modules
+    assert version_deprecation(text) == "Retired."
+    for wrong in (b"deprecated: [a]\nmodules: [{name: vpc, system: aws}]\n", b"deprecated:\n"):
+        with pytest.raises(ConfigError, match="deprecated"):
+            read_declaration(wrong, "platform/tools", _repository())
+    for unread in (b"deprecated: [a]\n", b"\xff", b"a: [", b"- x\n", b""):
+        assert version_deprecation(unread) == ""
+
+
+def test_the_page_s_version_line_deprecates_its_version() -> None:
+    with claimed("deprecations.md", "test_the_page_s_version_line_deprecates_its_version") as page:
+        text = page.take("yaml", 'deprecated: "The last').encode()
+    assert read_declaration(text, "platform/tools", _repository()).modules
+    assert version_deprecation(text) == "The last 1.x release: 1.x ends in June; move to 2.x."

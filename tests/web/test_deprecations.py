@@ -13,7 +13,7 @@ import pytest
 from gitreg.catalog.load import load_catalog
 from tests.support.deprecated_catalog import MODULE_REASON, PROVIDER_REASON, deprecated_catalog
 from tests.support.gitrepo import GitRepo, module_files
-from tests.support.servers import RegistryServer
+from tests.support.servers import RegistryServer, run_gitreg
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +72,28 @@ def test_a_retired_module_is_marked_in_the_lists(tmp_path: Path) -> None:
         assert (
             '<span class="badge warn" title="Retired: use infra/vpc/aws.">deprecated</span>' in page
         )
+
+
+def test_a_deprecated_line_in_a_version_s_own_file(tmp_path: Path) -> None:
+    """`deprecated:` at the top of `.gitreg.yaml` in a tagged commit deprecates that version:
+    its page, its details in the API and `gitreg docs` say so; the next version's file does
+    not, and it is not."""
+    repo = GitRepo(tmp_path / "vpc")
+    line = "deprecated: The last 1.x release; 1.x ends in June, move to 2.x.\n"
+    repo.release("v1.9.0", {**module_files("1.9.0"), ".gitreg.yaml": line})
+    repo.release("v2.0.0", {**module_files("2.0.0"), ".gitreg.yaml": "modules: []\n"})
+    (tmp_path / "registry.yaml").write_text(
+        f"cache_dir: cache\nmodules:\n  - {{namespace: infra, name: vpc, system: aws, repo: {repo.path}}}\n"
+    )
+    reason = "The last 1.x release; 1.x ends in June, move to 2.x."
+    with (
+        RegistryServer(load_catalog(tmp_path / "registry.yaml")) as server,
+        httpx.Client(base_url=server.url) as client,
+    ):
+        assert client.get("/v1/modules/infra/vpc/aws/1.9.0").json()["deprecated"] == reason
+        assert "deprecated" not in client.get("/v1/modules/infra/vpc/aws/2.0.0").json()
+        page = client.get("/modules/infra/vpc/aws/1.9.0").text
+        assert 'id="banner-version-deprecated"' in page and "1.x ends in June" in page
+        assert 'id="banner-version-deprecated"' not in client.get("/modules/infra/vpc/aws").text
+    done = run_gitreg("docs", "infra/vpc/aws", "1.9.0", "--config", str(tmp_path / "registry.yaml"))
+    assert done.stdout.splitlines()[1] == f"Deprecated: {reason} (it still installs)"
