@@ -15,6 +15,7 @@ from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import SECRET_USES, SecretUse
 from gitreg.commands.check import check
 from gitreg.commands.endpoint import add_endpoint_flags
+from gitreg.commands.issued import issued_tokens
 from gitreg.commands.mcp import mcp_stdio
 from gitreg.commands.reads import accept, docs, list_modules
 from gitreg.commands.serve import demo, serve
@@ -42,9 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     flag_format = getattr(args, "log_format", None)  # serve and demo have --log-format
     configure_logging(args.log_level, flag_format or "text", args.command not in (serve, demo))
-    if args.command in (cert, token):  # need no catalog
-        status: int = args.command(args)
+    if args.command is cert or (args.command is token and args.action == "new"):
+        status: int = args.command(args)  # needs no catalog
         return status
+    if args.command is token:  # list, revoke: the tokens sign-in issued, in the state
+        args.command = issued_tokens
     # `list --offline` fetches nothing, so it needs no Git credential either.
     secrets: frozenset[SecretUse] = frozenset() if getattr(args, "offline", False) else args.secrets
     try:
@@ -198,13 +201,25 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--out", default="tls", help="the folder for the CA and certificate (tls)")
     sub = commands.add_parser(
         "token",
-        help="make a client token for a private registry",
-        description="Print a fresh random client token, and the auth.tokens entry for"
-        " registry.yaml that holds only its SHA-256.",
+        help="make a client token; list or revoke the tokens sign-in issued",
+        description="new: print a fresh random client token, and the auth.tokens entry for"
+        " registry.yaml that holds only its SHA-256. list: the tokens people were issued when"
+        " they signed in (auth.login). revoke NAME|ID: end those tokens at once, on every"
+        " worker and replica.",
     )
-    sub.set_defaults(command=token, log_level="warning")
-    sub.add_argument("action", choices=["new"], help="new: make one")
-    sub.add_argument("name", help="the token's name, shown in logs and metrics")
+    sub.set_defaults(command=token, log_level="warning", secrets=frozenset({"state"}))
+    sub.add_argument("action", choices=["new", "list", "revoke"], help="new, list or revoke")
+    sub.add_argument(
+        "name",
+        nargs="?",
+        help="new: the token's name, shown in logs and metrics; revoke: a person's name or a"
+        " token's ID (as list shows it)",
+    )
+    sub.add_argument(
+        "--config",
+        default="registry.yaml",
+        help="list, revoke: the catalog whose state holds them (default: registry.yaml)",
+    )
     sub.add_argument(
         "--read", action="append", default=[], help="a namespace (pattern) it reads; repeatable"
     )

@@ -10,7 +10,9 @@ GitregError
 │   ├── Unauthorized     no credentials, or none we know: a webhook's signature, a client token
 │   ├── Forbidden        credentials we know, that do not open this (or a download URL's
 │   │                    signature that is expired, tampered with or for another path)
-│   └── TooManyRequests  a client over a per-address limit (auth.git checks, wrong tokens)
+│   ├── TooManyRequests  a client over a per-address limit (auth.git checks, wrong tokens)
+│   └── LoginRefused     a sign-in that cannot go on (auth.login): a bad redirect_uri, a code
+│                        spent or expired, a wrong PKCE verifier, an ID token that fails a check
 ├── SourceError          a Git repository could not be fetched or read
 │   ├── StateUnavailable the shared state (PostgreSQL) cannot be reached: nothing new is published
 │   └── NotReadYet       a module's repository was never read: its versions are not known yet
@@ -83,6 +85,16 @@ class TooManyRequests(ClientError):
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class LoginRefused(ClientError):
+    """A step of a sign-in through the OpenID provider that cannot go on as asked; `error`: its
+    OAuth 2.0 error code (RFC 6749 5.2: invalid_request, invalid_grant, ...), which the token
+    endpoint answers with."""
+
+    def __init__(self, message: str, error: str = "invalid_request") -> None:
+        super().__init__(message)
+        self.error = error
 
 
 class AuthUnavailable(GitregError):

@@ -441,15 +441,13 @@ def test_log_format_from_the_catalog_and_the_flag_that_wins(
 
 
 @pytest.fixture
-def stopped_daemon(tmp_path: Path) -> Iterator[str]:
-    """A repository's git:// URL on 127.0.0.1, served by a git daemon that has since stopped;
-    its port is held, not listened on, so that no other program takes it meanwhile."""
-    served = tmp_path / "served"
-    GitRepo(served / "net.git").release("v1.0.0", module_files("1.0.0"))
-    with git_daemon(served) as base:
-        pass
-    with held(base):
-        yield f"{base}/net.git"
+def stopped_daemon() -> Iterator[str]:
+    """A repository's git:// URL on 127.0.0.1 whose server is gone: its port is bound and not
+    listened on, so connections are refused and no other program takes it meanwhile (a port
+    freed by a stopped daemon could be taken by another before being held)."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        yield f"git://127.0.0.1:{holder.getsockname()[1]}/net.git"
 
 
 @contextlib.contextmanager

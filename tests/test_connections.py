@@ -116,14 +116,18 @@ def test_a_rapid_reset_flood_is_cut_off_and_sigterm_still_exits_0(
 ) -> None:
     with serving(catalog, tls, tmp_path) as served:
         flooder = H2Client(served)
-        flooder.flood(20 * MAX_RESETS)
-        goaway = flooder.until_closed()
+        try:
+            flooder.flood(20 * MAX_RESETS)
+            goaway = flooder.until_closed()
+        finally:
+            flooder.close()
         assert goaway is not None
         assert goaway.error_code == h2.errors.ErrorCodes.ENHANCE_YOUR_CALM
         assert goaway.additional_data == b"too many stream resets"
         # The streams after the last one started were never started: the client may retry them.
-        assert goaway.last_stream_id is not None and goaway.last_stream_id <= 2 * MAX_RESETS + 1
-        flooder.close()
+        # The bound is resets in a second: on a loaded machine the first hundred may take
+        # longer, and the cut comes a little later, but long before the flood's end.
+        assert goaway.last_stream_id is not None and goaway.last_stream_id <= 10 * MAX_RESETS
         wait_until(lambda: close_wait(served.port) == 0, 30, "no connection left in CLOSE-WAIT")
         other = H2Client(served)  # the server, and other clients, are unharmed
         assert other.get("/healthz") == 200

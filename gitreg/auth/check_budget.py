@@ -1,6 +1,7 @@
 """auth.git's logins per client address: at most `checks_per_minute` a minute. A forge bans the
 address that fails too many logins, and that address is gitreg's: no client may make gitreg
-log in for made-up tokens faster than this."""
+log in for made-up tokens faster than this. auth.login's sign-ins are counted per address the
+same way (`what`: what is counted, as a refusal says it)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,11 @@ class CheckBudget:
         per_minute: int,
         clock: Callable[[], float] = time.monotonic,
         max_addresses: int = MAX_ADDRESSES,
+        what: str = "tokens checked with Git servers in the last minute, the most"
+        " auth.git.checks_per_minute allows",
     ) -> None:
         self.per_minute = per_minute
+        self.what = what
         self.clock = clock
         self.max_addresses = max_addresses
         self._spent: OrderedDict[str, deque[float]] = OrderedDict()
@@ -44,8 +48,7 @@ class CheckBudget:
         if len(times) >= self.per_minute:
             wait = max(1, math.ceil(times[0] + WINDOW - now))
             raise TooManyRequests(
-                f"this address had {self.per_minute} tokens checked with Git servers in the last"
-                f" minute, the most auth.git.checks_per_minute allows; try again in {wait}s",
+                f"this address had {self.per_minute} {self.what}; try again in {wait}s",
                 wait,
             )
         times.append(now)

@@ -4,7 +4,6 @@ that opens what it asks for. Counted per principal and outcome for /v1/status an
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import re
@@ -14,18 +13,21 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from gitreg.auth.authorization import bearer_token
+from gitreg.auth.browser_sessions import BrowserSessions
 from gitreg.auth.git_access import GitAccess, check_url
 from gitreg.auth.git_listing import GitAsk, Opens, opened_by_git
+from gitreg.auth.issued import IssuedPrincipals
+from gitreg.auth.login import CALLBACK, Login
 from gitreg.auth.oidc import OidcVerifier
 from gitreg.auth.principal import ANONYMOUS, Access, Principal, Refused, Verifier
 from gitreg.auth.review import short_tokens
-from gitreg.auth.sessions import EndedHere, Session, SessionSigner
+from gitreg.auth.sessions import EndedHere, SessionSigner
 from gitreg.auth.signed_urls import UrlSigner, generated_key
 from gitreg.auth.stand_ins import StandIns
 from gitreg.auth.target import GitQuestion as GitQuestion
 from gitreg.auth.target import Target as Target
 from gitreg.auth.target import refusal
-from gitreg.auth.tokens import StaticTokens, digest
+from gitreg.auth.tokens import StaticTokens
 from gitreg.auth.wrong_tokens import WrongTokens
 from gitreg.catalog.model import AuthSettings, Catalog, ModuleSpec, ProviderSpec
 from gitreg.catalog.namespace_scope import NamespaceScope
@@ -33,6 +35,7 @@ from gitreg.errors import AuthUnavailable, Forbidden, TooManyRequests, Unauthori
 from gitreg.git.credential import Credential
 from gitreg.git.location import RepoLocation
 from gitreg.state.ended_sessions import EndedSessionFiles, EndedSessions
+from gitreg.state.issued_tokens import IssuedTokenFiles, IssuedTokens
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +46,7 @@ MAX_GIT_TOKEN = 1024  # characters: a longer token is no forge's, and is not mat
 _NOT_GUESSES = frozenset(("missing", "session_expired"))
 
 
-class Gate:
+class Gate(BrowserSessions):
     """The gate of a catalog with an auth: section (`auth/gatekeeper.py`: what web/ asks it)."""
 
     on = True  # a namespace, the mirror and the ops pages open only as auth: says
@@ -58,11 +61,13 @@ class Gate:
         sessions: SessionSigner | None = None,
         ended: EndedSessions | None = None,
         wrong_tokens: WrongTokens | None = None,
+        login: Login | None = None,
     ) -> None:
         """`sessions`: signs browser sessions (by default with a key made now, which a restart
         forgets: Gate.build derives it from the URL-signing keys); `ended`: where sign-outs are
         recorded (by default in this process alone: Gate.build is given the shared state's).
-        `wrong_tokens`: how wrong tokens are slowed per client address."""
+        `wrong_tokens`: how wrong tokens are slowed per client address. `login`: auth.login's
+        sign-ins, and the tokens they issued, which open what they were issued for."""
         self.settings = settings
         self.public = NamespaceScope(settings.public)
         self.tokens = StaticTokens(settings.tokens)
@@ -74,6 +79,8 @@ class Gate:
         self.sessions = sessions or SessionSigner([secrets.token_bytes(32)])
         self.ended = ended or EndedHere()
         self.wrong_tokens = wrong_tokens or WrongTokens()
+        self.login = login
+        self.issued: IssuedPrincipals | None = login.issued if login else None
         self._stand_ins: tuple[Catalog, StandIns] | None = None  # of the catalog asked last
 
     @classmethod
@@ -86,10 +93,14 @@ class Gate:
         git: GitAsk | None = None,
         credential_for: Callable[[str], Credential | None] | None = None,
         ended: EndedSessions | None = None,
+        issued: IssuedTokens | None = None,
+        origin: str = "https://localhost",
     ) -> Gate:
         """With auth.git, the module's Git server is asked (`git`, else a GitAccess that
         trusts the CA of `credential_for(url)`, the catalog's credential for that server).
-        `ended`: where sign-outs are recorded (the shared state; by default in cache_dir)."""
+        `ended`: where sign-outs are recorded, `issued`: where auth.login's tokens are kept
+        (the shared state; by default in cache_dir); `origin`: the registry's own web origin,
+        where the OpenID provider sends people back."""
         for warning in short_tokens(settings):
             log.warning("%s", warning.removeprefix("warning: "))
         if git is None and settings.git is not None:
@@ -101,7 +112,14 @@ class Gate:
         if settings.oidc:
             verifiers = (*verifiers, OidcVerifier(settings.oidc))
         ended = ended or EndedSessionFiles(cache_dir)
-        return cls(settings, signer, counts, verifiers, git, SessionSigner(keys), ended)
+        login = None
+        if settings.login is not None:
+            book = IssuedPrincipals(issued or IssuedTokenFiles(cache_dir))
+            taken = {t.name for t in settings.tokens} | {o.name for o in settings.oidc}
+            taken |= {GIT.name, "anonymous", "unknown"}
+            login = Login(settings.login, origin + CALLBACK, keys, book, taken=frozenset(taken))
+        sessions = SessionSigner(keys)
+        return cls(settings, signer, counts, verifiers, git, sessions, ended, None, login)
 
     def is_public(self, namespace: str) -> bool:
         return self.public.covers(namespace)
@@ -216,13 +234,6 @@ class Gate:
                 await self.wrong_tokens.wrong(client)
             raise
 
-    def _throttle(self, client: str) -> None:
-        try:
-            self.wrong_tokens.admit(client)
-        except TooManyRequests:
-            self.counts[("unknown", "throttled")] += 1
-            raise
-
     @contextlib.contextmanager
     def _failures_counted(self) -> Iterator[None]:
         """Count a refusal (by the name and reason it carries) or an unavailable verdict."""
@@ -287,63 +298,15 @@ class Gate:
                 return f"oidc:{issuer.issuer}", None
         if name == GIT.name and self.settings.git is not None:
             return "git", None
+        if self.login is not None:  # a person who signed in (their tokens are in the state)
+            return f"login:{name}", None
         return None
-
-    async def sign_in(self, token: str, client: str = "") -> tuple[Principal, str] | None:
-        """A client token pasted in a browser: its principal and the session cookie's value;
-        None for a token that is not one of registry.yaml's (a CI identity token expires within
-        minutes, and a token only a Git server knows would have to be kept: neither opens a
-        session), after the delay `client`'s wrong tokens are due."""
-        self._throttle(client)
-        found = self.tokens.principal(token)
-        if found is None:
-            self.counts[("unknown", "bad_sign_in")] += 1
-            await self.wrong_tokens.wrong(client)
-            return None
-        self.counts[(found.name, "signed_in")] += 1
-        return found, self.sessions.issue(found.name, digest(token))
-
-    async def session(self, value: str) -> Session | None:
-        """The session a cookie value holds; None when it no longer signs anyone in (expired,
-        its token changed or removed, or signed out on any worker or replica)."""
-        found = self.sessions.session(value, self.tokens.entries())
-        if found is None:
-            return None
-        # Off the event loop: under state: postgres, the database may be asked.
-        if await asyncio.to_thread(self.ended.session_ended, found.id, found.expires):
-            return None
-        return found
-
-    async def session_principal(self, value: str) -> Principal | None:
-        """Whom a session cookie signs in; None when it no longer does."""
-        found = await self.session(value)
-        return found.principal if found is not None else None
-
-    async def sign_out(self, value: str) -> None:
-        """End the session a cookie value holds, everywhere, until it would have expired. A
-        value that does not verify ends nothing (and is recorded nowhere)."""
-        found = self.sessions.session(value, self.tokens.entries())
-        if found is None:
-            return
-        try:
-            await asyncio.to_thread(self.ended.end_session, found.id, found.expires)
-        except OSError as exc:
-            # Said, not hidden: a session the person believes ended would live on.
-            log.error("a sign-out could not be recorded in cache_dir: %s", exc.strerror)
-            raise AuthUnavailable(
-                "the sign-out could not be recorded, so the session has not ended: try again"
-            ) from None
-        self.counts[(found.principal.name, "signed_out")] += 1
-
-    async def _session(self, value: str) -> Principal:
-        found = await self.session_principal(value)
-        if found is None:
-            raise Refused("anonymous", "session_expired", "the session has ended: sign in again")
-        return found
 
     async def _identify(self, authorization: str | None) -> tuple[Principal, str]:
         token = bearer_token(authorization)
         found = self.tokens.principal(token)
+        if found is None and self.issued is not None:
+            found = await self.issued.principal(token)
         if found is not None:
             return found, token
         for verifier in self.verifiers:
@@ -385,3 +348,5 @@ class Gate:
     def close(self) -> None:
         for verifier in self.verifiers:
             verifier.close()
+        if self.login is not None:
+            self.login.close()

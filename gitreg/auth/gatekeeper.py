@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
 from gitreg.auth.git_listing import Opens
+from gitreg.auth.login import Login
 from gitreg.auth.principal import Principal
 from gitreg.auth.target import GitQuestion, Target
 from gitreg.catalog.model import AuthSettings, Catalog, ModuleSpec, ProviderSpec
@@ -23,6 +24,11 @@ class Gatekeeper(Protocol):
     @property
     def settings(self) -> AuthSettings | None:
         """The auth: section it was made for (a reload keeps a gate whose section is unchanged)."""
+        ...
+
+    @property
+    def login(self) -> Login | None:
+        """auth.login's sign-ins (`terraform login`, the sign-in page); None without one."""
         ...
 
     def is_public(self, namespace: str) -> bool: ...
@@ -84,6 +90,10 @@ class Gatekeeper(Protocol):
 
     async def sign_in(self, token: str, client: str = "") -> tuple[Principal, str] | None:
         """A pasted token's principal and the session cookie's value; None: no session."""
+        ...
+
+    async def login_session(self, principal: Principal) -> str:
+        """The session cookie's value for a person who signed in with the OpenID provider."""
         ...
 
     async def sign_out(self, value: str) -> None: ...

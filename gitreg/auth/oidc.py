@@ -50,6 +50,12 @@ class OidcVerifier:
                 self._keys[entry.issuer] = IssuerKeys(entry.issuer, entry.ca_file, clock)
 
     async def identify(self, token: str) -> Principal | None:
+        verified = await self.verify(token)
+        return verified[0] if verified is not None else None
+
+    async def verify(self, token: str) -> tuple[Principal, dict[str, Any]] | None:
+        """The token's principal and its claims, once every check passed; None when the token
+        is not of an issuer named here. Refused (saying whose and why) when it fails one."""
         parts = token.split(".")
         if len(parts) != 3 or not all(_SEGMENT.fullmatch(p) for p in parts):
             return None
@@ -105,7 +111,7 @@ class OidcVerifier:
                 "wrong_audience",
                 f"the identity token is for the audience {_shown(sorted(audiences))}, not {wanted}",
             )
-        return _principal(matching, verified)
+        return _principal(matching, verified), verified
 
     def close(self) -> None:
         for keys in self._keys.values():
@@ -169,7 +175,10 @@ def _filled(template: str, claims: dict[str, Any]) -> str | None:
 
 
 def _matches(value: Any, glob: str) -> bool:
-    """A claim against a glob of registry.yaml, where `true` and `3` stand for their text."""
+    """A claim against a glob of registry.yaml, where `true` and `3` stand for their text; a
+    list (an OpenID provider's `groups`) matches when one of its items does."""
+    if isinstance(value, list):
+        return any(_matches(item, glob) for item in value[:1024] if not isinstance(item, list))
     if isinstance(value, bool):
         value = "true" if value else "false"
     elif isinstance(value, int):

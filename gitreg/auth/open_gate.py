@@ -16,6 +16,7 @@ from gitreg.git.location import RepoLocation
 class OpenGate:
     on = False
     settings = None
+    login = None
 
     def is_public(self, namespace: str) -> bool:
         return True
@@ -68,6 +69,9 @@ class OpenGate:
 
     async def sign_in(self, token: str, client: str = "") -> None:
         return None
+
+    async def login_session(self, principal: Principal) -> str:
+        raise AssertionError("an open registry has no sign-in")  # login is None: never asked
 
     async def sign_out(self, value: str) -> None:
         pass

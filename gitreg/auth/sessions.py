@@ -96,6 +96,12 @@ class SessionSigner:
         return base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
 
 
+def name_of(value: str) -> str | None:
+    """Whom a cookie value says it signs in (unverified: to find what to check it against)."""
+    name, _, _, _ = _parse(value)
+    return name
+
+
 def expires_of(value: str) -> int | None:
     """When a cookie value says it expires (unverified: for showing its holder)."""
     name, expires, _, _ = _parse(value)

@@ -5,10 +5,10 @@ read by the same reader as the rest (every problem with its key path and line)."
 from __future__ import annotations
 
 import re
-from typing import Any
 from urllib.parse import urlsplit
 
 from gitreg.catalog import yamldoc
+from gitreg.catalog.login import LoginSection, issuer_problem
 from gitreg.catalog.model import AuthSettings, GitCheck, OidcIssuer, SecretRef, TokenSpec
 
 TOKEN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -27,8 +27,6 @@ _GIT_KEYS = {
 }
 _GIT_USERNAME = re.compile(r"[^:\s]{1,64}")  # the user of Basic user:token, so no colon
 _OIDC_KEYS = {"name", "issuer", "audience", "claims", "read", "mirror", "ops", "ca_file"}
-_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
-_CLAIM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 AUTH_KEYS = {
     "public",
     "tokens",
@@ -39,10 +37,11 @@ AUTH_KEYS = {
     "previous_signing_key_file",
     "download_ttl",
     "git",
+    "login",
 }
 
 
-class AuthSection(yamldoc.Reader):
+class AuthSection(LoginSection):
     def auth(self, top: yamldoc.Mapping) -> AuthSettings | None:
         m = self.section(top, "auth", "", AUTH_KEYS)
         if m is None:
@@ -67,6 +66,7 @@ class AuthSection(yamldoc.Reader):
             download_ttl=ttl,
             git=self.git_check(m),
             oidc=self.oidc(m, names),
+            login=self.login(m),
         )
 
     def key_ref(self, m: yamldoc.Mapping, stem: str) -> SecretRef | None:
@@ -222,7 +222,7 @@ class AuthSection(yamldoc.Reader):
             if o is None:
                 continue
             issuer = self.string(o, "issuer", path)
-            if issuer is not None and (problem := _issuer_problem(issuer)):
+            if issuer is not None and (problem := issuer_problem(issuer)):
                 self.problem(yamldoc.join(path, "issuer"), o.key_lines["issuer"], problem)
                 issuer = None
             given = self.string(o, "name", path)
@@ -243,72 +243,3 @@ class AuthSection(yamldoc.Reader):
                 continue
             result.append(spec)
         return tuple(result)
-
-    def claims(self, o: yamldoc.Mapping, path: str) -> tuple[tuple[str, str], ...]:
-        """claim → glob. A YAML true or 3 stands for the text a token carries ("true", "3")."""
-        c = o.get("claims")
-        where = yamldoc.join(path, "claims")
-        if c is None:
-            return ()
-        if not isinstance(c, yamldoc.Mapping):
-            self.problem(where, o.key_lines["claims"], "must be a mapping of claim: glob")
-            return ()
-        result = []
-        for claim, value in c.items():
-            glob = _claim_text(value)
-            if glob is None or not glob:
-                self.problem(
-                    yamldoc.join(where, claim),
-                    c.key_lines[claim],
-                    f"must be a glob the claim's value matches (main, 'refs/tags/*'), not"
-                    f" {value!r}",
-                )
-            else:
-                result.append((claim, glob))
-        return tuple(result)
-
-    def read_templates(self, o: yamldoc.Mapping, path: str) -> tuple[str, ...]:
-        """Namespace patterns in which `{claim}` stands for that claim's value."""
-        result = []
-        for where, line, item in self.items(o, "read", parent=path):
-            names = _PLACEHOLDER.findall(item) if isinstance(item, str) else []
-            bad = [n for n in names if not _CLAIM_NAME.fullmatch(n)]
-            filled = _PLACEHOLDER.sub("x", item) if isinstance(item, str) else None
-            if bad:
-                self.problem(
-                    where,
-                    line,
-                    f"{{{bad[0]}}} must name one claim: letters, digits and '_' (like"
-                    f" {{namespace_path}})",
-                )
-            elif filled is None or not _PATTERN.fullmatch(filled):
-                self.problem(
-                    where,
-                    line,
-                    "must be a namespace or a pattern of them (platform, team-*, *, or"
-                    f" {{claim}} for a claim's value), not {item!r}",
-                )
-            else:
-                result.append(item)
-        return tuple(result)
-
-
-def _issuer_problem(issuer: str) -> str | None:
-    try:
-        url = urlsplit(issuer)
-        url.port  # noqa: B018 - a bad port raises
-    except ValueError:
-        url = None
-    if url is None or url.scheme != "https" or not url.hostname:
-        return f"must be an https:// URL (https://gitlab.com), not {issuer!r}"
-    if url.query or url.fragment or "?" in issuer or "#" in issuer or url.username is not None:
-        return f"must be an https:// URL without user, query or fragment, not {issuer!r}"
-    return None
-
-
-def _claim_text(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (str, int)):
-        return str(value).strip()
-    return None

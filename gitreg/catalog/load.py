@@ -24,6 +24,7 @@ from gitreg.catalog.model import (
     TlsFiles,
 )
 from gitreg.catalog.module_entries import ModuleEntries
+from gitreg.catalog.oci import OciSection
 from gitreg.catalog.sources import SourcesSection
 from gitreg.catalog.state import StateSection
 from gitreg.errors import ConfigError, ConfigProblem
@@ -77,7 +78,15 @@ def load_catalog(
     return catalog
 
 
-class _Reader(SourcesSection, ModuleEntries, AuthSection, StateSection, ArchiveScopes, HttpSection):
+class _Reader(
+    SourcesSection,
+    ModuleEntries,
+    AuthSection,
+    StateSection,
+    ArchiveScopes,
+    HttpSection,
+    OciSection,
+):
     """Reads the catalog's own keys, collecting problems instead of stopping at the first."""
 
     def catalog(self, document: Any, source: Path) -> Catalog | None:
@@ -112,6 +121,7 @@ class _Reader(SourcesSection, ModuleEntries, AuthSection, StateSection, ArchiveS
                 "state",
                 "hsts",
                 "mcp",
+                "oci",
             },
         )
         if top is None:
@@ -168,6 +178,7 @@ class _Reader(SourcesSection, ModuleEntries, AuthSection, StateSection, ArchiveS
             state=self.state(top),
             hsts=self.hsts(top),
             mcp=self.mcp(top),
+            oci=self.oci(top),
         )
         # Once auth: is read: who reads each module decides what its archive may hold.
         scoped = self.archive_scopes(modules, places, catalog.auth)

@@ -214,6 +214,14 @@ class MirrorSettings:
 
 
 @dataclass(frozen=True, kw_only=True)
+class OciSettings:
+    """The read-only OCI Distribution API at /v2/ (`oci:`): off unless enabled."""
+
+    enabled: bool = False
+    module_locations: bool = False  # modules.v1 hands OpenTofu 1.10+ an oci:// location
+
+
+@dataclass(frozen=True, kw_only=True)
 class HstsPolicy:
     """Strict-Transport-Security, on every answer served over TLS: browsers that saw it go to
     this host over HTTPS only, for `max_age` seconds (0: forget it)."""
@@ -295,6 +303,23 @@ class OidcIssuer:
 
 
 @dataclass(frozen=True)
+class LoginSettings:
+    """auth.login: people sign in with the company's OpenID provider, by `terraform login` or on
+    the sign-in page. The provider's ID token is checked as `auth.oidc` checks a CI token (its
+    audience is `client_id`); `grants` are its claim rules as such entries, and what every one
+    whose claims match reads, a token issued here reads, until `token_ttl`."""
+
+    name: str  # what the sign-in page calls the provider ("Sign in with NAME")
+    issuer: str  # https://...; its discovery document is ISSUER/.well-known/openid-configuration
+    client_id: str
+    client_secret: SecretRef | None = None  # None: a public client (PKCE alone)
+    scopes: tuple[str, ...] = ("openid", "profile", "email")
+    grants: tuple[OidcIssuer, ...] = ()
+    token_ttl: float = 90 * 86400.0
+    ca_file: Path | None = None  # the CA bundle that signs the provider's HTTPS certificate
+
+
+@dataclass(frozen=True)
 class AuthSettings:
     """auth: who may read what. Present: private by default, but for the `public` namespaces."""
 
@@ -304,6 +329,7 @@ class AuthSettings:
     download_ttl: float = 600.0
     git: GitCheck | None = None
     oidc: tuple[OidcIssuer, ...] = ()
+    login: LoginSettings | None = None
 
 
 @dataclass(frozen=True)
@@ -348,6 +374,7 @@ class Catalog:
     public_url: str | None = None
     hsts: HstsPolicy | None = HstsPolicy()  # None: `hsts: false`, no Strict-Transport-Security
     mcp: McpSettings = McpSettings()
+    oci: OciSettings = OciSettings()
 
     @property
     def repositories(self) -> list[RepoLocation]:

@@ -4,16 +4,19 @@ with its key path."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+from gitreg.auth.login_provider import OpenIdProvider
 from gitreg.auth.review import archive_warnings, auth_warnings
 from gitreg.catalog.model import Catalog
 from gitreg.commands.endpoint import endpoint
-from gitreg.errors import OriginError, SourceError, StartupError
+from gitreg.errors import AuthUnavailable, OriginError, SourceError, StartupError
 from gitreg.git.clone import BareClone
 from gitreg.mirror.origin import OriginRegistry
 from gitreg.modules.sync import Registry
+from gitreg.oci.names import module_repository
 from gitreg.providers.hosted import Providers
 from gitreg.sources.discovered import SourceDiscoveries
 
@@ -69,6 +72,8 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
         if warning := provider.warning():
             warnings.append(f"warning: {where}: {provider.spec} {warning}")
     problems += _origin_problems(catalog)
+    problems += _login_problems(catalog)
+    problems += _oci_problems(catalog, paths)
     warnings += auth_warnings(catalog)
     warnings += archive_warnings(catalog)
     for line in problems + warnings:
@@ -119,6 +124,35 @@ def _discovered(
     for provider in settled.providers:
         provider_paths[provider.spec.key] = f"{provider.source} {provider.repository}"
     return served
+
+
+def _login_problems(catalog: Catalog) -> list[str]:
+    """auth.login's OpenID provider, asked for its discovery document: the endpoints people
+    are sent to and the code is exchanged at."""
+    login = catalog.auth.login if catalog.auth is not None else None
+    if login is None:
+        return []
+    try:
+        asyncio.run(OpenIdProvider(login).endpoints())
+    except AuthUnavailable as exc:
+        return [f"auth.login.issuer: {exc}"]
+    return []
+
+
+def _oci_problems(catalog: Catalog, paths: dict[Key, str]) -> list[str]:
+    """With oci: enabled, each module whose address cannot be an OCI repository name: not
+    served at /v2/ (never renamed into another's name), and said so."""
+    if not catalog.oci.enabled:
+        return []
+    problems = []
+    for spec in catalog.modules:
+        if spec.download != "archive":
+            continue
+        try:
+            module_repository(spec.address)
+        except ValueError as exc:
+            problems.append(f"{paths.get(spec.address.key, 'modules')}: {exc}")
+    return problems
 
 
 def _origin_problems(catalog: Catalog) -> list[str]:

@@ -81,6 +81,9 @@ system's trust store instead:
 
 
 def token(args: argparse.Namespace) -> int:
+    if not args.name:
+        print("gitreg: token new: give the token's NAME", file=sys.stderr)
+        return 2
     if not TOKEN_NAME.fullmatch(args.name):
         print(
             f"gitreg: token name {args.name!r}: must be 1 to 64 letters, digits, '.', '_' or '-'",

@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 FORMAT_VERSION = "1"  # part of every cache key: bump when the bytes of an archive change
 _COMPRESSLEVEL = 6
-_MAX_LINK_TARGET = 4096  # bytes; longer is no path a checkout could follow
+MAX_LINK_TARGET = 4096  # bytes; longer is no path a checkout could follow
 
 
 def archive_of_clone(
@@ -57,19 +57,7 @@ def write_archive(
 ) -> None:
     """Write the tree of `commit_id` (or its `folder`) as a .tar.gz to `out`."""
     limits = limits or ArchiveLimits()
-    root = folder_tree(repo, commit_id, folder)
-    if root is None:
-        raise ArchiveError(f"commit {commit_id} is not in the clone, or has no folder {folder!r}")
-    commit = repo[commit_id.encode()]
-    assert isinstance(commit, Commit)
-    entries = []
-    for entry in _walk(repo, root):
-        entries.append(entry)
-        if len(entries) > limits.max_entries:
-            raise ArchiveTooLarge(
-                f"commit {commit_id[:12]} has over {limits.max_entries} files and folders"
-                f"{f' in {folder}' if folder else ''}: over the limit archives.max_entries"
-            )
+    entries, commit_time = tree_entries(repo, commit_id, folder, limits)
     links = {path for path, mode, _ in entries if stat.S_ISLNK(mode)}
     wanted = [sha for _, mode, sha in entries if stat.S_ISREG(mode) or stat.S_ISLNK(mode)]
     with (
@@ -88,12 +76,44 @@ def write_archive(
     ):
         total = 0
         for path, mode, sha in entries:
-            total += _add(blobs, tar, path, mode, sha, links, commit.commit_time, limits)
+            total += _add(blobs, tar, path, mode, sha, links, commit_time, limits)
             if total > limits.max_size:
-                raise ArchiveTooLarge(
-                    f"commit {commit_id[:12]} holds over {_size(limits.max_size)} of files: "
-                    "over the limit archives.max_size"
-                )
+                raise too_large(commit_id, limits)
+
+
+def tree_entries(
+    repo: Repo, commit_id: str, folder: str, limits: ArchiveLimits
+) -> tuple[list[tuple[str, int, bytes]], int]:
+    """(path, mode, sha) of every entry an archive of `commit_id` (or its `folder`) holds, in
+    the order it holds them, and the commit's time; ArchiveTooLarge past max_entries."""
+    root = folder_tree(repo, commit_id, folder)
+    if root is None:
+        raise ArchiveError(f"commit {commit_id} is not in the clone, or has no folder {folder!r}")
+    commit = repo[commit_id.encode()]
+    assert isinstance(commit, Commit)
+    entries = []
+    for entry in _walk(repo, root):
+        entries.append(entry)
+        if len(entries) > limits.max_entries:
+            raise ArchiveTooLarge(
+                f"commit {commit_id[:12]} has over {limits.max_entries} files and folders"
+                f"{f' in {folder}' if folder else ''}: over the limit archives.max_entries"
+            )
+    return entries, commit.commit_time
+
+
+def too_large(commit_id: str, limits: ArchiveLimits) -> ArchiveTooLarge:
+    return ArchiveTooLarge(
+        f"commit {commit_id[:12]} holds over {size_text(limits.max_size)} of files: "
+        "over the limit archives.max_size"
+    )
+
+
+def file_too_large(path: str, size: int, limits: ArchiveLimits) -> ArchiveTooLarge:
+    return ArchiveTooLarge(
+        f"{path} is {size_text(size)}: over the limit archives.max_file_size"
+        f" ({size_text(limits.max_file_size)})"
+    )
 
 
 def _walk(repo: Repo, root: Tree) -> Iterator[tuple[str, int, bytes]]:
@@ -138,9 +158,9 @@ def _add(
     if stat.S_ISDIR(mode):
         tar.addfile(_info(path, tarfile.DIRTYPE, 0o755, mtime))
     elif stat.S_ISLNK(mode):
-        raw = blobs.read(sha, _MAX_LINK_TARGET)
+        raw = blobs.read(sha, MAX_LINK_TARGET)
         target = raw.decode("utf-8", "surrogateescape") if raw is not None else ""
-        if not _link_stays_inside(path, target, links):
+        if not link_stays_inside(path, target, links):
             log.warning(
                 "archive: leaving out symlink %r -> %r: it may point outside the archive",
                 path,
@@ -154,10 +174,7 @@ def _add(
         size, stream = blobs.open(sha)
         if size > limits.max_file_size:
             blobs.skip(size)
-            raise ArchiveTooLarge(
-                f"{path} is {_size(size)}: over the limit archives.max_file_size"
-                f" ({_size(limits.max_file_size)})"
-            )
+            raise file_too_large(path, size, limits)
         info = _info(path, tarfile.REGTYPE, 0o755 if mode & 0o111 else 0o644, mtime)
         info.size = size
         tar.addfile(info, stream)
@@ -304,7 +321,7 @@ class Compressing:
             self._raise()
 
 
-def _size(size: int) -> str:
+def size_text(size: int) -> str:
     if size < 1024:
         return f"{size} bytes"
     scaled = size / 1024
@@ -335,7 +352,7 @@ def _safe_name(name: str) -> bool:
     )
 
 
-def _link_stays_inside(path: str, target: str, links: set[str]) -> bool:
+def link_stays_inside(path: str, target: str, links: set[str]) -> bool:
     """Resolve `target` from the link's folder, refusing to climb above the root or to pass
     through another symlink (whose own target would make a lexical check meaningless)."""
     if not target or target.startswith("/") or "\\" in target or "\0" in target:

@@ -30,9 +30,9 @@ from gitreg.errors import FetchStopped, SourceError
 from gitreg.git import seeding
 from gitreg.git.credential import Credential
 from gitreg.git.fetch_turns import FetchTurns
-from gitreg.git.location import RepoLocation, redact
+from gitreg.git.location import RepoLocation
 from gitreg.git.shutdown import stopping
-from gitreg.git.tag_refs import GitFailed, LocalTags, RemoteListing, list_remote
+from gitreg.git.tag_refs import GitFailed, LocalTags, RemoteListing, git_said, list_remote
 
 log = logging.getLogger(__name__)
 
@@ -111,10 +111,12 @@ class BareClone:
             turn.completed()
             return True
 
-    def fetch_branch(self, branch: str) -> str:
-        """Bring the remote's branch (its default: where `.gitreg.yaml` is read) into the clone,
-        as DEFAULT_BRANCH_REF, which the tags' fetch never prunes; raise SourceError on any
-        failure. Returns that ref."""
+    def fetch_branch(self, branch: str | None) -> str | None:
+        """Bring the remote's branch (its default: where `.gitreg.yaml` is read; None: the one
+        its HEAD names) into the clone, as DEFAULT_BRANCH_REF, which the tags' fetch never
+        prunes. Returns that ref, or None when the remote has no HEAD (an empty repository);
+        raises SourceError on any other failure."""
+        source = f"refs/heads/{branch}" if branch else "HEAD"
         # The fetch lock, not a turn: a turn counts fetches of the tags, which this is not.
         with self._lock, self._turns.turn():
             try:
@@ -125,13 +127,16 @@ class BareClone:
                     "--no-write-fetch-head",
                     "--quiet",
                     self.location.url,
-                    f"+refs/heads/{branch}:{DEFAULT_BRANCH_REF}",
+                    f"+{source}:{DEFAULT_BRANCH_REF}",
                     env=self._environment(),
                     kill_after_timeout=self.timeout,
                 )
             except (git.GitError, OSError) as exc:
                 why = _stderr(exc) if isinstance(exc, git.GitCommandError) else str(exc)
-                raise SourceError(f"fetch of {branch} from {self.location} failed: {why}") from exc
+                if branch is None and "couldn't find remote ref HEAD" in why:
+                    return None
+                what = branch or "HEAD"
+                raise SourceError(f"fetch of {what} from {self.location} failed: {why}") from exc
         return DEFAULT_BRANCH_REF
 
     def _holds(self, tags: Mapping[str, str]) -> bool:
@@ -277,6 +282,10 @@ class BareClone:
             "GCM_INTERACTIVE": "never",
             "GIT_ASKPASS": "",
             "SSH_ASKPASS": "",
+            # git's messages in English whatever the host's locale, as run_git's: a few are read
+            # (an empty repository's missing HEAD, a 401), and all are shown in the status.
+            "LANGUAGE": "C",
+            "LC_ALL": "C",
         }
         ssh = ["ssh", "-o", "BatchMode=yes"]
         credential = self.credential
@@ -370,5 +379,4 @@ def open_repo(path: Path) -> Iterator[Repo]:
 
 def _stderr(exc: git.GitCommandError) -> str:
     text = str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
-    lines = [line for line in text.splitlines() if line.strip()]
-    return redact(" / ".join(lines[-3:]) or f"git exited with {exc.status}")
+    return git_said(text, exc.status)

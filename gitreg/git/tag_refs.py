@@ -68,10 +68,25 @@ def run_git(args: list[str], env: dict[str, str], timeout: float) -> bytes:
         _kill(process)
         raise
     if process.returncode != 0:
-        text = err.decode("utf-8", "replace")
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        raise GitFailed(redact(" / ".join(lines[-3:]) or f"git exited with {process.returncode}"))
+        raise GitFailed(git_said(err.decode("utf-8", "replace"), process.returncode))
     return out
+
+
+# What git prints when a server answers 401 and it may not prompt: with no credentials, and with
+# a token the server refuses (sent as a header, git cannot tell).
+_CREDENTIALS_WANTED = ("could not read Username for", "Authentication failed for")
+CREDENTIALS_WANTED = (
+    "the Git server asks for credentials (HTTP 401): none are configured for this URL, or it"
+    " refuses them; see registry.yaml's credentials: entry for it"
+)
+
+
+def git_said(stderr: str, returncode: object) -> str:
+    """A failed git command's last lines, for a person: its 401 said in words, never a secret."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    if any(wanted in line for line in lines for wanted in _CREDENTIALS_WANTED):
+        return CREDENTIALS_WANTED
+    return redact(" / ".join(lines[-3:]) or f"git exited with {returncode}")
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:

@@ -1,4 +1,5 @@
-"""Archives on disk, keyed by commit and folder: built once, off the event loop, atomically."""
+"""Archives on disk, keyed by commit and folder: built once, off the event loop, atomically; as
+modules.v1 serves them (.tar.gz) or as OpenTofu's OCI module packages hold them (.zip)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,16 @@ import contextvars
 import fcntl
 import hashlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import BinaryIO
 
 from gitreg.atomic import atomic_writer
 from gitreg.errors import ArchiveError, ArchiveTooLarge, NotReadYet
-from gitreg.git.archive import FORMAT_VERSION, archive_of_clone
+from gitreg.git import archive, zip_archive
 from gitreg.git.archive_limits import ArchiveLimits
 
 log = logging.getLogger(__name__)
@@ -37,14 +39,30 @@ class ArchiveKey:
         return f"{self.commit}-{hashlib.sha256(self.folder.encode()).hexdigest()[:16]}"
 
 
+@dataclass(frozen=True)
+class ArchiveFormat:
+    """How an archive is written, and where under cache_dir its files are kept (the folder
+    names the format's version: bytes of another version are never served)."""
+
+    suffix: str
+    folder: str
+    write: Callable[[Path, str, str, BinaryIO, ArchiveLimits], None]
+
+
+TARBALL = ArchiveFormat(".tar.gz", f"archives/v{archive.FORMAT_VERSION}", archive.archive_of_clone)
+ZIP = ArchiveFormat(".zip", f"zips/v{zip_archive.FORMAT_VERSION}", zip_archive.zip_of_clone)
+
+
 class ArchiveCache:
     def __init__(
         self,
         directory: Path,
         max_parallel_builds: int = 2,
         limits: ArchiveLimits | None = None,
+        form: ArchiveFormat = TARBALL,
     ) -> None:
-        self.directory = directory / "archives" / f"v{FORMAT_VERSION}"
+        self.form = form
+        self.directory = directory / form.folder
         self.limits = limits or ArchiveLimits()
         self._building: dict[ArchiveKey, asyncio.Task[Path]] = {}
         self._slots = asyncio.Semaphore(max_parallel_builds)
@@ -59,7 +77,7 @@ class ArchiveCache:
         return {key.name: str(error) for key, error in self._refused.items()}
 
     def path(self, key: ArchiveKey) -> Path:
-        return self.directory / key.commit[:2] / f"{key.name}.tar.gz"
+        return self.directory / key.commit[:2] / f"{key.name}{self.form.suffix}"
 
     async def get(self, clone_path: Path, key: ArchiveKey) -> Path:
         """The archive's path, building it first if needed; concurrent callers share one build."""
@@ -110,7 +128,7 @@ class ArchiveCache:
         try:
             # Readers see the whole archive or none of it.
             with atomic_writer(path) as out:
-                archive_of_clone(clone_path, key.commit, key.folder, out, self.limits)
+                self.form.write(clone_path, key.commit, key.folder, out, self.limits)
         except ArchiveError:
             raise
         except Exception as exc:

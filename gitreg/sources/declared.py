@@ -27,10 +27,12 @@ class DeclarationFiles:
         ref = f"refs/heads/{found.default_branch}" if found.default_branch else "HEAD"
         if location.transport == "local":
             return branch_file(Path(location.url), ref, DECLARATION, most=DECLARATION_MOST)
-        if not found.default_branch:
-            return None  # an empty repository: nothing declared yet
         catalog = self.catalog
         credential = catalog.credential_for(location.url)
         clone = BareClone(location, catalog.cache_dir, credential, catalog.fetch_timeout)
-        fetched = clone.fetch_branch(found.default_branch)
+        # A source that names no default branch (Bitbucket's listing, or GitLab's for an empty
+        # repository) leaves it to the repository's HEAD; one with no HEAD declares nothing yet.
+        fetched = clone.fetch_branch(found.default_branch or None)
+        if fetched is None:
+            return None
         return branch_file(clone.path, fetched, DECLARATION, most=DECLARATION_MOST)

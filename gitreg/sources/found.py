@@ -17,7 +17,7 @@ class FoundRepository:
     path: str
     clone_https: str  # "" where the source offers none (a folder source: `clone_local` instead)
     clone_ssh: str
-    default_branch: str
+    default_branch: str  # "": the source names none (Bitbucket; GitLab's empty repository)
     topics: tuple[str, ...] = ()
     archived: bool = False
     clone_local: str = ""  # a folder source's repository: its path on this machine

@@ -1,6 +1,7 @@
 """The state replicas share, in PostgreSQL (state.postgres): the ledger of published tags,
 notices of change (NOTIFY/LISTEN), poll leases (one replica polls a repository at a time),
-browser sessions signed out, and each repository's last read (`shared_reads.py`)."""
+browser sessions signed out, tokens issued at sign-in (`pg_issued.py`), and each repository's
+last read (`shared_reads.py`)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ from gitreg.git.location import RepoLocation
 from gitreg.state import shared_reads
 from gitreg.state.database import Database
 from gitreg.state.ended_sessions import EndedSessionFiles
+from gitreg.state.issued_tokens import IssuedTokens
 from gitreg.state.ledger import DiskLedger, TagLedger
 from gitreg.state.listener import CHANNEL, ChangeListener, notice
+from gitreg.state.pg_issued import PostgresIssuedTokens
 from gitreg.state.pg_ledger import PostgresLedger
 from gitreg.state.shared import OnChange
 
@@ -36,6 +39,7 @@ class PostgresState:
         # This machine's workers see a sign-out at once, and one the database told of is
         # not asked for again.
         self.ended = EndedSessionFiles(cache_dir)
+        self.issued: IssuedTokens = PostgresIssuedTokens(self.db)
 
     def ledger(self, location: RepoLocation, name: str) -> TagLedger:
         confirmed = DiskLedger(self.confirmed_dir / f"{name}.json")

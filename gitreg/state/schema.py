@@ -58,6 +58,22 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             written_at timestamptz NOT NULL DEFAULT now()
         )""",
     ),
+    (
+        # Tokens issued to people who signed in (auth.login): the SHA-256 of each, never the
+        # token, with the record `gitreg token list` shows; a revoked one is deleted.
+        """CREATE TABLE gitreg_issued_tokens (
+            digest text PRIMARY KEY,
+            name text NOT NULL,
+            body text NOT NULL,
+            expires timestamptz NOT NULL
+        )""",
+        "CREATE INDEX gitreg_issued_tokens_name ON gitreg_issued_tokens (name)",
+        # Authorization codes spent once, until they would have expired anyway.
+        """CREATE TABLE gitreg_spent_codes (
+            id text PRIMARY KEY,
+            expires timestamptz NOT NULL
+        )""",
+    ),
 )
 
 

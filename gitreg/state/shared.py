@@ -1,6 +1,7 @@
 """What the sync service needs of the state it may share with other replicas (`SharedState`),
 and the default that shares nothing: the ledger on local disk (`LocalState`). Browser
-sign-outs are recorded there too (`end_session`), for every worker and replica to honour."""
+sign-outs are recorded there too (`end_session`), for every worker and replica to honour, and
+the tokens people were issued at sign-in (`issued`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Protocol
 
 from gitreg.git.location import RepoLocation
 from gitreg.state.ended_sessions import EndedSessionFiles
+from gitreg.state.issued_tokens import IssuedTokenFiles, IssuedTokens
 from gitreg.state.ledger import DiskLedger, TagLedger
 
 # Called with a repository's URL when another replica says it changed, and with None when the
@@ -18,6 +20,11 @@ OnChange = Callable[[str | None], None]
 
 
 class SharedState(Protocol):
+    @property
+    def issued(self) -> IssuedTokens:
+        """Tokens issued to people who signed in (auth.login), and codes spent."""
+        ...
+
     def ledger(self, location: RepoLocation, name: str) -> TagLedger:
         """The ledger of one repository (`name`: its clone's, unique in cache_dir)."""
         ...
@@ -65,6 +72,7 @@ class LocalState:
     def __init__(self, cache_dir: Path) -> None:
         self.directory = cache_dir / "ledgers"
         self.ended = EndedSessionFiles(cache_dir)
+        self.issued: IssuedTokens = IssuedTokenFiles(cache_dir)
 
     def ledger(self, location: RepoLocation, name: str) -> TagLedger:
         return DiskLedger(self.directory / f"{name}.json")

@@ -20,7 +20,18 @@ from starlette.types import ASGIApp
 from gitreg.docs.warming import keep_warm
 from gitreg.modules.downloads import ARCHIVES_PREFIX
 from gitreg.ops.readiness import readiness
-from gitreg.web import discovery, mcp, modules, pages, registry_api, signin, status, webhooks
+from gitreg.web import (
+    discovery,
+    login,
+    mcp,
+    modules,
+    oci,
+    pages,
+    registry_api,
+    signin,
+    status,
+    webhooks,
+)
 from gitreg.web import mirror as mirror_routes
 from gitreg.web import providers as provider_routes
 from gitreg.web.answer_headers import AnswerHeaders
@@ -146,6 +157,13 @@ def create_app(
             provider_routes.files,
             methods=["GET", "HEAD"],
         ),
+        # OCI Distribution (oci: enabled): read-only, at the root as the spec requires.
+        Route("/v2/", oci.base, methods=["GET", "HEAD"]),
+        Route("/v2/token", oci.token, methods=["GET", "HEAD"]),
+        Route("/v2/{name:path}/tags/list", oci.tags_list, methods=oci.READ_AND_WRITE),
+        Route("/v2/{name:path}/manifests/{reference}", oci.manifest, methods=oci.READ_AND_WRITE),
+        Route("/v2/{name:path}/blobs/{digest}", oci.blob, methods=oci.READ_AND_WRITE),
+        Route("/v2/{rest:path}", oci.refused_write, methods=["POST", "PUT", "PATCH", "DELETE"]),
         Route("/healthz", healthz),
         Route("/readyz", readyz),
         Route("/v1/status", status.status),
@@ -166,6 +184,11 @@ def create_app(
         Route("/signin", signin.sign_in_page, methods=["GET", "HEAD"]),
         Route("/signin", signin.sign_in, methods=["POST"]),
         Route("/signout", signin.sign_out, methods=["POST"]),
+        # auth.login: `terraform login` (login.v1) and "Sign in with <provider>"
+        Route("/oauth/authorize", login.authorize, methods=["GET"]),
+        Route("/oauth/token", login.token, methods=["POST"]),
+        Route("/oauth/callback", login.callback, methods=["GET"]),
+        Route("/signin/provider", login.sign_in_with_provider, methods=["GET"]),
     ]
     if assistants is not None:
         # POST alone: a stateless server has no stream to GET and no session to DELETE (405).

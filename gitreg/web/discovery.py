@@ -1,13 +1,27 @@
-"""Remote service discovery: `/.well-known/terraform.json`."""
+"""Remote service discovery: `/.well-known/terraform.json`; with auth.login, `login.v1` too
+(`terraform login`: gitreg's own authorization and token endpoints, Terraform's client id and
+the ports its local listener may take)."""
 
 from __future__ import annotations
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from gitreg.auth.login import AUTHORIZE, CLIENT_ID, PORTS, TOKEN
 from gitreg.terraform_services import SERVICES
+from gitreg.web.access import gate_of
+
+LOGIN_V1 = {
+    "client": CLIENT_ID,
+    "grant_types": ["authz_code"],
+    "authz": AUTHORIZE,
+    "token": TOKEN,
+    "ports": list(PORTS),
+}
 
 
 async def terraform_json(request: Request) -> JSONResponse:
     # Service URLs must end with "/": Terraform joins paths onto them.
-    return JSONResponse(SERVICES)
+    if gate_of(request).login is None:
+        return JSONResponse(SERVICES)
+    return JSONResponse({**SERVICES, "login.v1": LOGIN_V1})

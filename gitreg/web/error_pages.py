@@ -19,6 +19,7 @@ from gitreg.errors import AuthUnavailable, ClientError
 from gitreg.web.frame import here, html, session_reader
 
 PAGE_KEY = "gitreg.page"  # set in a request's scope by the pages' handlers (`web/pages.py`)
+_SIGN_IN_STEPS = ("/oauth/", "/signin/provider")  # auth.login's steps a person meets
 
 
 @dataclass(frozen=True)
@@ -42,9 +43,21 @@ def _sentence(message: str) -> str:
     return text if not text or text.endswith((".", "?", "!")) else text + "."
 
 
+def _signing_in(request: Request) -> bool:
+    """A step of a sign-in through the OpenID provider (auth.login), which a refresh would not
+    mend: the person starts again."""
+    return request.url.path.startswith(_SIGN_IN_STEPS)
+
+
 def _text(
     request: Request, status: int, message: str, reader: str | None, checking: bool
 ) -> ErrorText:
+    if _signing_in(request) and status in (400, 503):
+        return ErrorText(
+            "Sign-in failed" if status == 400 else "Cannot sign in now",
+            _sentence(message),
+            "Start again: sign in from the page you were on, or run terraform login again.",
+        )
     if status == 401:
         if request.cookies.get(COOKIE):
             return ErrorText(
@@ -132,7 +145,7 @@ async def error_page(
     text = _text(request, status, message, name, checking)
     # A person is not asked for a Bearer token: the page says how to sign in instead.
     kept = {k: v for k, v in (headers or {}).items() if k.lower() != "www-authenticate"}
-    retry = kept.get("Retry-After", "") if status == 503 else ""
+    retry = kept.get("Retry-After", "") if status == 503 and not _signing_in(request) else ""
     response = html(
         request,
         "error.html",

@@ -4,12 +4,15 @@ the headers every page carries; and the page an error becomes for a person."""
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from gitreg.auth.principal import Principal
+from gitreg.auth.sessions import COOKIE, expires_of
 from gitreg.pages.render import PAGES
 from gitreg.web import access
 from gitreg.web.return_path import return_path, sign_in_url
@@ -44,6 +47,8 @@ def html(request: Request, template: str, status: int = 200, **values: Any) -> H
     what it holds) and a sign-in link that comes back here."""
     reader = values.pop("reader", None)
     values.setdefault("query", "")
+    login = access.gate_of(request).login
+    back_to = here(request)
     body = PAGES.render(
         template,
         hostname=world_of(request).catalog.hostname,
@@ -51,10 +56,27 @@ def html(request: Request, template: str, status: int = 200, **values: Any) -> H
         reader=reader.name if isinstance(reader, Principal) else reader,
         sign_in_url=sign_in_url(here(request)),
         signing_in=request.url.path == "/signin",
+        signed_in_until=_until(request) if reader is not None else "",
+        provider=login.settings.name if login is not None else "",
+        provider_url="/signin/provider"
+        + ("?" + urlencode({"next": back_to}) if back_to != "/" else ""),
         **values,
     )
     headers = {**SECURITY_HEADERS, "Cache-Control": "no-store"}
     return HTMLResponse(body, status_code=status, headers=headers)
+
+
+def _provider_url(back_to: str) -> str:
+    """ "Sign in with <provider>", coming back to `back_to`."""
+    return "/signin/provider" + ("?" + urlencode({"next": back_to}) if back_to != "/" else "")
+
+
+def _until(request: Request) -> str:
+    """When the browser's session ends, as its cookie says (for showing; the gate checks it)."""
+    expires = expires_of(request.cookies.get(COOKIE, ""))
+    if expires is None:
+        return ""
+    return datetime.datetime.fromtimestamp(expires, datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 async def session_reader(request: Request) -> Principal | None:

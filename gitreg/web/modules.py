@@ -16,7 +16,7 @@ from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.tags import parse_version
-from gitreg.web import access
+from gitreg.web import access, oci
 from gitreg.web.files import etag_matches
 from gitreg.web.state import state_of, world_of, world_synced
 
@@ -46,6 +46,8 @@ async def download(request: Request) -> Response:
         versions_known(request, snapshot, entry)
         newest = ", ".join(r.version for r in entry.versions.releases[:5]) or "none"
         raise NotFound(f"{entry.spec.address} has no version {normalised(text)} (newest: {newest})")
+    if (oci_location := await oci.module_location(request, entry, release)) is not None:
+        return JSONResponse({"location": oci_location}, headers={"X-Terraform-Get": oci_location})
     # Terraform reads the header, OpenTofu the JSON body: send both, with the same value.
     if not access.is_private(request, entry.spec.address.namespace):
         body, header = entry.download_json(release)

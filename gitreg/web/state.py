@@ -16,8 +16,9 @@ from gitreg.freshness.deliveries import DeliveryLog, SeenDeliveries
 from gitreg.freshness.fresh_reads import FreshReads
 from gitreg.freshness.live import LiveCatalog
 from gitreg.freshness.sync_queue import SyncQueue
-from gitreg.modules.archive_cache import ArchiveCache
+from gitreg.modules.archive_cache import ZIP, ArchiveCache
 from gitreg.modules.sync import Registry
+from gitreg.oci.packages import ModulePackages
 from gitreg.world.world import CurrentWorld, World
 
 STATE_KEY = "gitreg"
@@ -38,6 +39,7 @@ class RegistryState:
     syncs: SyncQueue
     background: BackgroundWork
     docs: DocsService  # module docs, built once per commit, warmed after each swap
+    packages: ModulePackages  # module versions as OCI packages: zips and their manifests
     webhook_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (forge, outcome)
     webhook_log: DeliveryLog = field(default_factory=DeliveryLog)
     seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
@@ -72,6 +74,9 @@ class RegistryState:
             syncs,
             BackgroundWork(live, syncs, worker),
             DocsService(catalog.cache_dir),
+            ModulePackages(
+                ArchiveCache(catalog.cache_dir, limits=catalog.archive_limits, form=ZIP)
+            ),
         )
 
 

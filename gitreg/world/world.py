@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from gitreg.auth.gate import Gate
 from gitreg.auth.gatekeeper import Gatekeeper
 from gitreg.auth.open_gate import OPEN_GATE
+from gitreg.auth.own_origin import own_origin
 from gitreg.catalog.model import Catalog
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
@@ -22,7 +23,7 @@ from gitreg.modules.sync import Registry
 from gitreg.providers.hosted import Providers
 from gitreg.sources.discovered import SourceDiscoveries
 from gitreg.state.configured import open_state
-from gitreg.state.ended_sessions import EndedSessions
+from gitreg.state.shared import SharedState
 from gitreg.world.provider_side import ProviderSide
 
 
@@ -110,10 +111,10 @@ def open_world(
 
 
 def gate_for(
-    catalog: Catalog, counts: Counter[tuple[str, str]], ended: EndedSessions | None = None
+    catalog: Catalog, counts: Counter[tuple[str, str]], shared: SharedState | None = None
 ) -> Gatekeeper:
-    """The catalog's auth, or the open gate when it has no auth: section. `ended`: where
-    sign-outs are recorded (the registry's shared state)."""
+    """The catalog's auth, or the open gate when it has no auth: section. `shared`: where
+    sign-outs and the tokens sign-in issued are kept (the registry's shared state)."""
     if catalog.auth is None:
         return OPEN_GATE
     return Gate.build(
@@ -121,5 +122,7 @@ def gate_for(
         catalog.cache_dir,
         counts,
         credential_for=catalog.credential_for,
-        ended=ended,
+        ended=shared,
+        issued=shared.issued if shared is not None else None,
+        origin=str(own_origin(catalog.hostname, catalog.public_url)),
     )

@@ -101,3 +101,23 @@ def test_the_oidc_example_loads(tmp_path: Path) -> None:
     )
     assert issuer.claims == (("ref_protected", "true"),)
     assert issuer.read == ("{namespace_path}", "shared")
+
+
+def test_the_login_example_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with claimed("private.md", "test_the_login_example_loads") as page:
+        section = page.take("yaml", "auth:\n  login:")
+    monkeypatch.setenv("GITREG_OIDC_SECRET", "a-client-secret")
+    auth = _load(tmp_path, section).auth
+    assert auth is not None and auth.login is not None
+    login = auth.login
+    assert (login.name, login.issuer, login.client_id) == (
+        "Acme SSO",
+        "https://sso.example.com/realms/acme",
+        "gitreg",
+    )
+    assert login.scopes == ("openid", "profile", "email", "groups")
+    assert [(g.claims, g.read) for g in login.grants] == [
+        ((("groups", "platform"),), ("platform", "shared-*")),
+        ((("groups", "*"),), ("shared-*",)),
+    ]
+    assert login.token_ttl == 90 * 86400

@@ -83,6 +83,12 @@ _ITEMS: dict[str, dict[str, object]] = {
     "providers": {"namespace": "acme", "type": "widget", "artifacts": "repo"},
     "auth.tokens": {"name": "ci", "token_sha256": "0" * 64},
     "auth.oidc": {"issuer": "https://issuer.example", "audience": "registry"},
+    "auth.login": {
+        "issuer": "https://sso.example",
+        "client_id": "gitreg",
+        "claims": [{"read": ["x"]}],
+    },
+    "auth.login.claims": {"read": ["x"]},
     "sources": {},
     # A source's own keys, under its list's item: the least each kind needs.
     "sources.gitlab": {"url": "https://gitlab.example.com", "group": "platform"},

@@ -1,12 +1,11 @@
 """A forge's event about a repository's being (GitHub's and Gitea's `repository`, GitLab's
 `project_create`) discovers the source it names at once, against the real app over HTTPS: the new
-repository is served right after the delivery, long before the source's interval; a delivery
-signed with another secret is refused as a push's is, and discovers nothing."""
+repository, cloned from a real `git http-backend` over HTTPS with its token, is served right
+after the delivery, long before the source's interval; a delivery signed with another secret is
+refused as a push's is, and discovers nothing."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import ssl
 from pathlib import Path
@@ -19,50 +18,15 @@ from gitreg.catalog.model import TlsFiles
 from gitreg.freshness.webhooks import PARSERS, matching_sources
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
-from tests.support.forge_shapes import ForgeKind, ForgeRepository
+from tests.support.forge_git import forge_git
+from tests.support.forge_shapes import ForgeKind
 from tests.support.forges import StandInForge
-from tests.support.gitrepo import GitRepo, git, module_files
-from tests.support.servers import RegistryServer, bare_clone, git_daemon, wait_until
+from tests.support.gitrepo import module_files
+from tests.support.repository_events import repository_created, signed
+from tests.support.servers import RegistryServer, wait_until
 
 TOKEN = "forge-t0ken-s3cret"
 SECRET = "hook-s3cret"
-
-
-def _event(kind: ForgeKind, host: str, path: str) -> tuple[dict[str, object], dict[str, str]]:
-    """The forge's event for a repository created at `path`, and its event header."""
-    owner, name = path.rsplit("/", 1)
-    if kind == "gitlab":  # a system hook
-        payload: dict[str, object] = {
-            "event_name": "project_create",
-            "name": name,
-            "path": name,
-            "path_with_namespace": path,
-            "project_id": 74,
-            "project_visibility": "private",
-        }
-        return payload, {"X-Gitlab-Event": "System Hook"}
-    repository = {
-        "id": 7,
-        "name": name,
-        "full_name": path,
-        "owner": {"login": owner, "username": owner},
-        "html_url": f"https://{host}/{path}",
-        "clone_url": f"https://{host}/{path}.git",
-    }
-    payload = {"action": "created", "repository": repository, "organization": {"login": owner}}
-    if kind == "gitea":
-        payload["organization"] = {"username": owner, "login": owner}
-        return payload, {"X-Gitea-Event": "repository"}
-    return payload, {"X-GitHub-Event": "repository"}
-
-
-def _signed(kind: ForgeKind, secret: str, body: bytes) -> dict[str, str]:
-    digest = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    if kind == "gitlab":
-        return {"X-Gitlab-Token": secret}
-    if kind == "gitea":
-        return {"X-Gitea-Signature": digest}
-    return {"X-Hub-Signature-256": f"sha256={digest}"}
 
 
 def _versions(client: httpx.Client, address: str) -> list[str]:
@@ -86,27 +50,17 @@ def test_a_repository_event_discovers_its_source_at_once(
     write_catalog: WriteCatalog,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    served = tmp_path / "served"
-    for name, version in (("terraform-aws-vpc", "1.0.0"), ("terraform-aws-dns", "2.0.0")):
-        work = GitRepo(tmp_path / "work" / name)
-        git(work.path, "checkout", "-q", "-b", "main")
-        work.release(f"v{version}", module_files(version))
-        bare_clone(work.path, served / f"{name}.git")
-    monkeypatch.setenv("FORGE_TOKEN", TOKEN)
+    monkeypatch.setenv("FORGE_TOKEN", TOKEN)  # the forge's API and its Git take one token
     monkeypatch.setenv("HOOK_SECRET", SECRET)
-    with git_daemon(served) as base:
-        vpc = ForgeRepository(
-            "platform/terraform-aws-vpc", clone_https=f"{base}/terraform-aws-vpc.git"
-        )
-        dns = ForgeRepository(
-            "platform/terraform-aws-dns", clone_https=f"{base}/terraform-aws-dns.git"
-        )
+    with forge_git(tmp_path, TOKEN, tls) as served:
+        vpc = served.publish("platform/terraform-aws-vpc", [("v1.0.0", module_files("1.0.0"))])
+        dns = served.publish("platform/terraform-aws-dns", [("v2.0.0", module_files("2.0.0"))])
         with StandInForge(kind, [vpc], token=TOKEN, tls=tls) as forge:
             where = "api_url" if kind == "github" else "url"
             scope = "group" if kind == "gitlab" else "org"
             catalog = write_catalog(
-                f"credentials:\n  - {{url: '{forge.url}', ca_file: '{tls.ca_cert}'}}\n"
-                f"sources:\n  - {kind}: {{{where}: '{forge.url}', {scope}: platform,"
+                served.credentials(forge.url, "FORGE_TOKEN")
+                + f"sources:\n  - {kind}: {{{where}: '{forge.url}', {scope}: platform,"
                 " namespace: infra, token_env: FORGE_TOKEN, interval: 1h,"
                 " webhook: {secret_env: HOOK_SECRET}}\n"
             )
@@ -119,7 +73,7 @@ def test_a_repository_event_discovers_its_source_at_once(
             ):
                 wait_until(lambda: _versions(client, "infra/vpc/aws") == ["1.0.0"], 30, "vpc")
                 forge.repositories = [vpc, dns]
-                payload, headers = _event(kind, "127.0.0.1", dns.path)
+                payload, headers = repository_created(kind, "127.0.0.1", dns.path)
                 body = json.dumps(payload).encode()
                 endpoint = f"/v1/webhooks/{kind}"
 
@@ -129,15 +83,15 @@ def test_a_repository_event_discovers_its_source_at_once(
                 assert _source(client)["discoveries"]["ok"] == 1
 
                 refused = client.post(
-                    endpoint, content=body, headers={**headers, **_signed(kind, "wrong", body)}
+                    endpoint, content=body, headers={**headers, **signed(kind, "wrong", body)}
                 )
                 assert refused.status_code == 401, refused.text
                 # A group no source lists, signed with the source's secret: judged as any event
                 # of a repository gitreg does not serve, which only the global secret could
                 # sign, and there is none. Refused as a push would be.
-                other, _ = _event(kind, "127.0.0.1", "elsewhere/terraform-aws-dns")
+                other, _ = repository_created(kind, "127.0.0.1", "elsewhere/terraform-aws-dns")
                 stray = json.dumps(other).encode()
-                signed_stray = {**headers, **_signed(kind, SECRET, stray)}
+                signed_stray = {**headers, **signed(kind, SECRET, stray)}
                 answer = client.post(endpoint, content=stray, headers=signed_stray)
                 assert answer.status_code == 401, answer.text
                 # The refusals started nothing: no discovery queued, none counted, none asked.
@@ -146,7 +100,7 @@ def test_a_repository_event_discovers_its_source_at_once(
                 assert len(forge.asked) == asked
 
                 accepted = client.post(
-                    endpoint, content=body, headers={**headers, **_signed(kind, SECRET, body)}
+                    endpoint, content=body, headers={**headers, **signed(kind, SECRET, body)}
                 )
                 assert accepted.status_code == 202, accepted.text
                 assert accepted.json()["discovering"] == ["sources[0]"]
@@ -158,10 +112,10 @@ def test_a_repository_event_discovers_its_source_at_once(
                 assert source["api_calls"] == len(forge.asked) and source["errors"] == 0
 
                 # A flood of deliveries while a listing is under way: it, and one after it.
-                signed = {**headers, **_signed(kind, SECRET, body)}
+                flooding = {**headers, **signed(kind, SECRET, body)}
                 with forge.held():
                     for _ in range(20):
-                        answer = client.post(endpoint, content=body, headers=signed)
+                        answer = client.post(endpoint, content=body, headers=flooding)
                         assert answer.status_code == 202
                 wait_until(lambda: not queue.busy(), 30, "the flood's discoveries done")
                 assert _source(client)["discoveries"]["ok"] == 4
@@ -198,7 +152,7 @@ def test_a_repository_event_for_a_group_no_source_lists_discovers_nothing(
         ("platform/terraformx/terraform-aws-vpc", []),
     ]
     for path, expected in table:
-        payload, headers = _event("gitlab", "", path)
+        payload, headers = repository_created("gitlab", "", path)
         assert sources("gitlab", headers, payload) == expected, path
     group_hook: dict[str, object] = {  # a group hook's project event
         "object_kind": "project",
@@ -207,11 +161,11 @@ def test_a_repository_event_for_a_group_no_source_lists_discovers_nothing(
         "path_with_namespace": "platform/terraform/terraform-aws-dns",
     }
     assert sources("gitlab", {"X-Gitlab-Event": "Project Hook"}, group_hook) == [gitlab.key_path]
-    payload, headers = _event("github", "github.com", "acme/terraform-aws-vpc")
+    payload, headers = repository_created("github", "github.com", "acme/terraform-aws-vpc")
     assert sources("github", headers, payload) == [github.key_path]
-    payload, headers = _event("github", "github.example.com", "acme/terraform-aws-vpc")
+    payload, headers = repository_created("github", "github.example.com", "acme/terraform-aws-vpc")
     assert sources("github", headers, payload) == []  # another host's acme
-    payload, headers = _event("gitea", "github.com", "acme/terraform-aws-vpc")
+    payload, headers = repository_created("gitea", "github.com", "acme/terraform-aws-vpc")
     assert sources("gitea", headers, payload) == []  # no gitea source
     modified: dict[str, object] = {
         "old": {"slug": "old-name", "project": {"key": "TF"}},

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gitreg.git.tag_refs import CREDENTIALS_WANTED
 from gitreg.modules.archive_cache import ArchiveCache, ArchiveKey
 from gitreg.modules.sync import Registry
 from gitreg.tlscert import TlsMaterial
@@ -93,6 +94,7 @@ def test_smart_http_with_token(
         assert _versions(registry) == ["1.1.0", "1.0.0"]  # the last good versions keep serving
         status = registry.status[next(iter(registry.snapshot.clones))]
         assert status.last_error and "fetch from" in status.last_error
+        assert CREDENTIALS_WANTED in status.last_error  # not git's "could not read Username"
         assert "wrong-token" not in caplog.text and secret not in caplog.text
         assert "wrong-token" not in status.last_error
 
@@ -107,6 +109,7 @@ def test_smart_http_without_credentials_is_refused(
     assert _versions(registry) == []
     status = registry.status[next(iter(registry.snapshot.clones))]
     assert status.last_error and "fetch from" in status.last_error
+    assert CREDENTIALS_WANTED in status.last_error
 
 
 def test_server_going_away_keeps_versions(

@@ -13,7 +13,7 @@ from dulwich.repo import Repo
 from gitreg.errors import SourceError
 from gitreg.git.clone import BareClone
 from gitreg.git.location import RepoLocation
-from gitreg.git.tag_refs import GitFailed, LocalTags, run_git
+from gitreg.git.tag_refs import CREDENTIALS_WANTED, GitFailed, LocalTags, git_said, run_git
 from tests.support.gitrepo import GitRepo, git
 
 
@@ -121,3 +121,35 @@ def test_the_refs_digest_changes_with_any_tag_and_only_then(tmp_path: Path) -> N
 def test_no_clone_has_no_refs_digest(tmp_path: Path) -> None:
     clone = BareClone(RepoLocation.parse(str(tmp_path), tmp_path), tmp_path / "cache", None, 60)
     assert clone.refs_digest() is None
+
+
+@pytest.mark.parametrize(
+    ("stderr", "said"),
+    [
+        # A 401 git may not prompt for: no credentials, or a token the server refuses.
+        (
+            "fatal: could not read Username for 'https://git.example.com': terminal prompts"
+            " disabled\n",
+            CREDENTIALS_WANTED,
+        ),
+        (
+            "remote: HTTP Basic: Access denied\n"
+            "fatal: Authentication failed for 'https://git.example.com/a.git/'\n",
+            CREDENTIALS_WANTED,
+        ),
+        (
+            "fatal: unable to access 'https://git.example.com/a.git/': The requested URL"
+            " returned error: 403\n",
+            "fatal: unable to access 'https://git.example.com/a.git/': The requested URL"
+            " returned error: 403",
+        ),
+        ("one\n\ntwo\nthree\nfour\n", "two / three / four"),
+        (
+            "fatal: repository 'https://user:p4ss@git.example.com/a.git/' not found",
+            "fatal: repository 'https://***@git.example.com/a.git/' not found",
+        ),
+        ("", "git exited with 128"),
+    ],
+)
+def test_what_a_failed_git_said(stderr: str, said: str) -> None:
+    assert git_said(stderr, 128) == said

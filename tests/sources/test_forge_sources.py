@@ -1,7 +1,9 @@
 """A forge source in registry.yaml, discovered through gitreg's own lister of that forge: a
 stand-in forge over HTTPS (trusted as Git trusts it, by the `credentials` entry's `ca_file`)
-lists repositories that a real Git server on 127.0.0.1 serves, and they become modules; a token
-the forge does not take is a refusal naming the source, and nothing discovered is lost."""
+lists, a page at a time, repositories that a real `git http-backend` serves over HTTPS with a
+token (the `credentials` entry for its URL), and they become modules. A token the forge does not
+take is a refusal naming the source, one the Git server does not take a problem naming the
+repository, and neither loses what was discovered."""
 
 from __future__ import annotations
 
@@ -9,13 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from gitreg.git.tag_refs import CREDENTIALS_WANTED
 from gitreg.sources.discovered import SourceDiscoveries
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
+from tests.support.forge_git import forge_git
 from tests.support.forge_shapes import ForgeKind, ForgeRepository
 from tests.support.forges import StandInForge
-from tests.support.gitrepo import GitRepo, git, module_files
-from tests.support.servers import bare_clone, git_daemon
+from tests.support.gitrepo import module_files
+from tests.support.servers import GitHttpTap
 
 TOKEN = "forge-t0ken-s3cret"
 OWNER = {"gitlab": "platform", "gitea": "platform", "github": "platform", "bitbucket": "TF"}
@@ -38,33 +42,41 @@ def test_a_forge_source_discovers_its_repositories_as_modules(
     write_catalog: WriteCatalog,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    served = tmp_path / "served"
-    work = GitRepo(tmp_path / "work" / "terraform-aws-vpc")
-    git(work.path, "checkout", "-q", "-b", "main")
-    work.release("v1.2.0", module_files("1.2.0"))
-    bare_clone(work.path, served / "terraform-aws-vpc.git")
     monkeypatch.setenv("FORGE_TOKEN", TOKEN)
-    with git_daemon(served) as base:
+    tap = GitHttpTap()
+    with forge_git(tmp_path, TOKEN, tls, tap) as served:
+        owner = OWNER[kind]
         listed = [
-            ForgeRepository(
-                f"{OWNER[kind]}/terraform-aws-vpc", clone_https=f"{base}/terraform-aws-vpc.git"
-            ),
-            ForgeRepository(f"{OWNER[kind]}/docs-site"),  # no module by its name: skipped
+            served.publish(f"{owner}/terraform-aws-vpc", [("v1.2.0", module_files("1.2.0"))]),
+            ForgeRepository(f"{owner}/docs-site"),  # no module by its name: skipped, not cloned
+            served.publish(f"{owner}/terraform-aws-dns", [("v0.1.0", module_files("0.1.0"))]),
         ]
-        with StandInForge(kind, listed, token=TOKEN, tls=tls) as forge:
+        # A page a repository: the listing is followed over three pages.
+        with StandInForge(kind, listed, token=TOKEN, tls=tls, page_size=1) as forge:
             catalog = write_catalog(
-                f"credentials:\n  - {{url: '{forge.url}', ca_file: '{tls.ca_cert}'}}\n"
-                "sources:\n" + _source(kind, forge.url)
+                served.credentials(forge.url, "FORGE_TOKEN")
+                + "sources:\n"
+                + _source(kind, forge.url)
             )
             (spec,) = catalog.sources
             sources = SourceDiscoveries(catalog)
             assert sources.discover(spec, write=False)
             found = sources.last(spec)
             assert found is not None and found.error == "", found
-            assert [str(m.spec.address) for m in found.modules] == ["infra/vpc/aws"]
-            assert [s.repository for s in found.skipped] == [f"{OWNER[kind]}/docs-site"]
+            assert [str(m.spec.address) for m in found.modules] == [
+                "infra/vpc/aws",
+                "infra/dns/aws",
+            ]
+            assert [s.repository for s in found.skipped] == [f"{owner}/docs-site"]
             served_catalog = sources.served(catalog)
-            assert [str(m.address) for m in served_catalog.modules] == ["infra/vpc/aws"]
+            assert [str(m.address) for m in served_catalog.modules] == [
+                "infra/vpc/aws",
+                "infra/dns/aws",
+            ]
+            # Each module repository's default branch was fetched from the Git server, which
+            # takes the token alone: its .gitreg.yaml is read there (none here).
+            fetched = {r.split()[1].split(".git/")[0] for r in tap.requests if "upload-pack" in r}
+            assert fetched == {f"/{owner}/terraform-aws-vpc", f"/{owner}/terraform-aws-dns"}
 
             # A token the forge does not take: refused, naming the source; what was found stays.
             monkeypatch.setenv("FORGE_TOKEN", "not-the-token")
@@ -78,5 +90,47 @@ def test_a_forge_source_discovers_its_repositories_as_modules(
             # What the two discoveries counted, added up for the source.
             totals = sources.totals(spec)
             assert dict(totals.discoveries) == {"ok": 1, "refused": 1}
-            assert totals.api_calls >= 2  # the listing's pages, and the refused request
+            assert totals.api_calls == 4  # the listing's three pages, and the refused request
             assert (totals.errors, totals.rate_limit_waits) == (1, 0)
+
+
+def test_a_token_the_git_server_does_not_take_names_the_repository_and_keeps_what_served(
+    tmp_path: Path,
+    tls: TlsMaterial,
+    write_catalog: WriteCatalog,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The forge lists the repository, its Git server refuses the clones' token: a problem naming
+    the repository and never the token, skipped the first time, and serving what it served
+    once it had been read."""
+    monkeypatch.setenv("FORGE_TOKEN", TOKEN)
+    monkeypatch.setenv("GIT_TOKEN", "not-the-git-token")
+    with forge_git(tmp_path, TOKEN, tls) as served:
+        vpc = served.publish("platform/terraform-aws-vpc", [("v1.2.0", module_files("1.2.0"))])
+        with StandInForge("gitlab", [vpc], token=TOKEN, tls=tls) as forge:
+            catalog = write_catalog(
+                served.credentials(forge.url, "GIT_TOKEN")
+                + "sources:\n"
+                + _source("gitlab", forge.url)
+            )
+            (spec,) = catalog.sources
+            sources = SourceDiscoveries(catalog)
+            assert not sources.discover(spec, write=False)
+            found = sources.last(spec)
+            assert found is not None and found.error == "" and found.modules == (), found
+            (problem,) = found.problems
+            assert problem == (
+                f"platform/terraform-aws-vpc: fetch of main from {vpc.clone_https} failed: "
+                + CREDENTIALS_WANTED
+            )
+            assert "not-the-git-token" not in problem and TOKEN not in problem
+            assert [s.repository for s in found.skipped] == ["platform/terraform-aws-vpc"]
+
+            monkeypatch.setenv("GIT_TOKEN", TOKEN)
+            assert sources.discover(spec, write=False)
+            assert [str(m.address) for m in sources.served(catalog).modules] == ["infra/vpc/aws"]
+            monkeypatch.setenv("GIT_TOKEN", "not-the-git-token")
+            assert not sources.discover(spec, write=False)
+            again = sources.last(spec)
+            assert again is not None and len(again.problems) == 1 and again.skipped == ()
+            assert [str(m.address) for m in sources.served(catalog).modules] == ["infra/vpc/aws"]

@@ -1,0 +1,60 @@
+"""`gitreg token list` and `gitreg token revoke NAME|ID`: the tokens people were issued when they
+signed in (auth.login), as the state holds them (cache_dir, or PostgreSQL under `state:`), and
+their end, which every worker and replica honours at the next request."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+
+from gitreg.catalog.model import Catalog
+from gitreg.errors import StateUnavailable
+from gitreg.state.configured import open_state
+from gitreg.state.issued_tokens import IssuedToken
+
+
+def issued_tokens(catalog: Catalog, args: argparse.Namespace) -> int:
+    state = open_state(catalog)
+    try:
+        if args.action == "list":
+            return _list(state.issued.listed())
+        if not args.name:
+            print("gitreg: token revoke: give the NAME or ID of the tokens to end", file=sys.stderr)
+            return 2
+        return _revoked(args.name, state.issued.revoke(args.name))
+    except (StateUnavailable, OSError) as exc:
+        problem = exc.strerror if isinstance(exc, OSError) else str(exc)
+        print(f"gitreg: token {args.action}: the tokens cannot be read: {problem}", file=sys.stderr)
+        return 1
+    finally:
+        state.close()
+
+
+def _list(tokens: list[IssuedToken]) -> int:
+    if not tokens:
+        print("no tokens issued by sign-in are live")
+        return 0
+    rows = [("ID", "NAME", "VIA", "ISSUED", "EXPIRES", "READS")]
+    rows += [
+        (t.id, t.name, t.via, _day(t.issued), _day(t.expires), ", ".join(t.read) or "-")
+        for t in tokens
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + row[-1])
+    return 0
+
+
+def _revoked(which: str, ended: list[IssuedToken]) -> int:
+    if not ended:
+        print(f"gitreg: token revoke: no live token has the id or name {which!r}", file=sys.stderr)
+        return 1
+    for token in ended:
+        print(f"revoked {token.id} ({token.name}, {token.via}, issued {_day(token.issued)})")
+    return 0
+
+
+def _day(seconds: int) -> str:
+    moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+    return moment.strftime("%Y-%m-%d %H:%M UTC")

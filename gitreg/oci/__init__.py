@@ -1,0 +1,1 @@
+"""The OCI Distribution side of the registry: names, manifests and packages OpenTofu pulls."""

@@ -1,0 +1,52 @@
+"""OCI names as the Distribution spec writes them: a module's repository
+(`<namespace>/<name>/<system>`, lowercase), a provider's (`providers/<namespace>/<type>`), tags
+made of versions (`+` written `_`), and digests; refusals that say what is wrong."""
+
+from __future__ import annotations
+
+import re
+
+from gitreg.address import ModuleAddress
+
+# The Distribution spec's grammar for one path component of a repository name, and for tags.
+_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*")
+_TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+PROVIDERS = "providers"  # the first component of every provider's repository
+
+
+def module_repository(address: ModuleAddress) -> str:
+    """The repository a module's versions are at; ValueError saying why it has none."""
+    parts = (address.namespace.lower(), address.name.lower(), address.system)
+    if parts[0] == PROVIDERS:
+        raise ValueError(
+            f"module {address} cannot be an OCI repository: the namespace {PROVIDERS!r} holds"
+            " the providers' repositories (providers/<namespace>/<type>)"
+        )
+    for what, part in zip(("namespace", "name", "system"), parts, strict=True):
+        if not _COMPONENT.fullmatch(part):
+            raise ValueError(
+                f"module {address} cannot be an OCI repository: its {what} {part!r} has '_'"
+                " beside '-', or three '_' in a row, which OCI names do not allow"
+            )
+    return "/".join(parts)
+
+
+def provider_repository(namespace: str, provider_type: str) -> str | None:
+    """The repository a hosted provider's versions are at; None when the namespace cannot be
+    one (provider namespaces and types are letters, digits and '-': always can, lowercased)."""
+    repository = f"{PROVIDERS}/{namespace.lower()}/{provider_type.lower()}"
+    return repository if all(map(_COMPONENT.fullmatch, repository.split("/"))) else None
+
+
+def version_tag(version: str) -> str:
+    """A version's tag: `+` has no place in a tag, and OpenTofu reads `_` back as `+`."""
+    return version.replace("+", "_")
+
+
+def is_tag(reference: str) -> bool:
+    return _TAG.fullmatch(reference) is not None
+
+
+def is_digest(reference: str) -> bool:
+    return _DIGEST.fullmatch(reference) is not None

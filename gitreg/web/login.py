@@ -1,0 +1,135 @@
+"""Signing in with the OpenID provider (auth.login), as HTTP: Terraform's authorization endpoint
+(`terraform login` opens it in the browser) and token endpoint (login.v1), the sign-in page's
+"Sign in with <provider>", and the callback where the provider sends the person back. A person
+meets every refusal as a page (Terraform keeps waiting on its listener, so the browser is where
+an upstream failure is said); the token endpoint answers RFC 6749's JSON errors. The cookie that
+holds a sign-in under way is `SameSite=Lax`, since the provider's redirect back is a cross-site
+navigation; the session cookie it ends with is set as the sign-in form sets it."""
+
+from __future__ import annotations
+
+from html import escape
+from urllib.parse import parse_qs, urlencode
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from gitreg.auth.login import CALLBACK, COOKIE, PENDING_TTL, CliRequest, Login
+from gitreg.auth.sessions import COOKIE as SESSION_COOKIE
+from gitreg.auth.sessions import SESSION_TTL
+from gitreg.errors import LoginRefused, NotFound
+from gitreg.web import access
+from gitreg.web.frame import SECURITY_HEADERS
+from gitreg.web.pages import page
+from gitreg.web.return_path import return_path
+
+MAX_FORM = 8192  # bytes: Terraform's token request is a few hundred
+_NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+
+def _login(request: Request) -> Login:
+    login = access.gate_of(request).login
+    if login is None:
+        raise NotFound("this registry has no sign-in with an OpenID provider (auth.login)")
+    return login
+
+
+@page
+async def authorize(request: Request) -> Response:
+    """Terraform's authorization request, in the person's browser: checked, then on to the
+    OpenID provider."""
+    login = _login(request)
+    cli = CliRequest.parse(request.query_params)
+    url, pending = await login.start(access.client_of(request), cli, "/")
+    return _to_provider(url, pending)
+
+
+@page
+async def sign_in_with_provider(request: Request) -> Response:
+    """The sign-in page's "Sign in with <provider>": the same sign-in, ending in a session."""
+    login = _login(request)
+    back_to = return_path(request.query_params.get("next"))
+    url, pending = await login.start(access.client_of(request), None, back_to)
+    return _to_provider(url, pending)
+
+
+@page
+async def callback(request: Request) -> Response:
+    """The person back from the provider: Terraform's listener gets its code; a browser that
+    signed in for the pages gets its session and goes back to where it was."""
+    gate = access.gate_of(request)
+    login = _login(request)
+    signed = await login.finish(request.cookies.get(COOKIE), request.query_params)
+    if signed.cli is not None:
+        response: Response = RedirectResponse(
+            login.code_redirect(signed), status_code=302, headers={**SECURITY_HEADERS, **_NO_STORE}
+        )
+    else:
+        value = await gate.login_session(signed.principal)
+        response = _continue_to(_done(signed.back_to))
+        response.set_cookie(
+            SESSION_COOKIE,
+            value,
+            max_age=SESSION_TTL,
+            path="/",
+            secure=True,
+            httponly=True,
+            samesite="strict",
+        )
+    response.delete_cookie(COOKIE, path=CALLBACK, secure=True, httponly=True, samesite="lax")
+    return response
+
+
+async def token(request: Request) -> Response:
+    """Terraform's code exchanged for a token (RFC 6749 4.1.3; no client secret: Terraform is a
+    public client, and PKCE binds the code to it)."""
+    login = _login(request)
+    body = await request.body()
+    try:
+        value, lifetime = await login.exchange(_form(body), access.client_of(request))
+    except LoginRefused as exc:
+        answer = {"error": exc.error, "error_description": str(exc)}
+        return JSONResponse(answer, status_code=400, headers=_NO_STORE)
+    issued = {"access_token": value, "token_type": "bearer", "expires_in": lifetime}
+    return JSONResponse(issued, headers=_NO_STORE)
+
+
+def _to_provider(url: str, pending: str) -> Response:
+    response = RedirectResponse(url, status_code=302, headers={**SECURITY_HEADERS, **_NO_STORE})
+    response.set_cookie(
+        COOKIE,
+        pending,
+        max_age=PENDING_TTL,
+        path=CALLBACK,
+        secure=True,
+        httponly=True,
+        samesite="lax",  # sent on the provider's redirect back, a cross-site navigation
+    )
+    return response
+
+
+def _done(back_to: str) -> str:
+    return "/signin?" + urlencode({"done": "1", **({"next": back_to} if back_to != "/" else {})})
+
+
+def _continue_to(path: str) -> Response:
+    """A page that moves on to `path` at once. Not a redirect: a redirect would carry on the
+    provider's cross-site navigation, on which the browser withholds the SameSite=Strict session
+    cookie just set; a refresh of a page of this registry's own is a same-site navigation."""
+    target = escape(path, quote=True)
+    body = (
+        '<!doctype html><html><head><meta charset="utf-8">'
+        f'<meta http-equiv="refresh" content="0;url={target}"><title>Signed in</title></head>'
+        f'<body><p>Signed in. <a href="{target}">Continue</a></p></body></html>'
+    )
+    return HTMLResponse(body, headers={**SECURITY_HEADERS, **_NO_STORE})
+
+
+def _form(body: bytes) -> dict[str, str]:
+    if len(body) > MAX_FORM:
+        raise LoginRefused("the token request is far longer than one")
+    try:
+        fields = parse_qs(body.decode("ascii"), max_num_fields=16, strict_parsing=False)
+    except (UnicodeDecodeError, ValueError):
+        raise LoginRefused("the token request must be sent urlencoded") from None
+    return {key: values[0] for key, values in fields.items() if len(values) == 1}
