@@ -79,6 +79,12 @@ def token(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def mcp_stdio(catalog: Catalog, args: argparse.Namespace) -> int:
+    from gitreg.commands.mcp import mcp_stdio as run
+
+    return run(catalog, args)
+
+
 def issued_tokens(catalog: Catalog, args: argparse.Namespace) -> int:
     from gitreg.commands.issued import issued_tokens as run
 
@@ -234,6 +240,13 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("providers", nargs="+", help="HOST/NAMESPACE/TYPE[@VERSION,...]")
     sub.add_argument(
         "--platform", action="append", help="OS_ARCH to fetch (default: all); repeatable"
+    )
+    command(
+        "mcp",
+        mcp_stdio,
+        "answer MCP tools over stdio, for an assistant on this machine (token: GITREG_TOKEN)",
+        "warning",
+        frozenset({"git", "state"}),
     )
     sub = command("demo", demo, "serve the catalog over HTTPS with a throwaway certificate", "info")
     sub.add_argument("--listen", help="HOST:PORT (default: listen in registry.yaml)")

@@ -12,6 +12,7 @@ import yaml
 
 from gitreg.catalog import yamldoc, yamltree
 from gitreg.catalog.archive_scopes import ArchiveScopes
+from gitreg.catalog.deprecations import REASON_MOST
 from gitreg.catalog.model import ModuleSpec, ProviderSpec
 from gitreg.catalog.module_entries import EntryDefaults, ModuleEntries
 from gitreg.catalog.providers import OwnReleases
@@ -31,9 +32,15 @@ class Declaration:
 
 class _DeclarationReader(ModuleEntries, ArchiveScopes):
     def declaration(self, document: object, defaults: EntryDefaults) -> Declaration | None:
-        top = self.mapping(document, "", getattr(document, "line", 1), {"modules", "providers"})
+        allowed = {"modules", "providers", "deprecated"}
+        top = self.mapping(document, "", getattr(document, "line", 1), allowed)
         if top is None:
             return None
+        # Read at each version's commit (`version_deprecation`); here only checked.
+        reason = self.string(top, "deprecated", "")
+        if reason is not None and len(reason) > REASON_MOST:
+            why = f"is {len(reason)} characters long; at most {REASON_MOST} are allowed"
+            self.problem("deprecated", top.key_lines["deprecated"], why)
         places: list[tuple[str, yamldoc.Mapping]] = []
         # With auth:, a monorepo's modules of other readers get archives of their own folder,
         # or are refused, by the rules registry.yaml's entries follow.
@@ -49,6 +56,18 @@ class _DeclarationReader(ModuleEntries, ArchiveScopes):
         if not modules and not providers and not ignored and not self.problems:
             self.problem("modules", top.line, "declares no module: list one under modules:")
         return Declaration(tuple(modules), ignored, tuple(providers))
+
+
+def version_deprecation(text: bytes) -> str:
+    """The `deprecated:` line of a version's own `.gitreg.yaml` (at its tagged commit): the
+    reason it is deprecated, or "" when it says none. A file that cannot be read says none: a
+    version's docs do not fail for it."""
+    try:
+        document = yaml.safe_load(text.decode())
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return ""
+    reason = document.get("deprecated") if isinstance(document, dict) else None
+    return " ".join(reason.split())[:REASON_MOST] if isinstance(reason, str) else ""
 
 
 def read_declaration(text: bytes, repository: str, defaults: EntryDefaults) -> Declaration:

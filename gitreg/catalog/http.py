@@ -1,10 +1,10 @@
-"""The `hsts:` key of registry.yaml: Strict-Transport-Security on answers served over TLS; read
-by the same reader as the rest (key path and line)."""
+"""The `hsts:` and `mcp:` keys of registry.yaml: Strict-Transport-Security on answers served over
+TLS, and the MCP endpoint; read by the same reader as the rest (key path and line)."""
 
 from __future__ import annotations
 
 from gitreg.catalog import yamldoc
-from gitreg.catalog.model import HstsPolicy
+from gitreg.catalog.model import HstsPolicy, McpSettings
 
 
 class HttpSection(yamldoc.Reader):
@@ -31,3 +31,10 @@ class HttpSection(yamldoc.Reader):
             max_age=round(max_age),
             include_subdomains=self.flag(m, "include_subdomains", "hsts", False),
         )
+
+    def mcp(self, top: yamldoc.Mapping) -> McpSettings:
+        """`mcp: {enabled: true}` serves /mcp; off by default."""
+        m = self.section(top, "mcp", "", {"enabled"})
+        if m is None:
+            return McpSettings()
+        return McpSettings(enabled=self.flag(m, "enabled", "mcp", False))

@@ -120,6 +120,7 @@ class _Reader(
                 "shutdown_grace",
                 "state",
                 "hsts",
+                "mcp",
                 "oci",
             },
         )
@@ -176,6 +177,7 @@ class _Reader(
             shutdown_grace=self.duration(top, "shutdown_grace", "", 20.0, zero_is_off=True),
             state=self.state(top),
             hsts=self.hsts(top),
+            mcp=self.mcp(top),
             oci=self.oci(top),
         )
         # Once auth: is read: who reads each module decides what its archive may hold.

@@ -12,6 +12,7 @@ from gitreg.git.archive_limits import ArchiveLimits
 from gitreg.git.credential import Credential
 from gitreg.git.location import RepoLocation
 from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate
+from gitreg.version_constraints import VersionConstraint
 
 DownloadMode = Literal["archive", "git"]
 ArchiveScope = Literal["repository", "folder"]
@@ -63,6 +64,20 @@ class SecretRef:
 
 
 @dataclass(frozen=True)
+class Deprecation:
+    """An entry of a module's or provider's `deprecated:`: the versions `versions` admits are
+    deprecated, for `reason`. They stay installable; clients, pages and the API are told."""
+
+    versions: VersionConstraint
+    reason: str
+
+
+def deprecation_of(deprecations: tuple[Deprecation, ...], version: str) -> str | None:
+    """The reason `version` is deprecated (the first entry that admits it), or None."""
+    return next((d.reason for d in deprecations if d.versions.admits(version)), None)
+
+
+@dataclass(frozen=True)
 class ModuleSpec:
     address: ModuleAddress
     repo: RepoLocation
@@ -83,6 +98,7 @@ class ModuleSpec:
     # False: such a module under on_removed: hide: its versions still resolve, but lists and
     # search leave it out.
     listed: bool = True
+    deprecated: tuple[Deprecation, ...] = ()
 
 
 SourceKind = Literal["gitlab", "gitea", "github", "bitbucket", "folder"]
@@ -151,6 +167,7 @@ class ProviderSpec:
     # fetched into `artifacts` still serves, its forge no longer read; pages and status say so.
     removed: bool = False
     listed: bool = True  # False: removed under on_removed: hide, left out of lists
+    deprecated: tuple[Deprecation, ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -218,6 +235,14 @@ class HstsPolicy:
     def header(self) -> str:
         subdomains = "; includeSubDomains" if self.include_subdomains else ""
         return f"max-age={self.max_age}{subdomains}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpSettings:
+    """`mcp:`: the Model Context Protocol endpoint at /mcp, for AI assistants: read-only tools
+    over what the caller's token reads. Read once, at start, as `tls` is."""
+
+    enabled: bool = False
 
 
 @dataclass(frozen=True)
@@ -351,6 +376,7 @@ class Catalog:
     # proxy. Only that origin may post the sign-in form.
     public_url: str | None = None
     hsts: HstsPolicy | None = HstsPolicy()  # None: `hsts: false`, no Strict-Transport-Security
+    mcp: McpSettings = McpSettings()
     oci: OciSettings = OciSettings()
 
     @property

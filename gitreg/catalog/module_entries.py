@@ -12,6 +12,7 @@ from typing import cast
 
 from gitreg.address import ModuleAddress
 from gitreg.catalog import yamldoc
+from gitreg.catalog.deprecations import deprecations
 from gitreg.catalog.model import (
     ArchiveScope,
     AuthSettings,
@@ -30,7 +31,7 @@ from gitreg.tags import TagTemplate
 MODULE_KEYS = frozenset(
     {
         *("namespace", "name", "system", "repo", "path", "tags", "download", "git_url"),
-        *("archive", "moved_tags", "deleted_tags", "webhook"),
+        *("archive", "moved_tags", "deleted_tags", "webhook", "deprecated"),
     }
 )
 
@@ -55,7 +56,10 @@ class EntryDefaults:
     no_releases: str = "this source has no releases API"
     cache_dir: Path = Path("/nonexistent")
     allowed: frozenset[str] = frozenset(
-        {"namespace", "name", "system", "path", "tags", "archive", "moved_tags", "deleted_tags"}
+        {
+            *("namespace", "name", "system", "path", "tags", "archive"),
+            *("moved_tags", "deleted_tags", "deprecated"),
+        }
     )
 
 
@@ -104,6 +108,7 @@ class ModuleEntries(ProviderSections):
             moved = self.choice(m, "moved_tags", path, ("pin", "follow", "quarantine"))
             deleted = self.choice(m, "deleted_tags", path, ("keep", "remove"))
             secret = self.secret(m, "webhook", path)
+            deprecated = deprecations(self, m, path)
             if defaults:
                 templates = templates if "tags" in m else defaults.tags
                 moved = moved if "moved_tags" in m else defaults.moved_tags
@@ -123,6 +128,7 @@ class ModuleEntries(ProviderSections):
                     moved_tags=cast(MovedPolicy, moved),
                     deleted_tags=cast(DeletedPolicy, deleted),
                     webhook_secret=secret,
+                    deprecated=deprecated,
                 )
                 rival = secret_holders.get(repo)
                 if secret and rival and rival.webhook_secret != secret:

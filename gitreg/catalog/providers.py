@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from gitreg.address import hostname_problem, provider_problem
 from gitreg.catalog import yamldoc
+from gitreg.catalog.deprecations import deprecations
 from gitreg.catalog.model import ForgeReleases, MirrorSettings, ProviderSpec, SecretRef
 from gitreg.git.location import RepoLocation
 from gitreg.signing import Keyring
@@ -32,7 +33,7 @@ _RELEASE_KEYS = {
 _FORGE_COMMON = ("token_env", "token_file", "interval", "webhook")
 
 _DEFAULT_TEMPLATES = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
-PROVIDER_KEYS = ("namespace", "type", "artifacts", "releases", "repo", "tags")
+PROVIDER_KEYS = ("namespace", "type", "artifacts", "releases", "repo", "tags", "deprecated")
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class ProviderSections(yamldoc.Reader):
         which name neither artifacts nor releases: the repository's own releases are theirs."""
         result: list[ProviderSpec] = []
         seen: dict[tuple[str, str], str] = {}
-        keys = {"namespace", "type", "tags"} if own else set(PROVIDER_KEYS)
+        keys = {"namespace", "type", "tags", "deprecated"} if own else set(PROVIDER_KEYS)
         for path, line, item in self.items(top, "providers"):
             m = self.mapping(item, path, line, keys, {"type"} if own else {"namespace", "type"})
             if m is None:
@@ -117,10 +118,13 @@ class ProviderSections(yamldoc.Reader):
                 )
             repo = self.parsed(m, "repo", path, self.repo_location, repeats=True)
             templates = self.templates(m, path)
+            deprecated = deprecations(self, m, path)
             if not (namespace and kind and artifacts) or self.problems_at(path):
                 self.left_out(path, line)
                 continue
-            spec = ProviderSpec(namespace, kind, artifacts, repo, templates, releases)
+            spec = ProviderSpec(
+                namespace, kind, artifacts, repo, templates, releases, deprecated=deprecated
+            )
             if spec.key in seen:
                 self.problem(path, line, f"provider {spec} is already listed at {seen[spec.key]}")
             seen.setdefault(spec.key, path)

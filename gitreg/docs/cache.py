@@ -26,7 +26,7 @@ from gitreg.docs.model import (
 log = logging.getLogger(__name__)
 
 # Raised whenever the JSON's shape or what extraction puts in it changes: older files rebuild.
-FORMAT = 2  # 2: the repository's root examples of a module in a folder
+FORMAT = 3  # 2: the repository's root examples of a module in a folder; 3: `deprecated`
 
 
 class DocsCache:
@@ -69,6 +69,7 @@ def from_json(data: dict[str, Any]) -> ModuleDocs:
         examples=tuple(_folder(f) for f in data["examples"]),
         commit_time=int(data["commit_time"]),
         repository_examples=tuple(_folder(f) for f in data["repository_examples"]),
+        deprecated=str(data["deprecated"]),
     )
 
 

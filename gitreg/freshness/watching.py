@@ -105,7 +105,7 @@ def _sharing_specs(old: Catalog, new: Catalog) -> Catalog:
 
 
 def _keep_what_needs_a_restart(old: Catalog, new: Catalog) -> Catalog:
-    kept = ("listen", "tls", "cache_dir", "log_format", "shutdown_grace", "hsts")
+    kept = ("listen", "tls", "cache_dir", "log_format", "shutdown_grace", "hsts", "mcp")
     for key in kept:
         if getattr(old, key) != getattr(new, key):
             log.warning("catalog reload: a change of %s takes effect at the next restart", key)

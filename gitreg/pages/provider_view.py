@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gitreg.catalog.model import deprecation_of
 from gitreg.pages.usage import cli_host_block, constraint, latest_release
 from gitreg.providers.artifacts import ProviderPackage, ProviderRelease, ReleaseProblem
 from gitreg.providers.hosted import ProviderEntry
@@ -34,6 +35,7 @@ class VersionChoice:
     url: str
     shown: bool  # the version this page is about
     newest: bool
+    deprecated: str = ""  # why this version is deprecated; "" when it is not
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class ProviderPage:
     keys: tuple[PublicKey, ...]
     problems: tuple[ReleaseProblem, ...]
     removed: bool = False  # discovered, and its repository left its source: its versions serve
+    deprecated: str = ""  # why the version shown is deprecated; "" when it is not
 
 
 def provider_url(entry: ProviderEntry, version: str | None = None) -> str:
@@ -105,6 +108,7 @@ def provider_page(
             else provider_url(entry, r.version),
             shown is not None and r.version == shown.version,
             newest is not None and r.version == newest.version,
+            deprecation_of(spec.deprecated, r.version) or "",
         )
         for r in entry.releases
     )
@@ -125,4 +129,5 @@ def provider_page(
         keys=tuple(keys),
         problems=entry.problems,
         removed=spec.removed,
+        deprecated=deprecation_of(spec.deprecated, shown.version) or "" if shown else "",
     )

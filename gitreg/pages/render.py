@@ -14,6 +14,9 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from gitreg.catalog.model import deprecation_of
+from gitreg.directory.listing import ListedModule, ListedProvider
+
 _PACKAGE = "gitreg.pages"
 _STATIC_TYPES = {
     ".css": "text/css; charset=utf-8",
@@ -49,7 +52,13 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["date"] = _date
     env.filters["short"] = lambda commit: commit[:12]
+    env.filters["deprecation"] = _deprecation
     return env
+
+
+def _deprecation(item: ListedModule | ListedProvider) -> str:
+    """Why a listed module's or provider's version is deprecated; "" when it is not."""
+    return deprecation_of(item.entry.spec.deprecated, item.version) or ""
 
 
 def _static() -> dict[str, StaticFile]:

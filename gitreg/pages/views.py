@@ -8,7 +8,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gitreg.catalog.model import ModuleSpec
+from gitreg.catalog.model import ModuleSpec, deprecation_of
 from gitreg.docs.model import FolderDocs, ModuleDocs, ParseProblem, ProviderRequirement
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
@@ -29,6 +29,7 @@ class ReleaseRow:
     tag: str
     commit: str
     date: int | None  # the commit's committer time (unix), when known
+    deprecated: str = ""  # why this version is deprecated; "" when it is not
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class ModulePage:
     docs_error: str
     releases: tuple[ReleaseRow, ...]
     deprecations: tuple[Deprecation, ...]
+    deprecated: str  # why this version is deprecated (registry.yaml, .gitreg.yaml); "" if not
     unreadable: bool  # the repository's last read failed: the versions are those read before
     removed: bool  # discovered, and its repository left its source: its versions still serve
     kept_tag: str  # why this version is served from a commit its tag no longer names
@@ -110,7 +112,14 @@ def module_page(
         folders = (docs.root, *docs.submodules, *docs.examples)
         problems = tuple(p for folder in folders for p in folder.problems)
     rows = tuple(
-        ReleaseRow(r.version, r.tag, r.commit, times.get(r.commit)) for r in entry.versions.releases
+        ReleaseRow(
+            r.version,
+            r.tag,
+            r.commit,
+            times.get(r.commit),
+            deprecation_of(entry.spec.deprecated, r.version) or "",
+        )
+        for r in entry.versions.releases
     )
     return ModulePage(
         address=f"{a.namespace}/{a.name}/{a.system}",
@@ -136,6 +145,8 @@ def module_page(
         docs_error=docs_error,
         releases=rows,
         deprecations=_deprecations(docs),
+        deprecated=deprecation_of(entry.spec.deprecated, release.version)
+        or (docs.deprecated if docs is not None else ""),
         unreadable=situation.unreadable,
         removed=entry.spec.removed,
         kept_tag=_kept_tag(entry, release),

@@ -18,6 +18,7 @@ from gitreg.atomic import write_atomically
 from gitreg.catalog.model import (
     ArchiveScope,
     DeletedPolicy,
+    Deprecation,
     ModuleSpec,
     MovedPolicy,
     ProviderSpec,
@@ -33,6 +34,7 @@ from gitreg.sources.discovery import (
     own_releases,
 )
 from gitreg.tags import TagTemplate
+from gitreg.version_constraints import VersionConstraint
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +133,7 @@ def _module(module: DiscoveredModule) -> dict[str, Any]:
         "repository": module.repository,
         "removed": module.removed,
         "hidden": module.hidden,
+        "deprecated": _deprecated_json(spec.deprecated),
     }
 
 
@@ -142,7 +145,16 @@ def _provider(provider: DiscoveredProvider) -> dict[str, Any]:
         "repository": provider.repository,
         "removed": provider.removed,
         "hidden": provider.hidden,
+        "deprecated": _deprecated_json(spec.deprecated),
     }
+
+
+def _deprecated_json(deprecated: tuple[Deprecation, ...]) -> list[list[str]]:
+    return [[str(d.versions), d.reason] for d in deprecated]
+
+
+def _read_deprecated(stored: list[list[str]]) -> tuple[Deprecation, ...]:
+    return tuple(Deprecation(VersionConstraint.parse(v), str(r)) for v, r in stored)
 
 
 def _read_provider(m: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> DiscoveredProvider:
@@ -158,6 +170,7 @@ def _read_provider(m: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> Disc
         releases_folder(cache_dir, namespace, kind),
         tags=tuple(TagTemplate.parse(t) for t in m["tags"]),
         releases=releases,
+        deprecated=_read_deprecated(m.get("deprecated", [])),
     )
     removed = bool(m["removed"])
     hidden = removed and spec.on_removed == "hide"
@@ -176,6 +189,7 @@ def _read(stored: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> Discover
             moved_tags=cast(MovedPolicy, m["moved_tags"]),
             deleted_tags=cast(DeletedPolicy, m["deleted_tags"]),
             webhook_secret=spec.webhook_secret,
+            deprecated=_read_deprecated(m.get("deprecated", [])),
         )
         hidden = bool(m["removed"]) and spec.on_removed == "hide"
         modules.append(

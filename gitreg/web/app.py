@@ -23,6 +23,7 @@ from gitreg.ops.readiness import readiness
 from gitreg.web import (
     discovery,
     login,
+    mcp,
     modules,
     oci,
     pages,
@@ -103,6 +104,9 @@ def create_app(
     the background, while it answers (`settled`: called once the clones are read); with
     `access_log`, it logs a line per request (`gitreg.access`)."""
 
+    catalog = state.current.world.catalog  # what is mounted is read once, at start, as tls is
+    assistants = mcp.http_app(catalog) if catalog.mcp.enabled else None
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, RegistryState]]:
         if background:
@@ -110,7 +114,10 @@ def create_app(
         if start:
             state.background.start_up(settled)
         warming = asyncio.create_task(keep_warm(state.docs, state.registry))
-        yield {STATE_KEY: state}
+        async with contextlib.AsyncExitStack() as stack:
+            if assistants is not None:  # a mounted app's own lifespan never runs
+                await stack.enter_async_context(assistants[0].session_manager.run())
+            yield {STATE_KEY: state}
         warming.cancel()
         await asyncio.gather(warming, return_exceptions=True)
         state.docs.close()
@@ -183,7 +190,10 @@ def create_app(
         Route("/oauth/callback", login.callback, methods=["GET"]),
         Route("/signin/provider", login.sign_in_with_provider, methods=["GET"]),
     ]
-    hsts = state.current.world.catalog.hsts  # as tls: read once, at start
+    if assistants is not None:
+        # POST alone: a stateless server has no stream to GET and no session to DELETE (405).
+        routes.append(Route(mcp.PATH, assistants[1], methods=["POST"]))
+    hsts = catalog.hsts  # as tls: read once, at start
     return RegistryApp(
         routes=routes,
         exception_handlers=HANDLERS,

@@ -10,6 +10,7 @@ from starlette.responses import JSONResponse, Response
 
 from gitreg.address import ProviderAddress
 from gitreg.auth.principal import Principal
+from gitreg.catalog.model import Deprecation, deprecation_of
 from gitreg.errors import ClientError, NotFound, NotReadYet
 from gitreg.providers.artifacts import ProviderRelease
 from gitreg.providers.filenames import platform_problem
@@ -33,7 +34,29 @@ async def versions(request: Request) -> Response:
         }
         for r in entry.releases
     ]
-    return JSONResponse({"versions": listed})
+    warnings = deprecation_warnings(entry.spec.deprecated, [r.version for r in entry.releases])
+    # Terraform and OpenTofu print `warnings` at init, whichever version they pick: each says
+    # which versions it is about.
+    return JSONResponse({"versions": listed, **({"warnings": warnings} if warnings else {})})
+
+
+def deprecation_warnings(deprecated: tuple[Deprecation, ...], versions: list[str]) -> list[str]:
+    """One line per reason, naming the versions it deprecates, in the order they are listed."""
+    by_reason: dict[str, list[str]] = {}
+    for version in versions:
+        reason = deprecation_of(deprecated, version)
+        if reason is not None:
+            by_reason.setdefault(reason, []).append(version)
+    return [
+        f"{_versions_text(found)} {'is' if len(found) == 1 else 'are'} deprecated: {reason}"
+        for reason, found in by_reason.items()
+    ]
+
+
+def _versions_text(versions: list[str]) -> str:
+    more = f" and {len(versions) - 5} more" if len(versions) > 5 else ""
+    shown = ", ".join(versions[:5]) + more
+    return f"Version{'s' if len(versions) > 1 else ''} {shown}"
 
 
 async def download(request: Request) -> Response:

@@ -1,6 +1,7 @@
 """The registry API's JSON, in the shapes the public registry documents (module objects, a
 version's root, submodules and examples, `meta` paging), with gitreg's own fields added beside
-theirs: the tag and commit, `sensitive`, `nullable`, `deprecated`, and files that did not parse."""
+theirs: the tag and commit, a version's `deprecated` reason, inputs' and outputs' `sensitive`,
+`nullable`, `deprecated`, and files that did not parse."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from posixpath import basename
 from typing import Any
 from urllib.parse import urlencode
 
+from gitreg.catalog.model import deprecation_of
 from gitreg.docs.model import FolderDocs, ModuleDocs, ProviderRequirement
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
@@ -45,6 +47,9 @@ def module_json(
     }
     if entry.spec.removed:  # discovered, and its repository left its source: no new version
         answer["removed"] = True
+    reason = deprecation_of(entry.spec.deprecated, release.version)
+    if reason is not None:  # still installable; said only of a version that is deprecated
+        answer["deprecated"] = reason
     return answer
 
 

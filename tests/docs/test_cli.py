@@ -105,3 +105,16 @@ def test_a_module_never_fetched_offline_has_no_versions(catalog: Path) -> None:
     done = gitreg("docs", "infra/vpc/aws", "--offline", "--config", str(catalog))
     assert done.returncode == 2
     assert "gitreg: infra/vpc/aws: has no versions: " in done.stderr
+
+
+def test_docs_says_a_version_is_deprecated(catalog: Path) -> None:
+    text = catalog.read_text().replace(
+        "tags: 'vpc/v{version}'}",
+        "tags: 'vpc/v{version}',\n      deprecated: [{versions: '< 1.1.0', reason: 'Use 1.1.'}]}",
+    )
+    catalog.write_text(text)
+    old = gitreg("docs", "infra/vpc/aws", "1.0.0", "--config", str(catalog))
+    assert old.returncode == 0, old.stderr
+    assert old.stdout.splitlines()[1] == "Deprecated: Use 1.1. (it still installs)"
+    newest = gitreg("docs", "infra/vpc/aws", "--offline", "--config", str(catalog))
+    assert "Deprecated" not in newest.stdout

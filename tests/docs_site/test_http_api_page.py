@@ -24,6 +24,7 @@ cache_dir: cache
 modules:
   - {{namespace: infra, name: vpc, system: aws, repo: {repo.path}}}
 mirror: {{}}
+mcp: {{enabled: true}}
 """)
     app = create_app(serving_state(load_catalog(tmp_path / "registry.yaml")), background=False)
     found: dict[str, set[str]] = {}
