@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
@@ -84,9 +85,11 @@ def test_a_replica_without_the_releases_answers_503_until_its_first_read(
         "gitlab", token=TOKEN, tls=tls, releases=[released(tmp_path, key, "1.0.0")]
     ) as forge:
         context = ssl.create_default_context(cafile=str(tls.ca_cert))
-        server = _serving(tmp_path, forge, tls)
-        with server, httpx.Client(base_url=server.url, verify=context, timeout=10) as client:
-            with forge.held():
+        with ExitStack() as held:
+            # Held from before the start: its first read cannot end before the test looks.
+            held.enter_context(forge.held())
+            server = _serving(tmp_path, forge, tls)
+            with server, httpx.Client(base_url=server.url, verify=context, timeout=10) as client:
                 wait_until(lambda: server.state.background.release_reads.busy(), 30, "a read")
                 assert client.get(ASKED).status_code == 503
                 ready = client.get("/readyz")
@@ -95,9 +98,11 @@ def test_a_replica_without_the_releases_answers_503_until_its_first_read(
                     "provider": "acme/widget",
                     "reason": "its releases are being read from its forge (none in cache_dir yet)",
                 } in ready.json()["waiting"]
-            wait_until(lambda: client.get(ASKED).status_code == 200, 30, "the first read")
-            assert [v["version"] for v in client.get(ASKED).json()["versions"]] == ["1.0.0"]
-            wait_until(lambda: client.get("/readyz").status_code == 200, 30, "ready")
+                held.close()
+                wait_until(lambda: client.get(ASKED).status_code == 200, 30, "the first read")
+                versions = client.get(ASKED).json()["versions"]
+                assert [v["version"] for v in versions] == ["1.0.0"]
+                wait_until(lambda: client.get("/readyz").status_code == 200, 30, "ready")
 
 
 def test_the_reads_are_counted_in_status_and_metrics(
