@@ -11,6 +11,8 @@
   stream reset or not) would exceed its SETTINGS_MAX_CONCURRENT_STREAMS: a reset frees h2's
   stream slot, not the handler. Hypercorn 0.18 has neither bound: it only sends GOAWAY (and
   keeps reading) after `keep_alive_max_requests` (1,000) requests on a connection.
+- A TLS connection gitreg closes waits TLS_SHUTDOWN_WAIT for its client's close-notify, not
+  asyncio's 30 s: a client that left without one holds a socket 5 s.
 - DATA for a stream already answered (a client may send its body after an early answer) is
   acknowledged and dropped: Hypercorn 0.18 ends the whole connection on it (a KeyError).
 - A handler still answering when its HTTP/2 connection closes ends: Hypercorn 0.18 left it
@@ -24,6 +26,7 @@ them up by name.
 
 from __future__ import annotations
 
+import asyncio.constants
 import logging
 import time
 from collections import deque
@@ -46,6 +49,7 @@ from hyperframe.frame import Frame, RstStreamFrame
 
 log = logging.getLogger(__name__)
 
+TLS_SHUTDOWN_WAIT = 5.0  # seconds a closed TLS connection waits for the client's close-notify
 MAX_RESETS = 100  # stream resets, sent or received, one connection may have within one second
 WARN_EVERY = 10.0  # seconds: at most one warning line that often, with a count of the others
 
@@ -271,3 +275,7 @@ def install() -> None:
     """Serve every connection Hypercorn's asyncio server accepts from now on with these."""
     setattr(hypercorn.asyncio.run, "TCPServer", GuardedTCPServer)  # noqa: B010
     setattr(hypercorn.protocol, "H2Protocol", BoundedH2Protocol)  # noqa: B010
+    # A TLS connection gitreg closes waits for the client's close-notify: asyncio's 30 s by
+    # default (Hypercorn passes no other), a socket held that long by each client that left
+    # without one. Its SSLProtocol reads this when the connection is made.
+    asyncio.constants.SSL_SHUTDOWN_TIMEOUT = TLS_SHUTDOWN_WAIT

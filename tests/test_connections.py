@@ -368,8 +368,9 @@ def test_idle_and_abandoned_tls_connections_are_debug_lines_and_the_exit_is_0(
         for _ in range(60):
             _dropped(served)
         # Past Hypercorn's keep-alive (5 s) gitreg closes the idle ones: their TLS shutdowns
-        # then wait 30 s for the client's close-notify, and time out during the shutdown, where
-        # Hypercorn re-raised the first connection's failure (exit status 1, a traceback).
+        # then wait TLS_SHUTDOWN_WAIT (5 s, not asyncio's 30 s) for the client's close-notify,
+        # and time out during the shutdown, where Hypercorn re-raised the first connection's
+        # failure (exit status 1, a traceback).
         wait_until(lambda: _all_readable(held), 60, "gitreg closing the idle connections")
         status = served.stop()
         records = served.records()
