@@ -22,7 +22,9 @@ GitregError
 ├── OriginError          an origin registry's answer is missing, malformed or fails verification
 │   ├── OriginUnavailable    the origin could not be reached (or answered 5xx): try later
 │   └── OriginRefused        a URL read-through may not ask: not https, a host it may not reach
-└── OriginBusy           read-through's threads (or an origin's share of them) are all taken
+├── OriginBusy           read-through's threads (or an origin's share of them) are all taken
+└── ClientGone           the client's connection failed while its answer was being sent (it
+                         left, or sent what does not decrypt): its business, not a server error
 """
 
 from __future__ import annotations
@@ -152,3 +154,7 @@ class OriginRefused(OriginError):
 class OriginBusy(GitregError):
     """Read-through's threads, or those one origin may hold, are all at work: the request is
     refused at once rather than queued behind them."""
+
+
+class ClientGone(GitregError):
+    """The client's connection failed while its answer was being sent."""

@@ -16,6 +16,7 @@ from gitreg.errors import (
     ArchiveTooLarge,
     AuthUnavailable,
     ClientError,
+    ClientGone,
     Forbidden,
     NotFound,
     NotReadYet,
@@ -121,6 +122,11 @@ async def origin_busy(request: Request, exc: Exception) -> Response:
 
 
 async def internal_error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, ClientGone):  # no answer reaches it: nothing for the server log but a line
+        log.debug(
+            "%s %s: the client's connection failed: %s", request.method, request.url.path, exc
+        )
+        return error_response(500, "the client's connection failed")
     log.exception("%s %s failed", request.method, request.url.path)
     return await _answer(request, exc, 500, "internal error; the server log has the details")
 

@@ -19,6 +19,7 @@ import time
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gitreg.background_share import SHARED
+from gitreg.errors import ClientGone
 from gitreg.logs import REQUEST_ID
 
 HEADER = b"x-request-id"
@@ -83,7 +84,7 @@ class RequestIds:
             async def send_with_id(message: Message) -> None:
                 if message["type"] == "http.response.start":
                     message["headers"] = [*message.get("headers", ()), header]
-                await send(message)
+                await _sent(send, message)
 
             try:  # noqa: SIM105 - a third of suppress()'s cost, on every request
                 await self.app(scope, receive, send_with_id)
@@ -101,7 +102,7 @@ class RequestIds:
                 message["headers"] = [*message.get("headers", ()), header]
             elif message["type"] == "http.response.body":
                 sent += len(message.get("body", b""))
-            await send(message)
+            await _sent(send, message)
 
         try:
             await self.app(scope, receive, send_counted)
@@ -109,6 +110,16 @@ class RequestIds:
             pass
         finally:  # a request cut short (the client left, shutdown's grace ran out) is logged too
             _log_access(scope, request_id, status, sent, time.perf_counter() - started)
+
+
+async def _sent(send: Send, message: Message) -> None:
+    """`message` sent; the client's connection failing meanwhile (it left, or sent a record that
+    does not decrypt: an OSError from the transport) is ClientGone, which web/errors.py logs as
+    the client's business, at DEBUG, not as a server error with its traceback."""
+    try:
+        await send(message)
+    except OSError as exc:
+        raise ClientGone(f"{type(exc).__name__}: {exc}") from None
 
 
 def _log_access(scope: Scope, request_id: str, status: int, sent: int, seconds: float) -> None:
