@@ -5,7 +5,6 @@ namespace and no token see, and bad arguments. The registry is `tests/support/mc
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 from mcp import Client
@@ -41,16 +40,18 @@ async def ok(client: Client, tool: str, **arguments: Any) -> tuple[str, dict[str
     return text(result), result.structured_content
 
 
-async def until_read(client: Client, least: int, bound: float = 60.0) -> None:
-    """Until a search lists `least` modules: a server reading its clones answers before."""
-    deadline = time.monotonic() + bound
-    while True:
+async def until_read(client: Client, least: int, tries: int = 300) -> None:
+    """Until a search lists `least` modules: a server reading its clones answers before. A
+    bounded number of tries 0.2 s apart, as wait_until does: a deadline, not a measurement."""
+    said = ""
+    for _ in range(tries):
         result = await call(client, "search_modules", module_query="")
         found = (result.structured_content or {}).get("total", 0)
         if not result.is_error and found >= least:
             return
-        assert time.monotonic() < deadline, f"still {found} modules: {text(result)}"
+        said = f"still {found} modules: {text(result)}"
         await asyncio.sleep(0.2)
+    raise AssertionError(said)
 
 
 async def reader_sees_every_tool(client: Client) -> None:
