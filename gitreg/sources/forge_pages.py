@@ -59,9 +59,9 @@ class PagesAhead:
             return
         last_url = first.url.join(last)
         number = last_url.params.get("page", "")
-        if not number.isdigit() or not _same_page(
-            last_url, first.url.copy_set_param("page", number)
-        ):
+        if not (number.isascii() and number.isdigit() and len(number) <= 9):
+            return  # not a page number a listing could reach: followed one page at a time
+        if not _same_page(last_url, first.url.copy_set_param("page", number)):
             return  # paging of another shape (a cursor): followed one page at a time
         count = min(int(number), self._most)
         self._planned.extend(first.url.copy_set_param("page", str(n)) for n in range(2, count + 1))

@@ -33,7 +33,7 @@ from gitreg.web.state import state_of, world_of
 _WRITES = ("POST", "PUT", "PATCH", "DELETE")
 READ_AND_WRITE = ["GET", "HEAD", *_WRITES]
 _MOST_TAGS = 10_000  # a page of tags/list, at most (oras reads pages of up to 4 MiB)
-_TOFU = re.compile(r"OpenTofu/(\d+)\.(\d+)")
+_TOFU = re.compile(r"OpenTofu/(\d{1,6})\.(\d{1,6})(?!\d)")
 
 
 async def base(request: Request) -> Response:
@@ -90,7 +90,7 @@ async def tags_list(request: Request) -> Response:
     tags.sort()
     last = request.query_params.get("last", "")
     most = request.query_params.get("n", "")
-    if most and not (most.isascii() and most.isdigit()):
+    if most and not (most.isascii() and most.isdigit() and len(most) <= 9):
         return oci_error(400, "PAGINATION_NUMBER_INVALID", f"n={most[:20]!r} is not a number")
     limit = min(int(most), _MOST_TAGS) if most else _MOST_TAGS
     page = [tag for tag in tags if tag > last][:limit] if last else tags[:limit]

@@ -83,3 +83,9 @@ def test_a_last_link_of_another_shape_plans_nothing() -> None:
     forge = Forge({BASE: last})
     assert read_all(forge, BASE) == [BASE]
     assert forge.asked == [BASE]
+
+
+def test_a_last_page_number_no_listing_could_reach_plans_nothing() -> None:
+    last = link("last", page(int("9" * 30)))
+    forge = Forge({BASE: last})
+    assert read_all(forge, BASE) == [BASE]

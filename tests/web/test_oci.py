@@ -125,6 +125,9 @@ def test_the_zip_holds_the_module_folder_as_the_tarball_does(served: Served) -> 
 
 
 def test_tags_listed_in_lexical_order_with_link_paging(served: Served) -> None:
+    huge = served.client.get("/v2/infra/single/aws/tags/list", params={"n": "9" * 5000})
+    assert huge.status_code == 400, huge.text
+    assert huge.json()["errors"][0]["code"] == "PAGINATION_NUMBER_INVALID"
     first = served.client.get("/v2/infra/single/aws/tags/list", params={"n": 2})
     assert first.json() == {"name": "infra/single/aws", "tags": ["1.0.0", "1.1.0"]}
     link = first.headers["link"]
@@ -203,6 +206,7 @@ def test_a_provider_index_is_no_module_package(served: Served) -> None:
         ("OpenTofu/1.12.6 (+https://www.opentofu.org)", True),
         ("OpenTofu/2.0.0", True),
         ("OpenTofu/1.9.1", False),
+        ("OpenTofu/" + "9" * 5000 + ".1", False),  # past int()'s digits: not a version, no 500
         ("Terraform/1.11.4 (+https://www.terraform.io)", False),
         ("python-httpx", False),
     ],
