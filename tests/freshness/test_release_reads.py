@@ -6,7 +6,6 @@ is counted in /v1/status and /metrics, labelled by the provider, never by a toke
 from __future__ import annotations
 
 import ssl
-from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -16,24 +15,15 @@ import pytest
 
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import TlsFiles
-from gitreg.git.clone import TagRef
-from gitreg.git.location import RepoLocation
 from gitreg.providers.hosted import Providers
 from gitreg.tlscert import TlsMaterial
-from tests.support.forge_providers import SECRET, TOKEN, released, write_registry
+from tests.support.forge_providers import SECRET, TOKEN, NoRepositories, released, write_registry
 from tests.support.forges import Fault, StandInForge
 from tests.support.provider_releases import new_key, write_key
 from tests.support.servers import RegistryServer, wait_until
 from tests.support.state import serving_state
 
 ASKED = "/v1/providers/acme/widget/versions"
-
-
-class NoRepositories:
-    """The provider here names no gating repository: no module side to ask."""
-
-    def tags_of(self, location: RepoLocation) -> Sequence[TagRef]:
-        return ()
 
 
 @pytest.fixture

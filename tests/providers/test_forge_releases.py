@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import io
 import ssl
-from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -18,14 +17,13 @@ import pytest
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import TlsFiles
 from gitreg.errors import ConfigError
-from gitreg.git.clone import TagRef
-from gitreg.git.location import RepoLocation
 from gitreg.providers.fetched_releases import ReleaseFetcher
 from gitreg.providers.forge_releases import ReleaseList
 from gitreg.providers.hosted import Providers
 from gitreg.sources.found import SourceRefused
 from gitreg.tlscert import TlsMaterial
 from tests.support.clock import Clock
+from tests.support.forge_providers import NoRepositories
 from tests.support.forge_release_shapes import ForgeRelease
 from tests.support.forge_shapes import ForgeKind
 from tests.support.forges import StandInForge
@@ -35,13 +33,6 @@ from tests.support.servers import RegistryServer, run_gitreg
 FORGES: tuple[ForgeKind, ...] = ("gitlab", "gitea", "github")
 PROJECT = "acme/terraform-provider-widget"
 TOKEN = "forge-token-7f3a"
-
-
-class NoRepositories:
-    """The providers here name no gating repository: no module side to ask."""
-
-    def tags_of(self, location: RepoLocation) -> Sequence[TagRef]:
-        return ()
 
 
 def released(tmp_path: Path, key: pgpy.PGPKey, version: str, tag: str = "") -> ForgeRelease:

@@ -4,15 +4,12 @@ never at every read. A release that fetched whole is never fetched again."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import pgpy
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.git.clone import TagRef
-from gitreg.git.location import RepoLocation
 from gitreg.providers.fetched_releases import RETRY_EVERY, ReleaseFetcher
 from gitreg.providers.hosted import Providers
 from gitreg.tlscert import TlsMaterial
@@ -21,6 +18,7 @@ from tests.support.forge_providers import (
     PROJECT,
     SECRET,
     TOKEN,
+    NoRepositories,
     downloads,
     released,
     write_registry,
@@ -31,11 +29,6 @@ from tests.support.forges import StandInForge
 from tests.support.provider_releases import new_key, write_key
 
 BROKEN = "terraform-provider-widget_1.1.0_linux_amd64.zip"
-
-
-class NoRepositories:
-    def tags_of(self, location: RepoLocation) -> Sequence[TagRef]:
-        return ()
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ longer asked; a restart reads what was discovered from cache_dir/sources.json.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +17,11 @@ import pgpy
 import pytest
 
 from gitreg.catalog.model import Catalog
-from gitreg.git.clone import TagRef
-from gitreg.git.location import RepoLocation
 from gitreg.providers.hosted import Providers
 from gitreg.sources.discovered import SourceDiscoveries
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
+from tests.support.forge_providers import NoRepositories
 from tests.support.forge_release_shapes import ForgeRelease
 from tests.support.forge_shapes import ForgeKind, ForgeRepository
 from tests.support.forges import StandInForge
@@ -36,13 +35,6 @@ FORGES: tuple[ForgeKind, ...] = ("gitlab", "gitea", "github")
 TOKEN = "forge-t0ken-pr0v"
 SCOPE_KEY = {"gitlab": "group", "gitea": "org", "github": "org"}
 VERSIONS = "/v1/providers/acme/widget/versions"
-
-
-class NoRepositories:
-    """Discovered providers name no gating repository: no module side to ask."""
-
-    def tags_of(self, location: RepoLocation) -> Sequence[TagRef]:
-        return ()
 
 
 @dataclass

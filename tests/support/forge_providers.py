@@ -3,10 +3,13 @@ writes them, and a registry.yaml that reads them from the forge (with a webhook 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pgpy
 
+from gitreg.git.clone import TagRef
+from gitreg.git.location import RepoLocation
 from gitreg.tlscert import TlsMaterial
 from tests.support.forge_release_shapes import ForgeRelease
 from tests.support.forges import StandInForge
@@ -15,6 +18,13 @@ from tests.support.provider_releases import write_release
 PROJECT = "acme/terraform-provider-widget"
 TOKEN = "forge-token-7f3a"  # in WIDGET_FORGE_TOKEN
 SECRET = "release-hook-s3cret"  # in HOOK_SECRET: the global webhooks secret
+
+
+class NoRepositories:
+    """The providers here name no gating repository: no module side to ask."""
+
+    def tags_of(self, location: RepoLocation) -> Sequence[TagRef]:
+        return ()
 
 
 def released(tmp_path: Path, key: pgpy.PGPKey, version: str, tag: str = "") -> ForgeRelease:
