@@ -32,7 +32,7 @@ from tests.support.servers import run_gitreg as gitreg
         # one in 40 random 22-character tokens has no digit (126 bits by that count).
         ("q7Zk-2mP_x9LwR4tY8vN3a", True),  # 22 URL-safe characters of every kind: 132 bits
         ("3f9a0c27e1b84d5f6a7c8e9d0b1a2c3f", True),  # 32 hex digits: 165 bits by kinds
-        (new_token(), True),
+        pytest.param(new_token(), True, id="new_token"),  # an id of its own: the same on every run
         ("glpat-" + "q7Zk-2mP_x9LwR4tY8vN", True),
     ],
 )
