@@ -172,24 +172,14 @@ def commit_times(clone_path: Path, commits: Iterable[str]) -> dict[str, int]:
     return times
 
 
-def commit_file(clone_path: Path, commit: str, name: str, *, most: int) -> bytes | None:
-    """The file `name` at the root of `commit` (a version's `.gitreg.yaml`); None when it is
-    not there. Raises SourceError when it is larger than `most` bytes, or the clone cannot be
-    read."""
-    return branch_file(clone_path, commit, name, most=most, by_id=True)
-
-
-def branch_file(
-    repository: Path, ref: str, name: str, *, most: int = 1 << 20, by_id: bool = False
-) -> bytes | None:
-    """The file `name` at the root of the commit `ref` (`refs/heads/main`; with `by_id`, a commit
-    id) points at, in the Git directory or work tree `repository`; None when the ref or the
-    file is not there. Raises SourceError when it is larger than `most` bytes, or the
-    repository cannot be read."""
+def branch_file(repository: Path, ref: str, name: str, *, most: int = 1 << 20) -> bytes | None:
+    """The file `name` at the root of the commit `ref` (`refs/heads/main`) points at, in the
+    Git directory or work tree `repository`; None when the ref or the file is not there.
+    Raises SourceError when it is larger than `most` bytes, or the repository cannot be read."""
     try:
         with open_repo(repository) as repo:
             try:
-                commit = repo[ref.encode() if by_id else repo.refs[ref.encode()]]  # type: ignore[index]
+                commit = repo[repo.refs[ref.encode()]]  # type: ignore[index]
             except KeyError:
                 return None
             while not isinstance(commit, Commit) and hasattr(commit, "object"):

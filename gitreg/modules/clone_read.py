@@ -1,6 +1,7 @@
 """What a clone's tags make: each module's entry, through its tag policies and the ledger of
-published tags. New tags are recorded in the ledger here, and held in the clone once published
-(so a tag moved or deleted upstream keeps its commit)."""
+published tags, each version with the `deprecated:` line of `.gitreg.yaml` at its commit (read
+once a commit: a commit never changes). New tags are recorded in the ledger here, and held in
+the clone once published (so a tag moved or deleted upstream keeps its commit)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 
+from gitreg.catalog.declaration import DECLARATION, VERSION_FILE_MOST, version_deprecation
 from gitreg.errors import SourceError, StateUnavailable
 from gitreg.git.clone import BareClone, CloneView, TagRef
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry
-from gitreg.modules.resolve import resolve_versions
+from gitreg.modules.resolve import ModuleVersions, resolve_versions
 from gitreg.modules.snapshot import RegistrySnapshot, unread_entry
 from gitreg.modules.tag_policy import effective_tags
 
@@ -87,12 +89,33 @@ def _entries(
     published: dict[str, str],
 ) -> list[ModuleEntry]:
     entries = []
-    for spec in snapshot.specs[location]:
+    specs = snapshot.specs[location]
+    # Commit → its `deprecated:` line, as the entries served read it: only new commits are read.
+    declared = {
+        r.commit: r.deprecated
+        for spec in specs
+        if (served := snapshot.index.get(*spec.address.key)) is not None
+        for r in served.versions.releases
+    }
+    for spec in specs:
         effective, changes = effective_tags(spec, tags, published, view.has_commit)
         has_folder = partial(view.has_folder, folder=spec.path)
-        versions = resolve_versions(spec, effective, has_folder)
+        versions = _declared(resolve_versions(spec, effective, has_folder), view, declared)
         entries.append(ModuleEntry(spec, clone.path, versions, tuple(changes)))
     return entries
+
+
+def _declared(versions: ModuleVersions, view: CloneView, known: dict[str, str]) -> ModuleVersions:
+    """`versions`, each with the `deprecated:` line of `.gitreg.yaml` at its commit; `known`
+    holds the commits read, and takes those read here."""
+    releases = []
+    for release in versions.releases:
+        reason = known.get(release.commit)
+        if reason is None:
+            text = view.root_file(release.commit, DECLARATION, most=VERSION_FILE_MOST)
+            reason = known[release.commit] = version_deprecation(text) if text else ""
+        releases.append(release._replace(deprecated=reason) if reason else release)
+    return replace(versions, releases=tuple(releases))
 
 
 def _without(entry: ModuleEntry, tags: dict[str, str]) -> ModuleEntry:
