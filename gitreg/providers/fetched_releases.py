@@ -144,7 +144,7 @@ class ReleaseFetcher:
         name = str(version)
         folder = self.spec.artifacts / name
         if folder.is_dir() and not self._again(name, release):
-            self._declare(listing, release.tag, folder)
+            self._declare(listing, release.tag, folder, name)
             return None  # fetched once: a release's files do not change
         files = [a for a in release.assets if self._belongs(a, name)]
         if not files:
@@ -158,6 +158,8 @@ class ReleaseFetcher:
             for asset in files:
                 with atomic_writer(partial / asset.name) as out:
                     listing.download(asset, out, MOST_A_FILE, FILE_DEADLINE)
+            # Its tag's line known before a scan can see the release: never served without it.
+            self._declare(listing, release.tag, partial, name)
             partial.chmod(0o755)
             if folder.is_dir():  # a refused release fetched again: the old files set aside
                 aside = self._beside(name)
@@ -177,10 +179,9 @@ class ReleaseFetcher:
             self.stats.fetched += 1
             self._unchecked.add(name)
         log.info("provider %s: release %s fetched from %s", self.spec, release.tag, listing.site)
-        self._declare(listing, release.tag, folder)
         return None
 
-    def _declare(self, listing: ReleaseList, tag: str, folder: Path) -> None:
+    def _declare(self, listing: ReleaseList, tag: str, folder: Path, version: str) -> None:
         """The `deprecated:` line of `.gitreg.yaml` at `tag`, asked of the forge unless the
         release's folder keeps the file already. A forge that cannot say now is asked at the
         next read: the release serves meanwhile, not deprecated."""
@@ -197,8 +198,9 @@ class ReleaseFetcher:
         except OSError as exc:  # a full disk: read again at the next read
             log.warning("provider %s: cannot keep %s: %s", self.spec, kept, exc)
         reason = version_deprecation(text) if text else ""
-        if reason and self._declared.get(folder.name) != reason:
-            self._declared = MappingProxyType({**self._declared, folder.name: reason})
+        if self._declared.get(version, "") != reason:  # (a refused release fetched again)
+            kept_too = {v: r for v, r in self._declared.items() if v != version}
+            self._declared = MappingProxyType({**kept_too, **({version: reason} if reason else {})})
 
     def _again(self, version: str, release: ListedRelease) -> bool:
         """Whether a release in the cache is fetched again: only one the check refuses, when the
