@@ -13,7 +13,6 @@ import logging
 import os
 import re
 import shlex
-import stat
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -23,7 +22,7 @@ from typing import NamedTuple
 import git
 from dulwich.errors import NotTreeError
 from dulwich.object_store import peel_sha
-from dulwich.objects import Blob, Commit, ObjectID, Tree
+from dulwich.objects import Commit, ObjectID, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
@@ -318,7 +317,7 @@ class BareClone:
 
 
 class CloneView:
-    """A clone read at one moment: whether it holds a commit, a folder or a file at a commit. The
+    """A clone read at one moment: whether it holds a commit, and a folder at a commit. The
     folders found are remembered in the clone (`folders`) across views: a commit's trees never
     change."""
 
@@ -342,21 +341,6 @@ class CloneView:
             return False
         held.add(commit)
         return True
-
-    def root_file(self, commit: str, name: str, *, most: int) -> bytes | None:
-        """The file `name` at the root of `commit` (a version's `.gitreg.yaml`); None when it
-        is not there, or is over `most` bytes (not read)."""
-        tree = folder_tree(self._repo, commit, "")
-        if tree is None or name.encode() not in tree:
-            return None
-        mode, sha = tree[name.encode()]
-        try:
-            blob = self._repo[sha] if stat.S_ISREG(mode) else None
-        except KeyError:
-            return None
-        if not isinstance(blob, Blob) or blob.raw_length() > most:
-            return None
-        return blob.as_raw_string()
 
 
 def move_old_clones(cache_dir: Path) -> None:

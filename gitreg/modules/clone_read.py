@@ -13,6 +13,7 @@ from gitreg.catalog.declaration import DECLARATION, VERSION_FILE_MOST, version_d
 from gitreg.errors import SourceError, StateUnavailable
 from gitreg.git.clone import BareClone, CloneView, TagRef
 from gitreg.git.location import RepoLocation
+from gitreg.git.trees import root_files
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import ModuleVersions, resolve_versions
 from gitreg.modules.snapshot import RegistrySnapshot, unread_entry
@@ -88,7 +89,6 @@ def _entries(
     tags: list[TagRef],
     published: dict[str, str],
 ) -> list[ModuleEntry]:
-    entries = []
     specs = snapshot.specs[location]
     # Commit → its `deprecated:` line, as the entries served read it: only new commits are read.
     declared = {
@@ -97,25 +97,28 @@ def _entries(
         if (served := snapshot.index.get(*spec.address.key)) is not None
         for r in served.versions.releases
     }
+    resolved = []
     for spec in specs:
         effective, changes = effective_tags(spec, tags, published, view.has_commit)
         has_folder = partial(view.has_folder, folder=spec.path)
-        versions = _declared(resolve_versions(spec, effective, has_folder), view, declared)
-        entries.append(ModuleEntry(spec, clone.path, versions, tuple(changes)))
-    return entries
+        resolved.append((spec, resolve_versions(spec, effective, has_folder), tuple(changes)))
+    unread = {r.commit for _, v, _ in resolved for r in v.releases} - declared.keys()
+    if unread:  # at once: one git process for every commit of the repository not read yet
+        files = root_files(clone.path, sorted(unread), DECLARATION, most=VERSION_FILE_MOST)
+        declared.update((c, version_deprecation(files[c]) if c in files else "") for c in unread)
+    return [
+        ModuleEntry(spec, clone.path, _declared(versions, declared), changes)
+        for spec, versions, changes in resolved
+    ]
 
 
-def _declared(versions: ModuleVersions, view: CloneView, known: dict[str, str]) -> ModuleVersions:
-    """`versions`, each with the `deprecated:` line of `.gitreg.yaml` at its commit; `known`
-    holds the commits read, and takes those read here."""
-    releases = []
-    for release in versions.releases:
-        reason = known.get(release.commit)
-        if reason is None:
-            text = view.root_file(release.commit, DECLARATION, most=VERSION_FILE_MOST)
-            reason = known[release.commit] = version_deprecation(text) if text else ""
-        releases.append(release._replace(deprecated=reason) if reason else release)
-    return replace(versions, releases=tuple(releases))
+def _declared(versions: ModuleVersions, declared: dict[str, str]) -> ModuleVersions:
+    """`versions`, each with the `deprecated:` line of `.gitreg.yaml` at its commit."""
+    releases = tuple(
+        r._replace(deprecated=reason) if (reason := declared.get(r.commit, "")) else r
+        for r in versions.releases
+    )
+    return replace(versions, releases=releases)
 
 
 def _without(entry: ModuleEntry, tags: dict[str, str]) -> ModuleEntry:
