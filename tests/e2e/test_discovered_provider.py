@@ -99,6 +99,8 @@ def test_terraform_installs_a_discovered_provider(tls: TlsMaterial, tmp_path: Pa
                 }
                 answer = httpx.get(f"{base}/v1/providers/acme/widget/versions", verify=context)
                 assert answer.json()["warnings"] == [f"Version 1.2.0 is deprecated: {REASON}"]
+                shown = httpx.get(f"{base}/providers/acme/widget", verify=context).text
+                assert 'id="banner-version-deprecated"' in shown and "loses tags" in shown
 
                 workdir = tmp_path / "tf"
                 workdir.mkdir()
