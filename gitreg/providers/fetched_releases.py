@@ -81,6 +81,7 @@ class ReleaseFetcher:
                 shutil.rmtree(left, ignore_errors=True)
         # Version → the `deprecated:` line of its tag's .gitreg.yaml, replaced whole on a change.
         self._declared: Mapping[str, str] = declared_in(spec.artifacts)
+        self._kept: set[str] = set()  # versions whose folder's .gitreg.yaml this process read
 
     def declared(self) -> Mapping[str, str]:
         """Version → the `deprecated:` line of `.gitreg.yaml` at its release's tag, for the
@@ -159,6 +160,7 @@ class ReleaseFetcher:
                 with atomic_writer(partial / asset.name) as out:
                     listing.download(asset, out, MOST_A_FILE, FILE_DEADLINE)
             # Its tag's line known before a scan can see the release: never served without it.
+            self._kept.discard(name)  # (a refused release fetched again: its file asked again)
             self._declare(listing, release.tag, partial, name)
             partial.chmod(0o755)
             if folder.is_dir():  # a refused release fetched again: the old files set aside
@@ -183,20 +185,24 @@ class ReleaseFetcher:
 
     def _declare(self, listing: ReleaseList, tag: str, folder: Path, version: str) -> None:
         """The `deprecated:` line of `.gitreg.yaml` at `tag`, asked of the forge unless the
-        release's folder keeps the file already. A forge that cannot say now is asked at the
-        next read: the release serves meanwhile, not deprecated."""
+        release's folder keeps the file already (then read from there, once: another worker of
+        `serve --workers` may have fetched the release). A forge that cannot say now is asked
+        at the next read: the release serves meanwhile, not deprecated."""
         kept = folder / DECLARATION
-        if kept.is_file():
+        if version in self._kept:
             return
         try:
-            text = listing.file_at(tag, DECLARATION, VERSION_FILE_MOST) or b""
+            text = _kept_text(kept)
+            if text is None:
+                text = listing.file_at(tag, DECLARATION, VERSION_FILE_MOST) or b""
+                write_atomically(kept, text)
         except (SourceUnavailable, SourceRefused) as exc:
             log.warning("provider %s: %s at tag %s not read: %s", self.spec, DECLARATION, tag, exc)
             return
-        try:
-            write_atomically(kept, text)
-        except OSError as exc:  # a full disk: read again at the next read
+        except OSError as exc:  # a full disk: asked again at the next read
             log.warning("provider %s: cannot keep %s: %s", self.spec, kept, exc)
+            return
+        self._kept.add(version)
         reason = version_deprecation(text) if text else ""
         if self._declared.get(version, "") != reason:  # (a refused release fetched again)
             kept_too = {v: r for v, r in self._declared.items() if v != version}
@@ -241,11 +247,20 @@ def declared_in(releases: Path) -> Mapping[str, str]:
     found = {}
     for kept in releases.glob(f"*/{DECLARATION}"):
         try:
-            if kept.stat().st_size > VERSION_FILE_MOST:
-                continue
-            reason = version_deprecation(kept.read_bytes())
+            text = _kept_text(kept)
         except OSError:
             continue
-        if reason:
+        if reason := version_deprecation(text) if text else "":
             found[kept.parent.name] = reason
     return MappingProxyType(found)
+
+
+def _kept_text(kept: Path) -> bytes | None:
+    """A release folder's `.gitreg.yaml`, None when it keeps none; one over the bound is read
+    as saying nothing (it was not written by gitreg)."""
+    try:
+        if kept.stat().st_size > VERSION_FILE_MOST:
+            return b""
+        return kept.read_bytes()
+    except FileNotFoundError:
+        return None

@@ -351,6 +351,7 @@ def test_a_release_tag_s_own_line_deprecates_its_version(
         sources = SourceDiscoveries(catalog)
         sources.discover(catalog.sources[0])
         served = sources.served(catalog)
+        beside = Providers(served, NoRepositories())  # a worker begun beside, before any fetch
         providers = served_versions(served)
         entry = providers.get("acme", "widget")
         assert entry is not None and versions(providers, "acme", "widget") == [
@@ -379,4 +380,8 @@ def test_a_release_tag_s_own_line_deprecates_its_version(
         again.refresh()
         kept = again.get("acme", "widget")
         assert kept is not None and kept.deprecation("1.0.0") == "Use 1.1.0."
+        # The worker beside finds the releases fetched, and their files kept with them.
+        beside.refresh(poll_forges=True)
+        found = beside.get("acme", "widget")
+        assert found is not None and found.deprecation("1.0.0") == "Use 1.1.0."
         assert files_asked() == 3
