@@ -107,8 +107,9 @@ class ReleaseList(OnForgeApi):
         else:
             path = f"{self._repository}/contents/{quote(name)}"
         url = endpoint(self._root, path, {"ref": tag})
-        # GitHub's contents API answers the file's bytes, not JSON, when asked for them so.
-        headers = {"Accept": "application/vnd.github.raw+json"} if kind == "github" else {}
+        # GitHub's contents API answers the file's bytes, not JSON, when asked for them so (the
+        # media type GitHub Enterprise Server documents before 3.9 too; `raw+json` after it).
+        headers = {"Accept": "application/vnd.github.raw"} if kind == "github" else {}
         into = io.BytesIO()
         found = self._api.download(url, into, most, FILE_DEADLINE, headers, absent_ok=True)
         return into.getvalue() if found else None
