@@ -19,6 +19,7 @@ from gitreg.catalog.providers import OwnReleases
 from gitreg.errors import ConfigError, ConfigProblem
 
 DECLARATION = ".gitreg.yaml"
+VERSION_FILE_MOST = 64 << 10  # bytes of a version's .gitreg.yaml read for its `deprecated:` line
 
 
 @dataclass(frozen=True)
@@ -95,4 +96,11 @@ def read_declaration(text: bytes, repository: str, defaults: EntryDefaults) -> D
     return declared
 
 
-__all__ = ["DECLARATION", "Declaration", "EntryDefaults", "read_declaration"]
+__all__ = [
+    "DECLARATION",
+    "VERSION_FILE_MOST",
+    "Declaration",
+    "EntryDefaults",
+    "read_declaration",
+    "version_deprecation",
+]

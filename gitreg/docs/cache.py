@@ -26,7 +26,9 @@ from gitreg.docs.model import (
 log = logging.getLogger(__name__)
 
 # Raised whenever the JSON's shape or what extraction puts in it changes: older files rebuild.
-FORMAT = 3  # 2: the repository's root examples of a module in a folder; 3: `deprecated`
+# 2: the repository's root examples of a module in a folder; 3: `deprecated` (since read with
+# the tags: modules/clone_read.py; a file of format 3 that holds it is read without it).
+FORMAT = 3
 
 
 class DocsCache:
@@ -69,7 +71,6 @@ def from_json(data: dict[str, Any]) -> ModuleDocs:
         examples=tuple(_folder(f) for f in data["examples"]),
         commit_time=int(data["commit_time"]),
         repository_examples=tuple(_folder(f) for f in data["repository_examples"]),
-        deprecated=str(data["deprecated"]),
     )
 
 

@@ -90,5 +90,3 @@ class ModuleDocs:
     examples: tuple[FolderDocs, ...] = ()
     commit_time: int = 0  # the commit's committer time, Unix seconds
     repository_examples: tuple[FolderDocs, ...] = ()
-    # The `deprecated:` line of the repository's `.gitreg.yaml` at this commit; "" when none.
-    deprecated: str = ""

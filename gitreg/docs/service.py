@@ -9,7 +9,6 @@ CPU-bound Python, and a burst of first visits must not take every thread a sync 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import threading
 from collections import OrderedDict
@@ -17,16 +16,13 @@ from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from gitreg.catalog.declaration import DECLARATION, version_deprecation
 from gitreg.docs.cache import DocsCache
 from gitreg.docs.extract import module_docs
 from gitreg.docs.model import ModuleDocs
 from gitreg.errors import SourceError
-from gitreg.git.trees import commit_file, commit_times, doc_files
+from gitreg.git.trees import commit_times, doc_files
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
-
-DECLARATION_MOST = 64 << 10  # bytes of a version's .gitreg.yaml read for its `deprecated:` line
 
 log = logging.getLogger(__name__)
 
@@ -161,29 +157,17 @@ class DocsService:
         try:
             files = doc_files(clone_path, commit, folder)
             when = commit_times(clone_path, [commit]).get(commit, 0)
-            reason = _declared_deprecation(clone_path, commit)
         except SourceError:
             raise
         except Exception as exc:  # a corrupt clone is one repository's fault, and a 503
             raise SourceError(f"cannot read commit {commit[:12]} in the clone: {exc!r}") from exc
         with self._lock:
             self.builds += 1
-        docs = module_docs(files, commit=commit, folder=folder, commit_time=when)
-        return dataclasses.replace(docs, deprecated=reason) if reason else docs
+        return module_docs(files, commit=commit, folder=folder, commit_time=when)
 
     def _forget_build(self, key: Key) -> None:
         with self._lock:
             self._building.pop(key, None)
-
-
-def _declared_deprecation(clone_path: Path, commit: str) -> str:
-    """The `deprecated:` line of `.gitreg.yaml` at `commit`: a file too large to be one says
-    none, rather than failing the version's docs."""
-    try:
-        text = commit_file(clone_path, commit, DECLARATION, most=DECLARATION_MOST)
-    except SourceError:
-        return ""
-    return version_deprecation(text) if text else ""
 
 
 def _key(entry: ModuleEntry, release: Release) -> Key:

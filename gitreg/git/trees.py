@@ -1,5 +1,6 @@
 """What documentation reads of a commit: a module folder's `*.tf` files and README, and those
-of its submodules and examples, bounded; and commit times. dulwich, in-process: no subprocess
+of its submodules and examples, bounded; commit times; and a file at the root of many commits
+at once (each version's `.gitreg.yaml`). dulwich, in-process: no subprocess
 per question, as for tags (`clone.py`); but the files' sizes come first, from one
 `git cat-file --batch-check` per build, which reads only each object's header: a file over the
 bound is never read (dulwich has no way to tell an object's size without inflating it whole)."""
@@ -141,6 +142,41 @@ def blob_sizes(git_dir: Path, shas: Sequence[bytes]) -> dict[bytes, int]:
     return sizes
 
 
+def root_files(git_dir: Path, commits: Sequence[str], name: str, *, most: int) -> dict[str, bytes]:
+    """The file `name` at the root of each of `commits` that holds one of at most `most` bytes,
+    by commit: one `git cat-file --batch-check` asks for them all, reading object headers only
+    (a first read of a repository asks for every tag's commit; dulwich would inflate each
+    commit and its root tree, ten times slower), then the few found are read whole."""
+    unique = list(dict.fromkeys(commits))
+    if not unique:
+        return {}
+    try:
+        done = subprocess.run(
+            ["git", f"--git-dir={git_dir}", "cat-file", "--batch-check"],
+            input=b"".join(f"{commit}:{name}\n".encode() for commit in unique),
+            capture_output=True,
+            timeout=_SIZES_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SourceError(f"cannot read {name} at the tags of {git_dir.name}: {exc}") from exc
+    lines = done.stdout.splitlines()
+    if done.returncode != 0 or len(lines) != len(unique):
+        said = done.stderr.decode("utf-8", "replace").strip()[:200]
+        raise SourceError(f"cannot read {name} at the tags of {git_dir.name}: {said}")
+    found: dict[str, bytes] = {}
+    for commit, line in zip(unique, lines, strict=True):
+        parts = line.split()  # `<sha> blob <size>`, or `<commit>:<name> missing`
+        blob = len(parts) == 3 and parts[1] == b"blob" and parts[2].isdigit()
+        if blob and int(parts[2]) <= most:
+            found[commit] = parts[0]
+    if not found:
+        return {}
+    with open_repo(git_dir) as repo:
+        blobs = {commit: repo[sha] for commit, sha in found.items()}
+    return {c: blob.as_raw_string() for c, blob in blobs.items() if isinstance(blob, Blob)}
+
+
 def _documents(name: str) -> bool:
     return name.endswith(".tf") or name.lower() == "readme.md"
 
@@ -172,24 +208,14 @@ def commit_times(clone_path: Path, commits: Iterable[str]) -> dict[str, int]:
     return times
 
 
-def commit_file(clone_path: Path, commit: str, name: str, *, most: int) -> bytes | None:
-    """The file `name` at the root of `commit` (a version's `.gitreg.yaml`); None when it is
-    not there. Raises SourceError when it is larger than `most` bytes, or the clone cannot be
-    read."""
-    return branch_file(clone_path, commit, name, most=most, by_id=True)
-
-
-def branch_file(
-    repository: Path, ref: str, name: str, *, most: int = 1 << 20, by_id: bool = False
-) -> bytes | None:
-    """The file `name` at the root of the commit `ref` (`refs/heads/main`; with `by_id`, a commit
-    id) points at, in the Git directory or work tree `repository`; None when the ref or the
-    file is not there. Raises SourceError when it is larger than `most` bytes, or the
-    repository cannot be read."""
+def branch_file(repository: Path, ref: str, name: str, *, most: int = 1 << 20) -> bytes | None:
+    """The file `name` at the root of the commit `ref` (`refs/heads/main`) points at, in the
+    Git directory or work tree `repository`; None when the ref or the file is not there.
+    Raises SourceError when it is larger than `most` bytes, or the repository cannot be read."""
     try:
         with open_repo(repository) as repo:
             try:
-                commit = repo[ref.encode() if by_id else repo.refs[ref.encode()]]  # type: ignore[index]
+                commit = repo[repo.refs[ref.encode()]]  # type: ignore[index]
             except KeyError:
                 return None
             while not isinstance(commit, Commit) and hasattr(commit, "object"):

@@ -1,6 +1,7 @@
 """What a clone's tags make: each module's entry, through its tag policies and the ledger of
-published tags. New tags are recorded in the ledger here, and held in the clone once published
-(so a tag moved or deleted upstream keeps its commit)."""
+published tags, each version with the `deprecated:` line of `.gitreg.yaml` at its commit (read
+once a commit: a commit never changes). New tags are recorded in the ledger here, and held in
+the clone once published (so a tag moved or deleted upstream keeps its commit)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 
+from gitreg.catalog.declaration import DECLARATION, VERSION_FILE_MOST, version_deprecation
 from gitreg.errors import SourceError, StateUnavailable
 from gitreg.git.clone import BareClone, CloneView, TagRef
 from gitreg.git.location import RepoLocation
+from gitreg.git.trees import root_files
 from gitreg.modules.index import ModuleEntry
-from gitreg.modules.resolve import resolve_versions
+from gitreg.modules.resolve import ModuleVersions, resolve_versions
 from gitreg.modules.snapshot import RegistrySnapshot, unread_entry
 from gitreg.modules.tag_policy import effective_tags
 
@@ -86,13 +89,36 @@ def _entries(
     tags: list[TagRef],
     published: dict[str, str],
 ) -> list[ModuleEntry]:
-    entries = []
-    for spec in snapshot.specs[location]:
+    specs = snapshot.specs[location]
+    # Commit → its `deprecated:` line, as the entries served read it: only new commits are read.
+    declared = {
+        r.commit: r.deprecated
+        for spec in specs
+        if (served := snapshot.index.get(*spec.address.key)) is not None
+        for r in served.versions.releases
+    }
+    resolved = []
+    for spec in specs:
         effective, changes = effective_tags(spec, tags, published, view.has_commit)
         has_folder = partial(view.has_folder, folder=spec.path)
-        versions = resolve_versions(spec, effective, has_folder)
-        entries.append(ModuleEntry(spec, clone.path, versions, tuple(changes)))
-    return entries
+        resolved.append((spec, resolve_versions(spec, effective, has_folder), tuple(changes)))
+    unread = {r.commit for _, v, _ in resolved for r in v.releases} - declared.keys()
+    if unread:  # at once: one git process for every commit of the repository not read yet
+        files = root_files(clone.path, sorted(unread), DECLARATION, most=VERSION_FILE_MOST)
+        declared.update((c, version_deprecation(files[c]) if c in files else "") for c in unread)
+    return [
+        ModuleEntry(spec, clone.path, _declared(versions, declared), changes)
+        for spec, versions, changes in resolved
+    ]
+
+
+def _declared(versions: ModuleVersions, declared: dict[str, str]) -> ModuleVersions:
+    """`versions`, each with the `deprecated:` line of `.gitreg.yaml` at its commit."""
+    releases = tuple(
+        r._replace(deprecated=reason) if (reason := declared.get(r.commit, "")) else r
+        for r in versions.releases
+    )
+    return replace(versions, releases=releases)
 
 
 def _without(entry: ModuleEntry, tags: dict[str, str]) -> ModuleEntry:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from gitreg.catalog.model import ModuleSpec
+from gitreg.catalog.model import ModuleSpec, deprecation_of
 from gitreg.modules.downloads import download_location
 from gitreg.modules.resolve import ModuleVersions, Release
 from gitreg.modules.tag_policy import TagChange
@@ -36,6 +36,13 @@ class ModuleEntry:
         object.__setattr__(self, "by_version", MappingProxyType({r.version: r for r in releases}))
         object.__setattr__(self, "_bodies", {})
         object.__setattr__(self, "_locations", {})
+
+    def deprecation(self, release: Release) -> str | None:
+        """Why `release` is deprecated, or None. The entry's `deprecated:` list (registry.yaml's,
+        or for a discovered module its repository's `.gitreg.yaml` at the default branch) wins:
+        it is the later word; else the `deprecated:` line of `.gitreg.yaml` at the version's own
+        commit. Every page, answer and tool asks this, so that they agree."""
+        return deprecation_of(self.spec.deprecated, release.version) or release.deprecated or None
 
     def location(self, release: Release) -> str:
         """Where clients download `release` from."""

@@ -27,7 +27,7 @@ from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import IgnoredTag, ModuleVersions, Release
 from gitreg.modules.tag_policy import TagChange
 
-FORMAT = 1  # of a line; a line of another format is read as absent
+FORMAT = 2  # of a line; a line of another format is read as absent (2: versions' deprecations)
 _NONE = -1  # where a commit is None (a tag of a tree) or a tag change's current commit
 
 
@@ -106,13 +106,18 @@ class RepositoryLine:
 def _entry(
     spec: ModuleSpec, clone_path: Path, module: list[Any], strings: list[str]
 ) -> ModuleEntry:
-    _, _, _, _, releases, ignored, unmatched, changes = module
+    _, _, _, _, releases, ignored, unmatched, changes, deprecated = module
     assert isinstance(releases, list) and isinstance(ignored, list)
     assert isinstance(changes, list) and type(unmatched) is int
+    assert isinstance(deprecated, list)
     s = strings
     named = [s[i] for i in releases]
+    reasons = [""] * (len(named) // 3)
+    for i in range(0, len(deprecated), 2):  # only the few versions deprecated are written
+        reasons[deprecated[i]] = s[deprecated[i + 1]]
+    made = zip(named[0::3], named[1::3], named[2::3], reasons, strict=True)
     versions = ModuleVersions(
-        tuple(map(_make_release, zip(named[0::3], named[1::3], named[2::3], strict=True))),
+        tuple(map(_make_release, made)),
         tuple(IgnoredTag(s[ignored[i]], s[ignored[i + 1]]) for i in range(0, len(ignored), 2)),
         unmatched,
     )
@@ -163,11 +168,18 @@ def encode(
     s = _Strings()
     modules = []
     for e in entries:
-        releases = [s(part) for r in e.versions.releases for part in r]
+        releases = [s(part) for r in e.versions.releases for part in r[:3]]
+        deprecated = [
+            part
+            for at, r in enumerate(e.versions.releases)
+            if r.deprecated
+            for part in (at, s(r.deprecated))
+        ]
         ignored = [s(part) for i in e.versions.ignored for part in i]
         changes = [s(part) for c in e.changes for part in (c.tag, c.published, c.current, c.action)]
         key = e.spec.address.key
-        modules.append([*key, reading(e.spec), releases, ignored, e.versions.unmatched, changes])
+        unmatched = e.versions.unmatched
+        modules.append([*key, reading(e.spec), releases, ignored, unmatched, changes, deprecated])
     flat_tags = [s(part) for t in tags for part in t]
     body = {"modules": modules, "tags": flat_tags, "strings": s.table}
     head = [FORMAT, url, read_from.refs, read_from.ledger]

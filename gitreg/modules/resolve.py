@@ -16,11 +16,14 @@ from gitreg.tags import version_sort_key
 # Named tuples, not dataclasses: a catalog of 10,000 modules holds half a million of them, and a
 # tuple is less than half the size of a dataclass instance with its attribute dictionary.
 class Release(NamedTuple):
-    """One published version: the version string served, and the tag and commit behind it."""
+    """One published version: the version string served, the tag and commit behind it, and the
+    `deprecated:` line of `.gitreg.yaml` at that commit ("" when none: `clone_read.py` reads it
+    once per commit, so that every list knows it without reading the commit again)."""
 
     version: str
     tag: str
     commit: str
+    deprecated: str = ""
 
 
 class IgnoredTag(NamedTuple):

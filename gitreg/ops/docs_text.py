@@ -9,7 +9,6 @@ import time
 import unicodedata
 from collections.abc import Callable, Sequence
 
-from gitreg.catalog.model import deprecation_of
 from gitreg.docs.model import FolderDocs, ModuleDocs
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
@@ -27,7 +26,7 @@ def print_docs(
     when = time.strftime("%Y-%m-%d", time.gmtime(docs.commit_time)) if docs.commit_time else ""
     dated = f", {when}" if when else ""
     out(f"{address} {release.version} (tag {release.tag}, commit {release.commit[:12]}{dated})")
-    reason = deprecation_of(entry.spec.deprecated, release.version) or docs.deprecated
+    reason = entry.deprecation(release)
     if reason:
         out(f"Deprecated: {_clean(reason)} (it still installs)")
     if docs.root.description:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gitreg.catalog.model import deprecation_of
 from gitreg.pages.usage import cli_host_block, constraint, latest_release
 from gitreg.providers.artifacts import ProviderPackage, ProviderRelease, ReleaseProblem
 from gitreg.providers.hosted import ProviderEntry
@@ -108,7 +107,7 @@ def provider_page(
             else provider_url(entry, r.version),
             shown is not None and r.version == shown.version,
             newest is not None and r.version == newest.version,
-            deprecation_of(spec.deprecated, r.version) or "",
+            entry.deprecation(r.version) or "",
         )
         for r in entry.releases
     )
@@ -129,5 +128,5 @@ def provider_page(
         keys=tuple(keys),
         problems=entry.problems,
         removed=spec.removed,
-        deprecated=deprecation_of(spec.deprecated, shown.version) or "" if shown else "",
+        deprecated=entry.deprecation(shown.version) or "" if shown else "",
     )

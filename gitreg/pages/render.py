@@ -14,7 +14,6 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from gitreg.catalog.model import deprecation_of
 from gitreg.directory.listing import ListedModule, ListedProvider
 
 _PACKAGE = "gitreg.pages"
@@ -58,7 +57,9 @@ def _environment() -> jinja2.Environment:
 
 def _deprecation(item: ListedModule | ListedProvider) -> str:
     """Why a listed module's or provider's version is deprecated; "" when it is not."""
-    return deprecation_of(item.entry.spec.deprecated, item.version) or ""
+    if isinstance(item, ListedModule):
+        return item.entry.deprecation(item.release) or ""
+    return item.entry.deprecation(item.version) or ""
 
 
 def _static() -> dict[str, StaticFile]:

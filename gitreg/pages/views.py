@@ -8,7 +8,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gitreg.catalog.model import ModuleSpec, deprecation_of
+from gitreg.catalog.model import ModuleSpec
 from gitreg.docs.model import FolderDocs, ModuleDocs, ParseProblem, ProviderRequirement
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
@@ -117,7 +117,7 @@ def module_page(
             r.tag,
             r.commit,
             times.get(r.commit),
-            deprecation_of(entry.spec.deprecated, r.version) or "",
+            entry.deprecation(r) or "",
         )
         for r in entry.versions.releases
     )
@@ -145,8 +145,7 @@ def module_page(
         docs_error=docs_error,
         releases=rows,
         deprecations=_deprecations(docs),
-        deprecated=deprecation_of(entry.spec.deprecated, release.version)
-        or (docs.deprecated if docs is not None else ""),
+        deprecated=entry.deprecation(release) or "",
         unreadable=situation.unreadable,
         removed=entry.spec.removed,
         kept_tag=_kept_tag(entry, release),

@@ -8,7 +8,11 @@ A release fetched whole and served is never fetched again. One the check refused
 signature, a file missing) is fetched again when the forge lists its files otherwise (uploaded
 again: new ids, sizes or times), and otherwise at most every RETRY_EVERY seconds (and once after
 a start, which remembers no fetch), so that a release broken for good costs one download an
-hour, not one an interval."""
+hour, not one an interval.
+
+Beside its files, a release's folder keeps `.gitreg.yaml` as the repository holds it at the
+release's tag (empty when it holds none), asked of the forge once, for its `deprecated:` line:
+known to every answer from memory, and after a restart from the folder."""
 
 from __future__ import annotations
 
@@ -19,10 +23,12 @@ import ssl
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 
-from gitreg.atomic import TEMP_SUFFIX, abandoned, atomic_writer
+from gitreg.atomic import TEMP_SUFFIX, abandoned, atomic_writer, write_atomically
+from gitreg.catalog.declaration import DECLARATION, VERSION_FILE_MOST, version_deprecation
 from gitreg.catalog.model import ProviderSpec
 from gitreg.git.credential import Credential
 from gitreg.providers.artifacts import ReleaseProblem
@@ -73,6 +79,14 @@ class ReleaseFetcher:
         for left in spec.artifacts.parent.glob(f".{spec.type}_*{TEMP_SUFFIX}"):
             if left.is_dir() and abandoned(left.name):  # a fetch a crash cut short
                 shutil.rmtree(left, ignore_errors=True)
+        # Version → the `deprecated:` line of its tag's .gitreg.yaml, replaced whole on a change.
+        self._declared: Mapping[str, str] = declared_in(spec.artifacts)
+        self._kept: set[str] = set()  # versions whose folder's .gitreg.yaml this process read
+
+    def declared(self) -> Mapping[str, str]:
+        """Version → the `deprecated:` line of `.gitreg.yaml` at its release's tag, for the
+        releases that say one."""
+        return self._declared
 
     def due(self) -> bool:
         """Whether a read is due: never read, or `interval` passed since the last began (and
@@ -131,6 +145,7 @@ class ReleaseFetcher:
         name = str(version)
         folder = self.spec.artifacts / name
         if folder.is_dir() and not self._again(name, release):
+            self._declare(listing, release.tag, folder, name)
             return None  # fetched once: a release's files do not change
         files = [a for a in release.assets if self._belongs(a, name)]
         if not files:
@@ -144,6 +159,9 @@ class ReleaseFetcher:
             for asset in files:
                 with atomic_writer(partial / asset.name) as out:
                     listing.download(asset, out, MOST_A_FILE, FILE_DEADLINE)
+            # Its tag's line known before a scan can see the release: never served without it.
+            self._kept.discard(name)  # (a refused release fetched again: its file asked again)
+            self._declare(listing, release.tag, partial, name)
             partial.chmod(0o755)
             if folder.is_dir():  # a refused release fetched again: the old files set aside
                 aside = self._beside(name)
@@ -164,6 +182,31 @@ class ReleaseFetcher:
             self._unchecked.add(name)
         log.info("provider %s: release %s fetched from %s", self.spec, release.tag, listing.site)
         return None
+
+    def _declare(self, listing: ReleaseList, tag: str, folder: Path, version: str) -> None:
+        """The `deprecated:` line of `.gitreg.yaml` at `tag`, asked of the forge unless the
+        release's folder keeps the file already (then read from there, once: another worker of
+        `serve --workers` may have fetched the release). A forge that cannot say now is asked
+        at the next read: the release serves meanwhile, not deprecated."""
+        kept = folder / DECLARATION
+        if version in self._kept:
+            return
+        try:
+            text = _kept_text(kept)
+            if text is None:
+                text = listing.file_at(tag, DECLARATION, VERSION_FILE_MOST) or b""
+                write_atomically(kept, text)
+        except (SourceUnavailable, SourceRefused) as exc:
+            log.warning("provider %s: %s at tag %s not read: %s", self.spec, DECLARATION, tag, exc)
+            return
+        except OSError as exc:  # a full disk: asked again at the next read
+            log.warning("provider %s: cannot keep %s: %s", self.spec, kept, exc)
+            return
+        self._kept.add(version)
+        reason = version_deprecation(text) if text else ""
+        if self._declared.get(version, "") != reason:  # (a refused release fetched again)
+            kept_too = {v: r for v, r in self._declared.items() if v != version}
+            self._declared = MappingProxyType({**kept_too, **({version: reason} if reason else {})})
 
     def _again(self, version: str, release: ListedRelease) -> bool:
         """Whether a release in the cache is fetched again: only one the check refuses, when the
@@ -196,3 +239,28 @@ class ReleaseFetcher:
             return package.version == version
         release_file = ReleaseFile.find(asset.name, self.spec.type)
         return release_file is not None and release_file.version == version
+
+
+def declared_in(releases: Path) -> Mapping[str, str]:
+    """Version → the `deprecated:` line of the `.gitreg.yaml` each release's folder under
+    `releases` keeps (from its tag), for those that say one."""
+    found = {}
+    for kept in releases.glob(f"*/{DECLARATION}"):
+        try:
+            text = _kept_text(kept)
+        except OSError:
+            continue
+        if reason := version_deprecation(text) if text else "":
+            found[kept.parent.name] = reason
+    return MappingProxyType(found)
+
+
+def _kept_text(kept: Path) -> bytes | None:
+    """A release folder's `.gitreg.yaml`, None when it keeps none; one over the bound is read
+    as saying nothing (it was not written by gitreg)."""
+    try:
+        if kept.stat().st_size > VERSION_FILE_MOST:
+            return b""
+        return kept.read_bytes()
+    except FileNotFoundError:
+        return None

@@ -1,10 +1,12 @@
 """A provider's releases as its forge lists them, each with its files' names and where to
 download them: GitLab's `GET /api/v4/projects/:id/releases` (its `assets.links`), Gitea's and
 Forgejo's `GET /api/v1/repos/:owner/:repo/releases` and GitHub's `GET /repos/:owner/:repo/
-releases` (their `assets`)."""
+releases` (their `assets`); and a file of the repository at a release's tag (GitLab's
+`repository/files/:path/raw`, Gitea's `raw/:path`, GitHub's `contents/:path`, each `?ref=`)."""
 
 from __future__ import annotations
 
+import io
 import ssl
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +22,7 @@ from gitreg.sources.forge_json import Item, Malformed, items, member, optional_t
 from gitreg.sources.found import SourceUnavailable
 
 PER_PAGE = 50
+FILE_DEADLINE = 60.0  # seconds a repository's small file (a tag's .gitreg.yaml) may take
 # Where GitHub sends a release asset's download: its storage, reached without the token.
 _GITHUB_STORAGE = frozenset(
     {"objects.githubusercontent.com", "release-assets.githubusercontent.com"}
@@ -63,13 +66,15 @@ class ReleaseList(OnForgeApi):
         token = releases.token.value() if releases.token else None
         project = quote(releases.project, safe="" if releases.kind == "gitlab" else "/")
         if releases.kind == "gitlab":
-            path = f"/api/v4/projects/{project}/releases"
+            self._repository = f"/api/v4/projects/{project}"
         elif releases.kind == "gitea":
-            path = f"/api/v1/repos/{project}/releases"
+            self._repository = f"/api/v1/repos/{project}"
         else:
-            path = f"/repos/{project}/releases"
+            self._repository = f"/repos/{project}"
         headers = token_headers(releases.kind, token)
         size = "limit" if releases.kind == "gitea" else "per_page"
+        path = f"{self._repository}/releases"
+        self._root = root
         self._first = endpoint(root, path, {"page": "1", size: str(PER_PAGE)})
         self._api = ForgeApi(self.site, root, headers, token, verify, client)
 
@@ -89,6 +94,25 @@ class ReleaseList(OnForgeApi):
             self._api.download(url, into, most, deadline, headers, hosts)
         else:
             self._api.download(url, into, most, deadline)
+
+    def file_at(self, tag: str, name: str, most: int) -> bytes | None:
+        """The repository's file `name` (at its root) at `tag`: None when the forge says it
+        has none there. Raises SourceUnavailable or SourceRefused, and SourceRefused when it is
+        over `most` bytes."""
+        kind = self.releases.kind
+        if kind == "gitlab":
+            path = f"{self._repository}/repository/files/{quote(name, safe='')}/raw"
+        elif kind == "gitea":
+            path = f"{self._repository}/raw/{quote(name)}"
+        else:
+            path = f"{self._repository}/contents/{quote(name)}"
+        url = endpoint(self._root, path, {"ref": tag})
+        # GitHub's contents API answers the file's bytes, not JSON, when asked for them so (the
+        # media type GitHub Enterprise Server documents before 3.9 too; `raw+json` after it).
+        headers = {"Accept": "application/vnd.github.raw"} if kind == "github" else {}
+        into = io.BytesIO()
+        found = self._api.download(url, into, most, FILE_DEADLINE, headers, absent_ok=True)
+        return into.getvalue() if found else None
 
     def _api_read(self, read: _Reader, item: Item) -> ListedRelease | None:
         try:

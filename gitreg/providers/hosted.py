@@ -14,18 +14,18 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Protocol
 
 from watchfiles import awatch
 
-from gitreg.catalog.model import Catalog, ProviderSpec
+from gitreg.catalog.model import Catalog, ProviderSpec, deprecation_of
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
 from gitreg.providers.artifacts import ArtifactFolder, ProviderRelease, ReleaseProblem
-from gitreg.providers.fetched_releases import ReleaseFetcher
+from gitreg.providers.fetched_releases import ReleaseFetcher, declared_in
 from gitreg.signing import Keyring, PublicKey
 from gitreg.tags import released_version
 
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 _RESCAN_MS = 2000  # also rescan this often: tags of gating repositories change without file events
 _FORGES_AT_ONCE = 8  # forges `refresh(poll_forges=True)` reads at once
+_NONE_DECLARED: Mapping[str, str] = MappingProxyType({})
 
 
 class RepositoryTags(Protocol):
@@ -50,9 +51,19 @@ class ProviderEntry:
     # Releases from a forge not read yet by this process, with none in cache_dir: not known yet
     # (a 503), rather than a provider with no version.
     pending: bool = False
+    # Version → the `deprecated:` line of `.gitreg.yaml` at its release's tag, for releases
+    # read from a forge (fetched_releases.py reads it with the release); only those that say one.
+    declared: Mapping[str, str] = field(default_factory=lambda: _NONE_DECLARED, hash=False)
 
     def release(self, version: str) -> ProviderRelease | None:
         return next((r for r in self.releases if r.version == version), None)
+
+    def deprecation(self, version: str) -> str | None:
+        """Why `version` is deprecated, or None. The entry's `deprecated:` list (registry.yaml's,
+        or for a discovered provider its repository's `.gitreg.yaml` at the default branch)
+        wins: it is the later word; else the `deprecated:` line of `.gitreg.yaml` at the
+        release's tag. The `versions` answer, pages and tools ask this, so that they agree."""
+        return deprecation_of(self.spec.deprecated, version) or self.declared.get(version) or None
 
     def warning(self) -> str | None:
         """Why nothing is served when no release was refused: a provider before its first
@@ -94,10 +105,13 @@ class Providers:
         # The forge readers of providers whose releases are on a forge, kept while unchanged.
         fetchers = previous.fetchers if previous is not None else {}
         self.fetchers: dict[tuple[str, str], ReleaseFetcher] = {}
+        # What the releases' tags declared, of those whose forge is no longer read.
+        self._declared: dict[tuple[str, str], Mapping[str, str]] = {}
         for spec in catalog.providers:
             if spec.releases is not None and spec.removed:
                 # Its repository left its source: what was fetched serves; the forge is not read.
                 spec.artifacts.mkdir(parents=True, exist_ok=True)
+                self._declared[spec.key] = declared_in(spec.artifacts)
             elif spec.releases is not None:
                 old = fetchers.get(spec.key)
                 same = old is not None and old.spec == spec
@@ -157,8 +171,13 @@ class Providers:
                 problems = [*fetching, *problems]
                 pending = fetcher is not None and not fetcher.read and not releases
                 releases, untagged = self._gate(spec, releases)
+                declared = (
+                    fetcher.declared()
+                    if fetcher is not None
+                    else self._declared.get(key, _NONE_DECLARED)
+                )
                 entry = ProviderEntry(
-                    spec, tuple(releases), tuple(problems), tuple(untagged), pending
+                    spec, tuple(releases), tuple(problems), tuple(untagged), pending, declared
                 )
                 old = self._index.get(key)
                 if old is None or old.problems != tuple(problems):

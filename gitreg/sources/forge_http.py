@@ -221,11 +221,14 @@ class ForgeApi:
         deadline: float,
         headers: Mapping[str, str] = {},
         hosts_after_redirect: frozenset[str] = frozenset(),
-    ) -> None:
+        *,
+        absent_ok: bool = False,
+    ) -> bool:
         """The file at `url`, on the forge's own origin, written into `into`: at most `most`
         bytes, within `deadline` seconds. Redirects on the forge's origin are followed with the
         token; a redirect to one of `hosts_after_redirect` (https only: a forge's storage, as
-        GitHub's release assets) without it; any other is refused, never asked."""
+        GitHub's release assets) without it; any other is refused, never asked. With
+        `absent_ok`, a 404 is False (a repository's file that is not there), not a fault."""
         self._on_origin(url, "a release file")
         send = {**self._headers, **headers}
         ends = self._clock() + deadline
@@ -240,6 +243,8 @@ class ForgeApi:
                                 self._on_origin(url, "a release file")
                             send = dict(headers)  # no token off the forge's origin
                         continue
+                    if absent_ok and got.status_code == 404:
+                        return False
                     fault = fault_of(got, self.site, self._token is not None, self._clock)
                     if fault is not None:
                         self.stats.count(errors=1)
@@ -257,7 +262,7 @@ class ForgeApi:
                                 f"{self.site}: {url.path} not downloaded in {deadline:.0f} s"
                             )
                         into.write(chunk)
-                    return
+                    return True
             except httpx.HTTPError as exc:
                 self.stats.count(errors=1)
                 why = self._redacted(str(exc) or type(exc).__name__)

@@ -10,7 +10,6 @@ from typing import Any
 from starlette.requests import Request
 
 from gitreg.address import ModuleAddress, ProviderAddress
-from gitreg.catalog.model import deprecation_of
 from gitreg.directory.listing import ListedModule, newest
 from gitreg.directory.repository_url import web_url
 from gitreg.directory.search import query_problem, search, search_providers
@@ -51,7 +50,7 @@ async def search_modules(request: Request, query: str, offset: int) -> Answer:
     lines[0] = lines[0] or f"{len(found)} module{'s' * (len(found) != 1)}"
     lines[0] += f"; {offset + 1} to {offset + len(page)}:" if page else "."
     for m in page:
-        deprecated = deprecation_of(m.entry.spec.deprecated, m.version)
+        deprecated = m.entry.deprecation(m.release)
         note = f" (deprecated: {deprecated})" if deprecated else ""
         lines.append(f"- `{m.address}/{m.version}`{note}: {m.description or 'no description'}")
     more = offset + len(page) < len(found)
@@ -75,7 +74,7 @@ def _listed(m: ListedModule) -> Json:
         "version": m.version,
         "description": m.description,
         "source": m.repository_url or "",
-        "deprecated": deprecation_of(m.entry.spec.deprecated, m.version),
+        "deprecated": m.entry.deprecation(m.release),
     }
 
 
@@ -83,8 +82,6 @@ async def module_details(request: Request, module_id: str) -> Answer:
     entry, release = await _module_release(request, module_id)
     docs = await state_of(request).docs.module_docs(entry, release)
     summary = module_json(entry, release, docs.root.description, web_url(entry.spec.repo), None)
-    if docs.deprecated and "deprecated" not in summary:  # its own .gitreg.yaml says so
-        summary["deprecated"] = docs.deprecated
     versions = [r.version for r in entry.versions.releases]
     data = details_json(summary, docs, [entry.spec.address.system], versions)
     data["root"]["readme"] = docs.root.readme[:_README_MOST]
@@ -97,7 +94,7 @@ def _details_markdown(
 ) -> str:
     a = entry.spec.address
     out = [f"# {a}/{release.version}", ""]
-    reason = deprecation_of(entry.spec.deprecated, release.version) or docs.deprecated
+    reason = entry.deprecation(release)
     if reason:
         out += [f"**Deprecated**: {reason} (it still installs)", ""]
     if docs.root.description:
@@ -167,7 +164,7 @@ async def module_versions(request: Request, module_id: str) -> Answer:
             "tag": r.tag,
             "commit": r.commit,
             "latest": latest is not None and r.version == latest.version,
-            "deprecated": deprecation_of(entry.spec.deprecated, r.version),
+            "deprecated": entry.deprecation(r),
         }
         for r in releases
     ]
@@ -188,7 +185,7 @@ async def latest_module_version(request: Request, namespace: str, name: str, sys
     release = newest(entry.versions.releases)
     if release is None:
         raise NotFound(f"{address} has no version yet")
-    reason = deprecation_of(entry.spec.deprecated, release.version)
+    reason = entry.deprecation(release)
     text = f"The latest version of {address} is {release.version}."
     text += f" It is deprecated: {reason}" if reason else ""
     data = {"module_id": f"{address}/{release.version}", "version": release.version}
@@ -202,7 +199,7 @@ async def module_usage(request: Request, module_id: str) -> Answer:
     required = [i.name for i in docs.root.inputs if i.required]
     text = f"```hcl\n{block}\n```\n"
     text += f"\nRequired inputs: {', '.join(required)}." if required else "\nNo input is required."
-    reason = deprecation_of(entry.spec.deprecated, release.version) or docs.deprecated or None
+    reason = entry.deprecation(release)
     text += f"\n\n**Deprecated**: {reason}" if reason else ""
     return Answer(text, {"module_block": block, "required_inputs": required, "deprecated": reason})
 
@@ -226,7 +223,7 @@ async def search_providers_answer(request: Request, query: str, offset: int) -> 
     lines = [f"{len(found)} provider{'s' * (len(found) != 1)}" + (":" if page else ".")]
     rows = []
     for p in page:
-        reason = deprecation_of(p.entry.spec.deprecated, p.version)
+        reason = p.entry.deprecation(p.version)
         note = f" (deprecated: {reason})" if reason else ""
         lines.append(f"- `{p.address}` {p.version}{note}")
         rows.append({"provider_id": p.address, "version": p.version, "deprecated": reason})
@@ -265,8 +262,8 @@ def _provider_answer(request: Request, entry: ProviderEntry, version: str | None
     is_newest = newest_release is not None and newest_release.version == release.version
     block = provider_snippet(world_of(request).catalog.hostname, entry, release.version, is_newest)
     versions = [r.version for r in entry.releases]
-    warnings = deprecation_warnings(spec.deprecated, versions)
-    reason = deprecation_of(spec.deprecated, release.version)
+    warnings = deprecation_warnings(entry.deprecation, versions)
+    reason = entry.deprecation(release.version)
     platforms = [f"{p.os}_{p.arch}" for p in release.packages]
     out = [f"# {spec} {release.version}", ""]
     out += [f"**Deprecated**: {reason} (it still installs)", ""] if reason else []

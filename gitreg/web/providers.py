@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from urllib.parse import quote
 
 from starlette.requests import Request
@@ -10,7 +11,6 @@ from starlette.responses import JSONResponse, Response
 
 from gitreg.address import ProviderAddress
 from gitreg.auth.principal import Principal
-from gitreg.catalog.model import Deprecation, deprecation_of
 from gitreg.errors import ClientError, NotFound, NotReadYet
 from gitreg.providers.artifacts import ProviderRelease
 from gitreg.providers.filenames import platform_problem
@@ -34,17 +34,20 @@ async def versions(request: Request) -> Response:
         }
         for r in entry.releases
     ]
-    warnings = deprecation_warnings(entry.spec.deprecated, [r.version for r in entry.releases])
+    warnings = deprecation_warnings(entry.deprecation, [r.version for r in entry.releases])
     # Terraform and OpenTofu print `warnings` at init, whichever version they pick: each says
     # which versions it is about.
     return JSONResponse({"versions": listed, **({"warnings": warnings} if warnings else {})})
 
 
-def deprecation_warnings(deprecated: tuple[Deprecation, ...], versions: list[str]) -> list[str]:
-    """One line per reason, naming the versions it deprecates, in the order they are listed."""
+def deprecation_warnings(
+    deprecation: Callable[[str], str | None], versions: list[str]
+) -> list[str]:
+    """One line per reason, naming the versions it deprecates, in the order they are listed;
+    `deprecation`: why a version is (ProviderEntry.deprecation)."""
     by_reason: dict[str, list[str]] = {}
     for version in versions:
-        reason = deprecation_of(deprecated, version)
+        reason = deprecation(version)
         if reason is not None:
             by_reason.setdefault(reason, []).append(version)
     return [

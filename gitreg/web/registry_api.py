@@ -198,8 +198,6 @@ async def _details(
     summary = module_json(
         entry, release, docs.root.description, web_url(entry.spec.repo), times.get(release.commit)
     )
-    if docs.deprecated and "deprecated" not in summary:  # its own .gitreg.yaml says so
-        summary["deprecated"] = docs.deprecated
     versions = [r.version for r in entry.versions.releases]
     return details_json(summary, docs, _systems(request, entry, principal), versions)
 

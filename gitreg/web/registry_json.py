@@ -11,7 +11,6 @@ from posixpath import basename
 from typing import Any
 from urllib.parse import urlencode
 
-from gitreg.catalog.model import deprecation_of
 from gitreg.docs.model import FolderDocs, ModuleDocs, ProviderRequirement
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
@@ -47,7 +46,7 @@ def module_json(
     }
     if entry.spec.removed:  # discovered, and its repository left its source: no new version
         answer["removed"] = True
-    reason = deprecation_of(entry.spec.deprecated, release.version)
+    reason = entry.deprecation(release)
     if reason is not None:  # still installable; said only of a version that is deprecated
         answer["deprecated"] = reason
     return answer

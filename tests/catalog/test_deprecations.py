@@ -3,6 +3,7 @@ read into constraints and reasons, and refused with key path and line when wrong
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -129,7 +130,7 @@ def test_the_page_s_catalog_deprecates_what_it_says(tmp_path: Path) -> None:
     assert deprecation_of(vpc, "2.1.1") is None
     assert deprecation_of(widget, "0.9.0") == "0.9 mangles tags on update; use 1.0.0 or later."
     # What the page says terraform init prints, as the versions answer words it.
-    assert deprecation_warnings(widget, ["1.0.0", "0.9.0"]) == [
+    assert deprecation_warnings(partial(deprecation_of, widget), ["1.0.0", "0.9.0"]) == [
         "Version 0.9.0 is deprecated: 0.9 mangles tags on update; use 1.0.0 or later."
     ]
 

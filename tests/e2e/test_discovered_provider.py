@@ -2,7 +2,8 @@
 "Providers") pointed at a stand-in GitLab over HTTPS on 127.0.0.1 whose group holds
 `terraform-provider-widget` (its Git served by a real git daemon) with a release CI signed;
 `gitreg serve` discovers the repository, fetches the release into its cache_dir and serves it,
-and `terraform init` installs it.
+and `terraform init` installs it, printing the deprecation `.gitreg.yaml` at the release's tag
+says (docs/deprecations.md).
 
 What the test changes in the page's block: the forge's URL, the token file's and key's paths,
 and a `credentials` entry so that the forge's test CA is trusted."""
@@ -10,6 +11,7 @@ and a `credentials` entry so that the forge's test CA is trusted."""
 from __future__ import annotations
 
 import ssl
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,7 @@ pytestmark = [pytest.mark.terraform, needs_terraform]
 
 TOKEN = "glpat-discovered-e2e"
 PROJECT = "acme/terraform-provider-widget"
+REASON = "1.2.0 loses tags on update; use 1.2.1."
 
 
 def versions(base: str, context: ssl.SSLContext) -> list[str]:
@@ -51,6 +54,7 @@ def test_terraform_installs_a_discovered_provider(tls: TlsMaterial, tmp_path: Pa
     write_key(key, tmp_path / "release-key.asc", public=True)
     write_release(tmp_path / "dist", "widget", "1.2.0", ("linux_amd64",), signer=key)
     release = ForgeRelease.of_folder(PROJECT, "v1.2.0", tmp_path / "dist")
+    release = replace(release, tree=((".gitreg.yaml", f"deprecated: '{REASON}'\n".encode()),))
     (tmp_path / "gitlab-token").write_text(TOKEN + "\n")
     work = GitRepo(tmp_path / "work" / "terraform-provider-widget")
     work.write({"main.go": "package main\n"}).commit()
@@ -93,6 +97,10 @@ def test_terraform_installs_a_discovered_provider(tls: TlsMaterial, tmp_path: Pa
                 assert {p["provider"]: p["versions"] for p in status["providers"]} == {
                     "acme/widget": ["1.2.0"]
                 }
+                answer = httpx.get(f"{base}/v1/providers/acme/widget/versions", verify=context)
+                assert answer.json()["warnings"] == [f"Version 1.2.0 is deprecated: {REASON}"]
+                shown = httpx.get(f"{base}/providers/acme/widget", verify=context).text
+                assert 'id="banner-version-deprecated"' in shown and "loses tags" in shown
 
                 workdir = tmp_path / "tf"
                 workdir.mkdir()
@@ -105,6 +113,8 @@ def test_terraform_installs_a_discovered_provider(tls: TlsMaterial, tmp_path: Pa
                 done = run_terraform(workdir, tls.ca_cert, "init", "-input=false")
                 assert done.returncode == 0, done.stdout + done.stderr
                 assert f"Installed 127.0.0.1:{port}/acme/widget v1.2.0" in done.stdout
+                said = " ".join((done.stdout + done.stderr).split())
+                assert f"- Version 1.2.0 is deprecated: {REASON}" in said
             finally:
                 process.terminate()
                 process.wait(timeout=30)

@@ -115,7 +115,8 @@ def test_the_reads_are_counted_in_status_and_metrics(
         "forge": f"gitea {forge.url} acme/terraform-provider-widget",
         "read": True,
         "reads": 1,
-        "api_calls": 1 + 5,  # the list, and the release's two zips, SHA256SUMS, .sig, manifest
+        # The list, the release's two zips, SHA256SUMS, .sig, manifest, and .gitreg.yaml at its tag.
+        "api_calls": 1 + 5 + 1,
         "rate_limit_waits": 0,
         "errors": 0,
         "fetched": 1,
@@ -123,7 +124,7 @@ def test_the_reads_are_counted_in_status_and_metrics(
     }
     counted = {
         "reads": 1,
-        "api_calls": 6,
+        "api_calls": 7,
         "rate_limit_waits": 0,
         "errors": 0,
         "fetches": 1,

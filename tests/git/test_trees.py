@@ -4,12 +4,13 @@ examples' one level down, nothing else; large files left out and said so; commit
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from gitreg.errors import SourceError
-from gitreg.git.trees import DocFile, commit_times, doc_files
+from gitreg.git.trees import DocFile, commit_times, doc_files, root_files
 from tests.support.gitrepo import GitRepo
 
 
@@ -91,3 +92,21 @@ def test_commit_times(tmp_path: Path) -> None:
     commit = repo.release("v1", {"main.tf": ""})
     assert commit_times(repo.path / ".git", [commit, "f" * 40]) == {commit: 1700000000}
     assert commit_times(tmp_path / "absent.git", [commit]) == {}
+
+
+def test_a_root_file_at_many_commits_at_once(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    said = repo.release("v1", {"main.tf": "a", ".gitreg.yaml": "deprecated: Old.\n"})
+    large = repo.release("v2", {".gitreg.yaml": "x" * 101})
+    os.remove(repo.path / ".gitreg.yaml")
+    (repo.path / ".gitreg.yaml").mkdir()
+    folder = repo.release("v3", {".gitreg.yaml/inside": "a folder, not a file"})
+    shutil.rmtree(repo.path / ".gitreg.yaml")
+    none = repo.release("v4", {"main.tf": "b"})
+    unknown = "0" * 40
+    commits = [said, large, folder, none, unknown, said]
+    found = root_files(repo.path / ".git", commits, ".gitreg.yaml", most=100)
+    assert found == {said: b"deprecated: Old.\n"}
+    assert root_files(repo.path / ".git", [], ".gitreg.yaml", most=100) == {}
+    with pytest.raises(SourceError):
+        root_files(tmp_path / "nothing", [said], ".gitreg.yaml", most=100)

@@ -19,7 +19,7 @@ import pytest
 from gitreg.catalog.load import load_catalog
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index_keeper import FILE_NAME
-from gitreg.modules.persisted import decode
+from gitreg.modules.persisted import FORMAT, decode
 from gitreg.modules.sync import Registry
 from gitreg.state.ledger import DiskLedger
 from tests.support.gitrepo import GitRepo, git, module_files
@@ -204,5 +204,5 @@ def test_a_damaged_index_is_ignored_and_written_anew(
 
 def _reformatted(line: str, version: int) -> str:
     """The line as another format would write it, digest and all."""
-    text = line.partition(" ")[2].replace("[1,", f"[{version},", 1)
+    text = line.partition(" ")[2].replace(f"[{FORMAT},", f"[{version},", 1)
     return f"{hashlib.sha256(text.encode()).hexdigest()} {text}\n"

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import unquote
 
 import httpx
 import pgpy
@@ -20,6 +21,7 @@ from gitreg.catalog.model import Catalog
 from gitreg.providers.hosted import Providers
 from gitreg.sources.discovered import SourceDiscoveries
 from gitreg.tlscert import TlsMaterial
+from gitreg.web.providers import deprecation_warnings
 from tests.conftest import WriteCatalog
 from tests.support.forge_providers import NoRepositories
 from tests.support.forge_release_shapes import ForgeRelease
@@ -321,3 +323,65 @@ def test_a_release_event_signed_with_the_source_secret_reads_a_discovered_provid
             assert delivered.json()["releases"] == ["acme/widget"]
             wait_until(lambda: client.get(VERSIONS).status_code == 200, 30, "widget 1.0.0")
             assert [v["version"] for v in client.get(VERSIONS).json()["versions"]] == ["1.0.0"]
+
+
+@pytest.mark.parametrize("kind", FORGES)
+def test_a_release_tag_s_own_line_deprecates_its_version(
+    kind: ForgeKind,
+    tmp_path: Path,
+    tls: TlsMaterial,
+    write_catalog: WriteCatalog,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`.gitreg.yaml` at a release's tag, asked of the forge once a release and kept in its
+    folder: its `deprecated:` line deprecates that version; the default branch's list wins."""
+    branch = (
+        "providers:\n  - type: widget\n"
+        "    deprecated: [{versions: '0.9.0', reason: 'The branch says.'}]\n"
+    )
+    with platform(kind, tmp_path, tls, monkeypatch) as p:
+        p.forge.repositories = [p.repository("terraform-provider-widget", {".gitreg.yaml": branch})]
+        project = "platform/terraform-provider-widget"
+        said = {"0.9.0": b"deprecated: The tag says.\n", "1.0.0": b"deprecated: Use 1.1.0.\n"}
+        p.forge.releases = [
+            replace(p.release(project, "widget", v), tree=((".gitreg.yaml", said[v]),))
+            for v in ("0.9.0", "1.0.0")
+        ] + [p.release(project, "widget", "1.1.0")]  # its tag holds none
+        catalog = p.catalog(write_catalog, tls)
+        sources = SourceDiscoveries(catalog)
+        sources.discover(catalog.sources[0])
+        served = sources.served(catalog)
+        beside = Providers(served, NoRepositories())  # a worker begun beside, before any fetch
+        providers = served_versions(served)
+        entry = providers.get("acme", "widget")
+        assert entry is not None and versions(providers, "acme", "widget") == [
+            "1.1.0",
+            "1.0.0",
+            "0.9.0",
+        ]
+        assert [entry.deprecation(v) for v in ("1.1.0", "1.0.0", "0.9.0")] == [
+            None,
+            "Use 1.1.0.",
+            "The branch says.",
+        ]
+        assert deprecation_warnings(entry.deprecation, ["1.1.0", "1.0.0", "0.9.0"]) == [
+            "Version 1.0.0 is deprecated: Use 1.1.0.",
+            "Version 0.9.0 is deprecated: The branch says.",
+        ]
+
+        def files_asked() -> int:
+            return sum(1 for a in p.forge.asked if ".gitreg.yaml" in unquote(a.target))
+
+        assert files_asked() == 3  # one a release
+        served_versions(served, previous=providers)
+        assert files_asked() == 3  # kept in the releases' folders: not asked again
+        # A restart knows them from cache_dir before it reads the forge.
+        again = Providers(served, NoRepositories())
+        again.refresh()
+        kept = again.get("acme", "widget")
+        assert kept is not None and kept.deprecation("1.0.0") == "Use 1.1.0."
+        # The worker beside finds the releases fetched, and their files kept with them.
+        beside.refresh(poll_forges=True)
+        found = beside.get("acme", "widget")
+        assert found is not None and found.deprecation("1.0.0") == "Use 1.1.0."
+        assert files_asked() == 3

@@ -1,10 +1,13 @@
 """What each forge's API documents for a release, as JSON: a GitLab v4 release (its files in
 `assets.links`), a Gitea/Forgejo v1 and a GitHub REST release (their files in `assets`). The
-stand-in forges (tests/support/forges.py) list these and serve their files."""
+stand-in forges (tests/support/forges.py) list these and serve their files, and the files of
+the repository at a release's tag, as each forge's API answers a file at a `ref`."""
 
 from __future__ import annotations
 
+import base64
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -22,6 +25,8 @@ class ForgeRelease:
     files: tuple[tuple[str, bytes], ...]
     elsewhere: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     draft: bool = False
+    # Files at the root of the repository at the tag (its `.gitreg.yaml`, say): name → bytes.
+    tree: tuple[tuple[str, bytes], ...] = ()
 
     @classmethod
     def of_folder(cls, project: str, tag: str, folder: Path) -> ForgeRelease:
@@ -110,3 +115,45 @@ def release_json(kind: ForgeKind, release: ForgeRelease, number: int, url: str) 
             ],
         }
     return json.dumps(body).encode()
+
+
+# Where each forge's API answers a repository's file at a ref: before and after the file's name.
+_FILE_ROUTES = {
+    "gitlab": ("/api/v4/projects/", "/repository/files/", "/raw"),
+    "gitea": ("/api/v1/repos/", "/raw/", ""),
+    "github": ("/repos/", "/contents/", ""),
+}
+
+
+def repository_file(
+    kind: ForgeKind, releases: Sequence[ForgeRelease], path: str, ref: str, accept: str
+) -> tuple[int, bytes, dict[str, str]] | None:
+    """A file of a project at the tag `ref`, as the forge answers it (GitHub's contents API: its
+    bytes only when asked for the raw media type, else JSON with them in base64); a 404 when the
+    tag's tree has none; None when `path` (unquoted) asks for no file."""
+    if kind not in _FILE_ROUTES:
+        return None
+    before, middle, after = _FILE_ROUTES[kind]
+    if not path.startswith(before) or middle not in path or not path.endswith(after):
+        return None
+    project, _, name = path[len(before) : len(path) - len(after)].partition(middle)
+    found = next(
+        (
+            data
+            for r in releases
+            if (r.project, r.tag) == (project, ref)
+            for n, data in r.tree
+            if n == name
+        ),
+        None,
+    )
+    if found is None:
+        return 404, b'{"message": "404 File Not Found"}', {"Content-Type": "application/json"}
+    if kind == "github" and accept not in (
+        "application/vnd.github.raw+json",
+        "application/vnd.github.raw",
+    ):
+        content = base64.b64encode(found).decode()
+        body = {"type": "file", "name": name, "encoding": "base64", "content": content}
+        return 200, json.dumps(body).encode(), {"Content-Type": "application/json"}
+    return 200, found, {"Content-Type": "text/plain; charset=utf-8"}

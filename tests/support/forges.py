@@ -35,6 +35,7 @@ from tests.support.forge_release_shapes import (
     asset_id,
     download_path,
     release_json,
+    repository_file,
 )
 from tests.support.forge_shapes import (
     ForgeKind,
@@ -248,6 +249,11 @@ class StandInForge:
                         return 415, b'{"message": "Unsupported Media Type"}', {}
                     storage = self.asset_storage or self.url + self.prefix
                     return 302, b"", {"Location": storage + download_path(release, name)}
+        ref = parse_qs(urlsplit(target).query).get("ref", [""])[-1]
+        accept = headers.get("accept", "")
+        file = repository_file(self.kind, self.releases, path, ref, accept)
+        if file is not None:
+            return file
         routes = {
             "gitlab": ("/api/v4/projects/", "/releases"),
             "gitea": ("/api/v1/repos/", "/releases"),

@@ -1,6 +1,6 @@
 """A private registry for the MCP tests: `secret/vpc/aws` (1.0.0 deprecated, 2.0.0; typed and
 deprecated inputs, outputs, a resource, a provider, a submodule and an example), the public
-`open/naming/generic`, and the hosted provider `secret/widget` (0.9.0 deprecated, 1.0.0);
+`open/naming/generic` (0.1.0 deprecated by its tag's own `.gitreg.yaml`), and the hosted provider `secret/widget` (0.9.0 deprecated, 1.0.0);
 `mcp: {enabled: true}`. READER reads `secret`; OTHER reads another namespace."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ READER = "reader-token-0123456789abcdef"
 OTHER = "other-token-0123456789abcdef"
 MODULE_REASON = "1.x keeps its state in the retired bucket; use 2.x."
 PROVIDER_REASON = "0.9 mangles tags on update; use 1.0.0."
+TAG_REASON = "Names change in 0.2.0: do not start with 0.1.0."
 
 VPC = """\
 terraform {
@@ -66,7 +67,9 @@ def mcp_catalog(root: Path) -> Path:
     vpc.release("v1.0.0", files)
     vpc.release("v2.0.0", {**files, "README.md": "# VPC\n\nA VPC, version two.\n"})
     naming = GitRepo(root / "naming")
-    naming.release("v0.1.0", module_files("0.1.0"))
+    naming.release(
+        "v0.1.0", {**module_files("0.1.0"), ".gitreg.yaml": f"deprecated: '{TAG_REASON}'\n"}
+    )
     key = new_key("gitreg")
     write_key(key, root / "signing.asc")
     for version in ("0.9.0", "1.0.0"):

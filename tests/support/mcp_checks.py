@@ -10,7 +10,7 @@ from typing import Any
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
-from tests.support.mcp_catalog import MODULE_REASON, PROVIDER_REASON
+from tests.support.mcp_catalog import MODULE_REASON, PROVIDER_REASON, TAG_REASON
 
 TOOLS = {
     "search_modules",
@@ -59,8 +59,11 @@ async def reader_sees_every_tool(client: Client) -> None:
     said, data = await ok(client, "search_modules", module_query="vpc")
     assert [m["module_id"] for m in data["modules"]] == ["secret/vpc/aws/2.0.0"]
     assert "`secret/vpc/aws/2.0.0`" in said  # its description once its docs are read
-    _, data = await ok(client, "search_modules", module_query="'naming'")  # HashiCorp's quotes
+    said, data = await ok(client, "search_modules", module_query="'naming'")  # HashiCorp's quotes
     assert [m["module_id"] for m in data["modules"]] == ["open/naming/generic/0.1.0"]
+    # Deprecated by its tag's own .gitreg.yaml: a search says so, as its details do.
+    assert data["modules"][0]["deprecated"] == TAG_REASON, data
+    assert f"(deprecated: {TAG_REASON})" in said, said
 
     said, data = await ok(client, "get_module_details", module_id="secret/vpc/aws/1.0.0")
     assert data["version"] == "1.0.0" and data["deprecated"] == MODULE_REASON

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from gitreg.catalog.load import load_catalog
+from gitreg.modules.persisted import decode
 from tests.support.deprecated_catalog import MODULE_REASON, PROVIDER_REASON, deprecated_catalog
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer, run_gitreg
@@ -97,3 +98,57 @@ def test_a_deprecated_line_in_a_version_s_own_file(tmp_path: Path) -> None:
         assert 'id="banner-version-deprecated"' not in client.get("/modules/infra/vpc/aws").text
     done = run_gitreg("docs", "infra/vpc/aws", "1.9.0", "--config", str(tmp_path / "registry.yaml"))
     assert done.stdout.splitlines()[1] == f"Deprecated: {reason} (it still installs)"
+
+
+def test_a_version_s_own_line_reaches_every_list(tmp_path: Path) -> None:
+    """The line of a tag's `.gitreg.yaml` is read with the tags, not with the docs: the home
+    page's lists, a search, `/v1/modules` and a module page's versions say so, as the version's
+    own page does, without its docs built; registry.yaml's `deprecated:` list wins over it; and
+    the persisted index keeps it for the next start."""
+    retired = "Retired: use infra/vpc/aws."
+    old = GitRepo(tmp_path / "old")
+    old.release("v1.0.0", {**module_files("1.0.0"), ".gitreg.yaml": f"deprecated: '{retired}'\n"})
+    vpc = GitRepo(tmp_path / "vpc")
+    vpc.release("v1.9.0", {**module_files("1.9.0"), ".gitreg.yaml": "deprecated: Its own.\n"})
+    vpc.release("v1.9.1", {".gitreg.yaml": "deprecated: The last 1.x.\n"})
+    vpc.release("v2.0.0", {**module_files("2.0.0"), ".gitreg.yaml": "modules: []\n"})
+    (tmp_path / "registry.yaml").write_text(
+        "cache_dir: cache\nmodules:\n"
+        f"  - {{namespace: infra, name: old, system: aws, repo: {old.path}}}\n"
+        f"  - {{namespace: infra, name: vpc, system: aws, repo: {vpc.path},\n"
+        "      deprecated: [{versions: '1.9.0', reason: 'Registry says.'}]}\n"
+    )
+    catalog = load_catalog(tmp_path / "registry.yaml")
+    badge = f'<span class="badge warn" title="{retired}">deprecated</span>'
+    for fetch_first in (True, False):  # then a start from the persisted index
+        with (
+            RegistryServer(catalog, fetch_first=fetch_first) as server,
+            httpx.Client(base_url=server.url) as client,
+        ):
+            listed = {m["name"]: m for m in client.get("/v1/modules/infra").json()["modules"]}
+            assert listed["old"]["deprecated"] == retired
+            assert "deprecated" not in listed["vpc"]  # 2.0.0, the newest, is not
+            assert badge in client.get("/?namespace=infra").text
+            assert badge in client.get("/?q=old").text
+            assert client.get("/v1/modules/infra/vpc/aws/1.9.0").json()["deprecated"] == (
+                "Registry says."
+            )
+            assert client.get("/v1/modules/infra/vpc/aws/1.9.1").json()["deprecated"] == (
+                "The last 1.x."
+            )
+            page = client.get("/modules/infra/vpc/aws").text
+            assert '<span class="badge warn" title="The last 1.x.">deprecated</span>' in page
+            assert '<span class="badge warn" title="Registry says.">deprecated</span>' in page
+            assert 'id="banner-version-deprecated"' not in page
+    (line,) = [
+        decode(text)
+        for text in (tmp_path / "cache" / "index.jsonl").read_text().splitlines()
+        if str(vpc.path) in text
+    ]
+    specs = [s for s in catalog.modules if s.address.name == "vpc"]
+    ((entry,), _) = line.entries(specs, tmp_path / "clone")
+    assert [(r.version, r.deprecated) for r in entry.versions.releases] == [
+        ("2.0.0", ""),
+        ("1.9.1", "The last 1.x."),
+        ("1.9.0", "Its own."),
+    ]
