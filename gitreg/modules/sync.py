@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from pathlib import Path
 
 from gitreg.background_share import SHARED, background_thread
 from gitreg.catalog.model import Catalog
@@ -83,6 +84,10 @@ class Registry:
     def tags_of(self, location: RepoLocation) -> tuple[TagRef, ...]:
         """The repository's tags as last read (hosted providers gate their versions on them)."""
         return self.snapshot.tags.get(location, ())
+
+    def clone_path(self, location: RepoLocation) -> Path | None:
+        clone = self.snapshot.clones.get(location)
+        return clone.path if clone is not None else None
 
     def unknown_versions(self, snapshot: RegistrySnapshot, location: RepoLocation) -> str | None:
         """Why the repository's versions are unknown, or None when they are known (even if

@@ -21,9 +21,12 @@ from typing import Protocol
 
 from watchfiles import awatch
 
+from gitreg.catalog.declaration import DECLARATION, VERSION_FILE_MOST, version_deprecation
 from gitreg.catalog.model import Catalog, ProviderSpec, deprecation_of
+from gitreg.errors import SourceError
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
+from gitreg.git.trees import root_files
 from gitreg.providers.artifacts import ArtifactFolder, ProviderRelease, ReleaseProblem
 from gitreg.providers.fetched_releases import ReleaseFetcher, declared_in
 from gitreg.signing import Keyring, PublicKey
@@ -41,6 +44,10 @@ class RepositoryTags(Protocol):
 
     def tags_of(self, location: RepoLocation) -> Sequence[TagRef]: ...
 
+    def clone_path(self, location: RepoLocation) -> Path | None:
+        """Where the repository's clone is (its tags' `.gitreg.yaml` are read there), if any."""
+        ...
+
 
 @dataclass(frozen=True)
 class ProviderEntry:
@@ -51,8 +58,9 @@ class ProviderEntry:
     # Releases from a forge not read yet by this process, with none in cache_dir: not known yet
     # (a 503), rather than a provider with no version.
     pending: bool = False
-    # Version → the `deprecated:` line of `.gitreg.yaml` at its release's tag, for releases
-    # read from a forge (fetched_releases.py reads it with the release); only those that say one.
+    # Version → the `deprecated:` line of `.gitreg.yaml` at its release's tag: read with the
+    # release from a forge (fetched_releases.py), or from the gating repository's clone;
+    # only those that say one.
     declared: Mapping[str, str] = field(default_factory=lambda: _NONE_DECLARED, hash=False)
 
     def release(self, version: str) -> ProviderRelease | None:
@@ -126,6 +134,9 @@ class Providers:
         self.scanned: bool = previous.scanned if previous is not None else False
         # Shared with `previous`: the two never scan the same folders at once.
         self._lock: threading.Lock = previous._lock if previous is not None else threading.Lock()
+        # A gating repository's commit → the `deprecated:` line of `.gitreg.yaml` at it ("" for
+        # none): a commit's file never changes, so each is read once (under `_lock`).
+        self._tag_reasons: dict[str, str] = previous._tag_reasons if previous is not None else {}
 
     def get(self, namespace: str, provider_type: str) -> ProviderEntry | None:
         return self._index.get((namespace.lower(), provider_type.lower()))
@@ -170,11 +181,9 @@ class Providers:
                     fetcher.checked({r.version for r in releases} | refused, refused)
                 problems = [*fetching, *problems]
                 pending = fetcher is not None and not fetcher.read and not releases
-                releases, untagged = self._gate(spec, releases)
+                releases, untagged, tagged = self._gate(spec, releases)
                 declared = (
-                    fetcher.declared()
-                    if fetcher is not None
-                    else self._declared.get(key, _NONE_DECLARED)
+                    fetcher.declared() if fetcher is not None else self._declared.get(key, tagged)
                 )
                 entry = ProviderEntry(
                     spec, tuple(releases), tuple(problems), tuple(untagged), pending, declared
@@ -200,19 +209,39 @@ class Providers:
 
     def _gate(
         self, spec: ProviderSpec, releases: list[ProviderRelease]
-    ) -> tuple[list[ProviderRelease], list[str]]:
+    ) -> tuple[list[ProviderRelease], list[str], Mapping[str, str]]:
         """With a repository, a version is published only while a matching tag exists: the
-        releases served, and the versions left out."""
+        releases served, the versions left out, and what the served versions' tags declare
+        deprecated."""
         if spec.repo is None:
-            return releases, []
+            return releases, [], _NONE_DECLARED
         tagged = {
-            str(version)
+            str(version): tag.commit
             for tag in self.repositories.tags_of(spec.repo)
             if tag.commit is not None
             and (version := released_version(spec.tags, tag.name)) is not None
         }
         served = [r for r in releases if r.version in tagged]
-        return served, [r.version for r in releases if r.version not in tagged]
+        left_out = [r.version for r in releases if r.version not in tagged]
+        commits = {r.version: tagged[r.version] for r in served}
+        return served, left_out, self._declared_at(spec.repo, commits)
+
+    def _declared_at(self, repo: RepoLocation, commits: Mapping[str, str]) -> Mapping[str, str]:
+        """Version → the `deprecated:` line of `.gitreg.yaml` at its tag's commit, of those
+        that say one; commits not read yet are read at once, by one git process."""
+        unread = sorted({c for c in commits.values() if c not in self._tag_reasons})
+        path = self.repositories.clone_path(repo) if unread else None
+        if path is not None:
+            try:
+                files = root_files(path, unread, DECLARATION, most=VERSION_FILE_MOST)
+            except SourceError as exc:  # read again at the next rescan; no deprecation meanwhile
+                log.warning("provider tags of %s: %s", repo, exc)
+            else:
+                self._tag_reasons.update(
+                    (c, version_deprecation(files[c]) if c in files else "") for c in unread
+                )
+        said = {v: r for v, c in commits.items() if (r := self._tag_reasons.get(c))}
+        return MappingProxyType(said) if said else _NONE_DECLARED
 
 
 def _same_keys(old: Keyring, new: Keyring) -> bool:

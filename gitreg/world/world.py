@@ -9,6 +9,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from gitreg.auth.gate import Gate
 from gitreg.auth.gatekeeper import Gatekeeper
@@ -69,6 +70,10 @@ class CurrentWorld:
 
     def tags_of(self, location: RepoLocation) -> Sequence[TagRef]:
         return self.world.snapshot.tags.get(location, ())
+
+    def clone_path(self, location: RepoLocation) -> Path | None:
+        clone = self.world.snapshot.clones.get(location)
+        return clone.path if clone is not None else None
 
     def update(self, change: Callable[[RegistrySnapshot], RegistrySnapshot]) -> None:
         """A sync's swap: the snapshot, in the world served now."""

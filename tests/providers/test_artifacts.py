@@ -10,6 +10,7 @@ import pgpy
 import pytest
 
 from gitreg.catalog.load import load_catalog
+from gitreg.catalog.model import Catalog
 from gitreg.modules.sync import Registry
 from gitreg.providers.artifacts import ArtifactFolder
 from gitreg.providers.hosted import Providers
@@ -196,3 +197,44 @@ def test_a_repository_gates_which_versions_are_published(
     providers.refresh()
     entry = providers.get("acme", "widget")
     assert entry and [r.version for r in entry.releases] == ["1.0.0"]
+
+
+def test_a_gating_repository_s_tag_deprecates_its_version(
+    tmp_path: Path, keys: dict[str, pgpy.PGPKey]
+) -> None:
+    """The `deprecated:` line of `.gitreg.yaml` at a version's tag, in the repository that gates
+    a folder's releases, deprecates that version alone; the entry's own list wins over it."""
+    for version in ("1.0.0", "1.1.0", "1.2.0"):
+        write_release(tmp_path / "releases" / version, "widget", version, signer=keys["gitreg"])
+    write_key(keys["gitreg"], tmp_path / "gitreg.asc")
+    repo = GitRepo(tmp_path / "provider-src")
+    repo.release("v1.0.0", {".gitreg.yaml": "deprecated: 'Use 1.1: 1.0 loses tags'\n"})
+    repo.release("v1.1.0", {".gitreg.yaml": "# nothing deprecated\n"})
+
+    def catalog(more: str = "") -> Catalog:
+        entry = f"{{namespace: acme, type: widget, artifacts: releases, repo: {repo.path}{more}}}"
+        (tmp_path / "registry.yaml").write_text(
+            f"cache_dir: cache\nsigning: {{keys: [gitreg.asc]}}\nproviders:\n  - {entry}\n"
+        )
+        return load_catalog(tmp_path / "registry.yaml")
+
+    registry = Registry(catalog())
+    registry.refresh()
+    providers = Providers(registry.snapshot.catalog, registry)
+    providers.refresh()
+    served = providers.get("acme", "widget")
+    assert served is not None
+    assert [served.deprecation(v) for v in ("1.1.0", "1.0.0")] == [None, "Use 1.1: 1.0 loses tags"]
+
+    repo.release("v1.2.0", {".gitreg.yaml": "deprecated: A later tag's own word\n"})
+    registry.refresh(mechanism="poll")
+    listed = catalog(", deprecated: [{versions: '>= 1.1.0', reason: 'Said in registry.yaml'}]")
+    reloaded = Providers(listed, registry, previous=providers)
+    reloaded.refresh()
+    served = reloaded.get("acme", "widget")
+    assert served is not None
+    assert [served.deprecation(r.version) for r in served.releases] == [
+        "Said in registry.yaml",  # 1.2.0: the list wins over its tag's line
+        "Said in registry.yaml",
+        "Use 1.1: 1.0 loses tags",
+    ]

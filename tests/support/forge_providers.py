@@ -26,6 +26,9 @@ class NoRepositories:
     def tags_of(self, location: RepoLocation) -> Sequence[TagRef]:
         return ()
 
+    def clone_path(self, location: RepoLocation) -> Path | None:
+        return None
+
 
 def released(tmp_path: Path, key: pgpy.PGPKey, version: str, tag: str = "") -> ForgeRelease:
     folder = tmp_path / "built" / version
