@@ -25,6 +25,7 @@ from gitreg.mirror.sources import MirrorSource, NetworkMirror
 from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.files import zip_response
+from gitreg.web.prepared import keep
 from gitreg.web.state import state_of, world_of
 
 MIRROR_PREFIX = "/v1/mirror"
@@ -74,14 +75,21 @@ async def _serve(request: Request, file: str) -> Response:
         response = await _answer(request, file)
         return response if signer is None else _private(response)
     principal = await access.admit(request, "mirror", _MIRROR.what)
+    targets = [_MIRROR]
     params = request.path_params
     own = world_of(request).catalog.hostname
     if params["hostname"].lower() == own and access.is_private(request, params["namespace"]):
         # The hosted providers are the registry's own: the mirror opens no namespace that
         # providers.v1 would keep closed to the same token.
         what = f"provider {own}/{params['namespace']}/{params['type']}"
+        targets.append(Target("read", what, params["namespace"]))
         await access.admit(request, "read", what, params["namespace"])
     response = await _answer(request, file)
+    if file.endswith(".json") and (principal is None or file == "index.json"):
+        # The same for everyone admitted (a VERSION.json's URLs are signed for each reader),
+        # for as long as the answer cache reuses it.
+        counted = (_kind(file), "ok")
+        keep(request, response, *targets, counted=counted, cached=_asked(request, file))
     if principal is None:  # admitted as no one in particular: the answer is anyone's
         return response
     if file.endswith(".zip"):
@@ -113,8 +121,7 @@ def _with_signed_urls(
 async def _answer(request: Request, file: str) -> Response:
     side = world_of(request).side
     answers = side.answers
-    params = request.path_params
-    asked = f"{params['hostname']}/{params['namespace']}/{params['type']}/{file}"
+    asked = _asked(request, file)
     if file.endswith(".json") and (body := answers.get(asked)) is not None:
         # The same request answered a moment ago: only answers that passed every check are kept.
         return Response(body, media_type="application/json")
@@ -140,6 +147,12 @@ async def _answer(request: Request, file: str) -> Response:
     body = await answers.shared(key, render)
     answers.put(asked, body)
     return Response(body, media_type="application/json")
+
+
+def _asked(request: Request, file: str) -> str:
+    """The answer cache's key of a request."""
+    params = request.path_params
+    return f"{params['hostname']}/{params['namespace']}/{params['type']}/{file}"
 
 
 async def _index(mirror: NetworkMirror, address: ProviderAddress) -> bytes:

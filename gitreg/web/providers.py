@@ -10,6 +10,7 @@ from starlette.responses import JSONResponse, Response
 
 from gitreg.address import ProviderAddress
 from gitreg.auth.principal import Principal
+from gitreg.auth.target import Target
 from gitreg.catalog.model import Deprecation, deprecation_of
 from gitreg.errors import ClientError, NotFound, NotReadYet
 from gitreg.providers.artifacts import ProviderRelease
@@ -18,6 +19,7 @@ from gitreg.providers.hosted import ProviderEntry
 from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.files import zip_response
+from gitreg.web.prepared import keep
 from gitreg.web.state import world_of
 
 FILES_PREFIX = "/v1/provider-files"
@@ -37,7 +39,8 @@ async def versions(request: Request) -> Response:
     warnings = deprecation_warnings(entry.spec.deprecated, [r.version for r in entry.releases])
     # Terraform and OpenTofu print `warnings` at init, whichever version they pick: each says
     # which versions it is about.
-    return JSONResponse({"versions": listed, **({"warnings": warnings} if warnings else {})})
+    response = JSONResponse({"versions": listed, **({"warnings": warnings} if warnings else {})})
+    return _kept(request, response, entry)
 
 
 def deprecation_warnings(deprecated: tuple[Deprecation, ...], versions: list[str]) -> list[str]:
@@ -92,7 +95,7 @@ async def download(request: Request) -> Response:
         }
         for k in providers.public_keys()
     ]
-    return JSONResponse(
+    response = JSONResponse(
         {
             "protocols": list(release.protocols),
             "os": package.os,
@@ -105,6 +108,17 @@ async def download(request: Request) -> Response:
             "signing_keys": {"gpg_public_keys": keys},
         }
     )
+    if access.is_private(request, entry.spec.namespace):
+        return response  # its URLs signed for this reader
+    return _kept(request, response, entry)
+
+
+def _kept(request: Request, response: Response, entry: ProviderEntry) -> Response:
+    """`response`, kept with the request's world while `entry` is the one served."""
+    address = _address(request)
+    git = access.provider_git_in(world_of(request), address)
+    target = Target("read", f"provider {address}", address.namespace, git)
+    return keep(request, response, target, provider=((address.namespace, address.type), entry))
 
 
 async def files(request: Request) -> Response:
