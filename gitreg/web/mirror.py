@@ -85,18 +85,19 @@ async def _serve(request: Request, file: str) -> Response:
         targets.append(Target("read", what, params["namespace"]))
         await access.admit(request, "read", what, params["namespace"])
     response = await _answer(request, file)
-    if file.endswith(".json") and (principal is None or file == "index.json"):
-        # The same for everyone admitted (a VERSION.json's URLs are signed for each reader),
-        # for as long as the answer cache reuses it.
-        counted = (_kind(file), "ok")
-        keep(request, response, *targets, counted=counted, cached=_asked(request, file))
+    # Kept for as long as the answer cache reuses the body it was made from.
+    cached = (_asked(request, file), bytes(response.body)) if file.endswith(".json") else None
+    counted = (_kind(file), "ok")
+    if cached is not None and (principal is None or file == "index.json"):
+        keep(request, response, *targets, counted=counted, cached=cached)
     if principal is None:  # admitted as no one in particular: the answer is anyone's
         return response
     if file.endswith(".zip"):
         return _private(response)
-    if file.endswith(".json") and file != "index.json":
+    if cached is not None and file != "index.json":
         folder = request.url.path.rsplit("/", 1)[0]
-        return _with_signed_urls(request, response.body, folder, principal)
+        signed, urls = _with_signed_urls(request, cached[1], folder, principal)
+        return keep(request, signed, *targets, counted=counted, cached=cached, signed=urls)
     return response
 
 
@@ -108,14 +109,17 @@ def _private(response: Response) -> Response:
 
 
 def _with_signed_urls(
-    request: Request, body: bytes | memoryview, folder: str, principal: Principal
-) -> Response:
+    request: Request, body: bytes, folder: str, principal: Principal
+) -> tuple[Response, list[tuple[str, str, str]]]:
     """A version's archives, each URL signed for `principal` (the answer cache keeps them
-    unsigned: a signature is for one client, for a while)."""
-    answer = json.loads(bytes(body))
+    unsigned: a signature is for one client, for a while); and those URLs, as `keep` takes them."""
+    answer = json.loads(body)
+    urls = []
     for archive in answer["archives"].values():
-        archive["url"] = access.signed(request, f"{folder}/{archive['url']}", principal)
-    return Response(_json(answer), media_type="application/json")
+        path = f"{folder}/{archive['url']}"
+        archive["url"] = access.signed(request, path, principal)
+        urls.append((path, "", archive["url"]))
+    return Response(_json(answer), media_type="application/json"), urls
 
 
 async def _answer(request: Request, file: str) -> Response:

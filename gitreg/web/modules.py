@@ -63,13 +63,16 @@ async def download(request: Request) -> Response:
         return keep(request, response, module_target(request))
     location = entry.location(release)
     answer: dict[str, object] = {"location": location}
+    signed = []
     if location.startswith("/"):
         # Terraform fetches the archive without a token: the URL carries its permission.
         # OpenTofu 1.12+ may fetch it itself, with the registry's token.
         archive, suffix, folder = location.partition(".tar.gz")
         location = access.signed(request, archive + suffix, principal, folder)
         answer = {"location": location, "use_registry_credentials": True}
-    return JSONResponse(answer, headers={"X-Terraform-Get": location})
+        signed.append((archive + suffix, folder, location))
+    made = JSONResponse(answer, headers={"X-Terraform-Get": location})
+    return keep(request, made, module_target(request), signed=signed) if signed else made
 
 
 class Prepared(Response):

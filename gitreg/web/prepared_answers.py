@@ -16,8 +16,23 @@ MOST_KEPT = 20_000
 
 
 @dataclass(frozen=True, slots=True)
+class SignedUrls:
+    """An answer made for each reader from what is kept: the body's pieces around its URLs, each
+    signed for the reader as its handler signs it (a path and a suffix, `Gatekeeper.signed`),
+    JSON-encoded in between; its headers, a value being bytes, a URL's index, or CONTENT_LENGTH."""
+
+    pieces: tuple[bytes, ...]  # one more than urls
+    urls: tuple[tuple[str, str], ...]
+    headers: tuple[tuple[bytes, bytes | int], ...]
+
+
+CONTENT_LENGTH = -1  # in SignedUrls.headers: the length of the body made
+
+
+@dataclass(frozen=True, slots=True)
 class PreparedAnswer:
-    """A 200's headers and body, and what must still be asked before it is sent."""
+    """A 200's headers and body, and what must still be asked before it is sent; with `signed`,
+    what each reader's answer is made from (`body` and `headers` are then not sent)."""
 
     headers: tuple[tuple[bytes, bytes], ...]
     body: bytes
@@ -26,7 +41,8 @@ class PreparedAnswer:
     fresh: RepoLocation | None = None  # `versions`: a fresh read of it due goes the long way
     provider: tuple[tuple[str, str], ProviderEntry] | None = None  # made from this entry
     counted: tuple[str, str] | None = None  # the mirror's (kind, outcome) to count
-    cached: str | None = None  # the mirror's: kept while its answer cache holds this body
+    cached: tuple[str, bytes] | None = None  # the mirror's: while its answer cache holds this
+    signed: SignedUrls | None = None  # made for each reader from these pieces, not `body`
 
 
 class PreparedAnswers:

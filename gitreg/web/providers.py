@@ -76,12 +76,15 @@ async def download(request: Request) -> Response:
             f"{entry.spec} {release.version} has no package for {os_name}_{arch} (has {platforms})"
         )
     base = _files_url(entry, release)
+    private = access.is_private(request, entry.spec.namespace)
+    signed: list[tuple[str, str, str]] = []
 
     def url(name: str) -> str:
         path = f"{base}/{quote(name, safe='')}"
-        if access.is_private(request, entry.spec.namespace):
+        if private:
             # Terraform fetches these three without a token: each URL carries its permission.
-            return access.signed(request, path, principal)
+            signed.append((path, "", access.signed(request, path, principal)))
+            return signed[-1][2]
         return path
 
     providers = world_of(request).side.providers
@@ -108,17 +111,22 @@ async def download(request: Request) -> Response:
             "signing_keys": {"gpg_public_keys": keys},
         }
     )
-    if access.is_private(request, entry.spec.namespace):
-        return response  # its URLs signed for this reader
-    return _kept(request, response, entry)
+    return _kept(request, response, entry, signed)
 
 
-def _kept(request: Request, response: Response, entry: ProviderEntry) -> Response:
-    """`response`, kept with the request's world while `entry` is the one served."""
+def _kept(
+    request: Request,
+    response: Response,
+    entry: ProviderEntry,
+    signed: list[tuple[str, str, str]] | None = None,
+) -> Response:
+    """`response`, kept with the request's world while `entry` is the one served; `signed`: its
+    URLs signed for this reader, signed again for each."""
     address = _address(request)
     git = access.provider_git_in(world_of(request), address)
     target = Target("read", f"provider {address}", address.namespace, git)
-    return keep(request, response, target, provider=((address.namespace, address.type), entry))
+    key = (address.namespace, address.type)
+    return keep(request, response, target, provider=(key, entry), signed=signed or ())
 
 
 async def files(request: Request) -> Response:
