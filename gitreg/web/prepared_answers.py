@@ -52,8 +52,14 @@ class PreparedAnswers:
         self.kept: tuple[World | None, dict[str, PreparedAnswer]] = (None, {})
 
     def get(self, world: World, path: str) -> PreparedAnswer | None:
+        """What is kept for `path` in `world`, the world served now; what was kept for another
+        is let go (it holds that world)."""
         kept_for, answers = self.kept
-        return answers.get(path) if kept_for is world else None
+        if kept_for is world:
+            return answers.get(path)
+        if kept_for is not None:
+            self.kept = (None, {})
+        return None
 
     def keep(self, world: World, served: World, path: str, answer: PreparedAnswer) -> None:
         """Kept when `world`, the one the answer was made from, is still the one `served`."""

@@ -4,6 +4,7 @@ again (a new tag, a namespace made private); and what is signed for one reader i
 
 from __future__ import annotations
 
+import logging
 import re
 import ssl
 from collections.abc import Iterator
@@ -155,3 +156,33 @@ def test_an_answer_signed_for_one_reader_is_signed_anew_for_each_other(
         assert client.get(index, headers=bearer(MIRROR)).status_code == 200
         assert _kept(server, index)
         assert client.get(index, headers=bearer(READER)).status_code == 403  # no mirror access
+
+
+def test_a_kept_answer_has_its_access_line_and_its_counts(
+    tmp_path: Path, tls: TlsMaterial, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = _open_registry(tmp_path)
+    versions = "/v1/modules/open/single/generic/versions"
+    index = f"/v1/mirror/{HOST}/open/widget/index.json"
+    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    caplog.set_level(logging.INFO, "gitreg.access")
+    with (
+        RegistryServer(
+            load_catalog(config), TlsFiles(tls.certfile, tls.keyfile), access_log=True
+        ) as server,
+        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
+    ):
+        ids = [client.get(versions).headers["x-request-id"] for _ in range(3)]
+        assert _kept(server, versions) and len(set(ids)) == 3
+        assert (
+            client.get(versions, headers={"X-Request-Id": "mine-1"}).headers["x-request-id"]
+            == "mine-1"
+        )
+        for _ in range(3):
+            assert client.get(index).status_code == 200
+        assert _kept(server, index)
+        assert server.state.mirror_counts[("index", "ok")] == 3
+    lines = [vars(r) for r in caplog.records if r.name == "gitreg.access"]
+    routes = [line["route"] for line in lines if line["path"] == versions]
+    assert routes == ["/v1/modules/{namespace}/{name}/{system}/versions"] * 4
+    assert [line["request_id"] for line in lines if line["path"] == versions] == [*ids, "mine-1"]
