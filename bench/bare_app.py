@@ -50,3 +50,44 @@ app.router.routes += [
     Route("/v1/mirror/{host}/{namespace}/{type}/index.json", mirror_index),
     Route("/v1/mirror/{host}/{namespace}/{type}/{version}.json", mirror_version),
 ]
+
+
+# The other hot routes of bench.hot_routes: discovery and providers.v1.
+async def discovery(request: Request) -> JSONResponse:
+    return JSONResponse({"modules.v1": "/v1/modules/", "providers.v1": "/v1/providers/"})
+
+
+async def provider_versions(request: Request) -> JSONResponse:
+    listed = [
+        {
+            "version": f"1.{i}.0",
+            "protocols": ["5.0"],
+            "platforms": [{"os": "linux", "arch": "amd64"}],
+        }
+        for i in range(5, 0, -1)
+    ]
+    return JSONResponse({"versions": listed})
+
+
+async def provider_download(request: Request) -> JSONResponse:
+    files = "/v1/provider-files/acme/widget/1.5.0/terraform-provider-widget_1.5.0_"
+    return JSONResponse(
+        {
+            "protocols": ["5.0"],
+            "os": "linux",
+            "arch": "amd64",
+            "filename": "terraform-provider-widget_1.5.0_linux_amd64.zip",
+            "download_url": files + "linux_amd64.zip",
+            "shasums_url": files + "SHA256SUMS",
+            "shasums_signature_url": files + "SHA256SUMS.sig",
+            "shasum": "0" * 64,
+            "signing_keys": {"gpg_public_keys": [{"key_id": "0" * 16, "ascii_armor": "-" * 600}]},
+        }
+    )
+
+
+app.router.routes += [
+    Route("/.well-known/terraform.json", discovery),
+    Route("/v1/providers/{namespace}/{type}/versions", provider_versions),
+    Route("/v1/providers/{namespace}/{type}/{version}/download/{os}/{arch}", provider_download),
+]

@@ -47,6 +47,9 @@ class Keyring:
     ) -> None:
         self._signing = list(signing)
         self._all = [*signing, *verifying]
+        # Made on the first ask and kept: PGPy's armoring and fingerprint cost milliseconds a key,
+        # and every providers.v1 download lists them.
+        self._public: tuple[PublicKey, ...] | None = None
 
     @classmethod
     def load(cls, private: Sequence[Path], public: Sequence[Path] = ()) -> Keyring:
@@ -93,7 +96,9 @@ class Keyring:
         return bool(self._signing)
 
     def public_keys(self) -> list[PublicKey]:
-        return [PublicKey.of(key) for key in self._all]
+        if self._public is None:
+            self._public = tuple(PublicKey.of(key) for key in self._all)
+        return list(self._public)
 
     def sign(self, data: bytes) -> bytes:
         """A binary detached signature by the first signing key."""

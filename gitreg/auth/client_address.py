@@ -3,9 +3,13 @@ X-Forwarded-For), an IPv6 address by its /64, since one host commonly holds a wh
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 
 
+# Every request with a token asks (the wrong-token table): parsing an address costs more than
+# the rest of a gate's yes, and a client sends many requests from one address.
+@functools.lru_cache(maxsize=4096)
 def address_key(client: str) -> str:
     try:
         address = ipaddress.ip_address(client)

@@ -144,6 +144,15 @@ class Gate(BrowserSessions):
         if target.access == "read" and target.namespace and self.public.covers(target.namespace):
             self.counts[(ANONYMOUS.name, "public")] += 1
             return ANONYMOUS
+        if authorization is not None:
+            # The common yes, without the machinery of every other answer below (a third of
+            # the cost of a request answered from what was kept): a token of registry.yaml's
+            # that opens the target. What it does is what the way below does for it.
+            self._throttle(client)
+            known = self._client_token(authorization)
+            if known is not None and known.may(target.access, target.namespace):
+                self.counts[(known.name, "allowed")] += 1
+                return known
         async with self._wrong_tokens_slowed(client, authorization):
             with self._failures_counted():
                 if authorization is None and session is not None:
@@ -301,6 +310,15 @@ class Gate(BrowserSessions):
         if self.login is not None:  # a person who signed in (their tokens are in the state)
             return f"login:{name}", None
         return None
+
+    def _client_token(self, authorization: str) -> Principal | None:
+        """The principal of a client token of registry.yaml's that `authorization` carries;
+        None for anything else (`_identify` then says what)."""
+        try:
+            token = bearer_token(authorization)
+        except Unauthorized:
+            return None
+        return self.tokens.principal(token)
 
     async def _identify(self, authorization: str | None) -> tuple[Principal, str]:
         token = bearer_token(authorization)

@@ -5,6 +5,7 @@ made for a principal is marked so (`answered_to`), which a shared cache must not
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from starlette.requests import Request
 
@@ -15,6 +16,7 @@ from gitreg.auth.sessions import COOKIE
 from gitreg.auth.target import GitQuestion, Target
 from gitreg.web.answer_headers import answered_to
 from gitreg.web.state import world_of
+from gitreg.world.world import World
 
 # A private file may be kept by the client that fetched it, never by a shared cache.
 PRIVATE_CACHING = "private, max-age=31536000, immutable"
@@ -131,27 +133,35 @@ async def admit_download(request: Request, what: str, namespace: str) -> bool:
 def module_git(request: Request, address: ModuleAddress) -> Callable[[], GitQuestion | None]:
     """With auth.git, what is asked for a module: its repository, or its namespace's stand-in
     when there is no such module (the same cost and status: `gitreg/auth/stand_ins.py`)."""
+    return lambda: _module_question(world_of(request), address)
 
-    def question() -> GitQuestion | None:
-        world = world_of(request)
-        entry = world.snapshot.index.get(*address.key)
-        if entry is None:
-            return world.gate.stand_in(world.catalog, address.namespace)
-        url = world.gate.git_url(entry.spec.repo, entry.spec.git_url)
-        return GitQuestion(url) if url is not None else None
 
-    return question
+def module_git_in(world: World, address: ModuleAddress) -> Callable[[], GitQuestion | None]:
+    """`module_git` in `world`, without a request: for an answer kept with its world."""
+    return partial(_module_question, world, address)
+
+
+def _module_question(world: World, address: ModuleAddress) -> GitQuestion | None:
+    entry = world.snapshot.index.get(*address.key)
+    if entry is None:
+        return world.gate.stand_in(world.catalog, address.namespace)
+    url = world.gate.git_url(entry.spec.repo, entry.spec.git_url)
+    return GitQuestion(url) if url is not None else None
 
 
 def provider_git(request: Request, address: ProviderAddress) -> Callable[[], GitQuestion | None]:
     """As `module_git`, for a hosted provider (asked at its `repo`, when it has one)."""
+    return lambda: _provider_question(world_of(request), address)
 
-    def question() -> GitQuestion | None:
-        world = world_of(request)
-        entry = world.side.providers.get(address.namespace, address.type)
-        if entry is None:
-            return world.gate.stand_in(world.catalog, address.namespace)
-        url = world.gate.git_url(entry.spec.repo, None) if entry.spec.repo else None
-        return GitQuestion(url) if url is not None else None
 
-    return question
+def provider_git_in(world: World, address: ProviderAddress) -> Callable[[], GitQuestion | None]:
+    """`provider_git` in `world`, without a request."""
+    return partial(_provider_question, world, address)
+
+
+def _provider_question(world: World, address: ProviderAddress) -> GitQuestion | None:
+    entry = world.side.providers.get(address.namespace, address.type)
+    if entry is None:
+        return world.gate.stand_in(world.catalog, address.namespace)
+    url = world.gate.git_url(entry.spec.repo, None) if entry.spec.repo else None
+    return GitQuestion(url) if url is not None else None

@@ -38,6 +38,7 @@ from gitreg.web.answer_headers import AnswerHeaders
 from gitreg.web.bodies import BufferedBodies
 from gitreg.web.errors import HANDLERS
 from gitreg.web.mirror import MIRROR_PREFIX
+from gitreg.web.prepared import PreparedRoutes
 from gitreg.web.providers import FILES_PREFIX
 from gitreg.web.request_ids import RequestIds
 from gitreg.web.slashes import TrailingSlashes
@@ -87,7 +88,8 @@ class RegistryApp(Starlette):
         self.router.default = TrailingSlashes(self.router)
 
     def build_middleware_stack(self) -> ASGIApp:
-        answers = AnswerHeaders(super().build_middleware_stack(), self.hsts)
+        prepared = PreparedRoutes(super().build_middleware_stack())
+        answers = AnswerHeaders(prepared, self.hsts)
         return RequestIds(answers, access=self.access_log)
 
 

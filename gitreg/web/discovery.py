@@ -5,11 +5,12 @@ the ports its local listener may take)."""
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
 from gitreg.auth.login import AUTHORIZE, CLIENT_ID, PORTS, TOKEN
 from gitreg.terraform_services import SERVICES
 from gitreg.web.access import gate_of
+from gitreg.web.prepared import keep
 
 LOGIN_V1 = {
     "client": CLIENT_ID,
@@ -20,8 +21,8 @@ LOGIN_V1 = {
 }
 
 
-async def terraform_json(request: Request) -> JSONResponse:
+async def terraform_json(request: Request) -> Response:
     # Service URLs must end with "/": Terraform joins paths onto them.
     if gate_of(request).login is None:
-        return JSONResponse(SERVICES)
-    return JSONResponse({**SERVICES, "login.v1": LOGIN_V1})
+        return keep(request, JSONResponse(SERVICES))
+    return keep(request, JSONResponse({**SERVICES, "login.v1": LOGIN_V1}))

@@ -25,6 +25,7 @@ from gitreg.mirror.sources import MirrorSource, NetworkMirror
 from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.files import zip_response
+from gitreg.web.prepared import keep
 from gitreg.web.state import state_of, world_of
 
 MIRROR_PREFIX = "/v1/mirror"
@@ -74,21 +75,29 @@ async def _serve(request: Request, file: str) -> Response:
         response = await _answer(request, file)
         return response if signer is None else _private(response)
     principal = await access.admit(request, "mirror", _MIRROR.what)
+    targets = [_MIRROR]
     params = request.path_params
     own = world_of(request).catalog.hostname
     if params["hostname"].lower() == own and access.is_private(request, params["namespace"]):
         # The hosted providers are the registry's own: the mirror opens no namespace that
         # providers.v1 would keep closed to the same token.
         what = f"provider {own}/{params['namespace']}/{params['type']}"
+        targets.append(Target("read", what, params["namespace"]))
         await access.admit(request, "read", what, params["namespace"])
     response = await _answer(request, file)
+    # Kept for as long as the answer cache reuses the body it was made from.
+    cached = (_asked(request, file), bytes(response.body)) if file.endswith(".json") else None
+    counted = (_kind(file), "ok")
+    if cached is not None and (principal is None or file == "index.json"):
+        keep(request, response, *targets, counted=counted, cached=cached)
     if principal is None:  # admitted as no one in particular: the answer is anyone's
         return response
     if file.endswith(".zip"):
         return _private(response)
-    if file.endswith(".json") and file != "index.json":
+    if cached is not None and file != "index.json":
         folder = request.url.path.rsplit("/", 1)[0]
-        return _with_signed_urls(request, response.body, folder, principal)
+        signed, urls = _with_signed_urls(request, cached[1], folder, principal)
+        return keep(request, signed, *targets, counted=counted, cached=cached, signed=urls)
     return response
 
 
@@ -100,21 +109,23 @@ def _private(response: Response) -> Response:
 
 
 def _with_signed_urls(
-    request: Request, body: bytes | memoryview, folder: str, principal: Principal
-) -> Response:
+    request: Request, body: bytes, folder: str, principal: Principal
+) -> tuple[Response, list[tuple[str, str, str]]]:
     """A version's archives, each URL signed for `principal` (the answer cache keeps them
-    unsigned: a signature is for one client, for a while)."""
-    answer = json.loads(bytes(body))
+    unsigned: a signature is for one client, for a while); and those URLs, as `keep` takes them."""
+    answer = json.loads(body)
+    urls = []
     for archive in answer["archives"].values():
-        archive["url"] = access.signed(request, f"{folder}/{archive['url']}", principal)
-    return Response(_json(answer), media_type="application/json")
+        path = f"{folder}/{archive['url']}"
+        archive["url"] = access.signed(request, path, principal)
+        urls.append((path, "", archive["url"]))
+    return Response(_json(answer), media_type="application/json"), urls
 
 
 async def _answer(request: Request, file: str) -> Response:
     side = world_of(request).side
     answers = side.answers
-    params = request.path_params
-    asked = f"{params['hostname']}/{params['namespace']}/{params['type']}/{file}"
+    asked = _asked(request, file)
     if file.endswith(".json") and (body := answers.get(asked)) is not None:
         # The same request answered a moment ago: only answers that passed every check are kept.
         return Response(body, media_type="application/json")
@@ -140,6 +151,12 @@ async def _answer(request: Request, file: str) -> Response:
     body = await answers.shared(key, render)
     answers.put(asked, body)
     return Response(body, media_type="application/json")
+
+
+def _asked(request: Request, file: str) -> str:
+    """The answer cache's key of a request."""
+    params = request.path_params
+    return f"{params['hostname']}/{params['namespace']}/{params['type']}/{file}"
 
 
 async def _index(mirror: NetworkMirror, address: ProviderAddress) -> bytes:

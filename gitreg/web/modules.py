@@ -10,6 +10,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 
 from gitreg.address import ModuleAddress
 from gitreg.auth.principal import Principal
+from gitreg.auth.target import Target
 from gitreg.errors import ClientError, NotFound, NotReadYet
 from gitreg.modules.downloads import archive_key
 from gitreg.modules.index import ModuleEntry
@@ -18,6 +19,7 @@ from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.tags import parse_version
 from gitreg.web import access, oci
 from gitreg.web.files import etag_matches
+from gitreg.web.prepared import keep
 from gitreg.web.state import state_of, world_of, world_synced
 
 _ARCHIVE_FILE = re.compile(r"(?P<commit>[0-9a-f]{40}|[0-9a-f]{64})(?:-[0-9a-f]{16})?\.tar\.gz")
@@ -32,7 +34,10 @@ async def versions(request: Request) -> Response:
         await fresh.check(entry.spec.repo)
         snapshot, entry = _read(request, synced=True)
     versions_known(request, snapshot, entry)
-    return Prepared(entry.versions_json())
+    response = Prepared(entry.versions_json())
+    if not entry.versions.releases:  # whether none is known may change without a swap
+        return response
+    return keep(request, response, module_target(request), fresh=entry.spec.repo)
 
 
 async def download(request: Request) -> Response:
@@ -51,16 +56,23 @@ async def download(request: Request) -> Response:
     # Terraform reads the header, OpenTofu the JSON body: send both, with the same value.
     if not access.is_private(request, entry.spec.address.namespace):
         body, header = entry.download_json(release)
-        return Prepared(body, (b"x-terraform-get", header))
+        response = Prepared(body, (b"x-terraform-get", header))
+        settings = world_of(request).catalog.oci
+        if settings.enabled and settings.module_locations:
+            return response  # OpenTofu 1.10+ is pointed elsewhere, by its User-Agent
+        return keep(request, response, module_target(request))
     location = entry.location(release)
     answer: dict[str, object] = {"location": location}
+    signed = []
     if location.startswith("/"):
         # Terraform fetches the archive without a token: the URL carries its permission.
         # OpenTofu 1.12+ may fetch it itself, with the registry's token.
         archive, suffix, folder = location.partition(".tar.gz")
         location = access.signed(request, archive + suffix, principal, folder)
         answer = {"location": location, "use_registry_credentials": True}
-    return JSONResponse(answer, headers={"X-Terraform-Get": location})
+        signed.append((archive + suffix, folder, location))
+    made = JSONResponse(answer, headers={"X-Terraform-Get": location})
+    return keep(request, made, module_target(request), signed=signed) if signed else made
 
 
 class Prepared(Response):
@@ -113,6 +125,13 @@ async def admitted(
     git = access.module_git(request, address)
     principal = await access.admit(request, "read", f"module {address}", address.namespace, git)
     return (*_read(request, address), principal)
+
+
+def module_target(request: Request) -> Target:
+    """What `admitted` asks the gate, for an answer kept with the request's world."""
+    address = module_address(request)
+    git = access.module_git_in(world_of(request), address)
+    return Target("read", f"module {address}", address.namespace, git)
 
 
 def module_address(request: Request) -> ModuleAddress:

@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse, Response
 
 from gitreg.address import ProviderAddress
 from gitreg.auth.principal import Principal
+from gitreg.auth.target import Target
 from gitreg.errors import ClientError, NotFound, NotReadYet
 from gitreg.providers.artifacts import ProviderRelease
 from gitreg.providers.filenames import platform_problem
@@ -18,6 +19,7 @@ from gitreg.providers.hosted import ProviderEntry
 from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.files import zip_response
+from gitreg.web.prepared import keep
 from gitreg.web.state import world_of
 
 FILES_PREFIX = "/v1/provider-files"
@@ -37,7 +39,8 @@ async def versions(request: Request) -> Response:
     warnings = deprecation_warnings(entry.deprecation, [r.version for r in entry.releases])
     # Terraform and OpenTofu print `warnings` at init, whichever version they pick: each says
     # which versions it is about.
-    return JSONResponse({"versions": listed, **({"warnings": warnings} if warnings else {})})
+    response = JSONResponse({"versions": listed, **({"warnings": warnings} if warnings else {})})
+    return _kept(request, response, entry)
 
 
 def deprecation_warnings(
@@ -76,12 +79,15 @@ async def download(request: Request) -> Response:
             f"{entry.spec} {release.version} has no package for {os_name}_{arch} (has {platforms})"
         )
     base = _files_url(entry, release)
+    private = access.is_private(request, entry.spec.namespace)
+    signed: list[tuple[str, str, str]] = []
 
     def url(name: str) -> str:
         path = f"{base}/{quote(name, safe='')}"
-        if access.is_private(request, entry.spec.namespace):
+        if private:
             # Terraform fetches these three without a token: each URL carries its permission.
-            return access.signed(request, path, principal)
+            signed.append((path, "", access.signed(request, path, principal)))
+            return signed[-1][2]
         return path
 
     providers = world_of(request).side.providers
@@ -95,7 +101,7 @@ async def download(request: Request) -> Response:
         }
         for k in providers.public_keys()
     ]
-    return JSONResponse(
+    response = JSONResponse(
         {
             "protocols": list(release.protocols),
             "os": package.os,
@@ -108,6 +114,22 @@ async def download(request: Request) -> Response:
             "signing_keys": {"gpg_public_keys": keys},
         }
     )
+    return _kept(request, response, entry, signed)
+
+
+def _kept(
+    request: Request,
+    response: Response,
+    entry: ProviderEntry,
+    signed: list[tuple[str, str, str]] | None = None,
+) -> Response:
+    """`response`, kept with the request's world while `entry` is the one served; `signed`: its
+    URLs signed for this reader, signed again for each."""
+    address = _address(request)
+    git = access.provider_git_in(world_of(request), address)
+    target = Target("read", f"provider {address}", address.namespace, git)
+    key = (address.namespace, address.type)
+    return keep(request, response, target, provider=(key, entry), signed=signed or ())
 
 
 async def files(request: Request) -> Response:

@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from starlette.requests import Request
+from starlette.types import Scope
 
 from gitreg.docs.service import DocsService
 from gitreg.freshness.background import BackgroundWork
@@ -19,6 +20,7 @@ from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.modules.archive_cache import ZIP, ArchiveCache
 from gitreg.modules.sync import Registry
 from gitreg.oci.packages import ModulePackages
+from gitreg.web.prepared_answers import PreparedAnswers
 from gitreg.world.world import CurrentWorld, World
 
 STATE_KEY = "gitreg"
@@ -45,6 +47,7 @@ class RegistryState:
     seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
     mirror_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (kind, outcome)
     started: float = field(default_factory=time.time)  # readiness counts a never-synced age from it
+    prepared: PreparedAnswers = field(default_factory=PreparedAnswers)  # the hot routes' answers
 
     @property
     def auth_counts(self) -> Counter[tuple[str, str]]:
@@ -91,6 +94,11 @@ def world_of(request: Request) -> World:
     if world is None:
         world = request.scope[_WORLD_KEY] = state_of(request).current.world
     return world
+
+
+def world_read(scope: Scope, world: World) -> None:
+    """`world`, read for the request of `scope` before any handler (`web/prepared.py`)."""
+    scope[_WORLD_KEY] = world
 
 
 def world_synced(request: Request) -> World:
