@@ -126,29 +126,39 @@ class PreparedRoutes:
             return
         world_read(scope, world)  # the world the gate and, on a refusal, its page read
         scope["route"] = answer.route
-        principal = None
-        if world.gate.on and answer.targets:
-            request = Request(scope, receive)
-            try:
-                for target in answer.targets:
-                    admitted = await access.admit(
-                        request, target.access, target.what, target.namespace, target.git
-                    )
-                    principal = principal or admitted
-            except Exception as exc:
-                await _refused(request, exc, send)
-                return
-        headers: Sequence[tuple[bytes, bytes]] = answer.headers
-        body = answer.body
-        if answer.signed is not None:
-            if principal is None:  # never so: kept only where the gate names who asks
-                await self.app(scope, receive, send)
-                return
-            headers, body = _made_for(answer.signed, world.gate, principal)
+        request = Request(scope, receive)
+        try:
+            made = await _made(request, answer, world)
+        except Exception as exc:  # the gate's no (or a defect: a 500), as the handlers answer
+            await _refused(request, exc, send)
+            return
+        if made is None:
+            await self.app(scope, receive, send)
+            return
+        headers, body = made
         if answer.counted is not None:
             state.mirror_counts[answer.counted] += 1
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+
+async def _made(
+    request: Request, answer: PreparedAnswer, world: World
+) -> tuple[Sequence[tuple[bytes, bytes]], bytes] | None:
+    """The kept answer for the reader of `request`, once the gate admits them (it raises its
+    refusal); None when it must be made by its handler after all."""
+    principal = None
+    if world.gate.on and answer.targets:
+        for target in answer.targets:
+            admitted = await access.admit(
+                request, target.access, target.what, target.namespace, target.git
+            )
+            principal = principal or admitted
+    if answer.signed is None:
+        return answer.headers, answer.body
+    if principal is None:  # never so: kept only where the gate names who asks
+        return None
+    return _made_for(answer.signed, world.gate, principal)
 
 
 def _current(answer: PreparedAnswer, state: RegistryState, world: World) -> bool:
