@@ -74,7 +74,8 @@ def main() -> None:
     parser.add_argument("--megabytes", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    # A git process the server left may still write into the repository while it is removed.
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
         repo = root / "big"
         files = _repository(repo, args.megabytes * 1_000_000)
