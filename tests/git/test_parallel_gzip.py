@@ -7,8 +7,11 @@ import gzip
 import hashlib
 import io
 import random
+import shutil
+import subprocess
 import threading
 import zlib
+from pathlib import Path
 
 import pytest
 
@@ -101,3 +104,13 @@ def test_a_failure_midway_stops_its_threads_and_writes_no_end() -> None:
     assert threading.active_count() == before
     with pytest.raises(EOFError):
         gzip.decompress(out.getvalue())
+
+
+@pytest.mark.skipif(shutil.which("gzip") is None, reason="no gzip command here")
+def test_the_gzip_command_reads_it_back(tmp_path: Path) -> None:
+    """Another reader than Python's zlib: GNU gzip, which checks the CRC and length too."""
+    data = _input(5 * BLOCK + 99) + random.Random(5).randbytes(2 * BLOCK)
+    packed = tmp_path / "stream.gz"
+    packed.write_bytes(_gzip(data, threads=2))
+    done = subprocess.run(["gzip", "-dc", str(packed)], capture_output=True, check=True)
+    assert done.stdout == data
