@@ -20,7 +20,7 @@ LEVEL = 6
 WINDOW = 32 * 1024  # how far back deflate's matches reach
 SEGMENT = 16 * 1024  # the unit that is stored or deflated
 SAMPLE = 1024  # two of them a segment, at its start and its middle
-SAVING = 0.97  # a sample that deflates (level 1, alone) to less than this share is compressible
+SAVING = 0.97  # a sample that deflates (level 1, alone, small tables) below this share compresses
 STORED_MAX = 65_535  # deflate's largest stored block
 
 
