@@ -1,5 +1,7 @@
 """Archive downloads: cold (built on the first request) and warm (from the cache), against
-`git archive --format=tar.gz` on the same commit as the baseline, all in the same run.
+`git archive --format=tar.gz` on the same commit as the baseline, all in the same run: wall
+time, and CPU time (the server's, its git processes' included; git archive's), each as a ratio
+to git archive's, per round (a shared machine's load moves wall times; CPU time less so).
 
 The repository is made anew, the same bytes each time (seeded): --megabytes of files, three
 fifths text (Terraform-like files of a few KB, which compress well) and two fifths binary-ish
@@ -11,6 +13,7 @@ fifths text (Terraform-like files of a few KB, which compress well) and two fift
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import subprocess
@@ -20,13 +23,24 @@ from pathlib import Path
 
 import httpx
 
-from bench.harness import free_port, git, gitreg_serve, server
+from bench.harness import free_port, git, gitreg_serve, started
 
 
 def _timed(action: object) -> float:
     start = time.perf_counter()
     action()  # type: ignore[operator]
     return time.perf_counter() - start
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU seconds of the process and of the children it waited for (git cat-file's)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def _children_cpu() -> float:
+    times = os.times()
+    return times.children_user + times.children_system
 
 
 def _repository(path: Path, size: int) -> int:
@@ -60,7 +74,8 @@ def main() -> None:
     parser.add_argument("--megabytes", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    # A git process the server left may still write into the repository while it is removed.
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
         repo = root / "big"
         files = _repository(repo, args.megabytes * 1_000_000)
@@ -76,19 +91,22 @@ def main() -> None:
         )
         port = free_port()
         command = gitreg_serve(root / "registry.yaml", port)
-        cold, warm, baseline = [], [], []
+        cold, warm, baseline, cold_cpu, baseline_cpu = [], [], [], [], []
         size = 0
         with (
-            server(command, port, "/v1/modules/bench/big/generic/versions") as base,
+            started(command, port, "/v1/modules/bench/big/generic/versions") as (base, process),
             httpx.Client(base_url=base, timeout=120) as client,
         ):
             for n, commit in enumerate(commits):
                 location = client.get(f"/v1/modules/bench/big/generic/1.0.{n}/download").json()[
                     "location"
                 ]
+                spent = _process_cpu(process.pid)
                 cold.append(_timed(lambda loc=location: client.get(loc).raise_for_status()))
+                cold_cpu.append(_process_cpu(process.pid) - spent)
                 warm.append(_timed(lambda loc=location: client.get(loc).raise_for_status()))
                 size = len(client.get(location).content)
+                spent = _children_cpu()
                 baseline.append(
                     _timed(
                         lambda c=commit: subprocess.run(
@@ -99,21 +117,24 @@ def main() -> None:
                         )
                     )
                 )
-    ms = {
-        name: statistics.median(values) * 1000
-        for name, values in (
-            ("git archive", baseline),
-            ("gitreg cold", cold),
-            ("gitreg warm", warm),
-        )
-    }
+                baseline_cpu.append(_children_cpu() - spent)
     print(
         f"{files} files, {args.megabytes} MB; archive {size / 1e6:.1f} MB; "
-        f"median of {args.rounds} rounds"
+        f"median of {args.rounds} rounds, and the range of the rounds' ratios"
     )
-    for name, value in ms.items():
-        print(f"{name:<12} {value:9.1f} ms   ratio to git archive {value / ms['git archive']:.2f}")
-    print(f"warm / cold  {ms['gitreg warm'] / ms['gitreg cold']:.3f}")
+    for name, values, base_values in (
+        ("git archive", baseline, baseline),
+        ("gitreg cold", cold, baseline),
+        ("gitreg warm", warm, baseline),
+        ("cold CPU", cold_cpu, baseline_cpu),
+        ("git CPU", baseline_cpu, baseline_cpu),
+    ):
+        ratios = [value / base for value, base in zip(values, base_values, strict=True)]
+        print(
+            f"{name:<12} {statistics.median(values) * 1000:9.1f} ms   ratio to git archive "
+            f"{statistics.median(ratios):.2f} ({min(ratios):.2f} to {max(ratios):.2f})"
+        )
+    print(f"warm / cold  {statistics.median(warm) / statistics.median(cold):.3f}")
 
 
 if __name__ == "__main__":

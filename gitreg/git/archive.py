@@ -9,7 +9,8 @@ Memory and stack stay bounded whatever the tree holds: trees are walked with a s
 `git cat-file --batch` per archive in chunks, never whole (a 300 MB file costs no more than a
 small one). Every blob is asked for up front, by a thread of its own, so that git finds and
 inflates the next ones while this process works (one blob asked and waited for at a time cost
-a third of an archive's time), and the tar stream is compressed in a thread of its own as well.
+a third of an archive's time), and the tar stream is deflated in fixed blocks on every core at
+once (`parallel_gzip.py`: the same bytes whatever the number of cores).
 Limits on the largest file, the whole archive and the number of entries refuse a tree a
 registry should not serve, with a message naming the limit.
 """
@@ -17,9 +18,8 @@ registry should not serve, with a message naming the limit.
 from __future__ import annotations
 
 import contextlib
-import gzip
+import fcntl
 import logging
-import queue
 import stat
 import subprocess
 import tarfile
@@ -35,11 +35,15 @@ from dulwich.repo import Repo
 from gitreg.errors import ArchiveError, ArchiveTooLarge
 from gitreg.git.archive_limits import ArchiveLimits
 from gitreg.git.clone import folder_tree, open_repo
+from gitreg.git.parallel_gzip import ParallelGzip
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = "1"  # part of every cache key: bump when the bytes of an archive change
-_COMPRESSLEVEL = 6
+# Part of every cache key: bump when the bytes of an archive change. 2: deflated in blocks on
+# several threads (parallel_gzip.py); the same tar inside as 1.
+FORMAT_VERSION = "2"
+_COPY_CHUNK = 1 << 20  # a file's bytes from git to the tar stream in reads of this size at most
+_PIPE_SIZE = 1 << 20  # /proc/sys/fs/pipe-max-size's default
 MAX_LINK_TARGET = 4096  # bytes; longer is no path a checkout could follow
 
 
@@ -62,16 +66,14 @@ def write_archive(
     wanted = [sha for _, mode, sha in entries if stat.S_ISREG(mode) or stat.S_ISLNK(mode)]
     with (
         Blobs(Path(repo.controldir()), wanted) as blobs,
-        gzip.GzipFile(
-            filename="", mode="wb", fileobj=out, mtime=0, compresslevel=_COMPRESSLEVEL
-        ) as gz,
-        Compressing(gz) as compressing,
-        tarfile.open(
+        ParallelGzip(out) as gz,
+        tarfile.TarFile(
             # Written only, and asked where it is: all tarfile does with it in mode "w".
-            fileobj=cast(IO[bytes], compressing),
+            fileobj=cast(IO[bytes], gz),
             mode="w",
             format=tarfile.PAX_FORMAT,
             encoding="utf-8",
+            copybufsize=_COPY_CHUNK,
         ) as tar,
     ):
         total = 0
@@ -199,6 +201,10 @@ class Blobs:
         )
         assert self._process.stdin is not None and self._process.stdout is not None
         self._in, self._out = self._process.stdin, self._process.stdout
+        # A larger pipe than Linux's 64 KiB: git writes, and this process reads, in larger
+        # pieces, each waking the other less often. Elsewhere, or refused: the default.
+        with contextlib.suppress(AttributeError, OSError):
+            fcntl.fcntl(self._out.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
         # A thread writes the requests: git answers as it reads them, and were this thread to
         # write them all before reading, both pipes would fill and each side wait on the other.
         self._asking = threading.Thread(
@@ -265,60 +271,6 @@ class Blobs:
             self._process.kill()
             self._process.wait()
         self._out.close()
-
-
-class Compressing:
-    """The tar stream, handed in blocks to a thread that compresses them (`gz`), in order, while
-    this one reads the next files: zlib lets go of the GIL while it works, so the two overlap.
-    The same calls in the same order: the same bytes as compressing here. At most QUEUED blocks
-    wait, so memory stays bounded."""
-
-    BLOCK = 1 << 20
-    QUEUED = 4
-
-    def __init__(self, gz: gzip.GzipFile) -> None:
-        self._gz = gz
-        self._buffer = bytearray()
-        self._written = 0
-        self._blocks: queue.Queue[bytes | None] = queue.Queue(self.QUEUED)
-        self._error: BaseException | None = None
-        self._worker = threading.Thread(target=self._compress, name="gitreg-archive-gzip")
-        self._worker.start()
-
-    def _compress(self) -> None:
-        while (block := self._blocks.get()) is not None:
-            if self._error is None:
-                try:
-                    self._gz.write(block)
-                except BaseException as exc:  # a full disk: raised in the writer's thread
-                    self._error = exc
-
-    def write(self, data: bytes) -> int:
-        self._raise()
-        self._buffer += data
-        self._written += len(data)
-        if len(self._buffer) >= self.BLOCK:
-            self._blocks.put(bytes(self._buffer))
-            self._buffer.clear()
-        return len(data)
-
-    def tell(self) -> int:  # tarfile asks
-        return self._written
-
-    def _raise(self) -> None:
-        if self._error is not None:
-            raise self._error
-
-    def __enter__(self) -> Compressing:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        if kind is None and self._buffer:
-            self._blocks.put(bytes(self._buffer))
-        self._blocks.put(None)
-        self._worker.join()
-        if kind is None:
-            self._raise()
 
 
 def size_text(size: int) -> str:
