@@ -11,11 +11,12 @@ Installs: wrk with one thread, unpinned (two workers need both cores). The archi
 servers on core 1, wrk on core 0 (taskset), as `bench.http_requests`.
 
     python -m bench.installs [--rounds 5] [--seconds 3] [--concurrency 50]
-        [--tree PATH] [--memory-budget 32MiB]
+        [--tree PATH] [--memory-budget 32MiB] [--before PATH]
 
 --tree runs another checkout's gitreg (say, /work/main before a change); --memory-budget
 writes `archives: {memory_budget: ...}` into the catalog (leave it out for a tree that does
-not know the key).
+not know the key). --before adds, to the archive alone, a one-worker gitreg of another checkout
+(its own catalog, without the key), measured in the same rotation.
 """
 
 from __future__ import annotations
@@ -177,6 +178,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--tree", type=Path, default=HERE, help="the checkout whose gitreg runs")
     parser.add_argument("--memory-budget", default=None, help="archives.memory_budget, if any")
+    parser.add_argument("--before", type=Path, default=None, help="a checkout to compare with")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -232,6 +234,14 @@ def main() -> None:
                 ),
                 "bare bytes": (bare_one, None, archive),
             }
+            if args.before is not None:
+                _catalog(root / "before.yaml", "before", None)
+                port = free_port()
+                command = gitreg_serve(root / "before.yaml", port)
+                then = serve(command, port, "/readyz", args.before.resolve())
+                _answers(then.base, root)
+                alone["before: archive"] = (then, None, archive)
+                alone["before: versions"] = (then, None, paths[1])
             for server, _, path in alone.values():
                 _wrk(server.base, None, path, args.concurrency, 1, pin=True)
             single, single_costs = _rotation(
@@ -261,10 +271,13 @@ def main() -> None:
     for name, values in single.items():
         cost = statistics.median(single_costs[name])
         print(f"{name:<30} {statistics.median(values):>10.0f} {cost:>8.0f}")
-    for bottom in ("gitreg versions", "bare FileResponse", "bare bytes"):
+    pairs = [("gitreg archive", bottom) for bottom in list(single)[1:]]
+    if args.before is not None:
+        pairs += [("before: archive", "before: versions"), ("before: archive", "bare FileResponse")]
+    for top, bottom in pairs:
         print(
-            f"{'gitreg archive / ' + bottom:<30} {_ratio(single, 'gitreg archive', bottom):>10.2f}"
-            f" {_ratio(single_costs, 'gitreg archive', bottom):>8.2f}"
+            f"{top + ' / ' + bottom:<36} {_ratio(single, top, bottom):>10.2f}"
+            f" {_ratio(single_costs, top, bottom):>8.2f}"
         )
     sys.stdout.flush()
 

@@ -8,13 +8,15 @@ import asyncio
 import contextlib
 import os
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.utils import formatdate
 from pathlib import Path
 from typing import BinaryIO
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
+
+from gitreg.errors import ArchiveError
 
 CHUNK = 1024 * 1024  # bytes a read of a streamed archive asks for: a thread round trip a MiB
 HELD_SHARE = 16  # an archive over this share of the budget is streamed, never held
@@ -30,6 +32,8 @@ class HeldArchive:
     body: bytes
     etag: bytes
     rest: Headers
+    # Every header, by the Cache-Control sent (public or private): made once for each.
+    whole: dict[str, Headers] = field(default_factory=dict)
 
     @property
     def cost(self) -> int:
@@ -66,12 +70,20 @@ class ArchiveAnswers:
         if archive is None:
             return None
         self._held.move_to_end(name)
-        return HeldAnswer(archive.body, _headers(archive.etag, cache_control, archive.rest))
+        headers = archive.whole.get(cache_control)
+        if headers is None:
+            headers = archive.whole[cache_control] = tuple(
+                _headers(archive.etag, cache_control, archive.rest)
+            )
+        return HeldAnswer(archive.body, list(headers))  # a list of its own: middleware adds to it
 
     async def of_file(self, path: Path, name: str, etag: str, cache_control: str) -> Response:
         """The answer of archive `name` from its file: read whole, and held, when the budget
         takes it; else streamed from the file, opened here. One thread round trip either way."""
-        body, file, size, mtime = await asyncio.to_thread(_opened, path, self.largest)
+        try:
+            body, file, size, mtime = await asyncio.to_thread(_opened, path, self.largest)
+        except FileNotFoundError as exc:  # cache_dir emptied under us: the next request builds it
+            raise ArchiveError(f"archive {name} was removed as it was sent: try again") from exc
         rest = (
             (b"content-type", self.media_type),
             (b"accept-ranges", b"bytes"),
@@ -86,15 +98,16 @@ class ArchiveAnswers:
         return HeldAnswer(body, headers)
 
     def _hold(self, name: str, archive: HeldArchive) -> None:
+        if archive.cost > self.budget:  # a budget under ENTRY_COST: nothing ever fits
+            return
         previous = self._held.pop(name, None)
         if previous is not None:  # two requests read it at once: the second replaces the first
             self._held_bytes -= previous.cost
         while self._held and self._held_bytes + archive.cost > self.budget:
             _, dropped = self._held.popitem(last=False)
             self._held_bytes -= dropped.cost
-        if archive.cost <= self.budget:
-            self._held[name] = archive
-            self._held_bytes += archive.cost
+        self._held[name] = archive
+        self._held_bytes += archive.cost
 
 
 def _headers(etag: bytes, cache_control: str, rest: Headers) -> list[tuple[bytes, bytes]]:

@@ -19,6 +19,7 @@ from starlette.responses import FileResponse, Response
 from starlette.types import Message
 
 from gitreg.catalog.load import load_catalog
+from gitreg.errors import ArchiveError
 from gitreg.web.archive_answers import (
     CHUNK,
     ENTRY_COST,
@@ -226,6 +227,11 @@ def test_no_budget_holds_nothing(tmp_path: Path) -> None:
     answer = asyncio.run(answers.of_file(tmp_path / "a", "a", '"a"', ""))
     assert isinstance(answer, StreamedAnswer) and len(answers) == answers.held_bytes == 0
     asyncio.run(_sent(answer))
+
+
+def test_a_file_gone_before_it_is_read_is_unavailable_not_a_crash(tmp_path: Path) -> None:
+    with pytest.raises(ArchiveError, match="removed as it was sent: try again"):
+        asyncio.run(ArchiveAnswers(2**20).of_file(tmp_path / "gone", "gone", '"gone"', ""))
 
 
 def test_over_http_the_budget_is_held_to(tmp_path: Path) -> None:
