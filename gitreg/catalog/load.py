@@ -28,7 +28,7 @@ from gitreg.catalog.oci import OciSection
 from gitreg.catalog.sources import SourcesSection
 from gitreg.catalog.state import StateSection
 from gitreg.errors import ConfigError, ConfigProblem
-from gitreg.git.archive_limits import ArchiveLimits
+from gitreg.git.archive_limits import ARCHIVE_MEMORY_BUDGET, ArchiveLimits
 from gitreg.git.credential import Credential
 from gitreg.web_origin import parse_public_url
 
@@ -149,6 +149,7 @@ class _Reader(
                 " section (mirror: {} serves the network mirror alone)",
             )
         refresh_interval = self.duration(top, "refresh_interval", "", 60.0)
+        archive_limits, archive_memory_budget = self.archives(top)
         catalog = Catalog(
             source=source,
             hostname=hostname,
@@ -170,7 +171,8 @@ class _Reader(
             signing_keys=signing_keys,
             verify_keys=verify_keys,
             mirror=self.mirror(top),
-            archive_limits=self.archive_limits(top),
+            archive_limits=archive_limits,
+            archive_memory_budget=archive_memory_budget,
             auth=self.auth(top),
             max_staleness=self.max_staleness(top, refresh_interval),
             log_format=cast(LogFormat, self.choice(top, "log_format", "", ("text", "json"))),
@@ -199,16 +201,20 @@ class _Reader(
             return 0.0
         return bound
 
-    def archive_limits(self, top: yamldoc.Mapping) -> ArchiveLimits:
+    def archives(self, top: yamldoc.Mapping) -> tuple[ArchiveLimits, int]:
+        """What one archive may hold, and the bytes of archives each process keeps in memory."""
         default = ArchiveLimits()
-        m = self.section(top, "archives", "", {"max_file_size", "max_size", "max_entries"})
+        keys = {"max_file_size", "max_size", "max_entries", "memory_budget"}
+        m = self.section(top, "archives", "", keys)
         if m is None:
-            return default
-        return ArchiveLimits(
+            return default, ARCHIVE_MEMORY_BUDGET
+        limits = ArchiveLimits(
             max_file_size=self.size(m, "max_file_size", "archives", default.max_file_size),
             max_size=self.size(m, "max_size", "archives", default.max_size),
             max_entries=self.count(m, "max_entries", "archives", default.max_entries, 10**7),
         )
+        budget = self.size(m, "memory_budget", "archives", ARCHIVE_MEMORY_BUDGET, zero_is_off=True)
+        return limits, budget
 
     def tls(self, top: yamldoc.Mapping) -> TlsFiles | None:
         m = self.section(top, "tls", "", {"certfile", "keyfile"}, {"certfile", "keyfile"})

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from gitreg.address import ModuleAddress
-from gitreg.git.archive_limits import ArchiveLimits
+from gitreg.git.archive_limits import ARCHIVE_MEMORY_BUDGET, ArchiveLimits
 from gitreg.git.credential import Credential
 from gitreg.git.location import RepoLocation
 from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate
@@ -365,6 +365,7 @@ class Catalog:
     verify_keys: tuple[Path, ...] = ()  # public keys that may have signed a release themselves
     mirror: MirrorSettings = MirrorSettings()
     archive_limits: ArchiveLimits = ArchiveLimits()  # what one archive may hold
+    archive_memory_budget: int = ARCHIVE_MEMORY_BUDGET  # archives each process holds; 0: none
     auth: AuthSettings | None = None  # None: open to all, as without an auth: section
     # /readyz answers 503 when a repository's last sync is older than this; 0: never (a Git
     # server down would otherwise take every replica out of its load balancer at once).

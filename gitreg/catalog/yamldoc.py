@@ -257,20 +257,23 @@ class Reader:
             return default
         return value
 
-    def size(self, m: Mapping, key: str, path: str, default: int) -> int:
-        """A number of bytes: 1048576, or with a unit: 512MiB, 2GiB, 100MB."""
+    def size(self, m: Mapping, key: str, path: str, default: int, zero_is_off: bool = False) -> int:
+        """A number of bytes: 1048576, or with a unit: 512MiB, 2GiB, 100MB. With `zero_is_off`,
+        0 too (the feature it bounds is off), with or without a unit."""
         if key in m and self.no_value(m, key, path):
             return default
         value = m.get(key, default)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        least = 0 if zero_is_off else 1
+        if isinstance(value, int) and not isinstance(value, bool) and value >= least:
             return value
         match = _SIZE.fullmatch(value.strip()) if isinstance(value, str) else None
-        size = int(match[1]) * _SIZE_UNITS[match[2]] if match else 0
-        if size <= 0:
+        size = int(match[1]) * _SIZE_UNITS[match[2]] if match else -1
+        if size < least:
+            off = " (or 0: off)" if zero_is_off else ""
             self.problem(
                 join(path, key),
                 m.key_lines.get(key),
-                f"must be a positive size like 512MiB, 2GiB or 100MB, not {value!r}",
+                f"must be a positive size like 512MiB, 2GiB or 100MB{off}, not {value!r}",
             )
             return default
         return size

@@ -1,9 +1,13 @@
-"""What one module archive may hold: a value of its own, so that registry.yaml's `archives:`
-section can name it without loading the archive builder (and dulwich) with the catalog."""
+"""What one module archive may hold, and how many archives' bytes a process keeps in memory:
+values of their own, so that registry.yaml's `archives:` section can name them without loading
+the archive builder (and dulwich) with the catalog."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+# archives.memory_budget's default: hundreds of typical archives, or a few of 2 MiB
+ARCHIVE_MEMORY_BUDGET = 32 * 2**20
 
 
 @dataclass(frozen=True, kw_only=True)

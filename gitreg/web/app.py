@@ -138,6 +138,12 @@ def create_app(
         Route("/.well-known/terraform.json", discovery.terraform_json),
         Route(f"{_MODULE}/versions", modules.versions),
         Route(f"{_MODULE}/{{version}}/download", modules.download),
+        # Then the archive a download points at: a `terraform init` asks these four in turn.
+        Route(
+            f"{ARCHIVES_PREFIX}/{{namespace}}/{{name}}/{{system}}/{{file}}",
+            modules.archive,
+            methods=["GET", "HEAD"],
+        ),
         # The registry API, after the two routes Terraform uses: `versions` and a version's
         # `download` must never be read as a version, and `search` never as a namespace.
         Route("/v1/modules", registry_api.list_modules),
@@ -147,11 +153,6 @@ def create_app(
         Route(_MODULE, registry_api.latest),
         Route(f"{_MODULE}/download", registry_api.download_latest),
         Route(f"{_MODULE}/{{version}}", registry_api.version),
-        Route(
-            f"{ARCHIVES_PREFIX}/{{namespace}}/{{name}}/{{system}}/{{file}}",
-            modules.archive,
-            methods=["GET", "HEAD"],
-        ),
         Route(f"{_PROVIDER}/versions", provider_routes.versions),
         Route(f"{_PROVIDER}/{{version}}/download/{{os}}/{{arch}}", provider_routes.download),
         Route(

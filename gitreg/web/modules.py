@@ -95,7 +95,7 @@ class Prepared(Response):
 async def archive(request: Request) -> Response:
     address = module_address(request)
     private = await access.admit_download(request, f"module {address}", address.namespace)
-    _, entry = _read(request)
+    _, entry = _read(request, address)
     if entry.spec.download != "archive":
         # Its clients clone with their own Git credentials; an archive built with gitreg's
         # would show them what the repository holds besides, other namespaces' code too.
@@ -107,13 +107,35 @@ async def archive(request: Request) -> Response:
     key = archive_key(entry.spec, match["commit"])
     if f"{key.name}.tar.gz" != file or not entry.serves_commit(key.commit):
         raise NotFound(f"{entry.spec.address} has no archive {file}")
-    etag = f'"{key.name}"'
-    headers = {"ETag": etag, "Cache-Control": access.PRIVATE_CACHING if private else _IMMUTABLE}
-    if etag_matches(request.headers.get("if-none-match", ""), etag):
-        return Response(status_code=304, headers=headers)
-    cache = state_of(request).archives
-    path = await cache.get(entry.clone_path, key)
-    return FileResponse(path, media_type="application/gzip", headers=headers)
+    name = key.name
+    etag = f'"{name}"'
+    caching = access.PRIVATE_CACHING if private else _IMMUTABLE
+    if_none_match, ranged = _conditions(request)
+    if if_none_match is not None and etag_matches(if_none_match, etag):
+        return Response(status_code=304, headers={"ETag": etag, "Cache-Control": caching})
+    state = state_of(request)
+    if ranged:  # which neither Terraform nor OpenTofu sends: answered as Starlette does
+        path = await state.archives.get(entry.clone_path, key)
+        headers = {"ETag": etag, "Cache-Control": caching}
+        return FileResponse(path, media_type="application/gzip", headers=headers)
+    # A held archive is answered without a look at the disk: equal names mean equal bytes.
+    held = state.archive_answers.held(name, caching)
+    if held is not None:
+        return held
+    path = await state.archives.get(entry.clone_path, key)
+    return await state.archive_answers.of_file(path, name, etag, caching)
+
+
+def _conditions(request: Request) -> tuple[str | None, bool]:
+    """The request's If-None-Match (its first), and whether it asks for a Range: one pass over
+    the headers as the server gave them (lowercase names), with no `Headers` built."""
+    if_none_match, ranged = None, False
+    for key, value in request.scope["headers"]:
+        if key == b"if-none-match" and if_none_match is None:
+            if_none_match = value.decode("latin-1")
+        elif key == b"range":
+            ranged = True
+    return if_none_match, ranged
 
 
 async def admitted(

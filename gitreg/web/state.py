@@ -20,6 +20,7 @@ from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.modules.archive_cache import ZIP, ArchiveCache
 from gitreg.modules.sync import Registry
 from gitreg.oci.packages import ModulePackages
+from gitreg.web.archive_answers import ArchiveAnswers
 from gitreg.web.prepared_answers import PreparedAnswers
 from gitreg.world.world import CurrentWorld, World
 
@@ -31,7 +32,8 @@ _WORLD_KEY = "gitreg.world"  # in a request's scope: the world it reads
 class RegistryState:
     """The world served (`current`), the module sync that keeps its snapshot fresh (`registry`,
     and the checks that ask it), the reloads that replace it whole (`live`), the archive
-    cache, and the counters and tasks that outlive a reload."""
+    cache and the answers of the archives it holds, and the counters and tasks that outlive a
+    reload."""
 
     current: CurrentWorld
     registry: Registry
@@ -42,6 +44,7 @@ class RegistryState:
     background: BackgroundWork
     docs: DocsService  # module docs, built once per commit, warmed after each swap
     packages: ModulePackages  # module versions as OCI packages: zips and their manifests
+    archive_answers: ArchiveAnswers  # archives.memory_budget's: this process's alone
     webhook_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (forge, outcome)
     webhook_log: DeliveryLog = field(default_factory=DeliveryLog)
     seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
@@ -80,6 +83,7 @@ class RegistryState:
             ModulePackages(
                 ArchiveCache(catalog.cache_dir, limits=catalog.archive_limits, form=ZIP)
             ),
+            ArchiveAnswers(catalog.archive_memory_budget),
         )
 
 

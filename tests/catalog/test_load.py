@@ -6,7 +6,7 @@ import pytest
 
 from gitreg.catalog.load import load_catalog
 from gitreg.errors import ConfigError
-from gitreg.git.archive_limits import ArchiveLimits
+from gitreg.git.archive_limits import ARCHIVE_MEMORY_BUDGET, ArchiveLimits
 from gitreg.tags import TagTemplate
 from tests.conftest import WriteCatalog
 
@@ -154,6 +154,13 @@ def test_full_catalog(write_catalog: WriteCatalog, tmp_path: Path) -> None:
         ("modules: []\narchives: {max_size: -2GiB}\n", "archives.max_size", 3, "positive size"),
         ("modules: []\narchives: {max_entries: 0}\n", "archives.max_entries", 3, "whole number"),
         ("modules: []\narchives: {max_files: 3}\n", "archives.max_files", 3, "unknown key"),
+        (
+            "modules: []\narchives: {memory_budget: -1MiB}\n",
+            "archives.memory_budget",
+            3,
+            "100MB (or 0: off)",
+        ),
+        ("modules: []\narchives: {memory_budget: lots}\n", "archives.memory_budget", 3, "0: off"),
         ("modules: []\nrefresh_interval: 0s\n", "refresh_interval", 3, "positive duration"),
         ("modules: []\nfresh_reads: -1s\n", "fresh_reads", 3, "1h (or 0: off)"),
         ("modules: []\nfresh_reads: true\n", "fresh_reads", 3, "(or 0: off)"),
@@ -337,6 +344,21 @@ def test_archive_limits_take_sizes_with_units(tmp_path: Path, written: str, size
     limits = load_catalog(tmp_path / "registry.yaml").archive_limits
     assert (limits.max_file_size, limits.max_entries) == (size, 500)
     assert limits.max_size == ArchiveLimits().max_size
+
+
+@pytest.mark.parametrize(
+    ("written", "budget"),
+    [
+        ("", ARCHIVE_MEMORY_BUDGET),
+        ("memory_budget: 0", 0),
+        ("memory_budget: 0MB", 0),
+        ("memory_budget: 64MB", 64 * 10**6),
+        ("memory_budget: 1GiB", 2**30),
+    ],
+)
+def test_archive_memory_budget(tmp_path: Path, written: str, budget: int) -> None:
+    (tmp_path / "registry.yaml").write_text(f"mirror: {{}}\narchives: {{{written}}}\n")
+    assert load_catalog(tmp_path / "registry.yaml").archive_memory_budget == budget
 
 
 @pytest.mark.parametrize(
