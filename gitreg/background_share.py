@@ -43,7 +43,11 @@ def background_thread() -> None:
     """A thread pool's initializer: this thread does background work (paced, lower priority)."""
     _local.background = True
     with contextlib.suppress(OSError, AttributeError):  # not Linux, or not allowed: unpaced CPU
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICENESS)
+        thread = threading.get_native_id()
+        # Added to the thread's own: setting NICENESS itself would raise the priority of a
+        # server started with `nice -n 15` (where allowed), or fail.
+        niceness = os.getpriority(os.PRIO_PROCESS, thread) + NICENESS
+        os.setpriority(os.PRIO_PROCESS, thread, min(niceness, 19))
 
 
 class _Readers:
