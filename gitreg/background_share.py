@@ -10,19 +10,31 @@ CPU priority, and so do the `git` processes they start (Linux gives a thread's n
 processes it forks), so that on a busy machine the server's own thread comes first.
 
 Only threads marked background (`background_thread`, a thread pool's initializer) are paced: a
-read a request waits for (a fresh read) is never slowed."""
+read a request waits for (a fresh read) is never slowed.
+
+The slices themselves (`BackgroundShare.run`) run on a few reader threads of the share's own,
+at the server's priority, not on the low-priority thread that asks: a thread that holds the GIL
+while the machine's scheduler keeps it waiting for a CPU (a low-priority one on a busy machine)
+holds up every request for as long. A busy slice is paced, never descheduled holding the GIL."""
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from typing import TypeVar
 
 SHARE = 0.2  # of one CPU, for background work together, while requests arrive
 BUSY_FOR = 1.0  # seconds after a request during which the server counts as busy
 NICENESS = 10  # added to a background thread's (and its git processes') niceness
+READERS = 2  # threads that run background slices, at the server's priority: one per CPU here
+
+T = TypeVar("T")
 
 _local = threading.local()
 
@@ -31,7 +43,41 @@ def background_thread() -> None:
     """A thread pool's initializer: this thread does background work (paced, lower priority)."""
     _local.background = True
     with contextlib.suppress(OSError, AttributeError):  # not Linux, or not allowed: unpaced CPU
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICENESS)
+        thread = threading.get_native_id()
+        # Added to the thread's own: setting NICENESS itself would raise the priority of a
+        # server started with `nice -n 15` (where allowed), or fail.
+        niceness = os.getpriority(os.PRIO_PROCESS, thread) + NICENESS
+        os.setpriority(os.PRIO_PROCESS, thread, min(niceness, 19))
+
+
+class _Readers:
+    """A few threads that run slices handed to them, at the priority of the thread that
+    started them (Linux gives a new thread its creator's niceness, and only a privileged one
+    may take it back)."""
+
+    def __init__(self, count: int) -> None:
+        self.pid = os.getpid()  # a forked worker starts its own: threads do not survive a fork
+        self._queue: queue.SimpleQueue[tuple[Callable[[], object], Future[object]]]
+        self._queue = queue.SimpleQueue()
+        for n in range(count):
+            thread = threading.Thread(target=self._serve, name=f"gitreg-read-{n}", daemon=True)
+            thread.start()
+
+    def submit(self, work: Callable[[], T]) -> Future[T]:
+        future: Future[T] = Future()
+        self._queue.put((work, future))  # type: ignore[arg-type]
+        return future
+
+    def _serve(self) -> None:
+        _local.background = True
+        _local.reader = True
+        while True:
+            work, future = self._queue.get()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(work())
+                except BaseException as exc:  # the asking thread raises it
+                    future.set_exception(exc)
 
 
 def in_background() -> bool:
@@ -46,8 +92,11 @@ class BackgroundShare:
         busy_for: float = BUSY_FOR,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        readers: int = READERS,
     ) -> None:
         self.share = share
+        self.readers = readers
+        self._readers: _Readers | None = None
         self.busy_for = busy_for
         self._clock = clock
         self._sleep = sleep
@@ -55,6 +104,33 @@ class BackgroundShare:
         self._last_request = float("-inf")
         self._free_at = float("-inf")  # when the background's CPU budget is paid back
         self.rested = 0.0  # seconds background threads rested, in all (for /metrics, tests)
+
+    def run(self, work: Callable[[], T]) -> T:
+        """`work`, a slice of background work that holds the GIL (a clone read): from a
+        background thread, on one of the share's `readers` threads, paced there, while the
+        asking thread waits; at most `readers` such slices run at once. From any other thread
+        (a read a request waits for), at once, on that thread."""
+        if not in_background() or getattr(_local, "reader", False):
+            with self.slice():
+                return work()
+        context = contextvars.copy_context()  # the log lines keep their request or repository
+        return self._started().submit(lambda: context.run(self._paced, work)).result()
+
+    def start(self) -> None:
+        """Start the readers from this thread, at its priority: a server's event loop, before
+        its background work (threads started by a background thread would run at its lower
+        priority). Otherwise the first slice starts them."""
+        self._started()
+
+    def _paced(self, work: Callable[[], T]) -> T:
+        with self.slice():
+            return work()
+
+    def _started(self) -> _Readers:
+        with self._lock:
+            if self._readers is None or self._readers.pid != os.getpid():
+                self._readers = _Readers(self.readers)
+            return self._readers
 
     def pulse(self) -> None:
         """A request arrived (called on every request: one assignment)."""

@@ -82,3 +82,46 @@ def test_background_threads_run_at_a_lower_priority() -> None:
     base = os.getpriority(os.PRIO_PROCESS, 0)
     _in_background(niceness)
     assert seen == [min(base + NICENESS, 19)]
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="no thread priorities here")
+def test_a_slice_runs_on_a_reader_at_the_process_priority_not_the_asking_thread() -> None:
+    share = BackgroundShare(readers=1)
+    seen: list[tuple[str, int]] = []
+
+    def where() -> None:
+        seen.append(
+            (
+                threading.current_thread().name,
+                os.getpriority(os.PRIO_PROCESS, threading.get_native_id()),
+            )
+        )
+
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    share.start()  # as a server's event loop does, before its background work
+    _in_background(lambda: share.run(where))
+    share.run(where)  # a thread a request waits for: on itself, at once
+    (reader, niceness), (own, _) = seen
+    assert reader.startswith("gitreg-read") and niceness == base
+    assert own == threading.current_thread().name
+
+
+def test_background_slices_wait_for_a_reader_of_the_bounded_pool() -> None:
+    share = BackgroundShare(readers=2)
+    release, started = threading.Event(), threading.Semaphore(0)
+    ran: list[str] = []
+
+    def blocking() -> None:
+        started.release()
+        release.wait(30)
+
+    with ThreadPoolExecutor(3, initializer=background_thread) as asking:
+        held = [asking.submit(share.run, blocking) for _ in range(2)]
+        assert all(started.acquire(timeout=30) for _ in held)  # both readers busy
+        third = asking.submit(share.run, lambda: ran.append("third"))
+        # A read a request waits for is not queued behind them: it runs on its own thread.
+        share.run(lambda: ran.append("request's"))
+        assert ran == ["request's"] and not third.done()
+        release.set()
+        third.result(timeout=30)
+    assert ran == ["request's", "third"]

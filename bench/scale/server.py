@@ -10,9 +10,10 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -224,6 +225,43 @@ async def latency_during_reload(server: Server, url: str, idle: float) -> Latenc
     quiet = [lat for start, lat in samples if start < began]
     busy = [lat for start, lat in samples if began <= start < began + took]
     return Latencies(quiet, busy, took, errors)
+
+
+async def latency_for(url: str, seconds: float) -> tuple[list[float], Counter[int]]:
+    """Latencies of the paced probe's `versions` requests begun in the next `seconds`."""
+    stop = asyncio.Event()
+    errors: Counter[int] = Counter()
+    probe = asyncio.create_task(_probe(url, stop, errors))
+    began = time.perf_counter()
+    await asyncio.sleep(seconds)
+    stop.set()
+    samples = await probe
+    return [lat for start, lat in samples if start < began + seconds], errors
+
+
+@contextlib.contextmanager
+def reloads_running(server: Server, rewrite: Callable[[int], None]) -> Iterator[list[float]]:
+    """Reloads back to back while the block runs: `rewrite(n)` writes the catalog of the n-th
+    (so that each has something to read), then SIGHUP, then the next once it is logged. Yields
+    the list of each reload's seconds, filled as they end; the one under way at the block's
+    end is waited for."""
+    took: list[float] = []
+    stop = threading.Event()
+
+    def run() -> None:
+        n = 0
+        while not stop.is_set():
+            rewrite(n)
+            took.append(_reload(server))
+            n += 1
+
+    thread = threading.Thread(target=run, name="reloads", daemon=True)
+    thread.start()
+    try:
+        yield took
+    finally:
+        stop.set()
+        thread.join(timeout=1800)
 
 
 def percentile(values: list[float], q: float) -> float:

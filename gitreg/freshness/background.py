@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from gitreg.background_share import SHARED
 from gitreg.freshness.discovering import discover_sources
 from gitreg.freshness.discovery_queue import DiscoveryQueue
 from gitreg.freshness.live import LiveCatalog
@@ -50,6 +51,7 @@ class BackgroundWork:
         """Poll the repositories, watch the local ones, the provider folders and registry.yaml
         (unless watch_catalog is off); on the event loop."""
         registry = self.live.registry
+        SHARED.start()  # the clone readers, from the event loop: at the server's priority
         self._tasks = [asyncio.create_task(watch_providers(self._providers))]
         # Every worker reads its providers' forges, as each rescans its folders: a release one
         # fetched into the shared cache_dir is not fetched again by the others.
@@ -88,6 +90,7 @@ class BackgroundWork:
         """Serve what the clones hold, then fetch every repository, in the background: the
         port answers meanwhile, and a repository not read yet answers 503 (`settled`: called
         once the clones and the release folders are read)."""
+        SHARED.start()
         self._tasks.append(asyncio.create_task(self._read_at_start(settled)))
 
     async def _read_at_start(self, settled: Callable[[], None] | None) -> None:

@@ -329,8 +329,7 @@ class Registry:
             if again is not None:
                 self._ledger_seen[location] = ledger.version()
                 return CloneRead(again[0], list(again[1]), None, ledger.version())
-        with SHARED.slice():
-            found = read_clone(snapshot, location, clone)
+        found = SHARED.run(partial(read_clone, snapshot, location, clone))
         self._ledger_seen[location] = found.ledger_version
         if self.reads is not None and refs and ledger_read and found.pending is None:
             if found.published:

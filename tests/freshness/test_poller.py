@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
+import re
+from collections import Counter
 from pathlib import Path
 
 from gitreg.freshness.poller import JITTER, Poller
@@ -10,7 +13,7 @@ from gitreg.modules.sync import Registry
 from tests.conftest import WriteCatalog
 from tests.support.clock import Clock
 from tests.support.gitrepo import GitRepo, module_files
-from tests.support.servers import free_port
+from tests.support.servers import daemon_requests, free_port, git_daemon, wait_until
 
 
 def test_first_round_is_spread_over_the_interval(
@@ -71,3 +74,44 @@ def test_a_poll_without_change_does_not_fetch(write_catalog: WriteCatalog, tmp_p
     assert registry.poll_repo(location) is True
     entry = registry.snapshot.index.get("a", "m", "x")
     assert entry and entry.versions.releases[0].version == "1.1.0"
+
+
+def test_a_polling_round_asks_each_repository_once(
+    write_catalog: WriteCatalog, tmp_path: Path
+) -> None:
+    served, log = tmp_path / "served", tmp_path / "daemon.log"
+    for n in range(6):
+        repo = GitRepo(served / f"r{n}")
+        repo.release("v1.0.0", module_files("1.0.0"))
+    with git_daemon(served, log) as base:
+        lines = [
+            f"  - {{namespace: a, name: m{n}, system: x, repo: '{base}/r{n}'}}\n" for n in range(6)
+        ]
+        registry = Registry(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(lines)))
+        registry.refresh()
+        asked = daemon_requests(log)
+        clock = Clock()
+        poller = Poller(registry, clock, random.Random(3))
+        poller.schedule()  # the first round spread over the next 60 s
+
+        async def rounds() -> list[int]:
+            task = asyncio.create_task(poller.run())
+            per_round = []
+            for _ in range(2):
+                clock.now += 66.0  # every repository due (60 s + 10% at most), once
+                done = poller.rounds + 6
+                # The clock stands still meanwhile: a repository polled is due a round later.
+                for _ in range(600):
+                    if poller.rounds >= done:
+                        break
+                    await asyncio.sleep(0.05)
+                await asyncio.sleep(0.2)  # a loop of run's more: nothing more is due
+                per_round.append(poller.rounds)
+            task.cancel()
+            return per_round
+
+        assert asyncio.run(rounds()) == [6, 12]
+        wait_until(lambda: daemon_requests(log) >= asked + 12)
+        polled = re.findall(r"Request upload-pack for '/?(r\d)'", log.read_text())
+        assert Counter(polled[-12:]) == {f"r{n}": 2 for n in range(6)}
+        assert daemon_requests(log) == asked + 12
