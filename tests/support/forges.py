@@ -96,6 +96,7 @@ class _Listing:
     page: int  # 1 is the first
     size: int
     subgroups: bool
+    start: int  # the first repository shown: Bitbucket's `start` as asked, another's page's
 
 
 class StandInForge:
@@ -218,7 +219,7 @@ class StandInForge:
         owned = self._owned(listing)
         if not owned and listing.owner not in self.groups and not self._is_group(listing.owner):
             return 404, not_found(self.kind, listing.owner), {}
-        start = (listing.page - 1) * listing.size
+        start = listing.start
         shown = owned[start : start + listing.size]
         body = b"[" + b",".join(self._rendering(n, r) for n, r in shown) + b"]"
         more = start + listing.size < len(owned)
@@ -306,12 +307,15 @@ class StandInForge:
             self.kind, "limit"
         )
         size = min(int(query.get(asked, DEFAULT_A_PAGE[self.kind])), self.page_size)
+        size = max(size, 1)
         if self.kind == "bitbucket":
-            page = int(query.get("start", "0")) // size + 1
+            start = max(int(query.get("start", "0")), 0)
+            page = start // size + 1
         else:
-            page = int(query.get("page", "1"))
+            page = max(int(query.get("page", "1")), 1)
+            start = (page - 1) * size
         subgroups = query.get("include_subgroups") == "true"
-        return _Listing(owner, max(page, 1), max(size, 1), subgroups)
+        return _Listing(owner, page, size, subgroups, start)
 
     def _owned(self, listing: _Listing) -> list[tuple[int, ForgeRepository]]:
         """The repositories a listing shows, with their ids; kept until the list changes."""
