@@ -148,8 +148,9 @@ class ForgeApi:
     ) -> list[FoundRepository]:
         """Every repository of every page from `first` on, each once (a repository listed
         again on a later page, as offset paging does when one is added meanwhile, is kept
-        once), in the forge's order. `offset`: the query parameter pages are numbered by, where
-        it is an offset whose step the first page's next one says (Bitbucket's `start`). Raises
+        once), in the forge's order. `offset`: the query parameter pages are numbered by, whose
+        step the first page's next one says (Bitbucket's `start`, GitLab's `page`), for pages
+        the first does not count. Raises
         SourceUnavailable or SourceRefused, never returns part of a listing."""
         listed: dict[str, FoundRepository] = {}
         for page in self.pages(first, shape, page_items, following, ahead, offset):
@@ -194,6 +195,8 @@ class ForgeApi:
                     pages.plan(response)
                 after = ahead(response)
                 if after is not BODY:
+                    if number == 0 and offset is not None and after is not None:
+                        pages.plan_strides(response.url, after, offset)
                     pages.follow(response, after)
                 body = self._decoded(response, shape)
                 items = page_items(body)

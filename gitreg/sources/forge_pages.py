@@ -3,7 +3,8 @@ JSON takes to read, and a real one takes far longer than that to make a page; so
 is asked while one is read, and a few are asked at once, in order: where the first page says
 how many there are (a Link rel="last" whose URL differs from the first's only by its page
 number: GitLab, GitHub, Gitea), or where pages are numbered by an offset that the first page's
-next one says the step of (Bitbucket's `start`). Each page still says what comes after it, and
+next one says the step of (Bitbucket's `start`; GitLab's `page` past 10,000 projects, where it
+says no count). Each page still says what comes after it, and
 the forge's word wins: a next page that is not the one planned drops the plan and is followed
 one at a time; a page that says it is the last ends the listing there."""
 
@@ -75,9 +76,12 @@ class PagesAhead:
 
     def plan_strides(self, first: httpx.URL, after: str | httpx.URL, offset: str) -> None:
         """The pages from `after`, which the forge named next to `first`, when the two differ
-        only by the offset `offset` (Bitbucket's `start`): `after`, then each a step on, the
-        step being the one from `first` to `after`, until a page says it is the last. Nothing
-        says how many there are: at most AT_ONCE_UNCOUNTED - 1 are asked past the last."""
+        only by the offset `offset` (Bitbucket's `start`, GitLab's `page` past 10,000
+        projects) and nothing is planned yet: `after`, then each a step on, the step being the
+        one from `first` to `after`, until a page says it is the last. Nothing says how many
+        there are: at most AT_ONCE_UNCOUNTED - 1 are asked past the last."""
+        if self._planned:
+            return  # the first page said how many there are
         after_url = first.join(after)
         begun = _number(first.params.get(offset, "0"))
         then = _number(after_url.params.get(offset, ""))

@@ -45,11 +45,16 @@ class GitLabLister(OnForgeApi):
                 "order_by": "id",  # new projects come last, so offset pages do not shift
                 "sort": "asc",
                 "per_page": str(PER_PAGE),
+                "page": "1",
             },
         )
 
     def repositories(self) -> Sequence[FoundRepository]:
-        return self._api.collect(self._first, _PAGE, _projects, _project, ahead=_next_page)
+        # Past 10,000 projects GitLab's first page does not say how many there are (no
+        # rel="last"): the pages are then asked a page number ahead.
+        return self._api.collect(
+            self._first, _PAGE, _projects, _project, ahead=_next_page, offset="page"
+        )
 
 
 _PAGE = Shaped(list[GitLabProject])
