@@ -7,6 +7,11 @@ must pay at least); and the same GETs made as many at once as the lister asks th
 cost, beside the forge's: the floor of a lister that asks ahead). Each round runs the four in
 another order, and the medians of the per-round ratios are quoted.
 
+Beside the wall time, the CPU time each spends, the client's (this process, all its threads)
+and the stand-in forge's (its process, from /proc): on a machine shared with other work the wall
+time says more of the machine's other load than of the lister, while the CPU seconds a discovery
+costs, the forge's and the client's together, against those of its API calls alone, barely move.
+
 The stand-in makes each page's JSON when it is asked, as a forge does from its database: a
 page made once and sent again (`--pre-rendered`) costs the forge almost nothing, which makes
 the API calls alone unrealistically cheap beside any client's reading of them.
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import ssl
 import statistics
 import tempfile
@@ -55,28 +61,42 @@ def _serve(
 
 
 @contextmanager
-def _forge(kind: ForgeKind, count: int, render: bool, tls: TlsMaterial) -> Iterator[str]:
+def _forge(
+    kind: ForgeKind, count: int, render: bool, tls: TlsMaterial
+) -> Iterator[tuple[str, int]]:
+    """The stand-in's URL and its process id."""
     context = multiprocessing.get_context("fork")
     ours, theirs = context.Pipe()
     stop = context.Event()
     process = context.Process(target=_serve, args=(kind, count, render, tls, theirs, stop))
     process.start()
     try:
-        yield str(ours.recv())
+        yield str(ours.recv()), int(process.pid or 0)
     finally:
         stop.set()
         process.join(timeout=30)
 
 
-def _timed(action: Callable[[], object]) -> float:
-    start = time.perf_counter()
+def _cpu_of(pid: int) -> float:
+    """The CPU seconds (user and system) process `pid` has spent, all its threads."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _timed(action: Callable[[], object], forge: int) -> tuple[float, float, float]:
+    """Wall seconds, this process's CPU seconds and the forge's, of `action`."""
+    wall, cpu, forge_cpu = time.perf_counter(), time.process_time(), _cpu_of(forge)
     action()
-    return time.perf_counter() - start
+    return (
+        time.perf_counter() - wall,
+        time.process_time() - cpu,
+        _cpu_of(forge) - forge_cpu,
+    )
 
 
 def _measure(kind: ForgeKind, count: int, rounds: int, render: bool, tls: TlsMaterial) -> None:
     verify = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with _forge(kind, count, render, tls) as url:
+    with _forge(kind, count, render, tls) as (url, forge):
         asked: list[httpx.Request] = []
         with httpx.Client(verify=verify, event_hooks={"request": [asked.append]}) as client:
             lister = lister_of(kind, url, OWNER.get(kind, "TF"), TOKEN, verify, client)
@@ -104,7 +124,8 @@ def _measure(kind: ForgeKind, count: int, rounds: int, render: bool, tls: TlsMat
             with httpx.Client(verify=verify) as client, ThreadPoolExecutor(width) as pool:
                 list(pool.map(lambda c: client.get(c[0], headers=c[1]).read(), calls))
 
-        ratios, decoded, alongside = [], [], []
+        ratios, decoded, alongside, spent = [], [], [], []
+        cpu: dict[str, list[tuple[float, float]]] = {}
         rendered = "made when asked" if render else "pre-rendered"
         print(f"{kind}: {count:,} repositories, {len(calls)} pages ({rendered})")
         print(f"  {'round':<6} {'calls alone s':>14} {'+ json.loads s':>15}", end="")
@@ -113,7 +134,11 @@ def _measure(kind: ForgeKind, count: int, rounds: int, render: bool, tls: TlsMat
         for n in range(rounds):
             order = [("bare", bare), ("json", bare_json), ("wide", at_once), ("ours", ours)]
             turned = order[n % 4 :] + order[: n % 4]
-            took = {name: _timed(work) for name, work in turned}
+            measured = {name: _timed(work, forge) for name, work in turned}
+            took = {name: wall for name, (wall, _, _) in measured.items()}
+            for name, (_, its, served) in measured.items():
+                cpu.setdefault(name, []).append((its, served))
+            spent.append(sum(measured["ours"][1:]) / sum(measured["bare"][1:]))
             ratios.append(took["ours"] / took["bare"])
             decoded.append(took["ours"] / took["json"])
             alongside.append(took["ours"] / took["wide"])
@@ -125,6 +150,18 @@ def _measure(kind: ForgeKind, count: int, rounds: int, render: bool, tls: TlsMat
         print(f"  median ratio lister / API calls alone: {medians[0]:.2f}")
         print(f"  median ratio lister / API calls and json.loads: {medians[1]:.2f}")
         print(f"  median ratio lister / API calls {width} at once: {medians[2]:.2f}")
+        for name, what in [
+            ("bare", "calls alone"),
+            ("wide", f"{width} at once"),
+            ("ours", "lister"),
+        ]:
+            its_cpu = statistics.median(c for c, _ in cpu[name])
+            served = statistics.median(f for _, f in cpu[name])
+            print(f"  median CPU s, {what}: client {its_cpu:.3f}, forge {served:.3f}")
+        print(
+            "  median ratio of CPU seconds (client and forge) lister / API calls alone: "
+            f"{statistics.median(spent):.2f}"
+        )
 
 
 def main() -> None:
