@@ -12,6 +12,7 @@ from typing import BinaryIO, Protocol, TypeVar
 
 import httpx
 
+from gitreg.heap import collector_paused
 from gitreg.sources.forge_faults import ForgeSite, fault_of, rate_limited
 from gitreg.sources.forge_json import WHOLE, Item, Malformed, NotJson
 from gitreg.sources.forge_pages import PagesAhead
@@ -154,8 +155,9 @@ class ForgeApi:
         SourceUnavailable or SourceRefused, never returns part of a listing."""
         listed: dict[str, FoundRepository] = {}
         for page in self.pages(first, shape, page_items, following, ahead, offset):
-            for repository in self._read_all(found, page):
-                listed.setdefault(repository.path, repository)
+            with collector_paused():
+                for repository in self._read_all(found, page):
+                    listed.setdefault(repository.path, repository)
         return list(listed.values())
 
     def every_item(
@@ -198,8 +200,9 @@ class ForgeApi:
                     if number == 0 and offset is not None and after is not None:
                         pages.plan_strides(response.url, after, offset)
                     pages.follow(response, after)
-                body = self._decoded(response, shape)
-                items = page_items(body)
+                with collector_paused():
+                    body = self._decoded(response, shape)
+                    items = page_items(body)
                 if after is BODY:
                     said = following(response, body, items)
                     if number == 0 and offset is not None and said is not None:
