@@ -61,7 +61,8 @@ WHOLE = WholePage()
 # What the listers read of each forge's repositories. A string a repository must have is
 # Named (not empty); one it may leave out or give as null, `str | None`. Decoded from JSON, they
 # can hold no reference cycle: the collector need not track them (`gc=False`), which spares its
-# passes over 10,000 repositories' worth during a listing.
+# passes over 10,000 repositories' worth during a listing. Topics are decoded as the tuples a
+# FoundRepository keeps.
 Named = Annotated[str, msgspec.Meta(min_length=1)]
 
 
@@ -71,8 +72,8 @@ class GitLabProject(msgspec.Struct, gc=False):
     http_url_to_repo: Named
     ssh_url_to_repo: str | None = None
     default_branch: str | None = None  # null for an empty project
-    topics: list[str] | None = None
-    tag_list: list[str] | None = None  # topics, before GitLab 14.0
+    topics: tuple[str, ...] | None = None
+    tag_list: tuple[str, ...] | None = None  # topics, before GitLab 14.0
     archived: bool | None = None
 
 
@@ -84,7 +85,7 @@ class GitHubRepository(msgspec.Struct, gc=False):
     clone_url: Named
     ssh_url: str | None = None
     default_branch: str | None = None
-    topics: list[str] | None = None
+    topics: tuple[str, ...] | None = None
     archived: bool | None = None
 
 

@@ -67,14 +67,14 @@ def _projects(page: list[GitLabProject]) -> list[GitLabProject]:
 def _project(project: GitLabProject) -> FoundRepository:
     topics = project.topics
     if topics is None:  # before GitLab 14.0, topics were `tag_list`
-        topics = project.tag_list or []
+        topics = project.tag_list or ()
     return FoundRepository(
         name=project.path,
         path=project.path_with_namespace,
         clone_https=project.http_url_to_repo,
         clone_ssh=project.ssh_url_to_repo or "",
         default_branch=project.default_branch or "",  # null for an empty project
-        topics=tuple(topics),
+        topics=topics,
         archived=bool(project.archived),
     )
 
