@@ -19,10 +19,12 @@ test keeps the collector as Python sets it.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import threading
 import time
+from collections.abc import Iterator
 
 log = logging.getLogger(__name__)
 
@@ -69,3 +71,17 @@ class Freezer:
             self._timer.name = "gitreg-freeze"
             self._timer.daemon = True
             self._timer.start()
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a burst of young objects, none garbage, is made
+    (a YAML document's nodes, the persisted index's entries, a forge page's repositories): its
+    passes would walk them again and again. On again after, unless it was off already."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -9,8 +9,6 @@ Either way the ledger's published tags must be what the line was read with."""
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
 import time
 from collections.abc import Iterable, Iterator
@@ -19,6 +17,7 @@ from dataclasses import dataclass
 from gitreg.errors import SourceError
 from gitreg.git.clone import BareClone, TagRef
 from gitreg.git.location import RepoLocation
+from gitreg.heap import collector_paused
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.index_keeper import IndexKeeper
 from gitreg.modules.persisted import RepositoryLine, Unreadable, decode
@@ -54,7 +53,10 @@ def warm_start(registry: Registry) -> WarmStart:
     snapshot = registry.snapshot
     unread = {location.url: location for location in snapshot.unread}
     read: dict[RepoLocation, Read] = {}
-    with _collector_paused():  # a million small tuples: nothing in them for it to collect
+    # A million small tuples, nothing in them to collect: made in a burst, they would trigger
+    # collections that walk them again and again (1.8 s instead of 0.3 s at 10,000 modules x 50
+    # versions). A server freezes them after the swap (gitreg.heap).
+    with collector_paused():
         # Line by line, each decoded only while it is looked at: the whole index decoded at
         # once would hold 100 MB more at the peak.
         for line in _decoded(keeper.lines(), str(keeper.path)):
@@ -131,17 +133,3 @@ def _decoded(lines: Iterable[str], where: str) -> Iterator[RepositoryLine]:
             len(unusable),
             unusable[0],
         )
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The garbage collector off while the lines are decoded: made in a burst, the entries
-    would trigger collections that walk them again and again (1.8 s instead of 0.3 s at
-    10,000 modules x 50 versions). A server freezes them after the swap (gitreg.heap)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

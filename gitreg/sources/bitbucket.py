@@ -22,7 +22,9 @@ from gitreg.sources.forge_json import (
 )
 from gitreg.sources.found import FoundRepository
 
-LIMIT = 100
+# Bitbucket's most a page (its `page.max.repositories`, 1,000 unless an administrator set it
+# lower: the answer's nextPageStart then says so, and is followed).
+LIMIT = 1000
 
 
 class BitbucketLister(OnForgeApi):
@@ -47,16 +49,23 @@ class BitbucketLister(OnForgeApi):
         )
 
     def repositories(self) -> Sequence[FoundRepository]:
-        return self._api.collect(self._first, _PAGE, _values, self._repository, _following)
+        return self._api.collect(
+            self._first, _PAGE, _values, self._repository, _following, offset="start"
+        )
 
     def _repository(self, listed: BitbucketRepository) -> FoundRepository:
         key = (listed.project.key if listed.project else None) or self.project
-        clone = {link.name: link.href for link in (listed.links.clone if listed.links else ())}
+        https = ssh = ""
+        for link in listed.links.clone if listed.links else ():
+            if link.name == "http":
+                https = link.href
+            elif link.name == "ssh":
+                ssh = link.href
         return FoundRepository(
             name=listed.slug,
             path=f"{key}/{listed.slug}",
-            clone_https=clone.get("http", ""),
-            clone_ssh=clone.get("ssh", ""),
+            clone_https=https,
+            clone_ssh=ssh,
             default_branch="",  # the clone's HEAD
             archived=bool(listed.archived),  # Data Center 8.0 and later
         )

@@ -12,6 +12,7 @@ from typing import BinaryIO, Protocol, TypeVar
 
 import httpx
 
+from gitreg.heap import collector_paused
 from gitreg.sources.forge_faults import ForgeSite, fault_of, rate_limited
 from gitreg.sources.forge_json import WHOLE, Item, Malformed, NotJson
 from gitreg.sources.forge_pages import PagesAhead
@@ -144,16 +145,19 @@ class ForgeApi:
         found: Callable[[ItemT], FoundRepository],
         following: Following[PageT, ItemT] = _no_next,
         ahead: Ahead = _body_says,
+        offset: str | None = None,
     ) -> list[FoundRepository]:
         """Every repository of every page from `first` on, each once (a repository listed
         again on a later page, as offset paging does when one is added meanwhile, is kept
-        once), in the forge's order. Raises SourceUnavailable or SourceRefused, never returns
-        part of a listing."""
+        once), in the forge's order. `offset`: the query parameter pages are numbered by, whose
+        step the first page's next one says (Bitbucket's `start`, GitLab's `page`), for pages
+        the first does not count. Raises
+        SourceUnavailable or SourceRefused, never returns part of a listing."""
         listed: dict[str, FoundRepository] = {}
-        for page in self.pages(first, shape, page_items, following, ahead):
-            for item in page:
-                repository = self._read(found, item)
-                listed.setdefault(repository.path, repository)
+        for page in self.pages(first, shape, page_items, following, ahead, offset):
+            with collector_paused():
+                for repository in self._read_all(found, page):
+                    listed.setdefault(repository.path, repository)
         return list(listed.values())
 
     def every_item(
@@ -176,10 +180,12 @@ class ForgeApi:
         page_items: Callable[[PageT], Sequence[ItemT]],
         following: Following[PageT, ItemT],
         ahead: Ahead,
+        offset: str | None = None,
     ) -> Iterator[Sequence[ItemT]]:
         """Each page's items from `first` on, in turn, the pages after it asked ahead of their
         reading (forge_pages.py): as soon as a page's headers name the next (`ahead`), else once
-        its JSON does (`following`)."""
+        its JSON does (`following`); a few at once where the first page's headers say how many
+        there are, or its next one the step of `offset`."""
         pages = PagesAhead(self._answer, self._on_origin, MAX_PAGES)
         try:
             pages.ask(first)
@@ -191,11 +197,17 @@ class ForgeApi:
                     pages.plan(response)
                 after = ahead(response)
                 if after is not BODY:
+                    if number == 0 and offset is not None and after is not None:
+                        pages.plan_strides(response.url, after, offset)
                     pages.follow(response, after)
-                body = self._decoded(response, shape)
-                items = page_items(body)
+                with collector_paused():
+                    body = self._decoded(response, shape)
+                    items = page_items(body)
                 if after is BODY:
-                    pages.follow(response, following(response, body, items))
+                    said = following(response, body, items)
+                    if number == 0 and offset is not None and said is not None:
+                        pages.plan_strides(response.url, said, offset)
+                    pages.follow(response, said)
                 yield items  # read while the next are asked
             if pages.pending():
                 raise Malformed(f"more than {MAX_PAGES:,} pages: the listing was not finished")
@@ -205,10 +217,10 @@ class ForgeApi:
         finally:
             pages.close()
 
-    def _read(self, found: Callable[[ItemT], T], item: ItemT) -> T:
-        """`found(item)`: a malformed item is the forge's fault, named."""
+    def _read_all(self, found: Callable[[ItemT], T], page: Sequence[ItemT]) -> list[T]:
+        """`found` of each item of a page: a malformed item is the forge's fault, named."""
         try:
-            return found(item)
+            return [found(item) for item in page]
         except Malformed as exc:
             self.stats.count(errors=1)
             raise SourceUnavailable(f"{self.site}: {self._redacted(str(exc))}") from None

@@ -1,16 +1,19 @@
 """A listing's pages asked ahead of their reading. A forge answers a page in about the time its
 JSON takes to read, and a real one takes far longer than that to make a page; so the next page
-is asked while one is read, and where the first page says how many there are (a Link rel="last"
-whose URL differs from the first's only by its page number: GitLab, GitHub, Gitea), a few are
-asked at once, in order. Each page still says what comes after it, and the forge's word wins:
-a next page that is not the one planned drops the plan and is followed one at a time; a page
-that says it is the last ends the listing there."""
+is asked while one is read, and a few are asked at once, in order: where the first page says
+how many there are (a Link rel="last" whose URL differs from the first's only by its page
+number: GitLab, GitHub, Gitea), or where pages are numbered by an offset that the first page's
+next one says the step of (Bitbucket's `start`; GitLab's `page` past 10,000 projects, where it
+says no count). Each page still says what comes after it, and
+the forge's word wins: a next page that is not the one planned drops the plan and is followed
+one at a time; a page that says it is the last ends the listing there."""
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import count, islice
 
 import httpx
 
@@ -18,6 +21,9 @@ from gitreg.background_share import background_thread, in_background
 from gitreg.sources.forge_json import Malformed
 
 AT_ONCE = 4  # pages asked at once, where the first says how many there are
+# Pages asked at once where nothing says how many there are (offsets): each asked past the last
+# is a request the forge answers with an empty page, so fewer.
+AT_ONCE_UNCOUNTED = 2
 
 
 class PagesAhead:
@@ -38,6 +44,8 @@ class PagesAhead:
         self._asked: set[str] = set()
         self._under_way: deque[tuple[httpx.URL, Future[httpx.Response]]] = deque()
         self._planned: deque[httpx.URL] = deque()
+        self._strides: Iterator[httpx.URL] = iter(())  # planned pages not yet in _planned
+        self._at_once = AT_ONCE
 
     def ask(self, url: httpx.URL) -> None:
         if str(url) in self._asked:
@@ -58,13 +66,34 @@ class PagesAhead:
         if not last:
             return
         last_url = first.url.join(last)
-        number = last_url.params.get("page", "")
-        if not (number.isascii() and number.isdigit() and len(number) <= 9):
+        number = _number(last_url.params.get("page", ""))
+        if number is None:
             return  # not a page number a listing could reach: followed one page at a time
-        if not _same_page(last_url, first.url.copy_set_param("page", number)):
+        if not _same_page(last_url, first.url.copy_set_param("page", str(number))):
             return  # paging of another shape (a cursor): followed one page at a time
-        count = min(int(number), self._most)
+        count = min(number, self._most)
         self._planned.extend(first.url.copy_set_param("page", str(n)) for n in range(2, count + 1))
+
+    def plan_strides(self, first: httpx.URL, after: str | httpx.URL, offset: str) -> None:
+        """The pages from `after`, which the forge named next to `first`, when the two differ
+        only by the offset `offset` (Bitbucket's `start`, GitLab's `page` past 10,000
+        projects) and nothing is planned yet: `after`, then each a step on, the step being the
+        one from `first` to `after`, until a page says it is the last. Nothing says how many
+        there are: at most AT_ONCE_UNCOUNTED - 1 are asked past the last."""
+        if self._planned:
+            return  # the first page said how many there are
+        after_url = first.join(after)
+        begun = _number(first.params.get(offset, "0"))
+        then = _number(after_url.params.get(offset, ""))
+        if begun is None or then is None or then <= begun:
+            return
+        if not _same_page(after_url, first.copy_set_param(offset, str(then))):
+            return  # it differs by more than its offset: followed one page at a time
+        step = then - begun
+        self._at_once = AT_ONCE_UNCOUNTED
+        numbers = (then + n * step for n in count())
+        pages = (after_url.copy_set_param(offset, str(start)) for start in numbers)
+        self._strides = islice(pages, self._most - 1)
 
     def follow(self, page: httpx.Response, after: str | httpx.URL | None) -> None:
         """What `page` says comes after it (None: nothing), reconciled with what was asked."""
@@ -72,22 +101,29 @@ class PagesAhead:
             self._drop()  # the last page, whatever was planned (repositories gone meanwhile)
             return
         url = self._on_origin(page.url.join(after))
-        expected = self._under_way[0][0] if self._under_way else None
-        if expected is None and self._planned:
-            expected = self._planned[0]
+        expected = self._under_way[0][0] if self._under_way else self._next_planned()
         if expected is None or not _same_page(url, expected):
             self._drop()
             self.ask(url)
-        while self._planned and len(self._under_way) < AT_ONCE:
+        while len(self._under_way) < self._at_once and self._next_planned() is not None:
             self.ask(self._planned.popleft())
 
     def pending(self) -> bool:
-        return bool(self._under_way or self._planned)
+        return bool(self._under_way) or self._next_planned() is not None
 
     def close(self) -> None:
         """Nothing more is asked; what is under way ends first (within the client's timeout),
         so that it never meets a client closed under it."""
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def _next_planned(self) -> httpx.URL | None:
+        """The next page planned, left in the plan; None when none is."""
+        if not self._planned:
+            following = next(self._strides, None)
+            if following is None:
+                return None
+            self._planned.append(following)
+        return self._planned[0]
 
     def _drop(self) -> None:
         """Nothing planned or under way is read: a URL dropped may be asked again later."""
@@ -98,9 +134,19 @@ class PagesAhead:
             self._asked.discard(str(url))
         self._under_way.clear()
         self._planned.clear()
+        self._strides = iter(())
+
+
+def _number(digits: str) -> int | None:
+    """A page number or offset a listing could reach; None for anything else."""
+    if digits.isascii() and digits.isdigit() and len(digits) <= 9:
+        return int(digits)
+    return None
 
 
 def _same_page(a: httpx.URL, b: httpx.URL) -> bool:
     """The same page: the same address and the same query, in whatever order."""
+    if str(a) == str(b):
+        return True  # as planned, mostly: the query need not be parsed
     same_place = (a.scheme, a.host, a.port, a.path) == (b.scheme, b.host, b.port, b.path)
     return same_place and sorted(a.params.multi_items()) == sorted(b.params.multi_items())

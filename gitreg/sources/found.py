@@ -22,6 +22,30 @@ class FoundRepository:
     archived: bool = False
     clone_local: str = ""  # a folder source's repository: its path on this machine
 
+    def __init__(
+        self,
+        name: str,
+        path: str,
+        clone_https: str,
+        clone_ssh: str,
+        default_branch: str,
+        topics: tuple[str, ...] = (),
+        archived: bool = False,
+        clone_local: str = "",
+    ) -> None:
+        # A listing makes 10,000 of these: its fields set at once, not one frozen
+        # object.__setattr__ each as the dataclass's own __init__ does (a third of the cost).
+        self.__dict__.update(
+            name=name,
+            path=path,
+            clone_https=clone_https,
+            clone_ssh=clone_ssh,
+            default_branch=default_branch,
+            topics=topics,
+            archived=archived,
+            clone_local=clone_local,
+        )
+
 
 class Lister(Protocol):
     """What a source is to discovery: the repositories it lists now, all pages followed. Raises

@@ -21,6 +21,6 @@ def repository(listed: GitHubRepository) -> FoundRepository:
         clone_https=listed.clone_url,
         clone_ssh=listed.ssh_url or "",
         default_branch=listed.default_branch or "",
-        topics=tuple(listed.topics or ()),
+        topics=listed.topics or (),
         archived=bool(listed.archived),
     )

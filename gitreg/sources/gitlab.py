@@ -45,11 +45,16 @@ class GitLabLister(OnForgeApi):
                 "order_by": "id",  # new projects come last, so offset pages do not shift
                 "sort": "asc",
                 "per_page": str(PER_PAGE),
+                "page": "1",
             },
         )
 
     def repositories(self) -> Sequence[FoundRepository]:
-        return self._api.collect(self._first, _PAGE, _projects, _project, ahead=_next_page)
+        # Past 10,000 projects GitLab's first page does not say how many there are (no
+        # rel="last"): the pages are then asked a page number ahead.
+        return self._api.collect(
+            self._first, _PAGE, _projects, _project, ahead=_next_page, offset="page"
+        )
 
 
 _PAGE = Shaped(list[GitLabProject])
@@ -62,14 +67,14 @@ def _projects(page: list[GitLabProject]) -> list[GitLabProject]:
 def _project(project: GitLabProject) -> FoundRepository:
     topics = project.topics
     if topics is None:  # before GitLab 14.0, topics were `tag_list`
-        topics = project.tag_list or []
+        topics = project.tag_list or ()
     return FoundRepository(
         name=project.path,
         path=project.path_with_namespace,
         clone_https=project.http_url_to_repo,
         clone_ssh=project.ssh_url_to_repo or "",
         default_branch=project.default_branch or "",  # null for an empty project
-        topics=tuple(topics),
+        topics=topics,
         archived=bool(project.archived),
     )
 

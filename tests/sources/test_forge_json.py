@@ -27,7 +27,7 @@ def test_only_the_fields_read_are_kept() -> None:
         b' "owner": {"login": "o"}, "id": 1}]'
     )
     (listed,) = GITHUB.decode(body)
-    assert (listed.name, listed.full_name, listed.topics) == ("a", "o/a", ["x"])
+    assert (listed.name, listed.full_name, listed.topics) == ("a", "o/a", ("x",))
     assert (listed.ssh_url, listed.default_branch, listed.archived) == (None, None, None)
     page = BITBUCKET.decode(
         b'{"values": [{"slug": "s", "id": 3, "links": {"clone": [{"name": "http",'

@@ -13,6 +13,7 @@ import pytest
 
 from gitreg.git.tag_refs import CREDENTIALS_WANTED
 from gitreg.sources.discovered import SourceDiscoveries
+from gitreg.sources.forge_pages import AT_ONCE_UNCOUNTED
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
 from tests.support.forge_git import forge_git
@@ -90,7 +91,10 @@ def test_a_forge_source_discovers_its_repositories_as_modules(
             # What the two discoveries counted, added up for the source.
             totals = sources.totals(spec)
             assert dict(totals.discoveries) == {"ok": 1, "refused": 1}
-            assert totals.api_calls == 4  # the listing's three pages, and the refused request
+            # The listing's three pages and the refused request; Bitbucket's pages say no count,
+            # so one asked ahead may be past the last.
+            past = AT_ONCE_UNCOUNTED - 1 if kind == "bitbucket" else 0
+            assert 4 <= totals.api_calls <= 4 + past
             assert (totals.errors, totals.rate_limit_waits) == (1, 0)
 
 
