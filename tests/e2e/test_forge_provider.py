@@ -80,4 +80,6 @@ def test_terraform_installs_a_provider_released_on_the_forge(
                 process.wait(timeout=30)
         assert TOKEN not in (tmp_path / "gitreg.log").read_text()
     fetched = tmp_path / "cache" / "provider-releases" / "acme" / "widget" / "1.2.0"
-    assert sorted(p.name for p in fetched.iterdir()) == sorted(n for n, _ in release.files)
+    # The release's files, and .gitreg.yaml as the repository holds it at the tag (empty here).
+    kept = sorted([".gitreg.yaml", *(n for n, _ in release.files)])
+    assert sorted(p.name for p in fetched.iterdir()) == kept
