@@ -22,7 +22,6 @@ import os
 import re
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -31,7 +30,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.harness import free_port, hypercorn_app, module_repo, started
+from bench.harness import free_port, gitreg_serve, hypercorn_app, module_repo, started
 from bench.mirror import _release
 
 SERVER_CPU, LOAD_CPU = "1", "0"
@@ -91,25 +90,8 @@ def _wrk(url: str, concurrency: int, seconds: int, headers: dict[str, str]) -> f
 
 def _gitreg(tree: Path, config: Path, port: int) -> list[str]:
     # env -C: `python -m` puts the working folder first on sys.path, so it picks the checkout.
-    return [
-        "taskset",
-        "-c",
-        SERVER_CPU,
-        "env",
-        "-C",
-        str(tree),
-        f"PYTHONPATH={tree}",
-        sys.executable,
-        "-m",
-        "gitreg",
-        "serve",
-        "--log-level",
-        "warning",
-        "--config",
-        str(config),
-        "--listen",
-        f"127.0.0.1:{port}",
-    ]
+    where = ["taskset", "-c", SERVER_CPU, "env", "-C", str(tree), f"PYTHONPATH={tree}"]
+    return [*where, *gitreg_serve(config, port)]
 
 
 def _world(root: Path) -> None:
