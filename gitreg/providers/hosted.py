@@ -137,6 +137,7 @@ class Providers:
         # A gating repository's commit → the `deprecated:` line of `.gitreg.yaml` at it ("" for
         # none): a commit's file never changes, so each is read once (under `_lock`).
         self._tag_reasons: dict[str, str] = previous._tag_reasons if previous is not None else {}
+        self._tag_reads_failed: set[RepoLocation] = set()  # said in the log, until a read works
 
     def get(self, namespace: str, provider_type: str) -> ProviderEntry | None:
         return self._index.get((namespace.lower(), provider_type.lower()))
@@ -235,11 +236,15 @@ class Providers:
             try:
                 files = root_files(path, unread, DECLARATION, most=VERSION_FILE_MOST)
             except SourceError as exc:  # read again at the next rescan; no deprecation meanwhile
-                log.warning("provider tags of %s: %s", repo, exc)
+                # Said once a repository, not at every rescan (every couple of seconds).
+                if repo not in self._tag_reads_failed:
+                    self._tag_reads_failed.add(repo)
+                    log.warning("provider tags of %s: %s", repo, exc)
             else:
                 self._tag_reasons.update(
                     (c, version_deprecation(files[c]) if c in files else "") for c in unread
                 )
+                self._tag_reads_failed.discard(repo)
         said = {v: r for v, c in commits.items() if (r := self._tag_reasons.get(c))}
         return MappingProxyType(said) if said else _NONE_DECLARED
 

@@ -160,10 +160,7 @@ class StreamedAnswer(Response):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         with self.file:
             await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-            if scope["method"] == "HEAD":
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-                return
-            if self.size == 0:
+            if scope["method"] == "HEAD" or self.size == 0:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
             gone = asyncio.Event()

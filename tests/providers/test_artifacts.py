@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import pgpy
@@ -11,6 +12,8 @@ import pytest
 
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
+from gitreg.git.clone import TagRef
+from gitreg.git.location import RepoLocation
 from gitreg.modules.sync import Registry
 from gitreg.providers.artifacts import ArtifactFolder
 from gitreg.providers.hosted import Providers
@@ -238,3 +241,38 @@ def test_a_gating_repository_s_tag_deprecates_its_version(
         "Said in registry.yaml",
         "Use 1.1: 1.0 loses tags",
     ]
+
+
+class _UnreadableClone:
+    """A gating repository whose tags are known but whose clone git cannot read."""
+
+    def __init__(self, clone: Path) -> None:
+        self.clone = clone
+
+    def tags_of(self, location: RepoLocation) -> Sequence[TagRef]:
+        return [TagRef("v1.0.0", "0" * 40)]
+
+    def clone_path(self, location: RepoLocation) -> Path | None:
+        return self.clone
+
+
+def test_a_tag_file_that_cannot_be_read_is_said_once_and_the_version_served(
+    tmp_path: Path, keys: dict[str, pgpy.PGPKey], caplog: pytest.LogCaptureFixture
+) -> None:
+    write_release(tmp_path / "releases" / "1.0.0", "widget", "1.0.0", signer=keys["gitreg"])
+    write_key(keys["gitreg"], tmp_path / "gitreg.asc")
+    GitRepo(tmp_path / "src").release("v1.0.0", {"main.go": "package main\n"})
+    (tmp_path / "registry.yaml").write_text(
+        "cache_dir: cache\nsigning: {keys: [gitreg.asc]}\nproviders:\n"
+        f"  - {{namespace: acme, type: widget, artifacts: releases, repo: {tmp_path / 'src'}}}\n"
+    )
+    providers = Providers(
+        load_catalog(tmp_path / "registry.yaml"), _UnreadableClone(tmp_path / "releases")
+    )
+    for _ in range(3):  # a rescan every couple of seconds: one warning, not one each
+        providers.refresh()
+    said = [r for r in caplog.records if "provider tags of" in r.getMessage()]
+    assert len(said) == 1
+    served = providers.get("acme", "widget")
+    assert served is not None and [r.version for r in served.releases] == ["1.0.0"]
+    assert served.deprecation("1.0.0") is None  # served meanwhile, not deprecated
