@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -222,15 +223,55 @@ class SourceCollector(Collector):
         yield from counted.values()
 
 
+class ServingMemory(NamedTuple):
+    """What this process holds to answer without work: archives read whole
+    (`archives.memory_budget`) and the answers kept for the world served."""
+
+    archive_bytes: int
+    archives: int
+    archive_budget: int
+    kept_answers: int
+
+
+class ServingMemoryCollector(Collector):
+    def __init__(self, memory: ServingMemory) -> None:
+        self.memory = memory
+
+    def collect(self) -> Iterator[Metric]:
+        memory = self.memory
+        for name, help_text, value in (
+            (
+                "gitreg_archive_memory_bytes",
+                "Bytes the archives held in memory cost, bodies and entries (this process's)",
+                memory.archive_bytes,
+            ),
+            (
+                "gitreg_archive_memory_budget_bytes",
+                "archives.memory_budget: what the archives held may cost, per process",
+                memory.archive_budget,
+            ),
+            ("gitreg_archives_held", "Archives held in memory (this process's)", memory.archives),
+            (
+                "gitreg_prepared_answers",
+                "Answers kept for the world served, sent without their handler",
+                memory.kept_answers,
+            ),
+        ):
+            yield GaugeMetricFamily(name, help_text, value=value)
+
+
 def exposition(
     registry: Registry,
     webhooks: Counter[tuple[str, str]],
     providers: ProviderCollector | None = None,
     auth: Counter[tuple[str, str]] | None = None,
     sources: SourceDiscoveries | None = None,
+    memory: ServingMemory | None = None,
 ) -> bytes:
     collectors = CollectorRegistry(auto_describe=False)
     collectors.register(RegistryCollector(registry, webhooks))
+    if memory is not None:
+        collectors.register(ServingMemoryCollector(memory))
     if sources is not None:
         collectors.register(SourceCollector(sources))
     if providers is not None:

@@ -1,5 +1,6 @@
 """Answers prepared for the world served: the hot routes' bodies and headers, kept by path from
 the first request that asks, answered before Starlette's routing, and dropped whole at a swap.
+A HEAD of a kept path is answered from it too: the same headers, no body.
 
 Only an answer that is the same for everyone the gate admits is kept (discovery, `versions`, an
 open namespace's `download`, a provider's `versions`, the mirror's answers without signed URLs):
@@ -106,13 +107,13 @@ def _made_for(
 
 
 class PreparedRoutes:
-    """Pure ASGI, before the router: a GET whose answer is kept is answered here."""
+    """Pure ASGI, before the router: a GET or HEAD whose answer is kept is answered here."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "GET":
+        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
         state: RegistryState | None = scope.get("state", {}).get(STATE_KEY)
@@ -139,7 +140,9 @@ class PreparedRoutes:
         if answer.counted is not None:
             state.mirror_counts[answer.counted] += 1
         await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        await send(
+            {"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body}
+        )
 
 
 async def _made(

@@ -51,6 +51,10 @@ class PreparedAnswers:
     def __init__(self) -> None:
         self.kept: tuple[World | None, dict[str, PreparedAnswer]] = (None, {})
 
+    def __len__(self) -> int:
+        """How many answers are kept (for the world served, or the last one kept for)."""
+        return len(self.kept[1])
+
     def get(self, world: World, path: str) -> PreparedAnswer | None:
         """What is kept for `path` in `world`, the world served now; what was kept for another
         is let go (it holds that world)."""

@@ -11,7 +11,7 @@ from dataclasses import asdict
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from gitreg.ops.metrics import ProviderCollector, exposition
+from gitreg.ops.metrics import ProviderCollector, ServingMemory, exposition
 from gitreg.ops.provider_reports import origin_reports, provider_reports
 from gitreg.ops.readiness import readiness
 from gitreg.ops.reports import repository_reports
@@ -65,7 +65,9 @@ async def metrics(request: Request) -> Response:
     registry, side = state.registry, world_of(request).side
     origin = side.read_through.origin if side.read_through else None
     providers = ProviderCollector(side.providers, origin, state.mirror_counts)
+    archives = state.archive_answers
+    memory = ServingMemory(archives.held_bytes, len(archives), archives.budget, len(state.prepared))
     body = exposition(
-        registry, state.webhook_counts, providers, state.auth_counts, state.current.sources
+        registry, state.webhook_counts, providers, state.auth_counts, state.current.sources, memory
     )
     return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")

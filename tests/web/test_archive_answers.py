@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from starlette.responses import FileResponse, Response
 from starlette.types import Message
 
@@ -257,3 +258,13 @@ def test_over_http_the_budget_is_held_to(tmp_path: Path) -> None:
                 assert f'"1.{n}.0"'.encode() in _member(got.content, "main.tf")
                 assert answers.held_bytes <= budget
         assert 2 <= len(answers) < 24
+        scraped = httpx.get(f"{server.url}/metrics").text
+        gauges = {
+            sample.name: sample.value
+            for family in text_string_to_metric_families(scraped)
+            for sample in family.samples
+        }
+        assert gauges["gitreg_archive_memory_bytes"] == answers.held_bytes
+        assert gauges["gitreg_archive_memory_budget_bytes"] == budget
+        assert gauges["gitreg_archives_held"] == len(answers)
+        assert gauges["gitreg_prepared_answers"] == len(server.state.prepared) > 0

@@ -8,6 +8,7 @@ import logging
 import re
 import ssl
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -92,6 +93,25 @@ def test_a_kept_answer_is_the_answer_its_handler_made_byte_for_byte(
             if auth and ("/secret/" in path or "/mirror/" in path):
                 # answered to a principal: no shared cache may keep it, kept or made
                 assert again.headers["cache-control"] == "private", path
+
+
+def test_a_head_of_a_kept_path_is_its_handlers_head(tmp_path: Path, tls: TlsMaterial) -> None:
+    """HEAD before the path is kept goes to its handler; after, it is answered from the kept
+    answer: the same status and headers (its length included), and no body."""
+    for server, client in _served(_open_registry(tmp_path), tls):
+        for path in ROUTES:
+            made = client.head(path)
+            assert not _kept(server, path), path  # a HEAD keeps nothing
+            got = client.get(path)
+            world = server.state.current.world
+            answer = server.state.prepared.get(world, path)
+            assert answer is not None, path
+            marked = replace(answer, headers=(*answer.headers, (b"x-kept", b"yes")))
+            server.state.prepared.keep(world, world, path, marked)
+            kept = client.head(path)
+            assert kept.headers.pop("x-kept") == "yes", path  # answered from the kept answer
+            assert _answer(kept) == _answer(made), path
+            assert kept.content == b"" and kept.headers["content-length"] == str(len(got.content))
 
 
 def test_a_new_tag_is_in_the_next_versions_answer(tmp_path: Path, tls: TlsMaterial) -> None:
