@@ -9,6 +9,11 @@ no request in the last second, they run at full speed. Background threads also r
 CPU priority, and so do the `git` processes they start (Linux gives a thread's niceness to the
 processes it forks), so that on a busy machine the server's own thread comes first.
 
+Work that is one long computation rather than slices (a reload of 10,000 modules: registry.yaml
+parsed and checked, the next world built, about a second of CPU) runs `paced()`: it calls
+`breathe()` as it goes (a module checked, a YAML node made), and each breath pays the CPU spent
+since the last one back with a rest, as a slice does. Such a thread keeps its priority.
+
 Only threads marked background (`background_thread`, a thread pool's initializer) are paced: a
 read a request waits for (a fresh read) is never slowed.
 
@@ -31,12 +36,23 @@ from typing import TypeVar
 
 SHARE = 0.2  # of one CPU, for background work together, while requests arrive
 BUSY_FOR = 1.0  # seconds after a request during which the server counts as busy
+BREATH = 0.005  # CPU seconds paced work spends between two rests (a rest then lasts 20 ms)
 NICENESS = 10  # added to a background thread's (and its git processes') niceness
 READERS = 2  # threads that run background slices, at the server's priority: one per CPU here
 
 T = TypeVar("T")
 
-_local = threading.local()
+
+class _ThreadRole(threading.local):
+    """What this thread is to the share; class attributes are the defaults, read without the
+    cost of a missing attribute (breathe() runs once per YAML node of a reload)."""
+
+    background = False  # paced background work
+    reader = False  # one of the share's reader threads
+    breath: float | None = None  # paced(): the thread's CPU time at its last breath
+
+
+_local = _ThreadRole()
 
 
 def background_thread() -> None:
@@ -82,7 +98,7 @@ class _Readers:
 
 def in_background() -> bool:
     """Whether this thread does background work: a thread it hands work to should too."""
-    return bool(getattr(_local, "background", False))
+    return _local.background
 
 
 class BackgroundShare:
@@ -110,7 +126,7 @@ class BackgroundShare:
         background thread, on one of the share's `readers` threads, paced there, while the
         asking thread waits; at most `readers` such slices run at once. From any other thread
         (a read a request waits for), at once, on that thread."""
-        if not in_background() or getattr(_local, "reader", False):
+        if not in_background() or _local.reader:
             with self.slice():
                 return work()
         context = contextvars.copy_context()  # the log lines keep their request or repository
@@ -135,6 +151,29 @@ class BackgroundShare:
     def pulse(self) -> None:
         """A request arrived (called on every request: one assignment)."""
         self._last_request = self._clock()
+
+    @contextlib.contextmanager
+    def paced(self) -> Iterator[None]:
+        """This thread's work, until the end of the block, is background work that breathes
+        (`breathe`) while requests arrive; its priority stays as it is."""
+        was, breath = _local.background, _local.breath
+        _local.background = True
+        _local.breath = time.thread_time()
+        try:
+            yield
+        finally:
+            _local.background, _local.breath = was, breath
+
+    def breathe(self) -> None:
+        """In paced work: once it has spent BREATH of CPU since its last breath, a rest that
+        pays it back (when busy). Elsewhere, nothing (one attribute read)."""
+        last = _local.breath
+        if last is None:
+            return
+        now = time.thread_time()
+        if now - last >= BREATH:
+            self._rest(now - last)
+            _local.breath = time.thread_time()
 
     @contextlib.contextmanager
     def slice(self) -> Iterator[None]:

@@ -125,3 +125,41 @@ def test_background_slices_wait_for_a_reader_of_the_bounded_pool() -> None:
         release.set()
         third.result(timeout=30)
     assert ran == ["request's", "third"]
+
+
+def _burn(seconds: float) -> None:
+    deadline = time.thread_time() + seconds
+    while time.thread_time() < deadline:
+        pass
+
+
+def test_paced_work_rests_at_each_breath_while_requests_arrive() -> None:
+    clock, rests = Clock(100.0), list[float]()
+    share = _share(clock, rests)
+    share.pulse()
+    with share.paced():
+        for _ in range(3):
+            _burn(0.02)
+            share.breathe()
+        assert len(rests) == 3 and rests[0] >= 4 * 0.02 * 0.99
+        clock.now += 1.5  # no request for a while: full speed
+        _burn(0.02)
+        share.breathe()
+        assert len(rests) == 3
+    share.pulse()
+    _burn(0.02)
+    share.breathe()  # after the block: this thread is not paced any more
+    assert len(rests) == 3
+
+
+def test_a_breath_outside_paced_work_is_nothing() -> None:
+    clock, rests = Clock(100.0), list[float]()
+    share = _share(clock, rests)
+    share.pulse()
+
+    def work() -> None:
+        _burn(0.02)
+        share.breathe()
+
+    _in_background(work)  # a background thread, not paced
+    assert rests == []

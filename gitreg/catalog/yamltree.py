@@ -7,6 +7,7 @@ from typing import Any, cast
 
 import yaml
 
+from gitreg.background_share import SHARED
 from gitreg.heap import collector_paused
 
 
@@ -53,6 +54,9 @@ class _CLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[m
         self._tags: dict[tuple[str, Any], str] = {}
 
     def resolve(self, kind: type[yaml.Node], value: Any, implicit: Any) -> str:
+        # libyaml composes the document in C: a node resolved is where a reload, paced while
+        # requests are answered, can rest (`background_share`).
+        SHARED.breathe()
         # A scalar's tag depends on its text alone (SafeLoader has no path resolvers), and a
         # catalog repeats most of its texts (every key, a namespace, a system): matched once.
         if kind is not yaml.ScalarNode:
@@ -76,6 +80,7 @@ def _construct(loader: _Loader, node: yaml.Node) -> Any:
 
 
 def _mapping(loader: _Loader, node: yaml.MappingNode) -> Mapping:
+    SHARED.breathe()
     loader.flatten_mapping(node)
     result = Mapping.empty(node.start_mark.line + 1)
     for key_node, value_node in node.value:

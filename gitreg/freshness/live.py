@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from functools import partial
 
 from gitreg.catalog.model import Catalog
+from gitreg.freshness.paced import paced
 from gitreg.freshness.watching import reload_catalog
 from gitreg.mirror.readthrough import ReadThrough
 from gitreg.modules.read_summary import summarize
@@ -50,8 +52,8 @@ class LiveCatalog:
         catalog = composed.served
         started = time.monotonic()
         try:
-            next_world = await asyncio.to_thread(
-                NextWorld.prepare, self.current, self.registry, catalog
+            next_world = await paced(
+                partial(NextWorld.prepare, self.current, self.registry, catalog)
             )
         except (OSError, ValueError) as exc:  # a key file changed since the catalog was read
             log.error("%s\nstill serving the previous catalog", exc)
@@ -69,7 +71,8 @@ class LiveCatalog:
         failed = await asyncio.to_thread(self.registry.fetch_new, next_world.modules)
         read = len(next_world.modules.read) + len(next_world.modules.fetch)
         seconds = time.monotonic() - started
-        summary = summarize(old.snapshot.index, self.current.snapshot.index, read, failed, seconds)
+        index = self.current.snapshot.index
+        summary = await paced(partial(summarize, old.snapshot.index, index, read, failed, seconds))
         log.info("catalog reloaded: %s; %d providers", summary, len(catalog.providers))
         return True
 

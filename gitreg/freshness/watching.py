@@ -13,9 +13,11 @@ from pathlib import Path
 
 from watchfiles import awatch
 
+from gitreg.background_share import SHARED
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
 from gitreg.errors import ConfigError
+from gitreg.freshness.paced import paced
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.git.location import RepoLocation
 from gitreg.modules.sync import Registry
@@ -76,11 +78,16 @@ async def reload_catalog(served: Catalog, serve: Callable[[Catalog], Awaitable[b
     """Read registry.yaml again (the file `served` was read from) and `serve` it; an invalid
     catalog is refused and the old one serves."""
     try:
-        catalog = await asyncio.to_thread(load_catalog, served.source)
+        catalog = await paced(partial(_reread, served))
     except ConfigError as exc:
         log.error("%s\nstill serving the previous catalog", exc)
         return False
-    return await serve(_sharing_specs(served, _keep_what_needs_a_restart(served, catalog)))
+    return await serve(catalog)
+
+
+def _reread(served: Catalog) -> Catalog:
+    catalog = load_catalog(served.source)
+    return _sharing_specs(served, _keep_what_needs_a_restart(served, catalog))
 
 
 def reread_catalog(catalog: Catalog) -> Catalog:
@@ -97,11 +104,12 @@ def _sharing_specs(old: Catalog, new: Catalog) -> Catalog:
     reload keeps hold the old specs, and two equal copies of 10,000 specs cost 70 MB for as
     long as those entries serve. (Equal specs also compare at once: `is` before `==`.)"""
     before = {spec.address.key: spec for spec in old.modules}
-    modules = tuple(
-        kept if (kept := before.get(spec.address.key)) == spec and kept is not None else spec
-        for spec in new.modules
-    )
-    return dataclasses.replace(new, modules=modules)
+    modules = []
+    for spec in new.modules:
+        SHARED.breathe()
+        kept = before.get(spec.address.key)
+        modules.append(kept if kept is not None and kept == spec else spec)
+    return dataclasses.replace(new, modules=tuple(modules))
 
 
 def _keep_what_needs_a_restart(old: Catalog, new: Catalog) -> Catalog:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gitreg.background_share import SHARED
 from gitreg.modules.index import VersionIndex
 
 
@@ -61,6 +62,9 @@ def summarize(
     changed = new_versions = 0
     for key, entry in new.items():
         previous = old.get(key)
+        if previous is not None and previous.versions is entry.versions:
+            continue  # kept as it was (a reload keeps every entry it did not read again)
+        SHARED.breathe()
         releases = set(entry.versions.releases)
         known = set(previous.versions.releases) if previous is not None else set()
         new_versions += len(releases - known)

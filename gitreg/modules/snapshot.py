@@ -13,6 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Protocol
 
+from gitreg.background_share import SHARED
 from gitreg.catalog.model import Catalog, ModuleSpec
 from gitreg.git.clone import BareClone, TagRef
 from gitreg.git.location import RepoLocation
@@ -73,6 +74,7 @@ class RegistrySnapshot:
         read = previous.clones.keys() - previous.unread if previous else set()
         unread = frozenset(location for location in clones if location not in read)
         for spec in catalog.modules:
+            SHARED.breathe()  # a reload's, paced; elsewhere nothing
             if spec.address.key not in index:
                 index[spec.address.key] = unread_entry(spec, clones[spec.repo])
         tags = {loc: t for loc, t in (previous.tags if previous else {}).items() if loc in clones}
