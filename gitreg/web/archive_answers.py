@@ -66,6 +66,14 @@ class ArchiveAnswers:
 
     def held(self, name: str, cache_control: str) -> Response | None:
         """The answer of archive `name` when it is held (now the most recently sent), else None."""
+        parts = self.held_parts(name, cache_control)
+        if parts is None:
+            return None
+        return HeldAnswer(parts[1], list(parts[0]))  # a list of its own: middleware adds to it
+
+    def held_parts(self, name: str, cache_control: str) -> tuple[Headers, bytes] | None:
+        """The headers and body of archive `name`'s answer when it is held (now the most
+        recently sent), else None."""
         archive = self._held.get(name)
         if archive is None:
             return None
@@ -75,7 +83,7 @@ class ArchiveAnswers:
             headers = archive.whole[cache_control] = tuple(
                 _headers(archive.etag, cache_control, archive.rest)
             )
-        return HeldAnswer(archive.body, list(headers))  # a list of its own: middleware adds to it
+        return headers, archive.body
 
     async def of_file(self, path: Path, name: str, etag: str, cache_control: str) -> Response:
         """The answer of archive `name` from its file: read whole, and held, when the budget

@@ -121,7 +121,9 @@ async def archive(request: Request) -> Response:
     # A held archive is answered without a look at the disk: equal names mean equal bytes.
     held = state.archive_answers.held(name, caching)
     if held is not None:
-        return held
+        if world_of(request).gate.on:  # signed URLs and tokens: the gate's download check
+            return held
+        return keep(request, held, archive=(name, caching))
     path = await state.archives.get(entry.clone_path, key)
     return await state.archive_answers.of_file(path, name, etag, caching)
 

@@ -40,20 +40,27 @@ def keep(
     counted: tuple[str, str] | None = None,
     cached: tuple[str, bytes] | None = None,
     signed: Sequence[tuple[str, str, str]] = (),
+    archive: tuple[str, str] | None = None,
 ) -> Response:
     """`response`, kept for the next GET of this path in this world; returned as it is.
     `signed`: the URLs in it signed for this reader (path, suffix, and the URL as signed, in the
     order the body has them), which are signed again for each reader that the first of `targets`
-    admits; the rest of the answer must be the same for all of them."""
+    admits; the rest of the answer must be the same for all of them. `archive`: the answer is
+    the module archive held in memory under this name, with this Cache-Control (what is kept
+    is where to find it, not its bytes: the memory budget holds)."""
     if request.method != "GET" or response.status_code != 200:
         return response
     headers, body = tuple(response.raw_headers), bytes(response.body)
+    if archive is not None:
+        headers, body = (), b""
     urls = _signed_urls(headers, body, signed) if signed else None
     if signed and urls is None:
         return response
     state = state_of(request)
     route = request.scope.get("route")
-    answer = PreparedAnswer(headers, body, route, targets, fresh, provider, counted, cached, urls)
+    answer = PreparedAnswer(
+        headers, body, route, targets, fresh, provider, counted, cached, urls, archive
+    )
     state.prepared.keep(world_of(request), state.current.world, request.url.path, answer)
     return response
 
@@ -129,7 +136,7 @@ class PreparedRoutes:
         scope["route"] = answer.route
         request = Request(scope, receive)
         try:
-            made = await _made(request, answer, world)
+            made = await _made(request, answer, world, state)
         except Exception as exc:  # the gate's no (or a defect: a 500), as the handlers answer
             await _refused(request, exc, send)
             return
@@ -146,10 +153,12 @@ class PreparedRoutes:
 
 
 async def _made(
-    request: Request, answer: PreparedAnswer, world: World
+    request: Request, answer: PreparedAnswer, world: World, state: RegistryState
 ) -> tuple[Sequence[tuple[bytes, bytes]], bytes] | None:
     """The kept answer for the reader of `request`, once the gate admits them (it raises its
     refusal); None when it must be made by its handler after all."""
+    if answer.archive is not None:
+        return _held_archive(request.scope, answer.archive, state)
     principal = None
     if world.gate.on and answer.targets:
         for target in answer.targets:
@@ -162,6 +171,17 @@ async def _made(
     if principal is None:  # never so: kept only where the gate names who asks
         return None
     return _made_for(answer.signed, world.gate, principal)
+
+
+def _held_archive(
+    scope: Scope, archive: tuple[str, str], state: RegistryState
+) -> tuple[Sequence[tuple[bytes, bytes]], bytes] | None:
+    """A held archive's answer, unless the request is conditional or ranged (its handler
+    answers those: a 304, or the range) or the archive is no longer held."""
+    for key, _ in scope["headers"]:
+        if key == b"if-none-match" or key == b"range":
+            return None
+    return state.archive_answers.held_parts(*archive)
 
 
 def _current(answer: PreparedAnswer, state: RegistryState, world: World) -> bool:

@@ -113,6 +113,26 @@ def test_memory_and_disk_give_the_same_answers(
         assert int(held.headers["content-length"]) == len(held.content)
 
 
+def test_a_held_archive_is_kept_as_an_answer_and_sent_while_it_is_held(pair: Pair) -> None:
+    """With the gate off, a held archive's path is answered before routing (what is kept is its
+    name, not its bytes); once the budget lets it go, its handler answers it again, the same."""
+    server = pair.held
+    path = _archive_path(server, "1.0.0")
+    first = httpx.get(server.url + path)  # read from its file (or held already)
+    httpx.get(server.url + path).raise_for_status()  # held: kept from here on
+    state = server.state
+    kept = state.prepared.get(state.current.world, path)
+    assert kept is not None and kept.archive is not None and kept.body == b""
+    assert _answer(httpx.get(server.url + path)) == _answer(first)
+    state.archive_answers._held.clear()  # the budget let it go
+    state.archive_answers._held_bytes = 0
+    assert _answer(httpx.get(server.url + path)) == _answer(first)
+    assert _answer(httpx.get(server.url + path)) == _answer(first)  # held again, and kept
+    # Conditional and ranged requests are their handler's, kept or not.
+    assert httpx.get(server.url + path, headers={"If-None-Match": "*"}).status_code == 304
+    assert httpx.get(server.url + path, headers={"Range": "bytes=0-9"}).status_code == 206
+
+
 def test_only_the_small_archive_is_held(pair: Pair) -> None:
     for version in ("1.0.0", "2.0.0"):
         for server in (pair.held, pair.disk):
