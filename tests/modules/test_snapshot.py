@@ -137,3 +137,22 @@ def test_a_kept_entry_takes_the_new_archive_scope_at_once(
     assert kept is not None and kept.versions == entry.versions
     assert kept.spec == narrowing.modules[0] and kept.spec.archive == "folder"
     assert "//" not in kept.location(release)
+
+
+def test_a_repositorys_entries_are_those_of_its_modules(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    """`entries_of` looks each of the repository's modules up (no scan of the index): the
+    same entries a scan finds, for each repository of a catalog that interleaves them."""
+    one, two = _repo(tmp_path / "one", "v1.0.0"), _repo(tmp_path / "two", "v2.0.0")
+    modules = "".join(_module(f"m{n}", repo) for n, repo in enumerate([one, two, one, two, one]))
+    registry = Registry(write_catalog("modules:\n" + modules))
+    registry.refresh()
+    snapshot = registry.snapshot
+    for location in snapshot.clones:
+        scanned = [e for e in snapshot.index.entries() if e.spec.repo == location]
+        assert sorted(e.spec.address.key for e in snapshot.entries_of(location)) == sorted(
+            e.spec.address.key for e in scanned
+        )
+        assert all(any(e is s for s in scanned) for e in snapshot.entries_of(location))
+    assert sorted(len(snapshot.entries_of(loc)) for loc in snapshot.clones) == [2, 3]
