@@ -13,6 +13,11 @@ freeze that becomes cyclic garbage afterwards (a request under way then) would b
 FULL_EVERY refreezes one starts from scratch (unfreeze, collect everything, freeze), and a
 process's frozen heap stays bounded however many swaps it sees.
 
+A server's start-up is one burst: the collector stays off from the start (`start_up`) until
+the clones are read (`settled`), and what was read is then frozen without a walk. Walked as it
+grew, then collected before its freeze, it held every request for up to half a second at
+10,000 modules. Start-up's own garbage cycles, if any, wait for the first full refreeze.
+
 Only a server process freezes (it hands its Registry a Freezer's `swapped`): a library or a
 test keeps the collector as Python sets it.
 """
@@ -39,6 +44,24 @@ class Freezer:
         self.refreezes = 0
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None  # a refreeze asked for, not begun
+        self._starting = False  # between start_up and settled: the collector is off
+
+    def start_up(self) -> None:
+        """A server starts: the collector off until `settled` (start-up reads what it keeps)."""
+        with self._lock:
+            self._starting = True
+        gc.disable()
+
+    def settled(self) -> None:
+        """Start-up read the clones: freeze what it read without a walk, the collector on."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self._starting = False
+            self.refreezes += 1
+        gc.freeze()
+        gc.enable()
 
     def freeze_now(self, full: bool = False) -> None:
         """Collect what is not frozen (everything, when `full`), then freeze what is left."""
@@ -63,9 +86,10 @@ class Freezer:
         )
 
     def swapped(self) -> None:
-        """A snapshot was swapped in: refreeze in a moment (once for a burst of swaps)."""
+        """A snapshot was swapped in: refreeze in a moment (once for a burst of swaps); during
+        start-up, `settled` will."""
         with self._lock:
-            if self._timer is not None:
+            if self._timer is not None or self._starting:
                 return
             self._timer = threading.Timer(self.delay, self.freeze_now)
             self._timer.name = "gitreg-freeze"

@@ -96,3 +96,27 @@ def test_reloads_do_not_grow_the_heap(tmp_path: Path) -> None:
     # than a kilobyte a reload (a catalog kept for good would cost ~20 KB each).
     assert max(objects[50:]) <= max(objects[10:50]) * 1.01, objects
     assert max(sizes[50:]) - max(sizes[10:50]) < 50_000, sizes
+
+
+def test_start_up_keeps_the_collector_off_then_freezes_what_it_read_without_a_walk(
+    tmp_path: Path,
+) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.release("v1.0.0", module_files("1.0.0"))
+    freezer = Freezer(delay=0.0)
+    assert gc.isenabled()
+    freezer.start_up()  # as `gitreg serve` does before it opens its world
+    try:
+        assert not gc.isenabled()
+        registry = Registry(load_catalog(_catalog(tmp_path, 5)), on_swap=freezer.swapped)
+        registry.refresh()  # swaps: `settled` freezes what they made, not a refreeze each
+        assert freezer._timer is None and freezer.refreezes == 0
+        walks = [generation["collections"] for generation in gc.get_stats()]
+        frozen = gc.get_freeze_count()
+        freezer.settled()
+        assert gc.isenabled() and freezer.refreezes == 1
+        assert gc.get_freeze_count() > frozen  # what start-up read is frozen...
+        assert [generation["collections"] for generation in gc.get_stats()] == walks  # unwalked
+        assert registry.snapshot.index.get("org", "mod", "x") is not None
+    finally:
+        gc.enable()

@@ -9,7 +9,6 @@ import dataclasses
 import logging
 import socket
 import sys
-from functools import partial
 
 from gitreg.atomic import sweep_stale
 from gitreg.catalog.archive_scopes import narrowed_notices
@@ -94,11 +93,12 @@ def _serve(
     port answers (`/healthz` says it lives, `/readyz` what it still reads). The only server
     process, or one of several workers."""
     freezer = Freezer()
+    freezer.start_up()
     current, registry = open_world(catalog, on_swap=freezer.swapped)
     state = RegistryState.build(current, registry, worker=worker)
     # What start-up read lives until its repositories change: out of the collector's full walks
     # (gitreg.heap), once read; each swap after it refreezes.
-    settled = partial(freezer.freeze_now, full=True)
+    settled = freezer.settled
     app = create_app(state, start=True, settled=settled, access_log=access_log)
     config = hypercorn_config(listen, tls, catalog.shutdown_grace, worker)
     if banner:
