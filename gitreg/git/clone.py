@@ -30,9 +30,10 @@ from gitreg.errors import FetchStopped, SourceError
 from gitreg.git import seeding
 from gitreg.git.credential import Credential
 from gitreg.git.fetch_turns import FetchTurns
+from gitreg.git.git_command import GitFailed, git_said
 from gitreg.git.location import RepoLocation
 from gitreg.git.shutdown import stopping
-from gitreg.git.tag_refs import GitFailed, LocalTags, RemoteListing, git_said, list_remote
+from gitreg.git.tag_refs import LocalTags, RemoteListing, list_remote
 
 log = logging.getLogger(__name__)
 

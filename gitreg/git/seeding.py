@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from gitreg.git.tag_refs import GitFailed, run_git
+from gitreg.git.git_command import GitFailed, run_git
 
 log = logging.getLogger(__name__)
 

@@ -10,19 +10,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import signal
-import subprocess
 from pathlib import Path
 from typing import NamedTuple
 
-from gitreg.git.location import redact
+from gitreg.git.git_command import run_git
 
 TAGS = "refs/tags/"
 PEELED = "^{}"
-
-
-class GitFailed(Exception):
-    """`git` could not be run, timed out, or exited non-zero; the message is safe to show."""
 
 
 class RemoteListing(NamedTuple):
@@ -42,59 +36,6 @@ class RemoteListing(NamedTuple):
 
 def list_remote(url: str, env: dict[str, str], timeout: float) -> RemoteListing:
     return RemoteListing(run_git(["ls-remote", "--tags", url], env, timeout))
-
-
-def run_git(args: list[str], env: dict[str, str], timeout: float) -> bytes:
-    """`git ARGS`'s output. In a session of its own, so that a timeout ends the helpers it
-    started too (git-remote-https, ssh), not only git."""
-    environment = {**os.environ, **env, "LANGUAGE": "C", "LC_ALL": "C"}
-    try:
-        process = subprocess.Popen(
-            ["git", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=environment,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise GitFailed(f"cannot run git: {exc.strerror or exc}") from exc
-    try:
-        out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill(process)
-        raise GitFailed(f"git {args[0]} did not complete in {timeout:g} s") from None
-    except BaseException:
-        _kill(process)
-        raise
-    if process.returncode != 0:
-        raise GitFailed(git_said(err.decode("utf-8", "replace"), process.returncode))
-    return out
-
-
-# What git prints when a server answers 401 and it may not prompt: with no credentials, and with
-# a token the server refuses (sent as a header, git cannot tell).
-_CREDENTIALS_WANTED = ("could not read Username for", "Authentication failed for")
-CREDENTIALS_WANTED = (
-    "the Git server asks for credentials (HTTP 401): none are configured for this URL, or it"
-    " refuses them; see registry.yaml's credentials: entry for it"
-)
-
-
-def git_said(stderr: str, returncode: object) -> str:
-    """A failed git command's last lines, for a person: its 401 said in words, never a secret."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    if any(wanted in line for line in lines for wanted in _CREDENTIALS_WANTED):
-        return CREDENTIALS_WANTED
-    return redact(" / ".join(lines[-3:]) or f"git exited with {returncode}")
-
-
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except OSError:
-        process.kill()
-    process.communicate()
 
 
 class LocalTags:

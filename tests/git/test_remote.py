@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.git.tag_refs import CREDENTIALS_WANTED
+from gitreg.git.git_command import CREDENTIALS_WANTED
 from gitreg.modules.archive_cache import ArchiveCache, ArchiveKey
 from gitreg.modules.sync import Registry
 from gitreg.tlscert import TlsMaterial

@@ -12,8 +12,9 @@ from dulwich.repo import Repo
 
 from gitreg.errors import SourceError
 from gitreg.git.clone import BareClone
+from gitreg.git.git_command import CREDENTIALS_WANTED, GitFailed, git_said, run_git
 from gitreg.git.location import RepoLocation
-from gitreg.git.tag_refs import CREDENTIALS_WANTED, GitFailed, LocalTags, git_said, run_git
+from gitreg.git.tag_refs import LocalTags
 from tests.support.gitrepo import GitRepo, git
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.git.tag_refs import CREDENTIALS_WANTED
+from gitreg.git.git_command import CREDENTIALS_WANTED
 from gitreg.sources.discovered import SourceDiscoveries
 from gitreg.sources.forge_pages import AT_ONCE_UNCOUNTED
 from gitreg.tlscert import TlsMaterial
