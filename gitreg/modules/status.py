@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
@@ -51,25 +52,53 @@ class RepoStatus:
         return "failing" if self.last_error else "ok"
 
 
+# A modification time within this of the last success written is that success (a float's
+# round trip through the file system's nanoseconds); a later success is a poll interval later.
+_SAME = 0.001
+
+
 class StatusStore:
-    """One small JSON file per repository; losing them loses nothing but history."""
+    """One small JSON file per repository; losing them loses nothing but history.
+
+    A poll that finds a working repository unchanged moves only its last success: the file's
+    modification time is set to it (one system call) rather than the file rewritten, which cost
+    as much as a sixth of a poll's own CPU. While the file says the last sync worked, the later
+    of its `last_success` and its modification time is the last success."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
 
     def read(self, name: str) -> RepoStatus:
+        path = self.directory / f"{name}.json"
         try:
-            data = json.loads((self.directory / f"{name}.json").read_text())
-            return RepoStatus(**data)
+            with path.open("rb") as file:
+                data = json.loads(file.read())
+                touched = os.fstat(file.fileno()).st_mtime
+            status = RepoStatus(**data)
         except (OSError, ValueError, TypeError):
             return RepoStatus()
+        working = status.last_error is None and status.last_success is not None
+        if working and touched > (status.last_success or 0.0) + _SAME:  # a later success
+            return replace(status, last_success=touched)
+        return status
+
+    def touch(self, name: str, status: RepoStatus) -> None:
+        """`status`, which differs from the one stored only by a later last success."""
+        assert status.last_success is not None and status.last_error is None
+        try:
+            os.utime(self.directory / f"{name}.json", (status.last_success, status.last_success))
+        except OSError:  # not written yet, or removed: the whole of it
+            self.write(name, status)
 
     def write(self, name: str, status: RepoStatus) -> None:
         # Written at every poll of every repository, and only history: no fsync (it costs
         # 3 ms a write here; a file emptied by a crash reads as nothing known).
         with contextlib.suppress(OSError):
             body = json.dumps(asdict(status)).encode()
-            write_atomically(self.directory / f"{name}.json", body, sync="none")
+            path = self.directory / f"{name}.json"
+            write_atomically(path, body, sync="none")
+            if status.last_success is not None:  # its time, not the write's: see `read`
+                os.utime(path, (status.last_success, status.last_success))
 
 
 class StatusBoard:
@@ -106,9 +135,24 @@ class StatusBoard:
         """Replace one repository's status by `change(current)`, and store it; a repository
         no longer tracked (removed from the catalog meanwhile) is left alone."""
         with self._lock:
-            status = change(self[location])
+            before = self[location]
+            status = change(before)
             if location not in self._statuses:
                 return status
             self._statuses[location] = status
-            self.store.write(name, status)
+            if _only_succeeded_again(before, status):
+                self.store.touch(name, status)
+            else:
+                self.store.write(name, status)
             return status
+
+
+def _only_succeeded_again(before: RepoStatus, after: RepoStatus) -> bool:
+    """Whether `after` is `before` with a later last success, both working."""
+    return (
+        before.last_success is not None
+        and after.last_success is not None
+        and after.last_success >= before.last_success
+        and before.last_error is None
+        and replace(before, last_success=after.last_success) == after
+    )
