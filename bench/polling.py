@@ -12,6 +12,7 @@ only polls. The round is gitreg's own: `Poller.poll` on every repository, `poll_
 from __future__ import annotations
 
 import argparse
+import gc
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -50,6 +51,7 @@ def main() -> None:
             print(f"first clone of every repository (cold, not a figure below): {warmed:.1f} s")
         registry = Registry(load_catalog(config))
         registry.read_clones()
+        gc.freeze()  # as `gitreg serve` does once its clones are read: no collection walks them
         poller = Poller(registry)
         locations = list(registry.snapshot.clones)
         concurrency = registry.snapshot.catalog.poll_concurrency

@@ -304,7 +304,11 @@ def main() -> None:
             done = polling_round(big)
             _say()
             _say(f"reading every clone in-process first (a start-up's read): {done.read:.2f} s")
-            _row(f"polling round, {shape.repos} unchanged repositories", "wall s", "CPU s")
+            _row(
+                f"polling round, {shape.repos} unchanged repositories (median of 3)",
+                "wall s",
+                "CPU s",
+            )
             _row(
                 f"  gitreg (Poller.poll, {done.concurrency} at a time)",
                 f"{done.ours[0]:.2f}",
