@@ -3,6 +3,7 @@ and reloads do not make the heap grow."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import tracemalloc
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from gitreg.heap import Freezer
 from gitreg.modules.sync import Registry
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer, wait_until
+from tests.support.state import serving_state
 
 VERSIONS = "/v1/modules/org/mod/x/versions"
 
@@ -118,5 +120,25 @@ def test_start_up_keeps_the_collector_off_then_freezes_what_it_read_without_a_wa
         assert gc.get_freeze_count() > frozen  # what start-up read is frozen...
         assert [generation["collections"] for generation in gc.get_stats()] == walks  # unwalked
         assert registry.snapshot.index.get("org", "mod", "x") is not None
+    finally:
+        gc.enable()
+
+
+def test_a_start_up_that_fails_still_turns_the_collector_back_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    GitRepo(tmp_path / "repo").release("v1.0.0", module_files("1.0.0"))
+    freezer = Freezer(delay=3600.0)
+    freezer.start_up()
+    try:
+        state = serving_state(load_catalog(_catalog(tmp_path)), None, freezer.swapped)
+
+        def broken(*_: object) -> int:
+            raise RuntimeError("a defect while the clones are read")
+
+        monkeypatch.setattr(state.registry, "read_clones", broken)
+        with pytest.raises(RuntimeError, match="a defect"):
+            asyncio.run(state.background._read_at_start(freezer.settled))
+        assert gc.isenabled() and freezer.refreezes == 1
     finally:
         gc.enable()

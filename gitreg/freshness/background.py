@@ -96,6 +96,15 @@ class BackgroundWork:
         self._tasks.append(asyncio.create_task(self._read_at_start(settled)))
 
     async def _read_at_start(self, settled: Callable[[], None] | None) -> None:
+        try:
+            await self._read_clones_at_start()
+        finally:
+            # Whatever happened: the collector, off since the start (gitreg.heap), comes back
+            # on, and what was read is frozen (one cheap call, never cancelled half-way).
+            if settled is not None:
+                settled()
+
+    async def _read_clones_at_start(self) -> None:
         registry = self.live.registry
         snapshot = registry.snapshot
         log.info(
@@ -116,14 +125,15 @@ class BackgroundWork:
         uncloned = await asyncio.to_thread(registry.read_clones, others)
         after = registry.snapshot
         seconds = time.monotonic() - started
-        summary = summarize(snapshot.index, after.index, len(after.clones), 0, seconds)
+        # Paced: at start-up every entry changed, and comparing them all held the loop 0.2 s.
+        summary = await paced(
+            partial(summarize, snapshot.index, after.index, len(after.clones), 0, seconds)
+        )
         cloned = f"; {uncloned} not cloned yet (fetched next)" if uncloned else ""
         log.info("start-up: read the clones: %s%s", summary.totals(), cloned)
         if self.fetcher:
             self._tasks.append(asyncio.create_task(self._keep_index()))
         await asyncio.to_thread(self._providers().refresh)
-        if settled is not None:
-            await asyncio.to_thread(settled)
         self.fetch_all()
 
     async def _keep_index(self) -> None:
