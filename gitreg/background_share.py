@@ -56,7 +56,6 @@ class _ThreadRole(threading.local):
     background = False  # paced background work
     reader = False  # one of the share's reader threads
     breath: float | None = None  # paced(): the thread's CPU time at its last breath
-    share: float | None = None  # paced(): the share its breaths pay back at
 
 
 _local = _ThreadRole()
@@ -160,16 +159,16 @@ class BackgroundShare:
         self._last_request = self._clock()
 
     @contextlib.contextmanager
-    def paced(self, share: float = PACED_SHARE) -> Iterator[None]:
+    def paced(self) -> Iterator[None]:
         """This thread's work, until the end of the block, is background work that breathes
-        (`breathe`) while requests arrive, at `share` of one CPU (counted in the one budget of
-        all background work); its priority stays as it is."""
-        was = _local.background, _local.breath, _local.share
-        _local.background, _local.breath, _local.share = True, time.thread_time(), share
+        (`breathe`) while requests arrive, at PACED_SHARE of one CPU (counted in the one budget
+        of all background work); its priority stays as it is."""
+        was = _local.background, _local.breath
+        _local.background, _local.breath = True, time.thread_time()
         try:
             yield
         finally:
-            _local.background, _local.breath, _local.share = was
+            _local.background, _local.breath = was
 
     def breathe(self) -> None:
         """In paced work: once it has spent BREATH of CPU since its last breath, a rest that
@@ -179,7 +178,7 @@ class BackgroundShare:
             return
         now = time.thread_time()
         if now - last >= BREATH:
-            self._rest(now - last, _local.share)
+            self._rest(now - last, PACED_SHARE)
             _local.breath = time.thread_time()
 
     @contextlib.contextmanager
@@ -195,6 +194,7 @@ class BackgroundShare:
             self._rest(time.thread_time() - started)
 
     def _rest(self, spent: float, share: float | None = None) -> None:
+        """Pay `spent` CPU seconds back at `share` (the share's own by default), when busy."""
         now = self._clock()
         if now - self._last_request > self.busy_for:
             return  # no one waits: catch up at full speed
