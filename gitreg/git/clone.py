@@ -1,7 +1,9 @@
 """Bare clones of the catalog's repositories: the only code that talks to Git.
 
-GitPython drives the `git` command for everything that crosses the network (fetch,
-ls-remote), so every transport and credential git supports works; dulwich reads the
+The `git` command does everything that crosses the network (fetch, ls-remote), so every
+transport and credential git supports works. Those commands run thousands of times an hour at
+scale, so they are spawned directly (`run_git`: a third of `subprocess`'s cost, no thread per
+call); GitPython creates and configures a new clone, once per repository; dulwich reads the
 objects (tags, trees, blobs) in-process, without a subprocess per question.
 """
 
@@ -30,7 +32,7 @@ from gitreg.errors import FetchStopped, SourceError
 from gitreg.git import seeding
 from gitreg.git.credential import Credential
 from gitreg.git.fetch_turns import FetchTurns
-from gitreg.git.git_command import GitFailed, git_said
+from gitreg.git.git_command import GitFailed, git_said, run_git
 from gitreg.git.location import RepoLocation
 from gitreg.git.shutdown import stopping
 from gitreg.git.tag_refs import LocalTags, RemoteListing, list_remote
@@ -89,28 +91,34 @@ class BareClone:
                 return False
             turn.begin()
             try:
-                repo = self._init()
-                repo.git.fetch(
-                    "--force",
-                    "--prune",
-                    "--no-write-fetch-head",
-                    "--quiet",
-                    self.location.url,
-                    TAG_REFSPEC,
-                    env=self._environment(),
-                    kill_after_timeout=self.timeout,
-                )
-            except (git.GitError, OSError) as exc:
+                self._init()
+                fetch = ["fetch", "--force", "--prune", "--no-write-fetch-head", "--quiet"]
+                self._git(*fetch, self.location.url, TAG_REFSPEC)
+            except (GitFailed, git.GitError, OSError) as exc:
                 if stopping():
                     stopped = f"fetch of {self.location} stopped: the server is shutting down"
                     raise FetchStopped(stopped) from exc
-                why = _stderr(exc) if isinstance(exc, git.GitCommandError) else str(exc)
-                raise SourceError(f"fetch from {self.location} failed: {why}") from exc
+                raise SourceError(f"fetch from {self.location} failed: {_why(exc)}") from exc
             if (self.path / seeding.SEED_REFS).is_dir():
                 self._drop_seed()
-            self._pack_refs(repo)
+            self._pack_refs()
             turn.completed()
             return True
+
+    def fetch_changed(self) -> bool:
+        """`fetch`, when the remote's tags (`git ls-remote`) differ from the clone's. A fetch that
+        brings nothing costs about three times the CPU of the listing: git then checks the
+        connectivity of every tag and runs its maintenance, two processes more."""
+        if not self.exists():
+            return self.fetch()
+        try:
+            listing = list_remote(self.location.url, self._environment(), self.timeout)
+        except GitFailed as exc:
+            if stopping():
+                stopped = f"fetch of {self.location} stopped: the server is shutting down"
+                raise FetchStopped(stopped) from exc
+            raise SourceError(f"fetch from {self.location} failed: {exc}") from exc
+        return not self.holds(listing) and self.fetch(listing.tags())
 
     def fetch_branch(self, branch: str | None) -> str | None:
         """Bring the remote's branch (its default: where `.gitreg.yaml` is read; None: the one
@@ -121,19 +129,11 @@ class BareClone:
         # The fetch lock, not a turn: a turn counts fetches of the tags, which this is not.
         with self._lock, self._turns.turn():
             try:
-                repo = self._init()
-                repo.git.fetch(
-                    "--force",
-                    "--no-tags",
-                    "--no-write-fetch-head",
-                    "--quiet",
-                    self.location.url,
-                    f"+{source}:{DEFAULT_BRANCH_REF}",
-                    env=self._environment(),
-                    kill_after_timeout=self.timeout,
-                )
-            except (git.GitError, OSError) as exc:
-                why = _stderr(exc) if isinstance(exc, git.GitCommandError) else str(exc)
+                self._init()
+                fetch = ["fetch", "--force", "--no-tags", "--no-write-fetch-head", "--quiet"]
+                self._git(*fetch, self.location.url, f"+{source}:{DEFAULT_BRANCH_REF}")
+            except (GitFailed, git.GitError, OSError) as exc:
+                why = _why(exc)
                 if branch is None and "couldn't find remote ref HEAD" in why:
                     return None
                 what = branch or "HEAD"
@@ -156,15 +156,22 @@ class BareClone:
         except (OSError, ValueError):
             return self.local_tags() == listing.tags()
 
-    def _pack_refs(self, repo: git.Repo) -> None:
+    def _git(self, *args: str) -> bytes:
+        """`git ARGS` in the clone, with the credential's environment; GitFailed on failure."""
+        where = str(self.path)  # and no search upwards: a damaged clone is not another's
+        return run_git(
+            ["-C", where, f"--git-dir={where}", *args], self._environment(), self.timeout
+        )
+
+    def _pack_refs(self) -> None:
         """Move the loose refs a fetch (or `keep`) wrote into packed-refs: a repository with
         hundreds of tags is otherwise read one small file per tag at every scan and poll (most
         of a start-up's time with 1,000 such repositories)."""
         if not any(files for _, _, files in os.walk(self.path / "refs")):
             return
         try:
-            repo.git.pack_refs("--all", kill_after_timeout=self.timeout)
-        except (git.GitError, OSError) as exc:  # only slower to read: not worth failing a sync
+            self._git("pack-refs", "--all")
+        except GitFailed as exc:  # only slower to read: not worth failing a sync
             log.warning("cannot pack the refs of the clone of %s: %s", self.location, exc)
 
     def remote_tags(self) -> dict[str, str]:
@@ -249,11 +256,12 @@ class BareClone:
         with self._dulwich() as repo:
             yield CloneView(repo, self._folders)
 
-    def _init(self) -> git.Repo:
+    def _init(self) -> None:
+        """The clone, made (bare, never collected) when it is not there yet."""
         identity = self.location.identity
         if self.exists():
             seeding.mark(self.path, identity)
-            return git.Repo(self.path)
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         repo = git.Repo.init(self.path, bare=True)
         with repo.config_writer() as config:
@@ -269,7 +277,6 @@ class BareClone:
                 old.name,
             )
         seeding.mark(self.path, identity)
-        return repo
 
     def _drop_seed(self) -> None:
         """The refs a seeding added, once the fetch from the real URL is done."""
@@ -378,6 +385,9 @@ def open_repo(path: Path) -> Iterator[Repo]:
         repo.close()
 
 
-def _stderr(exc: git.GitCommandError) -> str:
-    text = str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
-    return git_said(text, exc.status)
+def _why(exc: Exception) -> str:
+    """Why a git command failed, for a person (GitFailed's message is that already)."""
+    if isinstance(exc, git.GitCommandError):  # making a clone: GitPython's
+        text = str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'").strip()
+        return git_said(text, exc.status)
+    return str(exc)

@@ -1,10 +1,15 @@
-"""`git` run as a plain child process at little cost of ours: spawned (posix_spawn), in a session
-of its own, its output and its errors read by one loop, and the session ended at its timeout.
+"""`git` run as a plain child process at little cost of ours: spawned in a session of its own,
+its output and its errors read by one loop, and the session ended at its timeout.
 
 A poll of an unchanged repository is one `git ls-remote`: what this process spends around it,
-beyond git's own CPU, is what `bench.polling` compares with `xargs git ls-remote`.
-`subprocess.Popen` spent about 1 ms a call here (its environment encoded in Python, a pipe for
-its own errors, a selector, a wait loop); this spends a third of that."""
+beyond git's own CPU, is what `bench.polling` compares with `xargs git ls-remote`. `communicate()`
+and `wait(timeout)` cost more than git's own start here (a selector, a polling wait loop); one
+`poll` loop and a wait on a pidfd cost little.
+
+The spawn itself is `subprocess.Popen`'s, which lets other threads run while the child starts.
+`os.posix_spawnp` costs a third less CPU but holds the GIL until git has started: on a busy
+machine, a background thread's git (at a lower priority) waits for a CPU, and every request
+waits with it; at 10,000 modules a start-up's fetches held requests up by 50 to 80 ms."""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ import contextlib
 import os
 import select
 import signal
+import subprocess
 import time
 
 from gitreg.git.location import redact
@@ -26,47 +32,48 @@ class GitFailed(Exception):
 
 def run_git(args: list[str], env: dict[str, str], timeout: float) -> bytes:
     """`git ARGS`'s output. In a session of its own, so that a timeout ends the helpers it
-    started too (git-remote-https, ssh), not only git."""
+    started too (git-remote-https, ssh), not only git. The thread's niceness goes with it (a
+    background thread's git runs at its priority)."""
     # Built each call: os.environ may change (a token_env rotated, a test's monkeypatch).
     environment = {**os.environ, **env, "LANGUAGE": "C", "LC_ALL": "C"}
-    out_read, out_write = os.pipe()  # both ends close-on-exec: the child gets them by dup2
-    err_read, err_write = os.pipe()
     try:
-        # The thread's niceness goes with it (a background thread's git runs at its priority),
-        # as with fork. Only descriptors opened inheritable would stay open in git: Python
-        # opens none so (PEP 446), and gitreg asks for none.
-        pid = os.posix_spawnp(
-            "git",
+        process = subprocess.Popen(
             ["git", *args],
-            environment,
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, out_write, 1),
-                (os.POSIX_SPAWN_DUP2, err_write, 2),
-            ],
-            setsid=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=environment,
+            start_new_session=True,
         )
     except OSError as exc:
-        for fd in (out_read, out_write, err_read, err_write):
-            os.close(fd)
         raise GitFailed(f"cannot run git: {exc.strerror or exc}") from exc
-    os.close(out_write)
-    os.close(err_write)
-    try:
-        out, err = _read_both(out_read, err_read, time.monotonic() + timeout)
-        returncode = _exit_status(pid, time.monotonic() + timeout)
-    except TimeoutError:
-        _kill(pid)
-        raise GitFailed(f"git {args[0]} did not complete in {timeout:g} s") from None
-    except BaseException:
-        _kill(pid)
-        raise
-    finally:
-        os.close(out_read)
-        os.close(err_read)
+    with process:  # the pipes closed, git waited for
+        assert process.stdout is not None and process.stderr is not None
+        deadline = time.monotonic() + timeout
+        try:
+            out, err = _read_both(process.stdout.fileno(), process.stderr.fileno(), deadline)
+            _exited_by(process.pid, deadline)
+        except TimeoutError:
+            _kill(process)
+            raise GitFailed(f"git {_command(args)} did not complete in {timeout:g} s") from None
+        except BaseException:
+            _kill(process)
+            raise
+        returncode = process.wait()  # it has exited: no wait
     if returncode != 0:
         raise GitFailed(git_said(err.decode("utf-8", "replace"), returncode))
     return out
+
+
+def _command(args: list[str]) -> str:
+    """git's command in `args` (`fetch` in `-C DIR --git-dir=DIR fetch ...`)."""
+    words = iter(args)
+    for word in words:
+        if word in ("-C", "-c"):
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return "command"
 
 
 def _read_both(out_fd: int, err_fd: int, deadline: float) -> tuple[bytes, bytes]:
@@ -91,19 +98,6 @@ def _read_both(out_fd: int, err_fd: int, deadline: float) -> tuple[bytes, bytes]
     return b"".join(chunks[out_fd]), b"".join(chunks[err_fd])
 
 
-def _exit_status(pid: int, deadline: float) -> int:
-    """git's exit status, once it has closed its output: it is exiting then, as a rule, but is
-    waited for no longer than `deadline` (TimeoutError)."""
-    try:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if not done:
-            _exited_by(pid, deadline)
-            done, status = os.waitpid(pid, 0)
-    except ChildProcessError:
-        return 0  # reaped by someone else (a SIGCHLD handler): as subprocess takes it
-    return os.waitstatus_to_exitcode(status)
-
-
 def _exited_by(pid: int, deadline: float) -> None:
     """Wait for `pid` to exit, up to `deadline` (TimeoutError)."""
     try:
@@ -119,15 +113,14 @@ def _exited_by(pid: int, deadline: float) -> None:
         os.close(handle)
 
 
-def _kill(pid: int) -> None:
+def _kill(process: subprocess.Popen[bytes]) -> None:
     """End git's session (git and its helpers), and reap git."""
     try:
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(process.pid, signal.SIGKILL)
     except OSError:
         with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, 0)
+            process.kill()
+    process.wait()
 
 
 # What git prints when a server answers 401 and it may not prompt: with no credentials, and with

@@ -38,6 +38,10 @@ def list_remote(url: str, env: dict[str, str], timeout: float) -> RemoteListing:
     return RemoteListing(run_git(["ls-remote", "--tags", url], env, timeout))
 
 
+# What changes whenever a tag ref does: packed-refs' stat, and each loose tag ref's.
+_RefsKey = tuple[object, tuple[tuple[str, str, object], ...]]
+
+
 class LocalTags:
     """A clone's tag refs (refs/tags/NAME → object id), and the last remote listing found equal
     to them while packed-refs and the loose tag refs stayed the same (by stat: git and dulwich
@@ -47,8 +51,8 @@ class LocalTags:
 
     def __init__(self, clone_path: Path) -> None:
         self.path = clone_path
-        self._matched: tuple[object, bytes] | None = None  # (refs' key, listing's digest)
-        self._digest: tuple[object, str] | None = None
+        self._matched: tuple[_RefsKey, bytes] | None = None  # (refs' key, listing's digest)
+        self._digest: tuple[_RefsKey, str] | None = None
 
     def matches(self, listing: RemoteListing) -> bool:
         """Whether the clone holds exactly the listed tags."""
@@ -56,10 +60,34 @@ class LocalTags:
         listed = hashlib.sha256(listing.raw).digest()
         if self._matched == (key, listed):
             return True
-        if self._tags() != listing.tags():
+        if not (self._packed_lists(key, listing) or self._tags() == listing.tags()):
             return False
         self._matched = (key, listed)
         return True
+
+    def _packed_lists(self, key: _RefsKey, listing: RemoteListing) -> bool:
+        """Whether packed-refs, with no loose tag ref beside it (as a fetch leaves a clone),
+        holds exactly the listed tags: compared as bytes, an eighth of the cost of parsing both
+        (a start compares 1,000 clones). Both are sorted by name, one `ID NAME` line a tag,
+        with a line for what an annotated tag points at (`^ID`; `ID\tNAME^{}`). False also
+        when they differ only in form: the parsed comparison then decides."""
+        if key[1]:  # loose tag refs
+            return False
+        try:
+            packed = (self.path / "packed-refs").read_bytes()
+        except FileNotFoundError:
+            return False
+        first = packed.find(b" " + TAGS.encode())
+        if first < 0:
+            return False
+        packed = packed[packed.rfind(b"\n", 0, first) + 1 :]
+        if packed.startswith(b"^") or b"\n^" in packed:
+            packed = b"\n".join(line for line in packed.split(b"\n") if not line.startswith(b"^"))
+        listed = listing.raw
+        peeled = PEELED.encode()
+        if peeled + b"\n" in listed:
+            listed = b"\n".join(line for line in listed.split(b"\n") if not line.endswith(peeled))
+        return packed == listed.replace(b"\t", b" ")
 
     def read(self) -> dict[str, str]:
         return self._tags()
@@ -95,7 +123,7 @@ class LocalTags:
         tags.update(self._loose())
         return tags
 
-    def _key(self) -> object:
+    def _key(self) -> _RefsKey:
         """What changes whenever a tag ref does."""
         packed = _stat(self.path / "packed-refs")
         loose = []

@@ -226,8 +226,11 @@ class Registry:
             # A repository not read yet is listed with stand-in entries: nothing served before.
             previous = [] if location in snapshot.unread else snapshot.entries_of(location)
             try:
-                if fetch:
-                    clone.fetch(expect)
+                fetched = False
+                if fetch and expect is None and mechanism in _LIST_FIRST:
+                    fetched = clone.fetch_changed()
+                elif fetch:
+                    fetched = clone.fetch(expect)
                 found = self._read(snapshot, location, clone)
                 tags, entries, pending = found.tags, found.entries, found.pending
             except FetchStopped as exc:  # no failure of the repository's: nothing recorded
@@ -264,7 +267,19 @@ class Registry:
                 return False
             if fetch:  # a read of the clone alone is no sync: the status stays as it was
                 self._count(mechanism, "ok")
-                when, fingerprint = time.time(), _fingerprint(entries)
+                status = self.status[location]
+                if (
+                    not fetched
+                    and not served_differs
+                    and status.fingerprint
+                    and not status.last_error
+                ):
+                    # As a poll that found the remote unchanged: the status's fingerprint is that
+                    # of what is served (working it out again is most of such a sync's CPU).
+                    fingerprint = status.fingerprint
+                else:
+                    fingerprint = _fingerprint(entries)
+                when = time.time()
                 self._set_status(clone, lambda s: s.succeeded(when, fingerprint, mechanism))
             return True
 
@@ -373,6 +388,11 @@ class Registry:
     def _sync_lock(self, location: RepoLocation) -> threading.Lock:
         with self._locks_lock:
             return self._sync_locks.setdefault(location, threading.Lock())
+
+
+# Syncs that list the remote's tags first (`BareClone.fetch_changed`): after a start, most
+# repositories are unchanged.
+_LIST_FIRST: frozenset[Mechanism] = frozenset({"startup"})
 
 
 def _fingerprint(entries: list[ModuleEntry]) -> str:

@@ -14,7 +14,7 @@ from gitreg.errors import SourceError
 from gitreg.git.clone import BareClone
 from gitreg.git.git_command import CREDENTIALS_WANTED, GitFailed, git_said, run_git
 from gitreg.git.location import RepoLocation
-from gitreg.git.tag_refs import LocalTags
+from gitreg.git.tag_refs import LocalTags, RemoteListing
 from tests.support.gitrepo import GitRepo, git
 
 
@@ -70,7 +70,7 @@ def test_a_listing_matches_until_either_side_changes(tmp_path: Path) -> None:
 
 
 def test_an_unchanged_poll_reads_no_ref(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _, clone, _ = _fetched(tmp_path)
+    _, clone, commit = _fetched(tmp_path)
     reads = []
     packed = LocalTags._packed
 
@@ -82,7 +82,37 @@ def test_an_unchanged_poll_reads_no_ref(tmp_path: Path, monkeypatch: pytest.Monk
     listed = clone.list_remote()
     for _ in range(5):
         assert clone.holds(listed)
-    assert reads == [clone.path]  # the first comparison read packed-refs; the others matched
+    assert reads == []  # the first compared packed-refs as bytes; the others matched its digest
+    (clone.path / "refs" / "tags" / "v1.0.0").write_text(f"{commit}\n")  # loose too, the same
+    assert clone.holds(listed)
+    assert reads == [clone.path]  # a loose tag ref: parsed
+
+
+def test_packed_refs_compared_as_bytes_agree_with_the_parsed_comparison(tmp_path: Path) -> None:
+    work, clone, commit = _fetched(tmp_path)
+    local = LocalTags(clone.path)
+
+    def both(listed: RemoteListing) -> tuple[bool, bool]:
+        return local._packed_lists(local._key(), listed), local._tags() == listed.tags()
+
+    assert both(clone.list_remote()) == (True, True)  # a lightweight and an annotated tag
+    work.tag("v1.2.0", annotated=True)
+    assert both(clone.list_remote()) == (False, False)  # one more on the remote
+    clone.fetch()
+    assert both(clone.list_remote()) == (True, True)
+    work.write({"main.tf": "# two\n"})
+    work.commit()
+    git(work.path, "tag", "-f", "v1.0.0")  # moved
+    assert both(clone.list_remote()) == (False, False)
+    clone.fetch()
+    git(work.path, "tag", "-d", "v1.1.0")  # deleted
+    assert both(clone.list_remote()) == (False, False)
+    clone.fetch()
+    assert both(clone.list_remote()) == (True, True)
+    assert "refs/tags/v1.1.0" not in clone.local_tags()
+    listed = clone.list_remote()
+    git(clone.path, "update-ref", "refs/tags/v1.0.0", commit)  # loose, and older: parse decides
+    assert both(listed) == (False, False)
 
 
 def test_a_stalled_remote_is_given_up_on(tmp_path: Path) -> None:
