@@ -111,7 +111,32 @@ def test_a_polling_round_asks_each_repository_once(
             return per_round
 
         assert asyncio.run(rounds()) == [6, 12]
+        assert Counter(loc for _, _, loc in poller._queue) == Counter(set(poller.due))  # each once
         wait_until(lambda: daemon_requests(log) >= asked + 12)
         polled = re.findall(r"Request upload-pack for '/?(r\d)'", log.read_text())
         assert Counter(polled[-12:]) == {f"r{n}": 2 for n in range(6)}
         assert daemon_requests(log) == asked + 12
+
+
+def test_a_new_catalog_s_repositories_are_scheduled_and_removed_ones_dropped(
+    write_catalog: WriteCatalog, tmp_path: Path
+) -> None:
+    repos = []
+    for n in range(3):
+        repo = GitRepo(tmp_path / f"r{n}")
+        repo.commit("empty")
+        repos.append(f"  - {{namespace: a, name: m{n}, system: x, repo: {repo.path}}}\n")
+    registry = Registry(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(repos[:2])))
+    clock = Clock()
+    poller = Poller(registry, clock, random.Random(5))
+    poller.schedule()
+    first = dict(poller.due)
+    clock.now += 10.0
+    poller.schedule()  # the same repositories: nothing moves
+    assert poller.due == first
+    registry.apply_catalog(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(repos[1:])))
+    poller.schedule()
+    kept = next(loc for loc in first if loc in poller.due)
+    assert len(poller.due) == 2 and poller.due[kept] == first[kept]
+    added = next(loc for loc in poller.due if loc not in first)
+    assert clock.now <= poller.due[added] < clock.now + 60  # spread over the next interval
