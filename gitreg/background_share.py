@@ -136,17 +136,13 @@ class BackgroundShare:
             with self.slice():
                 return work()
         context = contextvars.copy_context()  # the log lines keep their request or repository
-        return self._started().submit(lambda: context.run(self._paced, work)).result()
+        return self._started().submit(lambda: context.run(self.sliced, work)).result()
 
     def start(self) -> None:
         """Start the readers from this thread, at its priority: a server's event loop, before
         its background work (threads started by a background thread would run at its lower
         priority). Otherwise the first slice starts them."""
         self._started()
-
-    def _paced(self, work: Callable[[], T]) -> T:
-        with self.slice():
-            return work()
 
     def _started(self) -> _Readers:
         with self._lock:
@@ -180,6 +176,12 @@ class BackgroundShare:
         if now - last >= BREATH:
             self._rest(now - last, PACED_SHARE)
             _local.breath = time.thread_time()
+
+    def sliced(self, work: Callable[[], T]) -> T:
+        """`work` as one slice, on this thread: a sync's or a poll's own CPU, around the git it
+        waits for (which is not counted: thread time) and its clone read (a slice of its own)."""
+        with self.slice():
+            return work()
 
     @contextlib.contextmanager
     def slice(self) -> Iterator[None]:

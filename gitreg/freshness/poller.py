@@ -12,7 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
-from gitreg.background_share import background_thread
+from gitreg.background_share import SHARED, background_thread
 from gitreg.errors import FetchStopped, SourceError
 from gitreg.git.location import RepoLocation
 from gitreg.modules.sync import Registry
@@ -137,7 +137,8 @@ class Poller:
                     heapq.heappop(self._queue)
                     location = first[1]
                     running.add(location)
-                    future = loop.run_in_executor(pool, self.poll, location)
+                    poll = partial(SHARED.sliced, partial(self.poll, location))
+                    future = loop.run_in_executor(pool, poll)
                     future.add_done_callback(partial(self._polled, running, location))
                 first = self._next_due(running)
                 wait = first[0] - now if first is not None else 1.0

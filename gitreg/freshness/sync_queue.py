@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import NamedTuple
 
-from gitreg.background_share import background_thread
+from gitreg.background_share import SHARED, background_thread
 from gitreg.git.location import RepoLocation
 from gitreg.modules.status import Mechanism
 from gitreg.modules.sync import Registry
@@ -93,7 +93,9 @@ class SyncQueue:
     ) -> asyncio.Future[bool]:
         loop = asyncio.get_running_loop()
         # In the context of the request that asked for it: its log lines carry its request id.
-        sync = partial(self.registry.sync_repo, location, mechanism, fetch)
+        # Its own CPU counts in the background's share: at 10,000 modules, 16 syncs at once held
+        # the interpreter from the requests, a start-up's fetch long.
+        sync = partial(SHARED.sliced, partial(self.registry.sync_repo, location, mechanism, fetch))
         running = loop.run_in_executor(self._pool, context.run, sync)
         self._running[location] = running
         running.add_done_callback(lambda done: self._finished(location, done))
