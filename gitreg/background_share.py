@@ -3,11 +3,12 @@
 Python runs one thread at a time (the GIL): eight threads reading clones after a start took the
 event loop's turn eight times in nine, and a registry of 10,000 modules answered at a twelfth of
 its speed until they were done. So the Python part of background work (a clone read into
-entries, the slice that holds the GIL) is measured in CPU time and paced: while requests arrive,
-background threads together use at most `share` of one CPU, each slice followed by a rest; with
-no request in the last second, they run at full speed. Background threads also run at a lower
-CPU priority, and so do the `git` processes they start (Linux gives a thread's niceness to the
-processes it forks), so that on a busy machine the server's own thread comes first.
+entries; a sync's or a poll's own work around the git it waits for) is measured in CPU time and
+paced: while requests arrive, background threads together use at most `share` of one CPU, each
+slice followed by a rest; with no request in the last second, they run at full speed.
+Background threads also run at a lower CPU priority, and so do the `git` processes they start
+(Linux gives a thread's niceness to the processes it forks), so that on a busy machine the
+server's own thread comes first.
 
 Work that is one long computation rather than slices (a reload of 10,000 modules: registry.yaml
 parsed and checked, the next world built, about a second of CPU) runs `paced()`: it calls

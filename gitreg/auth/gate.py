@@ -299,9 +299,9 @@ class Gate(BrowserSessions):
         """What `name` stands for now, which a URL signed for it must find unchanged (a client
         token's digest, an issuer's URL, auth.git being on), and the client token's principal;
         None when nothing here goes by that name."""
-        for token_digest, principal in self.tokens.entries():
-            if principal.name == name:
-                return f"token:{token_digest.hex()}", principal
+        token = self.tokens.named(name)
+        if token is not None:
+            return f"token:{token[0].hex()}", token[1]
         for issuer in self.settings.oidc:
             if issuer.name == name:
                 return f"oidc:{issuer.issuer}", None

@@ -79,6 +79,7 @@ class StaticTokens:
         self._stamps: dict[Path, tuple[int, int] | None] = {}
         self._checked = 0.0
         self._table: dict[bytes, tuple[bytes, Principal]] = {}
+        self._by_name: tuple[object, dict[str, tuple[bytes, Principal]]] = (None, {})
         self._build()
 
     def principal(self, token: str) -> Principal | None:
@@ -94,6 +95,18 @@ class StaticTokens:
         now: what a browser session is checked against."""
         self._recheck_files()
         return list(self._table.values())
+
+    def named(self, name: str) -> tuple[bytes, Principal] | None:
+        """The token named `name`, its digest and principal, as `entries` has it (the first of
+        that name): what each signed download URL is bound to, looked up by name."""
+        self._recheck_files()
+        table = self._table
+        if self._by_name[0] is not table:  # built again (a token file changed): named again
+            by_name: dict[str, tuple[bytes, Principal]] = {}
+            for found in table.values():
+                by_name.setdefault(found[1].name, found)
+            self._by_name = (table, by_name)
+        return self._by_name[1].get(name)
 
     def _build(self) -> None:
         table: dict[bytes, tuple[bytes, Principal]] = {}

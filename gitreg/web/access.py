@@ -4,7 +4,7 @@ made for a principal is marked so (`answered_to`), which a shared cache must not
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from types import MappingProxyType
 
@@ -62,11 +62,22 @@ async def admit(
 ) -> Principal | None:
     """The principal this request is admitted as; None: no one in particular (an open registry
     admits every request so, and its answer is anyone's)."""
-    target = Target(access, what, namespace, git)
+    return await admit_all(request, (Target(access, what, namespace, git),))
+
+
+async def admit_all(request: Request, targets: Sequence[Target]) -> Principal | None:
+    """`admit` to each of `targets` (a mirror answer's archives), its headers read once; the
+    principal the first admits as."""
     gate = gate_of(request)
-    principal = await gate.admit(
-        authorization_of(request), target, session_of(request), client_of(request)
+    authorization, session, client = (
+        authorization_of(request),
+        session_of(request),
+        client_of(request),
     )
+    principal: Principal | None = None
+    for target in targets:
+        admitted = await gate.admit(authorization, target, session, client)
+        principal = principal or admitted
     if principal is not None and principal is not ANONYMOUS:
         answered_to(request.scope, principal.name)
     return principal

@@ -12,6 +12,7 @@ the fresh read a `versions` request may be due, and the mirror's counts.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -94,9 +95,20 @@ def _signed_urls(
 
 def _made_for(
     signed: SignedUrls, gate: Gatekeeper, principal: Principal
-) -> tuple[list[tuple[bytes, bytes]], bytes]:
+) -> tuple[tuple[tuple[bytes, bytes], ...], bytes]:
     """The headers and body of an answer signed for `principal`."""
-    urls = [gate.signed(path, principal, suffix) for path, suffix in signed.urls]
+    return _assembled(
+        signed, tuple(gate.signed(path, principal, suffix) for path, suffix in signed.urls)
+    )
+
+
+# The same URLs come back for a while (a signature is made once for EXPIRY_STEP seconds, the same
+# for each request of one token in them): so does the answer made of them.
+@functools.lru_cache(maxsize=1024)
+def _assembled(
+    signed: SignedUrls, urls: tuple[str, ...]
+) -> tuple[tuple[tuple[bytes, bytes], ...], bytes]:
+    """The answer's headers (a tuple: it is sent again and again) and body, with these URLs."""
     parts = [signed.pieces[0]]
     for url, piece in zip(urls, signed.pieces[1:], strict=True):
         parts += (json.dumps(url).encode(), piece)
@@ -110,7 +122,7 @@ def _made_for(
                 else urls[value].encode("latin-1")
             )
         headers.append((name, value))
-    return headers, body
+    return tuple(headers), body
 
 
 class PreparedRoutes:
@@ -161,11 +173,7 @@ async def _made(
         return _held_archive(request.scope, answer.archive, state)
     principal = None
     if world.gate.on and answer.targets:
-        for target in answer.targets:
-            admitted = await access.admit(
-                request, target.access, target.what, target.namespace, target.git
-            )
-            principal = principal or admitted
+        principal = await access.admit_all(request, answer.targets)
     if answer.signed is None:
         return answer.headers, answer.body
     if principal is None:  # never so: kept only where the gate names who asks

@@ -251,9 +251,17 @@ def test_a_token_file_is_read_again_when_it_changes(
     monkeypatch.setattr(tokens, "RECHECK_FILES", 0.0)
     path = "/v1/modules/team-a/net/aws/versions"
     assert served.client.get(path, headers=bearer(ROTATED)).status_code == 200
+    download = served.client.get(
+        "/v1/modules/team-a/net/aws/1.0.0/download", headers=bearer(ROTATED)
+    )
+    signed = download.headers["x-terraform-get"]
+    assert served.client.get(signed).status_code == 200
     served.token_file.write_text("the-next-token-0123456789\n")
     try:
         assert served.client.get(path, headers=bearer(ROTATED)).status_code == 401
+        # A URL signed for the token before stops opening: it was bound to the old one.
+        refused = served.client.get(signed)
+        assert refused.status_code == 403 and "changed" in refused.json()["errors"][0]
         assert (
             served.client.get(path, headers=bearer("the-next-token-0123456789")).status_code == 200
         )
