@@ -16,14 +16,20 @@ from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import daemon_requests, free_port, git_daemon, wait_until
 
 
-def test_first_round_is_spread_over_the_interval(
-    write_catalog: WriteCatalog, tmp_path: Path
-) -> None:
+def _modules(tmp_path: Path, count: int) -> list[str]:
+    """registry.yaml's lines for `count` modules, each in a repository of its own."""
     lines = []
-    for n in range(50):
+    for n in range(count):
         repo = GitRepo(tmp_path / f"r{n}")
         repo.commit("empty")
         lines.append(f"  - {{namespace: a, name: m{n}, system: x, repo: {repo.path}}}\n")
+    return lines
+
+
+def test_first_round_is_spread_over_the_interval(
+    write_catalog: WriteCatalog, tmp_path: Path
+) -> None:
+    lines = _modules(tmp_path, 50)
     registry = Registry(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(lines)))
     clock = Clock()
     poller = Poller(registry, clock, random.Random(7))
@@ -121,11 +127,7 @@ def test_a_polling_round_asks_each_repository_once(
 def test_a_new_catalog_s_repositories_are_scheduled_and_removed_ones_dropped(
     write_catalog: WriteCatalog, tmp_path: Path
 ) -> None:
-    repos = []
-    for n in range(3):
-        repo = GitRepo(tmp_path / f"r{n}")
-        repo.commit("empty")
-        repos.append(f"  - {{namespace: a, name: m{n}, system: x, repo: {repo.path}}}\n")
+    repos = _modules(tmp_path, 3)
     registry = Registry(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(repos[:2])))
     clock = Clock()
     poller = Poller(registry, clock, random.Random(5))
