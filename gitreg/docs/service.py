@@ -49,6 +49,7 @@ class DocsService:
         self._building: dict[Key, Future[ModuleDocs]] = {}
         self._times: dict[tuple[str, str], int] = {}
         self._descriptions: dict[Key, str] = {}
+        self.forgotten = 0  # times the descriptions were forgotten (the warming then sees all)
         self._closed = False
 
     async def module_docs(self, entry: ModuleEntry, release: Release) -> ModuleDocs:
@@ -81,6 +82,8 @@ class DocsService:
         with self._lock:
             docs = self._memory.get(key)
             if docs is not None:
+                # Descriptions may have been forgotten since (bounded): the warming refills them.
+                self._descriptions.setdefault(key, docs.root.description)
                 done: Future[ModuleDocs] = Future()
                 done.set_result(docs)
                 return done
@@ -146,6 +149,7 @@ class DocsService:
         with self._lock:
             if len(self._descriptions) >= DESCRIPTIONS_REMEMBERED:
                 self._descriptions.clear()  # bounded; the warming after the next swap refills it
+                self.forgotten += 1
             self._descriptions[key] = docs.root.description
             self._memory[key] = docs
             self._memory.move_to_end(key)

@@ -13,9 +13,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
+from functools import partial
 
+from gitreg.background_share import SHARED
 from gitreg.docs.service import DocsService
-from gitreg.modules.index import ModuleEntry
+from gitreg.freshness.paced import paced
+from gitreg.modules.index import ModuleEntry, VersionIndex
+from gitreg.modules.resolve import Release
 from gitreg.modules.sync import Registry
 
 log = logging.getLogger(__name__)
@@ -34,19 +38,60 @@ async def keep_warm(
     Syncs swap the snapshot on their own threads; comparing which one is served, once a
     second, tells of every swap without a hook into them, and never delays one."""
     seen = None
+    # The index whose every entry was warmed last, and how often the descriptions had been
+    # forgotten then: its entries need no look again while none is forgotten.
+    warmed: tuple[VersionIndex, int] | None = None
     while True:
         snapshot = registry.snapshot
         if snapshot is not seen:
             seen = snapshot
-            entries = snapshot.index.entries()
             try:
-                if await warm(docs, entries, at_once=at_once):
+                # Which entries changed since the last warming, off the event loop: 10,000 of
+                # them looked at there held every request for 40 to 70 ms, once a second while
+                # syncs swap the snapshot after a start.
+                forgotten = docs.forgotten
+                base = warmed[0] if warmed and warmed[1] == forgotten else None
+                wanted = await paced(partial(_unwarmed_changes, docs, snapshot.index, base))
+                loaded = await _warm_each(docs, wanted, at_once=at_once)
+                if loaded:
                     # Docs of every module now live as long as the snapshot: out of the
                     # collector's full walks with it (gitreg.heap).
                     registry.kept_beside()
+                if loaded == len(wanted):  # otherwise, the ones that failed are tried again
+                    warmed = (snapshot.index, forgotten)
             except Exception:  # a bug here must not end the warming for good
                 log.exception("warming the docs failed; trying again at the next swap")
         await asyncio.sleep(every)
+
+
+def _unwarmed_changes(
+    docs: DocsService, index: VersionIndex, warmed: VersionIndex | None
+) -> list[tuple[ModuleEntry, Release]]:
+    """`_unwarmed` of the entries of `index` that are not those of `warmed` (all of them
+    without it), as paced work: a rest offered at each."""
+    if warmed is None:
+        return _unwarmed(docs, index.entries())
+    changed = []
+    for key, entry in index.items():
+        if warmed.get(*key) is not entry:
+            changed.append(entry)
+        SHARED.breathe()
+    return _unwarmed(docs, changed)
+
+
+def _unwarmed(
+    docs: DocsService, entries: Iterable[ModuleEntry]
+) -> list[tuple[ModuleEntry, Release]]:
+    """Each entry whose latest version's description is not in memory, with that version (in
+    paced work, a rest offered at each)."""
+    wanted = []
+    for entry in entries:
+        if entry.versions.releases:
+            latest = entry.versions.releases[0]
+            if docs.description(entry, latest) is None:
+                wanted.append((entry, latest))
+        SHARED.breathe()
+    return wanted
 
 
 async def warm(
@@ -60,20 +105,28 @@ async def warm(
 ) -> int:
     """The description of each entry's latest version in memory; returns how many were not
     before. After each, a rest that keeps the warming to `share` of the time (1: no rest)."""
-    wanted = iter(
-        [
-            (entry, entry.versions.releases[0])
-            for entry in entries
-            if entry.versions.releases
-            and docs.description(entry, entry.versions.releases[0]) is None
-        ]
+    return await _warm_each(
+        docs, _unwarmed(docs, entries), at_once=at_once, share=share, sleep=sleep, clock=clock
     )
+
+
+async def _warm_each(
+    docs: DocsService,
+    wanted: list[tuple[ModuleEntry, Release]],
+    *,
+    at_once: int = AT_ONCE,
+    share: float = SHARE,
+    sleep: Sleep = asyncio.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> int:
+    """`warm`, of the versions `wanted`."""
+    todo = iter(wanted)
     loaded = 0
     rest = (1 - share) / share
 
     async def one_by_one() -> None:
         nonlocal loaded
-        for entry, release in wanted:
+        for entry, release in todo:
             began = clock()
             try:
                 await asyncio.wrap_future(docs.request(entry, release))

@@ -27,6 +27,7 @@ from gitreg.freshness.shared_cache import follow_shared_cache
 from gitreg.freshness.shared_sources import follow_shared_discoveries
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.freshness.watching import watch_catalog, watch_repositories
+from gitreg.git.location import RepoLocation
 from gitreg.modules.index import VersionIndex
 from gitreg.modules.read_summary import summarize
 from gitreg.modules.warm_start import WarmStart, warm_start
@@ -35,6 +36,7 @@ from gitreg.providers.hosted import Providers, watch_providers
 log = logging.getLogger(__name__)
 
 INDEX_EVERY = 5.0  # seconds at least between two writes of the persisted index
+REQUESTED_AT_ONCE = 4  # start-up syncs asked for between two turns of the event loop
 
 
 class BackgroundWork:
@@ -176,19 +178,29 @@ class BackgroundWork:
             return
         registry = self.live.registry
         before, started = registry.snapshot.index, time.monotonic()
-        syncs = [self.syncs.request(location, "startup") for location in registry.snapshot.clones]
-        self._tasks.append(asyncio.create_task(self._fetched(syncs, before, started)))
+        locations = list(registry.snapshot.clones)
+        self._tasks.append(asyncio.create_task(self._fetched(locations, before, started)))
 
     async def _fetched(
-        self, syncs: list[asyncio.Future[bool]], before: VersionIndex, started: float
+        self, locations: list[RepoLocation], before: VersionIndex, started: float
     ) -> None:
-        """Once the start-up fetch is over: what it read, in one line (each module at DEBUG)."""
-        if syncs:
-            await asyncio.wait(syncs)  # not gather: a stop cancels this task, not the syncs
+        """Fetch each repository; once all are done, what they read, in one line (each module
+        at DEBUG). The syncs are asked for a few at a time, the requests' turn between: 1,000
+        asked at once held the event loop for tens of milliseconds."""
+        syncs = []
+        for n, location in enumerate(locations, 1):
+            syncs.append(self.syncs.request(location, "startup"))
+            if n % REQUESTED_AT_ONCE == 0:
+                await asyncio.sleep(0)
+        for sync in syncs:
+            # One at a time, not gather: a stop cancels this task, not the syncs. Nor all at
+            # once: asyncio.wait adds a callback to each, and takes it back, in one go.
+            await asyncio.wait((sync,))
         failed = sum(1 for s in syncs if s.cancelled() or s.exception() or not s.result())
         after = self.live.registry.snapshot.index
         seconds = time.monotonic() - started
-        log.info("start-up fetch: %s", summarize(before, after, len(syncs), failed, seconds))
+        summary = await paced(partial(summarize, before, after, len(syncs), failed, seconds))
+        log.info("start-up fetch: %s", summary)
 
     async def stop(self) -> None:
         """Cancel the pollers and watchers and refuse new syncs; fetches under way are left to

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -310,3 +311,59 @@ def test_a_release_time_is_known_from_its_docs_without_reading_the_clone(
     asyncio.run(service.module_docs(entry, release))
     shutil.rmtree(entry.clone_path)  # any read of the clone now fails
     assert asyncio.run(service.commit_time(entry, release)) == 1700000000
+
+
+def test_keep_warm_looks_again_only_at_what_changed_until_descriptions_are_forgotten(
+    tmp_path: Path, write_catalog: WriteCatalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a swap, the warming looks at the entries that are new since it last warmed them
+    all (at 10,000 modules, looking at every one held the event loop for 40 to 70 ms), and at
+    every one again once the bounded descriptions were forgotten."""
+    repos, lines = {}, []
+    for name in ("one", "two", "three"):
+        repos[name] = GitRepo(tmp_path / name)
+        repos[name].release("v1.0.0", {"README.md": f"Module {name}.\n"})
+        lines.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {tmp_path / name}}}\n")
+    registry = Registry(write_catalog("modules:\n" + "".join(lines)))
+    registry.refresh()
+    service = DocsService(tmp_path / "cache")
+    looked: list[str] = []
+    description = service.description
+
+    def recorded(entry: ModuleEntry, release: Release) -> str | None:
+        looked.append(entry.spec.address.name)
+        return description(entry, release)
+
+    monkeypatch.setattr(service, "description", recorded)
+
+    def latest(name: str) -> str | None:
+        entry = registry.snapshot.index.get("a", name, "aws")
+        assert entry is not None
+        return description(entry, entry.versions.releases[0])
+
+    async def until(done: Callable[[], bool]) -> None:
+        for _ in range(3000):  # bounded: a deadline, not a measurement
+            if done():
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError("not warmed")
+
+    async def warming() -> None:
+        task = asyncio.create_task(keep_warm(service, registry, every=0.01))
+        await until(lambda: all(latest(n) for n in repos))
+        looked.clear()
+        repos["two"].release("v1.1.0", {"README.md": "Module two, again.\n"})
+        await asyncio.to_thread(registry.refresh)
+        await until(lambda: latest("two") == "Module two, again.")
+        assert set(looked) == {"two"}
+        with service._lock:  # as when DESCRIPTIONS_REMEMBERED is reached
+            service._descriptions.clear()
+            service.forgotten += 1
+        repos["three"].release("v1.1.0", {"README.md": "Module three, again.\n"})
+        await asyncio.to_thread(registry.refresh)
+        await until(lambda: all(latest(n) for n in repos))
+        assert {"one", "two", "three"} <= set(looked)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(warming())
