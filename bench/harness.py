@@ -250,10 +250,14 @@ def module_repo(path: Path, tags: list[str]) -> Path:
 
 
 @contextlib.contextmanager
-def git_daemon(served: Path, port: int) -> Iterator[str]:
-    """`git daemon` exporting every repository under `served`; yields its git:// base URL."""
+def git_daemon(served: Path, port: int, niceness: int = 0) -> Iterator[str]:
+    """`git daemon` exporting every repository under `served`; yields its git:// base URL.
+    `niceness`: run it (and its `upload-pack`s) at a lower priority, as a Git server on
+    another machine would be to the registry: on a 2-core machine its processes otherwise
+    take the CPU from the server and the load generator at the same priority."""
     process = subprocess.Popen(
         [
+            *(["nice", "-n", str(niceness)] if niceness else []),
             "git",
             "daemon",
             "--reuseaddr",
