@@ -2,8 +2,8 @@
 
 The `git` command does everything that crosses the network (fetch, ls-remote), so every
 transport and credential git supports works. Those commands run thousands of times an hour at
-scale, so they are spawned directly (`run_git`: a third of `subprocess`'s cost, no thread per
-call); GitPython creates and configures a new clone, once per repository; dulwich reads the
+scale, so they are run by `run_git` (one poll loop a call, no thread, no `Repo` built);
+GitPython creates and configures a new clone, once per repository; dulwich reads the
 objects (tags, trees, blobs) in-process, without a subprocess per question.
 """
 
