@@ -17,10 +17,10 @@ from functools import partial
 
 from gitreg.background_share import SHARED
 from gitreg.docs.service import DocsService
-from gitreg.freshness.paced import paced
 from gitreg.modules.index import ModuleEntry, VersionIndex
 from gitreg.modules.resolve import Release
 from gitreg.modules.sync import Registry
+from gitreg.paced import paced
 
 log = logging.getLogger(__name__)
 

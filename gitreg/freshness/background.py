@@ -20,7 +20,6 @@ from gitreg.background_share import SHARED
 from gitreg.freshness.discovering import discover_sources
 from gitreg.freshness.discovery_queue import DiscoveryQueue
 from gitreg.freshness.live import LiveCatalog
-from gitreg.freshness.paced import paced
 from gitreg.freshness.poller import Poller
 from gitreg.freshness.release_reads import ReleaseReads
 from gitreg.freshness.shared_cache import follow_shared_cache
@@ -31,6 +30,7 @@ from gitreg.git.location import RepoLocation
 from gitreg.modules.index import VersionIndex
 from gitreg.modules.read_summary import summarize
 from gitreg.modules.warm_start import WarmStart, warm_start
+from gitreg.paced import paced
 from gitreg.providers.hosted import Providers, watch_providers
 
 log = logging.getLogger(__name__)

@@ -9,11 +9,11 @@ import time
 from functools import partial
 
 from gitreg.catalog.model import Catalog
-from gitreg.freshness.paced import paced
 from gitreg.freshness.watching import reload_catalog
 from gitreg.mirror.readthrough import ReadThrough
 from gitreg.modules.read_summary import summarize
 from gitreg.modules.sync import Registry
+from gitreg.paced import paced
 from gitreg.world.next_world import NextWorld
 from gitreg.world.world import CurrentWorld
 

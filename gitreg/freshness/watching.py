@@ -17,10 +17,10 @@ from gitreg.background_share import SHARED
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
 from gitreg.errors import ConfigError
-from gitreg.freshness.paced import paced
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.git.location import RepoLocation
 from gitreg.modules.sync import Registry
+from gitreg.paced import paced
 
 log = logging.getLogger(__name__)
 

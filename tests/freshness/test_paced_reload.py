@@ -13,8 +13,8 @@ import pytest
 from gitreg.background_share import SHARED
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
-from gitreg.freshness.paced import paced
 from gitreg.freshness.watching import reload_catalog
+from gitreg.paced import paced
 
 
 def _catalog(path: Path, modules: int) -> Path:

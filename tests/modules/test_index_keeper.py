@@ -121,7 +121,7 @@ def test_a_clone_read_from_the_same_refs_and_ledger_is_not_read_again(
 def test_a_write_breathes_at_each_entry_and_repository(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The server writes the index as paced work (`freshness/paced.py`): the write offers a rest
+    """The server writes the index as paced work (`paced.py`): the write offers a rest
     at each entry, each repository and each line of the old file, where pacing can take it."""
     registry, keeper = _registry(tmp_path)
     keeper.write(registry.snapshot)  # an old file, whose lines the next write reads
