@@ -95,10 +95,8 @@ class BareClone:
                 fetch = ["fetch", "--force", "--prune", "--no-write-fetch-head", "--quiet"]
                 self._git(*fetch, self.location.url, TAG_REFSPEC)
             except (GitFailed, git.GitError, OSError) as exc:
-                if stopping():
-                    stopped = f"fetch of {self.location} stopped: the server is shutting down"
-                    raise FetchStopped(stopped) from exc
-                raise SourceError(f"fetch from {self.location} failed: {_why(exc)}") from exc
+                why = f"fetch from {self.location} failed: {_why(exc)}"
+                raise self._failed("fetch", why) from exc
             if (self.path / seeding.SEED_REFS).is_dir():
                 self._drop_seed()
             self._pack_refs()
@@ -114,10 +112,7 @@ class BareClone:
         try:
             listing = list_remote(self.location.url, self._environment(), self.timeout)
         except GitFailed as exc:
-            if stopping():
-                stopped = f"fetch of {self.location} stopped: the server is shutting down"
-                raise FetchStopped(stopped) from exc
-            raise SourceError(f"fetch from {self.location} failed: {exc}") from exc
+            raise self._failed("fetch", f"fetch from {self.location} failed: {exc}") from exc
         return not self.holds(listing) and self.fetch(listing.tags())
 
     def fetch_branch(self, branch: str | None) -> str | None:
@@ -183,12 +178,14 @@ class BareClone:
         try:
             return list_remote(self.location.url, self._environment(), self.timeout)
         except GitFailed as exc:
-            if stopping():
-                stopped = (
-                    f"listing the tags of {self.location} stopped: the server is shutting down"
-                )
-                raise FetchStopped(stopped) from exc
-            raise SourceError(f"cannot reach {self.location}: {exc}") from exc
+            raise self._failed("listing the tags", f"cannot reach {self.location}: {exc}") from exc
+
+    def _failed(self, doing: str, why: str) -> SourceError:
+        """What to raise when `doing` failed: FetchStopped when the server, stopping, ended its
+        git (nothing to record against the repository), else SourceError saying `why`."""
+        if stopping():
+            return FetchStopped(f"{doing} of {self.location} stopped: the server is shutting down")
+        return SourceError(why)
 
     def tags(self) -> list[TagRef]:
         """Every tag in the clone, peeled to what it finally points at."""

@@ -227,8 +227,8 @@ class Registry:
             previous = [] if location in snapshot.unread else snapshot.entries_of(location)
             try:
                 fetched = False
-                if fetch and expect is None and mechanism in _LIST_FIRST:
-                    fetched = clone.fetch_changed()
+                if fetch and expect is None and mechanism == "startup":
+                    fetched = clone.fetch_changed()  # most are unchanged after a restart
                 elif fetch:
                     fetched = clone.fetch(expect)
                 found = self._read(snapshot, location, clone)
@@ -388,11 +388,6 @@ class Registry:
     def _sync_lock(self, location: RepoLocation) -> threading.Lock:
         with self._locks_lock:
             return self._sync_locks.setdefault(location, threading.Lock())
-
-
-# Syncs that list the remote's tags first (`BareClone.fetch_changed`): after a start, most
-# repositories are unchanged.
-_LIST_FIRST: frozenset[Mechanism] = frozenset({"startup"})
 
 
 def _fingerprint(entries: list[ModuleEntry]) -> str:
