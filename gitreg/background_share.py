@@ -155,6 +155,11 @@ class BackgroundShare:
         """A request arrived (called on every request: one assignment)."""
         self._last_request = self._clock()
 
+    def quiet(self) -> bool:
+        """Whether no request arrived in the last `busy_for` seconds: a hold now (the heap's
+        full walk) keeps no one waiting, unless a request comes in just then."""
+        return self._clock() - self._last_request > self.busy_for
+
     @contextlib.contextmanager
     def paced(self) -> Iterator[None]:
         """This thread's work, until the end of the block, is background work that breathes
@@ -198,9 +203,9 @@ class BackgroundShare:
 
     def _rest(self, spent: float, share: float | None = None) -> None:
         """Pay `spent` CPU seconds back at `share` (the share's own by default), when busy."""
-        now = self._clock()
-        if now - self._last_request > self.busy_for:
+        if self.quiet():
             return  # no one waits: catch up at full speed
+        now = self._clock()
         with self._lock:
             # One budget for every background thread: each slice moves the time the budget is
             # paid back by its cost divided by the share.

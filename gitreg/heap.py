@@ -1,22 +1,28 @@
 """What serving reads for long is kept out of the garbage collector's full walks, swap after swap.
 
 A full collection walks every object the collector tracks, holding the GIL: with an index of
-10,000 modules x 50 versions (half a million objects) that is 130 ms during which no request is
-answered, every few seconds under load. Objects frozen (`gc.freeze`) are not walked. Start-up
-freezes what it read; each snapshot swap afterwards asks for a refreeze, done a moment later in
-a thread of its own (swaps in a burst, a start-up's fetches, cost one): first a collection,
-which walks only what is not frozen yet (what changed since the last refreeze: its cost follows
-the change, not the catalog), so that no garbage is frozen for good; then a freeze.
+10,000 modules x 50 versions (1.3 million tracked objects) that is half a second during which no
+request is answered. Objects frozen (`gc.freeze`) are not walked. Start-up freezes what it read;
+each snapshot swap afterwards asks for a refreeze, done a moment later in a thread of its own
+(swaps in a burst, a start-up's fetches, cost one): first a collection of the young generations
+(what was made since their last collection: a few thousand objects, whatever the catalog's
+size), so that short-lived garbage is not frozen for good; then a freeze of everything else.
+What a swap built and kept has outlived two collections already: the old generation is frozen
+without a walk. (Walking it too cost a reload of 10,000 modules up to 56 ms, whenever the next
+world was being built at that moment.)
 
 Frozen objects are never collected, only freed by their reference counts. Something alive at a
-freeze that becomes cyclic garbage afterwards (a request under way then) would be kept; so every
-FULL_EVERY refreezes one starts from scratch (unfreeze, collect everything, freeze), and a
-process's frozen heap stays bounded however many swaps it sees.
+freeze that becomes cyclic garbage afterwards (a request under way then, a connection open) is
+kept; so after FULL_EVERY refreezes a full walk is due (unfreeze, collect everything, freeze),
+and a process's frozen heap stays bounded however many swaps it sees. That walk is the half
+second: it waits for a quiet moment, no request in the last second (`quiet`, looked at each
+refreeze and every RECHECK seconds), and only a server that is never quiet has it forced, after
+FORCE_AFTER refreezes.
 
 A server's start-up is one burst: the collector stays off from the start (`start_up`) until
 the clones are read (`settled`), and what was read is then frozen without a walk. Walked as it
 grew, then collected before its freeze, it held every request for up to half a second at
-10,000 modules. Start-up's own garbage cycles, if any, wait for the first full refreeze.
+10,000 modules. Start-up's own garbage cycles, if any, wait for the first full walk.
 
 Only a server process freezes (it hands its Registry a Freezer's `swapped`): a library or a
 test keeps the collector as Python sets it.
@@ -29,21 +35,42 @@ import gc
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 log = logging.getLogger(__name__)
 
 DELAY = 0.5  # seconds from the first swap asking to the refreeze: a burst of swaps costs one
-FULL_EVERY = 50  # refreezes; then one unfreezes and walks everything once
+FULL_EVERY = 50  # refreezes; then a full walk is due, at the first quiet moment
+FORCE_AFTER = 200  # refreezes without a quiet moment: the full walk is done all the same
+RECHECK = 10.0  # seconds between two looks for a quiet moment, while a full walk is due
+
+
+def _always() -> bool:
+    return True
 
 
 class Freezer:
-    def __init__(self, delay: float = DELAY, full_every: int = FULL_EVERY) -> None:
+    def __init__(
+        self,
+        delay: float = DELAY,
+        full_every: int = FULL_EVERY,
+        quiet: Callable[[], bool] = _always,
+        force_after: int = FORCE_AFTER,
+        recheck: float = RECHECK,
+    ) -> None:
+        """`quiet`: whether no request waits now (a server's `BackgroundShare.quiet`); a
+        library's default is always."""
         self.delay = delay
         self.full_every = full_every
+        self.quiet = quiet
+        self.force_after = force_after
+        self.recheck = recheck
         self.refreezes = 0
+        self.full_walks = 0
+        self._since_full = 0  # refreezes since the last full walk
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None  # a refreeze asked for, not begun
+        self._watch: threading.Timer | None = None  # a full walk due, waiting for quiet
         self._starting = False  # between start_up and settled: the collector is off
 
     def start_up(self) -> None:
@@ -60,21 +87,31 @@ class Freezer:
                 self._timer = None
             self._starting = False
             self.refreezes += 1
+            self._since_full += 1
         gc.freeze()
         gc.enable()
 
     def freeze_now(self, full: bool = False) -> None:
-        """Collect what is not frozen (everything, when `full`), then freeze what is left."""
+        """Collect the young generations (everything, when `full` or when a full walk is due
+        and it is quiet), then freeze what is left."""
         start = time.perf_counter()
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()  # this one does what it was to do
                 self._timer = None
             self.refreezes += 1
-            full = full or self.refreezes % self.full_every == 0
+            self._since_full += 1
+            full = full or self._full_due()
+            if full:
+                self._since_full = 0
+                self.full_walks += 1
+            elif self._since_full >= self.full_every and self._watch is None:
+                self._watch = self._timer_for(self.recheck, self._look_for_quiet, "gitreg-walk")
         if full:
             gc.unfreeze()
-        gc.collect()
+            gc.collect()
+        else:
+            gc.collect(1)
         gc.freeze()
         if not log.isEnabledFor(logging.DEBUG):
             return  # counting the frozen objects walks all of them: only for the debug line
@@ -85,16 +122,39 @@ class Freezer:
             (time.perf_counter() - start) * 1000,
         )
 
+    def _full_due(self) -> bool:
+        """With the lock held: whether this refreeze walks everything."""
+        if self._since_full >= self.force_after:
+            return True
+        return self._since_full >= self.full_every and self.quiet()
+
+    def _look_for_quiet(self) -> None:
+        """A full walk is due: done now if it is quiet, else looked at again in a while."""
+        with self._lock:
+            self._watch = None
+            if self._since_full < self.full_every:
+                return  # a refreeze walked everything meanwhile
+            walk = self.quiet()
+            if not walk:
+                self._watch = self._timer_for(self.recheck, self._look_for_quiet, "gitreg-walk")
+        if walk:
+            self.freeze_now(full=True)
+
     def swapped(self) -> None:
         """A snapshot was swapped in: refreeze in a moment (once for a burst of swaps); during
         start-up, `settled` will."""
         with self._lock:
             if self._timer is not None or self._starting:
                 return
-            self._timer = threading.Timer(self.delay, self.freeze_now)
-            self._timer.name = "gitreg-freeze"
-            self._timer.daemon = True
-            self._timer.start()
+            self._timer = self._timer_for(self.delay, self.freeze_now, "gitreg-freeze")
+
+    @staticmethod
+    def _timer_for(delay: float, then: Callable[[], None], name: str) -> threading.Timer:
+        timer = threading.Timer(delay, then)
+        timer.name = name
+        timer.daemon = True
+        timer.start()
+        return timer
 
 
 @contextlib.contextmanager

@@ -64,6 +64,18 @@ def test_with_no_request_for_a_second_background_work_runs_at_full_speed() -> No
     assert rests == []
 
 
+def test_quiet_once_no_request_arrived_for_busy_for() -> None:
+    clock, rests = Clock(100.0), list[float]()
+    share = _share(clock, rests)
+    assert share.quiet()  # none ever
+    share.pulse()
+    assert not share.quiet()
+    clock.now += 0.9
+    assert not share.quiet()
+    clock.now += 0.2
+    assert share.quiet()
+
+
 def test_a_thread_a_request_waits_for_is_never_paced() -> None:
     clock, rests = Clock(100.0), list[float]()
     share = _share(clock, rests)

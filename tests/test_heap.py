@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 import tracemalloc
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -142,3 +144,50 @@ def test_a_start_up_that_fails_still_turns_the_collector_back_on(
         assert gc.isenabled() and freezer.refreezes == 1
     finally:
         gc.enable()
+
+
+class _Cycle:
+    """Cyclic garbage once let go of: only a collection that walks it frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def _frozen_garbage() -> weakref.ref[_Cycle]:
+    """A cycle alive at a freeze (as a request under way may be), garbage right after."""
+    cycle = _Cycle()
+    gc.freeze()
+    return weakref.ref(cycle)
+
+
+def test_a_refreeze_collects_the_young_and_leaves_the_old_generation_unwalked() -> None:
+    freezer = Freezer(delay=3600.0, full_every=1000)
+    young = weakref.ref(_Cycle())
+    full_walks = gc.get_stats()[2]["collections"]
+    freezer.freeze_now()
+    assert young() is None  # short-lived garbage is not frozen for good
+    assert gc.get_stats()[2]["collections"] == full_walks
+
+
+def test_a_due_full_walk_waits_for_a_quiet_moment() -> None:
+    quiet = threading.Event()
+    freezer = Freezer(delay=3600.0, full_every=2, quiet=quiet.is_set, recheck=0.05)
+    garbage = _frozen_garbage()
+    for _ in range(3):  # due after two, but requests keep arriving
+        freezer.freeze_now()
+    assert garbage() is not None and freezer.full_walks == 0
+    quiet.set()  # no request for a while: the next look walks everything
+    wait_until(lambda: garbage() is None, 10, "the full walk once quiet")
+    assert freezer.full_walks == 1
+
+
+def test_a_full_walk_is_forced_on_a_server_that_is_never_quiet() -> None:
+    freezer = Freezer(
+        delay=3600.0, full_every=2, quiet=lambda: False, force_after=5, recheck=3600.0
+    )
+    garbage = _frozen_garbage()
+    for _ in range(4):
+        freezer.freeze_now()
+    assert garbage() is not None
+    freezer.freeze_now()
+    assert garbage() is None and freezer.full_walks == 1

@@ -11,6 +11,7 @@ import socket
 import sys
 
 from gitreg.atomic import sweep_stale
+from gitreg.background_share import SHARED
 from gitreg.catalog.archive_scopes import narrowed_notices
 from gitreg.catalog.model import Catalog, Listen, TlsFiles
 from gitreg.commands.endpoint import endpoint, listen_flag
@@ -92,7 +93,7 @@ def _serve(
     """Serve on `sock` until signalled, at once: the clones are read, then fetched, once the
     port answers (`/healthz` says it lives, `/readyz` what it still reads). The only server
     process, or one of several workers."""
-    freezer = Freezer()
+    freezer = Freezer(quiet=SHARED.quiet)  # its full walks wait for a moment without requests
     freezer.start_up()
     current, registry = open_world(catalog, on_swap=freezer.swapped)
     state = RegistryState.build(current, registry, worker=worker)
