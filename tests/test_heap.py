@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
+import time
 import tracemalloc
 import weakref
 from collections.abc import Iterator
@@ -14,8 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from gitreg import heap
 from gitreg.catalog.load import load_catalog
-from gitreg.heap import Freezer
+from gitreg.heap import Freezer, collector_paused
 from gitreg.modules.sync import Registry
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer, wait_until
@@ -191,3 +193,60 @@ def test_a_full_walk_is_forced_on_a_server_that_is_never_quiet() -> None:
     assert garbage() is not None
     freezer.freeze_now()
     assert garbage() is None and freezer.full_walks == 1
+
+
+def test_the_collector_stays_off_until_the_last_of_overlapping_bursts_is_over() -> None:
+    """A reload's burst and the docs warming's, in two threads, end in either order."""
+    assert gc.isenabled()
+    first, second = collector_paused(), collector_paused()
+    started = threading.Event()
+    ended = threading.Event()
+
+    def other_burst() -> None:
+        with second:
+            started.set()
+            ended.wait(10)
+
+    thread = threading.Thread(target=other_burst)
+    with first:
+        thread.start()
+        started.wait(10)
+    assert not gc.isenabled()  # the first burst is over, the other one is not
+    ended.set()
+    thread.join(10)
+    assert gc.isenabled()
+
+
+def test_start_up_and_a_burst_share_one_pause() -> None:
+    freezer = Freezer(delay=3600.0)
+    burst = collector_paused()
+    freezer.start_up()
+    try:
+        burst.__enter__()
+        freezer.settled()  # the clones are read while the burst goes on: off still
+        assert not gc.isenabled()
+    finally:
+        burst.__exit__(None, None, None)
+    assert gc.isenabled()
+
+
+def test_in_a_server_what_a_burst_made_is_frozen_as_it_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(heap._PAUSES, "freeze_after", True)  # as `freeze_after_bursts()`
+    with collector_paused():
+        kept = [{"version": str(n)} for n in range(1000)]  # tracked: lists of dicts
+        made = gc.get_objects()
+        assert any(entry is kept for entry in made)
+        del made
+    assert not any(entry is kept for entry in gc.get_objects())  # frozen: no walk sees it
+    assert gc.isenabled()
+
+
+def test_a_refreeze_asked_for_during_a_burst_waits_for_its_end() -> None:
+    freezer = Freezer(delay=0.01)
+    with collector_paused():
+        freezer.swapped()
+        time.sleep(0.2)  # the timer fired, and put the refreeze off
+        assert freezer.refreezes == 0
+    wait_until(lambda: freezer.refreezes == 1, 10, "the refreeze once the burst is over")

@@ -19,7 +19,7 @@ from gitreg.errors import StartupError
 from gitreg.freshness.watching import reread_catalog
 from gitreg.git.clone import move_old_clones
 from gitreg.git.shutdown import stop_git_processes
-from gitreg.heap import Freezer
+from gitreg.heap import Freezer, freeze_after_bursts
 from gitreg.server import SharingLoop, bind, hypercorn_config, longest_stop, serve_until_signalled
 from gitreg.web.app import create_app
 from gitreg.web.state import RegistryState
@@ -93,6 +93,7 @@ def _serve(
     """Serve on `sock` until signalled, at once: the clones are read, then fetched, once the
     port answers (`/healthz` says it lives, `/readyz` what it still reads). The only server
     process, or one of several workers."""
+    freeze_after_bursts()
     freezer = Freezer(quiet=SHARED.quiet)  # its full walks wait for a moment without requests
     freezer.start_up()
     current, registry = open_world(catalog, on_swap=freezer.swapped)
