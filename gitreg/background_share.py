@@ -30,6 +30,7 @@ import contextlib
 import contextvars
 import os
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -46,8 +47,19 @@ BREATH = 0.005  # CPU seconds paced work spends between two rests
 PACED_SHARE = 0.1
 NICENESS = 10  # added to a background thread's (and its git processes') niceness
 READERS = 2  # threads that run background slices, at the server's priority: one per CPU here
+# Seconds a thread that holds the GIL keeps it once another asks for it (Python's default: 5 ms).
+SWITCH_INTERVAL = 0.001
 
 T = TypeVar("T")
+
+
+def prompt_handover() -> None:
+    """In a server: a thread that computes hands the GIL over within SWITCH_INTERVAL of another
+    asking. The event loop asks after each socket call of each request; while a reload or a
+    clone read computed, each ask waited up to Python's 5 ms, and a request of several asks up
+    to 40 ms. At 10,000 modules, reloads back to back, three runs each way: `versions` p99
+    10.7-11.4 ms instead of 12.6-13.6, the longest 33-46 ms instead of 54-72."""
+    sys.setswitchinterval(SWITCH_INTERVAL)
 
 
 class _ThreadRole(threading.local):

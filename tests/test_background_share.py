@@ -4,6 +4,7 @@ thread not marked background (a read a request waits for) is never paced."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -11,7 +12,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from gitreg.background_share import NICENESS, BackgroundShare, background_thread
+from gitreg.background_share import (
+    NICENESS,
+    SWITCH_INTERVAL,
+    BackgroundShare,
+    background_thread,
+    prompt_handover,
+)
 from tests.support.clock import Clock
 
 
@@ -176,3 +183,12 @@ def test_a_breath_outside_paced_work_is_nothing() -> None:
 
     _in_background(work)  # a background thread, not paced
     assert rests == []
+
+
+def test_a_server_hands_the_gil_over_sooner_than_python_by_default() -> None:
+    default = sys.getswitchinterval()
+    try:
+        prompt_handover()
+        assert sys.getswitchinterval() == SWITCH_INTERVAL < default
+    finally:
+        sys.setswitchinterval(default)

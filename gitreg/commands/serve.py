@@ -11,7 +11,7 @@ import socket
 import sys
 
 from gitreg.atomic import sweep_stale
-from gitreg.background_share import SHARED
+from gitreg.background_share import SHARED, prompt_handover
 from gitreg.catalog.archive_scopes import narrowed_notices
 from gitreg.catalog.model import Catalog, Listen, TlsFiles
 from gitreg.commands.endpoint import endpoint, listen_flag
@@ -94,6 +94,7 @@ def _serve(
     port answers (`/healthz` says it lives, `/readyz` what it still reads). The only server
     process, or one of several workers."""
     freeze_after_bursts()
+    prompt_handover()
     freezer = Freezer(quiet=SHARED.quiet)  # its full walks wait for a moment without requests
     freezer.start_up()
     current, registry = open_world(catalog, on_swap=freezer.swapped)
