@@ -193,7 +193,7 @@ class Freezer:
             self._watch = None
             if self._since_full < self.full_every:
                 return  # a refreeze walked everything meanwhile
-            walk = self.quiet()
+            walk = self._full_due()
             if not walk:
                 self._watch = self._timer_for(self.recheck, self._look_for_quiet, "gitreg-walk")
         if walk:

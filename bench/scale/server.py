@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import os
 import re
 import signal
@@ -14,7 +13,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 import httpx
 
 from bench.harness import free_port
+from gitreg.heap import collector_paused
 
 STARTUP_FETCH = "start-up fetch:"  # logged once the start-up fetch is over (both trees)
 CLONES_READ = "start-up: read the clones"  # logged once every clone is read (both trees)
@@ -195,33 +195,21 @@ async def _probe(
     garbage collector stays off meanwhile (its full walks of this process's heap took 26-31 ms,
     which a request under way counted as the server's)."""
     samples: list[tuple[float, float]] = []
-    async with httpx.AsyncClient(timeout=60) as client, _collector_off():
-        await asyncio.gather(*(client.get(url) for _ in range(workers)))  # connections opened
+    with collector_paused():  # no automatic collection of this process while it measures
+        async with httpx.AsyncClient(timeout=60) as client:
+            await asyncio.gather(*(client.get(url) for _ in range(workers)))  # connections opened
 
-        async def worker() -> None:
-            while not stop.is_set():
-                start = time.perf_counter()
-                response = await client.get(url)
-                samples.append((start, time.perf_counter() - start))
-                if response.status_code != 200:
-                    errors[response.status_code] += 1
-                await asyncio.sleep(pause)
+            async def worker() -> None:
+                while not stop.is_set():
+                    start = time.perf_counter()
+                    response = await client.get(url)
+                    samples.append((start, time.perf_counter() - start))
+                    if response.status_code != 200:
+                        errors[response.status_code] += 1
+                    await asyncio.sleep(pause)
 
-        await asyncio.gather(*(worker() for _ in range(workers)))
+            await asyncio.gather(*(worker() for _ in range(workers)))
     return samples
-
-
-@contextlib.asynccontextmanager
-async def _collector_off() -> AsyncIterator[None]:
-    """This process's cyclic garbage collector off (what it holds frozen first), then back on."""
-    gc.collect()
-    gc.freeze()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-        gc.unfreeze()
 
 
 def _reload(server: Server) -> float:
