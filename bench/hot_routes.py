@@ -2,6 +2,9 @@
 providers.v1 `versions` and `download`, and the network mirror's `index.json` and
 `VERSION.json`, from gitreg with auth off and on (a token that opens the namespaces and the
 mirror), each as a ratio to a bare Starlette app under the same Hypercorn answering a constant.
+The bare app is asked the same requests as the gitreg it is compared with: a second bare
+server gets the token too (Hypercorn reads an Authorization header whether or not the app
+looks at it), so that the ratio with auth on is gitreg's own cost, not the header's.
 
 Every server is its own process pinned to core 1 (taskset), wrk (one thread, `--concurrency`
 connections) pinned to core 0; plain HTTP on 127.0.0.1. Each round loads every server in turn,
@@ -9,8 +12,17 @@ in another order each round; the figures are the medians of the per-round ratios
 (repeatable) runs gitreg from another checkout (`--tree /work/main` for the code before a
 change), so that before and after are measured in the same run, against the same baseline.
 
+Two figures each: req/s, and the server's CPU microseconds a request (`/proc`, all its
+processes). On a shared virtual machine the rate moves with what other tenants take from the
+core (per-round ratios from 0.6 to 1.4 on a quiet day); the CPU a request does not count that
+time, but it does count a core made slower by its neighbours: measured one server after the
+other, it moves as much as the rate. `--together` loads every server at once, each with its own
+wrk, all of them sharing core 1: whatever slows the core then slows them all alike, and the CPU
+a request compares them. Both ratios read the same way: above 1, gitreg does better than the
+bare app (its rate ÷ bare's; bare's CPU ÷ its CPU).
+
     python -m bench.hot_routes [--rounds 3] [--seconds 3] [--concurrency 50]
-        [--tree PATH ...] [--routes discovery,versions,...]
+        [--tree PATH ...] [--routes discovery,versions,...] [--together]
 """
 
 from __future__ import annotations
@@ -30,10 +42,18 @@ from pathlib import Path
 
 import httpx
 
-from bench.harness import free_port, gitreg_serve, hypercorn_app, module_repo, started
+from bench.harness import (
+    cpu_seconds,
+    free_port,
+    gitreg_serve,
+    hypercorn_app,
+    module_repo,
+    started,
+)
 from bench.mirror import _release
 
 SERVER_CPU, LOAD_CPU = "1", "0"
+BARE, BARE_TOKEN = "bare", "bare, token sent"
 HOST = "registry.bench.test"
 TOKEN = "gitreg_bench-token-for-the-hot-routes"
 PROVIDER_VERSIONS = [f"1.{n}.0" for n in range(1, 6)]
@@ -66,26 +86,37 @@ _AUTH = (
 
 @dataclass(frozen=True)
 class Server:
-    name: str  # "bare", or "<tree> auth off|on"
+    name: str  # "bare", "bare, token sent", or "<tree> auth off|on"
     base: str
+    pid: int
     headers: dict[str, str] = field(default_factory=dict)
+    baseline: str = ""  # the bare server asked the same requests (for gitreg's)
 
 
-def _wrk(url: str, concurrency: int, seconds: int, headers: dict[str, str]) -> float:
+def _wrk(url: str, concurrency: int, seconds: int, headers: dict[str, str]) -> tuple[float, int]:
+    """Requests/s and requests made."""
+    return _wrk_result(_wrk_started(url, concurrency, seconds, headers), url)
+
+
+def _wrk_started(
+    url: str, concurrency: int, seconds: int, headers: dict[str, str]
+) -> subprocess.Popen[str]:
     header_args = [arg for k, v in headers.items() for arg in ("-H", f"{k}: {v}")]
     wrk = ["wrk", "-t1", f"-c{concurrency}", f"-d{seconds}s", *header_args, url]
-    out = subprocess.run(
-        ["taskset", "-c", LOAD_CPU, *wrk],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60 + seconds,
-    ).stdout
+    return subprocess.Popen(
+        ["taskset", "-c", LOAD_CPU, *wrk], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _wrk_result(wrk: subprocess.Popen[str], url: str) -> tuple[float, int]:
+    out, err = wrk.communicate(timeout=120)
+    if wrk.returncode != 0:
+        raise RuntimeError(f"wrk failed on {url}: {err}")
     if "Non-2xx" in out:  # timeouts are not errors: a slow server's figure says it
         raise RuntimeError(f"errors under load from {url}:\n{out}")
-    found = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    assert found is not None, out
-    return float(found[1])
+    rate, made = re.search(r"Requests/sec:\s+([\d.]+)", out), re.search(r"(\d+) requests in", out)
+    assert rate is not None and made is not None, out
+    return float(rate[1]), int(made[1])
 
 
 def _gitreg(tree: Path, config: Path, port: int) -> list[str]:
@@ -112,18 +143,22 @@ def _servers(root: Path, trees: list[Path]) -> Iterator[list[Server]]:
     os.environ["BENCH_VERSIONS"] = str(MODULE_VERSIONS)
     token = {"Authorization": f"Bearer {TOKEN}"}
     with contextlib.ExitStack() as stack:
-        port = free_port()
-        command = ["taskset", "-c", SERVER_CPU, *hypercorn_app("bench.bare_app:app", port)]
-        base, _ = stack.enter_context(started(command, port, ROUTES["versions"]))
-        servers = [Server("bare", base)]
+        servers = []
+        for name, headers in ((BARE, {}), (BARE_TOKEN, token)):
+            port = free_port()
+            command = ["taskset", "-c", SERVER_CPU, *hypercorn_app("bench.bare_app:app", port)]
+            base, process = stack.enter_context(started(command, port, ROUTES["versions"]))
+            servers.append(Server(name, base, process.pid, headers))
         for n, tree in enumerate(trees):
             for auth in (False, True):
                 config = root / f"registry-{n}-{'on' if auth else 'off'}.yaml"
                 config.write_text(f"cache_dir: {config.stem}\n{_CATALOG}{_AUTH if auth else ''}")
                 port = free_port()
-                base, _ = stack.enter_context(started(_gitreg(tree, config, port), port, "/readyz"))
+                command = _gitreg(tree, config, port)
+                base, process = stack.enter_context(started(command, port, "/readyz"))
                 label = f"{tree.name} auth {'on' if auth else 'off'}"
-                servers.append(Server(label, base, token if auth else {}))
+                headers, baseline = (token, BARE_TOKEN) if auth else ({}, BARE)
+                servers.append(Server(label, base, process.pid, headers, baseline))
         for server in servers:
             for name, path in ROUTES.items():
                 _ready(server, name, path)
@@ -147,10 +182,17 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--tree", action="append", type=Path, help="a gitreg checkout")
     parser.add_argument("--routes", default=",".join(ROUTES), help="comma-separated")
+    parser.add_argument(
+        "--together",
+        action="store_true",
+        help="load every server at once (they share core 1, each its own wrk): a moment's "
+        "slowness of the machine then falls on all of them; the CPU a request is the figure",
+    )
     args = parser.parse_args()
     trees = [t.resolve() for t in args.tree or [Path.cwd()]]
     routes = {name: ROUTES[name] for name in args.routes.split(",")}
     rates: dict[tuple[str, str], list[float]] = {}
+    costs: dict[tuple[str, str], list[float]] = {}  # CPU microseconds a request
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         _world(root)
@@ -160,31 +202,64 @@ def main() -> None:
                     _wrk(server.base + path, args.concurrency, 1, server.headers)
             print(
                 f"wrk -t1 -c{args.concurrency}, {args.rounds} rotating rounds of {args.seconds} s;"
-                " req/s medians; ratio: median of the per-round ratios to bare (range)"
+                " medians; ratio: median of the per-round ratios to bare (range)"
             )
-            labels = [s.name for s in servers[1:]]
-            print(f"{'route':<20} {'bare':>7}  " + "  ".join(f"{label:>26}" for label in labels))
+            measured = [server for server in servers if server.baseline]
+            labels = [server.name for server in measured]
+            print(
+                f"{'route':<24} {BARE:>7} {'token':>7}  "
+                + "  ".join(f"{label:>26}" for label in labels)
+            )
             for name, path in routes.items():
                 for n in range(args.rounds):
                     turn = servers[n % len(servers) :] + servers[: n % len(servers)]
-                    for server in turn:
-                        rate = _wrk(
-                            server.base + path, args.concurrency, args.seconds, server.headers
-                        )
-                        rates.setdefault((name, server.name), []).append(rate)
-                _row(name, labels, rates)
+                    groups = [turn] if args.together else [[server] for server in turn]
+                    for group in groups:
+                        for server, rate, spent in _loaded(group, path, args):
+                            rates.setdefault((name, server.name), []).append(rate)
+                            costs.setdefault((name, server.name), []).append(spent)
+                _row(f"{name}, req/s", measured, rates, name, higher=True)
+                _row(f"{name}, CPU us", measured, costs, name, higher=False)
 
 
-def _row(name: str, labels: list[str], rates: dict[tuple[str, str], list[float]]) -> None:
-    bare = rates[(name, "bare")]
+def _loaded(
+    group: list[Server], path: str, args: argparse.Namespace
+) -> list[tuple[Server, float, float]]:
+    """Each server of `group` under its own wrk at the same time: its req/s and CPU
+    microseconds a request."""
+    before = [cpu_seconds(server.pid) for server in group]
+    running = [
+        _wrk_started(server.base + path, args.concurrency, args.seconds, server.headers)
+        for server in group
+    ]
+    results = [
+        _wrk_result(wrk, server.base + path) for wrk, server in zip(running, group, strict=True)
+    ]
+    return [
+        (server, rate, (cpu_seconds(server.pid) - spent) / made * 1e6)
+        for server, spent, (rate, made) in zip(group, before, results, strict=True)
+    ]
+
+
+def _row(
+    title: str,
+    measured: list[Server],
+    got: dict[tuple[str, str], list[float]],
+    name: str,
+    higher: bool,
+) -> None:
+    """Medians, and the median of the per-round ratios to each one's bare server, read so that
+    above 1 is gitreg's better (`higher`: more is better, as req/s; else less is, as CPU)."""
     cells = []
-    for label in labels:
-        ratios = [o / b for o, b in zip(rates[(name, label)], bare, strict=True)]
+    for server in measured:
+        mine, bare = got[(name, server.name)], got[(name, server.baseline)]
+        ratios = [o / b if higher else b / o for o, b in zip(mine, bare, strict=True)]
         cells.append(
-            f"{statistics.median(rates[(name, label)]):>6.0f} "
+            f"{statistics.median(mine):>6.0f} "
             f"{statistics.median(ratios):>5.2f} ({min(ratios):.2f}-{max(ratios):.2f})"
         )
-    row = f"{name:<20} {statistics.median(bare):>7.0f}  " + "  ".join(f"{c:>26}" for c in cells)
+    bares = [statistics.median(got[(name, label)]) for label in (BARE, BARE_TOKEN)]
+    row = f"{title:<24} {bares[0]:>7.0f} {bares[1]:>7.0f}  " + "  ".join(f"{c:>26}" for c in cells)
     print(row, flush=True)
 
 

@@ -35,7 +35,14 @@ from typing import NamedTuple
 
 import httpx
 
-from bench.harness import free_port, gitreg_serve, hypercorn_app, module_repo, started
+from bench.harness import (
+    cpu_seconds,
+    free_port,
+    gitreg_serve,
+    hypercorn_app,
+    module_repo,
+    started,
+)
 
 MODULE = "/v1/modules/bench/mod/generic"
 SERVER_CPU, LOAD_CPU = "1", "0"
@@ -76,23 +83,6 @@ def _wrk(
         raise RuntimeError(f"errors under load:\n{out}")
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])  # type: ignore[index]
     return rps, int(re.search(r"(\d+) requests in", out)[1])  # type: ignore[index]
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU seconds of a process and of its children, theirs and so on (workers), from /proc."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    pending = [pid]
-    while pending:
-        now = pending.pop()
-        try:
-            fields = Path(f"/proc/{now}/stat").read_text().rsplit(")", 1)[1].split()
-            children = Path(f"/proc/{now}/task/{now}/children").read_text().split()
-        except OSError:  # it ended meanwhile
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick
-        pending += [int(child) for child in children]
-    return total
 
 
 @contextlib.contextmanager

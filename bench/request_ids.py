@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import re
 import shutil
 import statistics
@@ -27,7 +26,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.harness import free_port, gitreg_serve, module_repo
+from bench.harness import cpu_seconds, free_port, gitreg_serve, module_repo
 
 _WITHOUT = "--serve-without-request-ids"
 _PATH = "/v1/modules/bench/mod/generic/versions"
@@ -62,14 +61,9 @@ def _server(command: list[str], port: int) -> Iterator[tuple[str, int]]:
         process.wait(timeout=15)
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-
-
 def _round(url: str, pid: int, concurrency: int) -> tuple[float, float]:
     """requests/s, and CPU microseconds per request, of one 3 s wrk run."""
-    before = _cpu_seconds(pid)
+    before = cpu_seconds(pid)
     out = subprocess.run(
         ["wrk", "-t2", f"-c{concurrency}", "-d3s", url],
         capture_output=True,
@@ -77,7 +71,7 @@ def _round(url: str, pid: int, concurrency: int) -> tuple[float, float]:
         check=True,
         timeout=60,
     ).stdout
-    used = _cpu_seconds(pid) - before
+    used = cpu_seconds(pid) - before
     if "Non-2xx" in out:
         raise RuntimeError(f"errors under load:\n{out}")
     requests = int(re.search(r"(\d+) requests in", out)[1])  # type: ignore[index]
