@@ -5,6 +5,7 @@ that opens what it asks for. Counted per principal and outcome for /v1/status an
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import re
 import secrets
@@ -82,6 +83,7 @@ class Gate(BrowserSessions):
         self.login = login
         self.issued: IssuedPrincipals | None = login.issued if login else None
         self._stand_ins: tuple[Catalog, StandIns] | None = None  # of the catalog asked last
+        self._signed_all = functools.lru_cache(maxsize=1024)(self._sign_all)
 
     @classmethod
     def build(
@@ -141,7 +143,7 @@ class Gate(BrowserSessions):
         TooManyRequests, each saying why, otherwise. `session`: a browser's session cookie,
         used when the request carries no Authorization header. `client`: the sender's address,
         whose wrong tokens are slowed and whose logins at Git servers are counted."""
-        if target.access == "read" and target.namespace and self.public.covers(target.namespace):
+        if self._public(target):
             self.counts[(ANONYMOUS.name, "public")] += 1
             return ANONYMOUS
         if authorization is not None:
@@ -173,6 +175,33 @@ class Gate(BrowserSessions):
             if principal.git:  # a token no Git server here took: a wrong token
                 await self.wrong_tokens.wrong(client)
             raise Forbidden(refusal(principal, target))
+
+    async def admit_all(
+        self,
+        authorization: str | None,
+        targets: Sequence[Target],
+        session: str | None = None,
+        client: str = "",
+    ) -> Principal | None:
+        """`admit` to each of `targets`: the principal the first admits as. A token of
+        registry.yaml's that opens all of them (none public) is looked at once, not once each."""
+        if authorization is not None and targets and not any(map(self._public, targets)):
+            self._throttle(client)
+            known = self._client_token(authorization)
+            if known is not None and all(known.may(t.access, t.namespace) for t in targets):
+                self.counts[(known.name, "allowed")] += len(targets)
+                return known
+        principal: Principal | None = None
+        for target in targets:
+            admitted = await self.admit(authorization, target, session, client)
+            principal = principal or admitted
+        return principal
+
+    def _public(self, target: Target) -> bool:
+        """Whether anyone may have `target` (a read of a public namespace)."""
+        return bool(
+            target.access == "read" and target.namespace and self.public.covers(target.namespace)
+        )
 
     async def admit_download(
         self,
@@ -270,6 +299,22 @@ class Gate(BrowserSessions):
         no one in particular."""
         return f"{path}{suffix}?{self.sign(path, principal)}" if principal else path + suffix
 
+    def signed_all(
+        self, urls: tuple[tuple[str, str], ...], principal: Principal
+    ) -> tuple[str, ...]:
+        """`signed` each of `urls` (a path and a suffix) for `principal`: the same URLs for the
+        same reader within one expiry step, made once (a kept answer's, asked again and again)."""
+        binding = self._binding(principal.name) or ""
+        return self._signed_all(urls, principal.name, binding, self.signer.expiry())
+
+    def _sign_all(
+        self, urls: tuple[tuple[str, str], ...], name: str, binding: str, expires: int
+    ) -> tuple[str, ...]:
+        return tuple(
+            f"{path}{suffix}?{self.signer.query_until(path, name, expires, binding)}"
+            for path, suffix in urls
+        )
+
     def signed_url_principal(
         self, path: str, query: dict[str, str], access: Access, namespace: str | None = None
     ) -> str:
@@ -314,11 +359,7 @@ class Gate(BrowserSessions):
     def _client_token(self, authorization: str) -> Principal | None:
         """The principal of a client token of registry.yaml's that `authorization` carries;
         None for anything else (`_identify` then says what)."""
-        try:
-            token = bearer_token(authorization)
-        except Unauthorized:
-            return None
-        return self.tokens.principal(token)
+        return self.tokens.principal_sent(authorization)
 
     async def _identify(self, authorization: str | None) -> tuple[Principal, str]:
         token = bearer_token(authorization)

@@ -4,7 +4,7 @@ handler asks the same questions of either and never asks whether auth is on to d
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from gitreg.auth.git_listing import Opens
@@ -44,6 +44,17 @@ class Gatekeeper(Protocol):
         anyone's); Unauthorized, Forbidden, AuthUnavailable or TooManyRequests otherwise."""
         ...
 
+    async def admit_all(
+        self,
+        authorization: str | None,
+        targets: Sequence[Target],
+        session: str | None = None,
+        client: str = "",
+    ) -> Principal | None:
+        """`admit` to each of `targets` (a mirror answer's archives): the principal the first
+        admits as; the first refusal otherwise."""
+        ...
+
     async def admit_download(
         self,
         path: str,
@@ -78,6 +89,12 @@ class Gatekeeper(Protocol):
 
     def signed(self, path: str, principal: Principal | None, suffix: str = "") -> str:
         """`path` (then `suffix`) as handed to `principal`: signed when it must be."""
+        ...
+
+    def signed_all(
+        self, urls: tuple[tuple[str, str], ...], principal: Principal
+    ) -> tuple[str, ...]:
+        """`signed` each of `urls` (a path and a suffix) for `principal`."""
         ...
 
     def git_url(self, repo: RepoLocation, git_url: str | None) -> str | None:

@@ -5,7 +5,7 @@ holds nothing, so one serves every open catalog: a reload between two keeps the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from gitreg.auth.principal import Principal
 from gitreg.auth.target import GitQuestion, Target
@@ -25,6 +25,15 @@ class OpenGate:
         self,
         authorization: str | None,
         target: Target,
+        session: str | None = None,
+        client: str = "",
+    ) -> None:
+        return None
+
+    async def admit_all(
+        self,
+        authorization: str | None,
+        targets: Sequence[Target],
         session: str | None = None,
         client: str = "",
     ) -> None:
@@ -60,6 +69,11 @@ class OpenGate:
 
     def signed(self, path: str, principal: Principal | None, suffix: str = "") -> str:
         return path + suffix
+
+    def signed_all(
+        self, urls: tuple[tuple[str, str], ...], principal: Principal
+    ) -> tuple[str, ...]:
+        return tuple(path + suffix for path, suffix in urls)
 
     def git_url(self, repo: RepoLocation, git_url: str | None) -> None:
         return None

@@ -42,8 +42,15 @@ class UrlSigner:
         the next EXPIRY_STEP seconds, so that the same download asked again by the same token
         within those seconds gets the same URL, signed once). `binding`: what the principal's
         name stands for now, which `check` must find unchanged."""
+        return self._signed_query(path, principal, self.expiry(now), binding)
+
+    def expiry(self, now: float | None = None) -> int:
+        """When a URL signed now expires: the TTL from now, rounded up to EXPIRY_STEP seconds."""
         moment = time.time() if now is None else now
-        expires = -(-int(moment + self.ttl) // EXPIRY_STEP) * EXPIRY_STEP
+        return -(-int(moment + self.ttl) // EXPIRY_STEP) * EXPIRY_STEP
+
+    def query_until(self, path: str, principal: str, expires: int, binding: str = "") -> str:
+        """`query`, with its expiry given (`expiry`)."""
         return self._signed_query(path, principal, expires, binding)
 
     def _query(self, path: str, principal: str, expires: int, binding: str) -> str:

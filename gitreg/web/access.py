@@ -74,10 +74,7 @@ async def admit_all(request: Request, targets: Sequence[Target]) -> Principal | 
         session_of(request),
         client_of(request),
     )
-    principal: Principal | None = None
-    for target in targets:
-        admitted = await gate.admit(authorization, target, session, client)
-        principal = principal or admitted
+    principal = await gate.admit_all(authorization, targets, session, client)
     if principal is not None and principal is not ANONYMOUS:
         answered_to(request.scope, principal.name)
     return principal

@@ -97,9 +97,7 @@ def _made_for(
     signed: SignedUrls, gate: Gatekeeper, principal: Principal
 ) -> tuple[tuple[tuple[bytes, bytes], ...], bytes]:
     """The headers and body of an answer signed for `principal`."""
-    return _assembled(
-        signed, tuple(gate.signed(path, principal, suffix) for path, suffix in signed.urls)
-    )
+    return _assembled(signed, gate.signed_all(signed.urls, principal))
 
 
 # The same URLs come back for a while (a signature is made once for EXPIRY_STEP seconds, the same

@@ -15,11 +15,13 @@ from gitreg.world.world import World
 MOST_KEPT = 20_000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class SignedUrls:
     """An answer made for each reader from what is kept: the body's pieces around its URLs, each
     signed for the reader as its handler signs it (a path and a suffix, `Gatekeeper.signed`),
-    JSON-encoded in between; its headers, a value being bytes, a URL's index, or CONTENT_LENGTH."""
+    JSON-encoded in between; its headers, a value being bytes, a URL's index, or CONTENT_LENGTH.
+    Told apart by identity (each is one kept answer's): a request's lookup of the answer made of
+    it does not hash all its pieces."""
 
     pieces: tuple[bytes, ...]  # one more than urls
     urls: tuple[tuple[str, str], ...]
