@@ -77,6 +77,9 @@ def hypercorn_config(
     config.alpn_protocols = ["h2", "http/1.1"]
     config.graceful_timeout = shutdown_grace  # what requests in flight get after a stop signal
     config.accesslog = None  # the app writes its own (gitreg.access), with ids and routes
+    # No `Server: hypercorn-h11`: it tells a scanner what to try, and each answer is a header
+    # shorter (every header is checked twice, by Hypercorn and by h11, then written).
+    config.include_server_header = False
     config.errorlog = logging.getLogger("hypercorn.error")  # through our handlers, once
     if tls:
         config.certfile = str(tls.certfile)

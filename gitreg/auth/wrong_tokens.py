@@ -52,6 +52,8 @@ class WrongTokens:
     def admit(self, client: str) -> None:
         """Before a token from `client` is looked at: TooManyRequests while MAX_HELD answers
         to its wrong tokens are waiting."""
+        if not self._table:  # no wrong token from anyone yet: the client's address not parsed
+            return
         record = self._table.get(address_key(client))
         if record is not None and record.held >= MAX_HELD:
             raise TooManyRequests(

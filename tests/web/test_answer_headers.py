@@ -1,7 +1,8 @@
 """What every answer of a real `gitreg serve` over TLS says about itself: nosniff on JSON, static
 files, archives, errors and redirects; Strict-Transport-Security as registry.yaml shapes it;
-Cache-Control private on what was answered to a token, unless the answer says more; and
-redirects whose Location is a path, never the Host a client sent."""
+Cache-Control private on what was answered to a token, unless the answer says more; no Server
+header naming the software; and redirects whose Location is a path, never the Host a client
+sent."""
 
 from __future__ import annotations
 
@@ -95,6 +96,7 @@ def test_every_answer_says_nosniff_and_hsts(
     assert response.status_code == status, (what, response.text)
     assert _one(response, "x-content-type-options") == "nosniff"
     assert _one(response, "strict-transport-security") == YEAR
+    assert "server" not in response.headers  # what serves it is no one's business
 
 
 def test_archives_say_nosniff_and_hsts_and_keep_their_own_caching(served: Served) -> None:
