@@ -5,7 +5,11 @@ event loop's turn eight times in nine, and a registry of 10,000 modules answered
 its speed until they were done. So the Python part of background work (a clone read into
 entries; a sync's or a poll's own work around the git it waits for) is measured in CPU time and
 paced: while requests arrive, background threads together use at most `share` of one CPU, each
-slice followed by a rest; with no request in the last second, they run at full speed.
+slice followed by a rest; with no request in the last second, they run at full speed. The git
+processes they start count in that share too (`charge`): git's CPU, once it has exited, is paid
+back with a rest as a slice's is. At 10,000 modules, a start's 1,000 `git ls-remote`, sixteen at a
+time, took the cores from the requests (p99 13.6 to 14.5 ms during the catch-up, idle
+6 ms); charged, 10.1 to 10.9 ms, the fetch over in 20 s rather than 16.
 Background threads also run at a lower CPU priority, and so do the `git` processes they start
 (Linux gives a thread's niceness to the processes it forks), so that on a busy machine the
 server's own thread comes first.
@@ -197,9 +201,15 @@ class BackgroundShare:
 
     def sliced(self, work: Callable[[], T]) -> T:
         """`work` as one slice, on this thread: a sync's or a poll's own CPU, around the git it
-        waits for (which is not counted: thread time) and its clone read (a slice of its own)."""
+        waits for (counted apart, `charge`) and its clone read (a slice of its own)."""
         with self.slice():
             return work()
+
+    def charge(self, spent: float) -> None:
+        """CPU seconds a process that this thread started and waited for has spent (its git):
+        from a background thread, paid back with a rest as its own slices are, when busy."""
+        if in_background():
+            self._rest(spent)
 
     @contextlib.contextmanager
     def slice(self) -> Iterator[None]:

@@ -48,6 +48,19 @@ def test_while_requests_arrive_a_slice_rests_four_times_its_cpu_time() -> None:
     assert rests[0] >= 4 * 0.02 * 0.99  # spent/share - spent: a fifth of a CPU in all
 
 
+def test_what_a_background_threads_process_spent_is_paid_back_too() -> None:
+    clock, rests = Clock(100.0), list[float]()
+    share = _share(clock, rests)
+    share.pulse()
+    share.charge(0.05)  # this test's own thread: a request's git is never paced
+    assert rests == []
+    _in_background(lambda: share.charge(0.05))
+    assert rests == [pytest.approx(0.2)]  # its git's 50 ms at a fifth of a CPU
+    clock.now += 1.5
+    _in_background(lambda: share.charge(0.05))  # no request for a second: no rest
+    assert len(rests) == 1
+
+
 def test_slices_of_several_threads_share_one_budget() -> None:
     clock, rests = Clock(100.0), list[float]()
     share = _share(clock, rests)

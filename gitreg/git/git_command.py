@@ -20,6 +20,7 @@ import signal
 import subprocess
 import time
 
+from gitreg.background_share import SHARED
 from gitreg.git.location import redact
 
 _CHUNK = 1 << 16  # a pipe's buffer: a listing of 500 tags (~35 kB) in one or two reads
@@ -59,7 +60,8 @@ def run_git(args: list[str], env: dict[str, str], timeout: float) -> bytes:
         except BaseException:
             _kill(process)
             raise
-        returncode = process.wait()  # it has exited: no wait
+        returncode, spent = _reaped(process)  # it has exited: no wait
+    SHARED.charge(spent)  # a background thread's git is background work too
     if returncode != 0:
         raise GitFailed(git_said(err.decode("utf-8", "replace"), returncode))
     return out
@@ -111,6 +113,17 @@ def _exited_by(pid: int, deadline: float) -> None:
             raise TimeoutError
     finally:
         os.close(handle)
+
+
+def _reaped(process: subprocess.Popen[bytes]) -> tuple[int, float]:
+    """git, exited, reaped: its exit code, and the CPU seconds it spent (with the helpers it
+    waited for: git-remote-https, index-pack)."""
+    try:
+        _, status, usage = os.wait4(process.pid, 0)
+    except ChildProcessError:  # reaped already
+        return process.wait(), 0.0
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return process.returncode, usage.ru_utime + usage.ru_stime
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:

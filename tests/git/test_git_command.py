@@ -1,5 +1,5 @@
 """`git` as a plain child process: its output, what it said when it failed, the environment as
-it is now, and a git that cannot be run."""
+it is now, a git that cannot be run, and the CPU it spent, told to the background's share."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from gitreg.git import git_command
 from gitreg.git.git_command import GitFailed, run_git
 from tests.support.gitrepo import GitRepo
 
@@ -38,3 +39,18 @@ def test_a_git_that_cannot_be_run_says_so(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(GitFailed, match="cannot run git: "):
         run_git(["version"], {}, 30)
+
+
+def test_the_cpu_git_spent_is_told_to_the_background_share(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a background thread's git spends is paid back as its own slices are
+    (`BackgroundShare.charge`): a failed git's too."""
+    charged: list[float] = []
+    monkeypatch.setattr(git_command.SHARED, "charge", charged.append)
+    repo = GitRepo(tmp_path / "r")
+    repo.commit("one")
+    run_git(["-C", str(repo.path), "log", "--oneline"], {}, 30)
+    with pytest.raises(GitFailed):
+        run_git(["ls-remote", str(tmp_path / "nowhere")], {}, 30)
+    assert len(charged) == 2 and all(spent > 0 for spent in charged)
