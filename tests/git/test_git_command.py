@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.git import git_command
+from gitreg.background_share import SHARED
 from gitreg.git.git_command import GitFailed, run_git
 from tests.support.gitrepo import GitRepo
 
@@ -47,7 +47,7 @@ def test_the_cpu_git_spent_is_told_to_the_background_share(
     """What a background thread's git spends is paid back as its own slices are
     (`BackgroundShare.charge`): a failed git's too."""
     charged: list[float] = []
-    monkeypatch.setattr(git_command.SHARED, "charge", charged.append)
+    monkeypatch.setattr(SHARED, "charge", charged.append)
     repo = GitRepo(tmp_path / "r")
     repo.commit("one")
     run_git(["-C", str(repo.path), "log", "--oneline"], {}, 30)
