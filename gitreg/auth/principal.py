@@ -31,6 +31,7 @@ class Principal:
 
 
 ANONYMOUS = Principal("anonymous")
+GIT = Principal("git", git=True)  # a token no one here issued, that Git servers may accept
 
 
 class Refused(Unauthorized):
