@@ -14,14 +14,17 @@ import httpx
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import answers, free_port, start_gitreg, wait_until
 
+# Zeros: quick to commit, long enough to build to be caught (the build, on every core, takes a
+# few tenths of a second; the wait for its temporary file polls every 0.05 s), short enough to
+# fetch. 128 MiB took the suite's longest test 25 s.
+SIZE = 64 * 2**20
+
 
 def test_a_kill_during_an_archive_build_leaves_nothing_behind(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "repo")
     repo.write(module_files("1.0.0"))
     with (repo.path / "big.bin").open("wb") as big:
-        # zeros: quick to commit, long enough to build to be caught (a build takes a few tenths of
-        # a second, the wait for its temporary file polls every 0.05 s), short enough to fetch
-        big.truncate(128 * 2**20)
+        big.truncate(SIZE)
     repo.commit("big")
     repo.tag("v1.0.0")
     (tmp_path / "registry.yaml").write_text(
@@ -57,7 +60,7 @@ def test_a_kill_during_an_archive_build_leaves_nothing_behind(tmp_path: Path) ->
         response = httpx.get(f"{base}{location.split('//')[0]}", timeout=120)
         assert response.status_code == 200
         with tarfile.open(fileobj=io.BytesIO(response.content), mode="r:gz") as tar:
-            assert tar.getmember("big.bin").size == 128 * 2**20
+            assert tar.getmember("big.bin").size == SIZE
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
