@@ -48,17 +48,32 @@ def test_while_requests_arrive_a_slice_rests_four_times_its_cpu_time() -> None:
     assert rests[0] >= 4 * 0.02 * 0.99  # spent/share - spent: a fifth of a CPU in all
 
 
-def test_what_a_background_threads_process_spent_is_paid_back_too() -> None:
+def test_what_a_background_threads_git_spent_is_paid_back_as_its_slice_ends() -> None:
     clock, rests = Clock(100.0), list[float]()
     share = _share(clock, rests)
     share.pulse()
-    share.charge(0.05)  # this test's own thread: a request's git is never paced
+    with share.slice():
+        share.charge(0.05)  # this test's own thread: a request's git is never paced
     assert rests == []
-    _in_background(lambda: share.charge(0.05))
-    assert rests == [pytest.approx(0.2)]  # its git's 50 ms at a fifth of a CPU
+
+    def sync() -> None:
+        with share.slice():  # a sync, holding its clone's lock for all it knows
+            with share.slice():  # a part of it
+                share.charge(0.05)
+            assert all(rest < 0.01 for rest in rests)  # the part's own CPU only
+        # its git's 50 ms at a fifth of a CPU, once nothing is held any more
+        assert rests and rests[-1] >= 0.2
+
+    _in_background(sync)
     clock.now += 1.5
-    _in_background(lambda: share.charge(0.05))  # no request for a second: no rest
-    assert len(rests) == 1
+    paid = len(rests)
+
+    def quiet_sync() -> None:
+        with share.slice():
+            share.charge(0.05)
+
+    _in_background(quiet_sync)  # no request for a second: no rest
+    assert len(rests) == paid
 
 
 def test_slices_of_several_threads_share_one_budget() -> None:
