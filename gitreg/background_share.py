@@ -8,9 +8,9 @@ paced: while requests arrive, background threads together use at most `share` of
 slice followed by a rest; with no request in the last second, they run at full speed. The git
 processes they start count in that share too (`charge`): git's CPU, once it has exited, is paid
 back with a rest when the thread's outermost slice ends (a sync's, a poll's), never while it may
-hold a clone's lock that a request or another process waits on. At 10,000 modules, a start's 1,000 `git ls-remote`, sixteen at a
-time, took the cores from the requests (p99 13.6 to 14.5 ms during the catch-up, idle
-6 ms); charged, 10.1 to 10.9 ms, the fetch over in 20 s rather than 16.
+hold a clone's lock that a request or another process waits on. At 10,000 modules, a start's
+1,000 `git ls-remote`, sixteen at a time, took the cores from the requests (p99 13.6 to 14.5 ms
+during the catch-up, idle 6 ms); charged, 10.1 to 10.9 ms, the fetch over in 20 s rather than 16.
 Background threads also run at a lower CPU priority, and so do the `git` processes they start
 (Linux gives a thread's niceness to the processes it forks), so that on a busy machine the
 server's own thread comes first.
