@@ -212,8 +212,10 @@ class BackgroundShare:
         """CPU seconds a process that this thread started and waited for has spent (its git):
         from a background thread, paid back with a rest as its own slices are, when busy, once
         the thread's outermost slice ends. Never at once: git returns inside the clone's lock
-        and the fetch turn other processes wait on, which a rest would hold."""
-        if in_background():
+        and the fetch turn other processes wait on, which a rest would hold. Outside a slice, not
+        counted (as before there was a charge): a debt no slice ends would be paid all at once by
+        whatever slice the thread runs next."""
+        if in_background() and _local.slices:
             _local.owed += spent
 
     @contextlib.contextmanager

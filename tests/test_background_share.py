@@ -74,6 +74,16 @@ def test_what_a_background_threads_git_spent_is_paid_back_as_its_slice_ends() ->
 
     _in_background(quiet_sync)  # no request for a second: no rest
     assert len(rests) == paid
+    clock.now += 0.1
+    share.pulse()
+
+    def outside_then_a_slice() -> None:
+        share.charge(60.0)  # no slice under way: not counted, nor carried to the next one
+        with share.slice():
+            pass
+
+    _in_background(outside_then_a_slice)
+    assert all(rest < 0.01 for rest in rests[paid:])
 
 
 def test_slices_of_several_threads_share_one_budget() -> None:

@@ -5,7 +5,6 @@ that opens what it asks for. Counted per principal and outcome for /v1/status an
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import re
 import secrets
@@ -83,7 +82,6 @@ class Gate(BrowserSessions, SignedDownloads):
         self.login = login
         self.issued: IssuedPrincipals | None = login.issued if login else None
         self._stand_ins: tuple[Catalog, StandIns] | None = None  # of the catalog asked last
-        self._signed_all = functools.lru_cache(maxsize=1024)(self._sign_all)
 
     @classmethod
     def build(

@@ -6,7 +6,6 @@ short."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 
 from gitreg.auth.login import Login
 from gitreg.auth.principal import GIT, Access, Principal
@@ -22,7 +21,6 @@ class SignedDownloads:
     signer: UrlSigner
     counts: Counter[tuple[str, str]]
     login: Login | None
-    _signed_all: Callable[[tuple[tuple[str, str], ...], str, str, int], tuple[str, ...]]
 
     def sign(self, path: str, principal: Principal) -> str:
         """The query string that lets `principal` fetch `path` without a token for a while."""
@@ -31,23 +29,14 @@ class SignedDownloads:
     def signed(self, path: str, principal: Principal | None, suffix: str = "") -> str:
         """`path`, then `suffix` (a `//folder`), signed for `principal` (`sign`); unsigned for
         no one in particular."""
-        return f"{path}{suffix}?{self.sign(path, principal)}" if principal else path + suffix
+        return self.signed_all(((path, suffix),), principal)[0] if principal else path + suffix
 
     def signed_all(
         self, urls: tuple[tuple[str, str], ...], principal: Principal
     ) -> tuple[str, ...]:
         """`signed` each of `urls` (a path and a suffix) for `principal`: the same URLs for the
         same reader within one expiry step, made once (a kept answer's, asked again and again)."""
-        binding = self._binding(principal.name) or ""
-        return self._signed_all(urls, principal.name, binding, self.signer.expiry())
-
-    def _sign_all(
-        self, urls: tuple[tuple[str, str], ...], name: str, binding: str, expires: int
-    ) -> tuple[str, ...]:
-        return tuple(
-            f"{path}{suffix}?{self.signer.query_until(path, name, expires, binding)}"
-            for path, suffix in urls
-        )
+        return self.signer.urls(urls, principal.name, self._binding(principal.name) or "")
 
     def signed_url_principal(
         self, path: str, query: dict[str, str], access: Access, namespace: str | None = None

@@ -34,24 +34,37 @@ class UrlSigner:
             raise ValueError("signing download URLs needs a key")
         self._keys = [hmac.new(k, digestmod=hashlib.sha256) for k in keys]
         self.ttl = ttl
-        # A busy CI fleet asks for the same few downloads with the same token again and again.
+        # A busy CI fleet asks for the same few downloads with the same token again and again,
+        # and a kept answer the same set of URLs (a mirror's archives).
         self._signed_query = functools.lru_cache(maxsize=4096)(self._query)
+        self._signed_urls = functools.lru_cache(maxsize=1024)(self._urls)
 
     def query(self, path: str, principal: str, now: float | None = None, binding: str = "") -> str:
         """The query string that lets `path` be fetched until the TTL runs out (rounded up to
         the next EXPIRY_STEP seconds, so that the same download asked again by the same token
         within those seconds gets the same URL, signed once). `binding`: what the principal's
         name stands for now, which `check` must find unchanged."""
-        return self._signed_query(path, principal, self.expiry(now), binding)
+        return self._signed_query(path, principal, self._expiry(now), binding)
 
-    def expiry(self, now: float | None = None) -> int:
+    def urls(
+        self, urls: tuple[tuple[str, str], ...], principal: str, binding: str = ""
+    ) -> tuple[str, ...]:
+        """Each of `urls` (a path, then a suffix such as a `//folder`) with its `query`: the
+        same set for the same principal within one EXPIRY_STEP, made once."""
+        return self._signed_urls(urls, principal, self._expiry(None), binding)
+
+    def _expiry(self, now: float | None) -> int:
         """When a URL signed now expires: the TTL from now, rounded up to EXPIRY_STEP seconds."""
         moment = time.time() if now is None else now
         return -(-int(moment + self.ttl) // EXPIRY_STEP) * EXPIRY_STEP
 
-    def query_until(self, path: str, principal: str, expires: int, binding: str = "") -> str:
-        """`query`, with its expiry given (`expiry`)."""
-        return self._signed_query(path, principal, expires, binding)
+    def _urls(
+        self, urls: tuple[tuple[str, str], ...], principal: str, expires: int, binding: str
+    ) -> tuple[str, ...]:
+        return tuple(
+            f"{path}{suffix}?{self._signed_query(path, principal, expires, binding)}"
+            for path, suffix in urls
+        )
 
     def _query(self, path: str, principal: str, expires: int, binding: str) -> str:
         mac = self._mac(self._keys[0], unquote(path), expires, principal, binding)
