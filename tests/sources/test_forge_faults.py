@@ -176,8 +176,10 @@ def test_a_failing_page_midway_fails_the_whole_listing(tls: TlsMaterial) -> None
         with pytest.raises(SourceUnavailable) as unavailable:
             lister.repositories()
     assert unavailable.value.retry_after == 5
-    # The first page says there are four: the three after it are asked at once.
-    assert (lister.stats.api_calls, lister.stats.errors) == (4, 1)
+    # The first page says there are four: the three after it are asked at once, though the
+    # fourth may not have left yet when the third's fault ends the listing (a busy machine).
+    assert lister.stats.errors == 1
+    assert lister.stats.api_calls == len(forge.asked) in (3, 4)
 
 
 @pytest.mark.parametrize("kind", KINDS)
