@@ -11,12 +11,15 @@ Installs: wrk with one thread, unpinned (two workers need both cores). The archi
 servers on core 1, wrk on core 0 (taskset), as `bench.http_requests`.
 
     python -m bench.installs [--rounds 5] [--seconds 3] [--concurrency 50]
-        [--tree PATH] [--memory-budget 32MiB] [--before PATH]
+        [--tree PATH] [--memory-budget 32MiB] [--before PATH] [--cap 0.5]
 
 --tree runs another checkout's gitreg (say, /work/main before a change); --memory-budget
 writes `archives: {memory_budget: ...}` into the catalog (leave it out for a tree that does
 not know the key). --before adds, to the archive alone, a one-worker gitreg of another checkout
-(its own catalog, without the key), measured in the same rotation.
+(its own catalog, without the key), measured in the same rotation. --cap holds each worker of
+every server to that share of a CPU (`bench.cpu_caps`; root): on two cores, two workers then
+have one core between them (every server's workers on core 1) and wrk the other (core 0), so
+that "2 workers / 1" is the server's scaling, not the machine's.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import NamedTuple
 
 import httpx
 
+from bench.cpu_caps import capped, pin, serving_processes
 from bench.harness import (
     cpu_seconds,
     free_port,
@@ -163,6 +167,12 @@ def _ratio(got: dict[str, list[float]], top: str, bottom: str) -> float:
     return float(statistics.median(a / b for a, b in zip(got[top], got[bottom], strict=True)))
 
 
+def _spread(got: dict[str, list[float]], top: str, bottom: str) -> str:
+    """The lowest and highest of the per-round ratios."""
+    ratios = [a / b for a, b in zip(got[top], got[bottom], strict=True)]
+    return f"{min(ratios):.2f}-{max(ratios):.2f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
@@ -171,6 +181,7 @@ def main() -> None:
     parser.add_argument("--tree", type=Path, default=HERE, help="the checkout whose gitreg runs")
     parser.add_argument("--memory-budget", default=None, help="archives.memory_budget, if any")
     parser.add_argument("--before", type=Path, default=None, help="a checkout to compare with")
+    parser.add_argument("--cap", type=float, default=None, help="CPUs each worker may use")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -204,6 +215,12 @@ def main() -> None:
             two = [*hypercorn_app(bare, ports["b2"]), "--workers", "2"]
             servers["bare 2w"] = serve(two, ports["b2"], paths[1], HERE)
             script = _script(root, paths)
+            if args.cap is not None:  # each worker held to --cap, on core 1; wrk on core 0
+                for name, server in servers.items():
+                    workers = serving_processes(server.pid)
+                    for worker in workers:
+                        pin(worker, int(SERVER_CPU))
+                    stack.enter_context(capped(workers, args.cap, name.replace(" ", "-")))
             order = ("gitreg 1w", "bare 1w", "gitreg 2w", "bare 2w")
             for server in servers.values():  # warm-up, not counted
                 _wrk(server.base, script, "/", args.concurrency, 1, pin=False)
@@ -212,7 +229,7 @@ def main() -> None:
                 args.rounds,
                 args.concurrency,
                 args.seconds,
-                pin=False,
+                pin=args.cap is not None,
             )
             archive = paths[3]
             one, bare_one = servers["gitreg 1w"], servers["bare 1w"]
@@ -244,6 +261,7 @@ def main() -> None:
         f"gitreg from {args.tree}, memory_budget {args.memory_budget or 'its default'}; wrk -c"
         f"{args.concurrency}, {args.rounds} rounds of {args.seconds} s in rotation; medians;"
         " CPU: the server's (all its processes) per install or request"
+        + (f"; each worker held to {args.cap} CPU" if args.cap is not None else "")
     )
     print(f"{'installs (4 requests each)':<30} {'installs/s':>10} {'CPU us':>8}")
     for name, values in installs.items():
@@ -257,7 +275,7 @@ def main() -> None:
     ):
         print(
             f"{top + ' / ' + bottom:<30} {_ratio(installs, top, bottom):>10.2f}"
-            f" {_ratio(install_costs, top, bottom):>8.2f}"
+            f" {_ratio(install_costs, top, bottom):>8.2f}   rounds {_spread(installs, top, bottom)}"
         )
     print(f"{f'one request, 1 worker ({size} B)':<30} {'req/s':>10} {'CPU us':>8}")
     for name, values in single.items():
