@@ -55,6 +55,14 @@ class Gatekeeper(Protocol):
         admits as; the first refusal otherwise."""
         ...
 
+    def admitted_now(
+        self, authorization: str, targets: Sequence[Target], client: str
+    ) -> Principal | None:
+        """`admit_all`'s common yes, without a coroutine: the principal of a token of
+        registry.yaml's that opens every one of `targets` (none public); None when `admit_all`
+        must be asked (TooManyRequests when the sender is slowed for its wrong tokens)."""
+        ...
+
     async def admit_download(
         self,
         path: str,

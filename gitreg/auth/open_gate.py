@@ -39,6 +39,9 @@ class OpenGate:
     ) -> None:
         return None
 
+    def admitted_now(self, authorization: str, targets: Sequence[Target], client: str) -> None:
+        return None
+
     async def admit_download(
         self,
         path: str,
