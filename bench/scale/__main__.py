@@ -227,8 +227,15 @@ def main() -> None:
                 ):
                     small_at, big_at = s.logged_after(text) or 0.0, b.logged_after(text) or 0.0
                     _row(label, f"{small_at:.2f}", f"{big_at:.2f}", _ratio(small_at, big_at))
+                small_at, big_at = s.wait_quiet(), b.wait_quiet()
+                _row(
+                    "caught up (CPU under 5 % for 2 s, docs warmed), s",
+                    f"{small_at:.2f}",
+                    f"{big_at:.2f}",
+                    _ratio(small_at, big_at),
+                )
                 steady = _rates(
-                    "versions req/s at steady state (fetch done)",
+                    "versions req/s at steady state (caught up)",
                     small_url,
                     big_url,
                     args.rounds,

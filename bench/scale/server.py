@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.harness import free_port
+from bench.harness import cpu_seconds, free_port
 from gitreg.heap import collector_paused
 
 STARTUP_FETCH = "start-up fetch:"  # logged once the start-up fetch is over (both trees)
@@ -64,6 +64,22 @@ class Server:
                 raise TimeoutError(f"{text!r} not logged; see {self.log}")
             time.sleep(0.05)
         return time.perf_counter() - self.spawned
+
+    def wait_quiet(self, window: float = 2.0, most: float = 0.05, until: float = 600.0) -> float:
+        """Seconds since the process started when it has caught up: with no request sent, its
+        CPU (its `git` children's too) over `window` seconds was under `most` of a CPU. After
+        the start-up fetch the docs of every module are still warmed, at a quarter of a CPU,
+        for tens of seconds at 10,000 modules: a steady state measured then is not one."""
+        deadline = time.perf_counter() + until
+        while True:
+            before = cpu_seconds(self.process.pid)
+            time.sleep(window)
+            if cpu_seconds(self.process.pid) - before < most * window:
+                return time.perf_counter() - self.spawned
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the server exited; see {self.log}")
+            if time.perf_counter() > deadline:
+                raise TimeoutError(f"not quiet after {until:.0f} s; see {self.log}")
 
 
 @contextlib.contextmanager
