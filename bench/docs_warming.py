@@ -1,6 +1,7 @@
 """What warming the docs costs at scale: the latest version of N modules of their own (each a
 folder of one repository, so that each is one docs build), warmed as a server does after a
-swap (`gitreg.docs.warming.warm`), without a rest and with the default share; its wall time,
+swap (`gitreg.docs.warming.warm`), without a rest, then resting as the background's budget says
+while requests keep arriving (a fifth of a CPU, `gitreg.background_share`); its wall time,
 the process's CPU time over it, and the RSS it leaves. In-process, on a fresh docs cache each
 time (builds, not disk reads).
 
@@ -17,9 +18,10 @@ import time
 from pathlib import Path
 
 from bench.harness import git
+from gitreg.background_share import BackgroundShare
 from gitreg.catalog.load import load_catalog
 from gitreg.docs.service import DocsService
-from gitreg.docs.warming import SHARE, warm
+from gitreg.docs.warming import warm
 from gitreg.modules.sync import Registry
 
 
@@ -68,20 +70,22 @@ def main() -> None:
         entries = registry.snapshot.index.entries()
         print(f"{args.modules} modules, one docs build each")
         print(
-            f"{'share':>6} {'wall s':>8} {'CPU s':>7} {'CPU/wall':>9} {'ms/module':>10} {'RSS MiB':>8}"
+            f"{'rests':>6} {'wall s':>8} {'CPU s':>7} {'CPU/wall':>9} {'ms/module':>10} {'RSS MiB':>8}"
         )
-        for share in (1.0, SHARE):
-            docs = DocsService(root / f"docs-{share}")
+        busy = BackgroundShare(busy_for=float("inf"))  # as if requests never stopped arriving
+        busy.pulse()
+        for name, owe in (("none", lambda spent: 0.0), ("busy", busy.owe)):
+            docs = DocsService(root / f"docs-{name}")
             before = resource.getrusage(resource.RUSAGE_SELF)
             began = time.monotonic()
-            loaded = asyncio.run(warm(docs, entries, share=share))
+            loaded = asyncio.run(warm(docs, entries, owe=owe))
             wall = time.monotonic() - began
             after = resource.getrusage(resource.RUSAGE_SELF)
             cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
             docs.close()
             assert loaded == args.modules, loaded
             print(
-                f"{share:>6.2f} {wall:>8.1f} {cpu:>7.1f} {cpu / wall:>9.2f}"
+                f"{name:>6} {wall:>8.1f} {cpu:>7.1f} {cpu / wall:>9.2f}"
                 f" {wall / args.modules * 1000:>10.1f} {_rss_mib():>8.0f}"
             )
 

@@ -235,18 +235,27 @@ class BackgroundShare:
                 owed, _local.owed = _local.owed, 0.0
             self._rest(time.thread_time() - started + owed)
 
-    def _rest(self, spent: float, share: float | None = None) -> None:
-        """Pay `spent` CPU seconds back at `share` (the share's own by default), when busy."""
+    def owe(self, spent: float, share: float | None = None) -> float:
+        """`spent` CPU seconds of background work counted in the one budget, at `share` (the
+        share's own by default): the seconds of rest that pay them back, 0 when quiet. For work
+        that rests itself (the docs warming, on the event loop); `_rest` sleeps it."""
         if self.quiet():
-            return  # no one waits: catch up at full speed
+            return 0.0  # no one waits: catch up at full speed
         now = self._clock()
         with self._lock:
             # One budget for every background thread: each slice moves the time the budget is
             # paid back by its cost divided by the share.
             self._free_at = max(self._free_at, now) + spent / (share or self.share)
             rest = self._free_at - now - spent
+        if rest <= 0:
+            return 0.0
+        self.rested += rest
+        return rest
+
+    def _rest(self, spent: float, share: float | None = None) -> None:
+        """Pay `spent` CPU seconds back at `share` (the share's own by default), when busy."""
+        rest = self.owe(spent, share)
         if rest > 0:
-            self.rested += rest
             self._sleep(rest)
 
 

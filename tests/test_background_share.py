@@ -230,3 +230,14 @@ def test_a_server_hands_the_gil_over_sooner_than_python_by_default() -> None:
         assert sys.getswitchinterval() == SWITCH_INTERVAL < default
     finally:
         sys.setswitchinterval(default)
+
+
+def test_the_background_budget_owes_a_rest_only_while_requests_arrive() -> None:
+    now = [100.0]
+    share = BackgroundShare(share=0.25, busy_for=1.0, clock=lambda: now[0])
+    assert share.owe(0.2) == 0.0  # no request yet: catch up at full speed
+    share.pulse()
+    assert share.owe(0.2) == pytest.approx(0.6)  # 0.2 of CPU at a quarter: 0.8 in all
+    assert share.owe(0.2) == pytest.approx(1.4)  # the budget is one: the next waits its turn
+    now[0] += 5.0
+    assert share.owe(0.2) == 0.0  # quiet again

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -41,6 +42,7 @@ class DocsService:
     ) -> None:
         self.disk = DocsCache(cache_dir)
         self.builds = 0  # built from the clone (not read from disk): tests and metrics count them
+        self.spent = 0.0  # CPU seconds the builds and disk reads took on their threads, in all
         self._remembered = remembered
         self._pool = ThreadPoolExecutor(builders, thread_name_prefix="gitreg-docs")
         # Reentrant: a build done before its callback is added runs the callback at once.
@@ -91,7 +93,7 @@ class DocsService:
                 raise SourceError("the registry is stopping: no new docs are built")
             future = self._building.get(key)
             if future is None:
-                future = self._pool.submit(self._load_or_build, key)
+                future = self._pool.submit(self._timed, key)
                 self._building[key] = future
                 future.add_done_callback(lambda _: self._forget_build(key))
             return future
@@ -133,6 +135,16 @@ class DocsService:
         with self._lock:
             self._closed = True
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _timed(self, key: Key) -> ModuleDocs:
+        """`_load_or_build`, its CPU added to `spent` (what the warming pays back)."""
+        began = time.thread_time()
+        try:
+            return self._load_or_build(key)
+        finally:
+            took = time.thread_time() - began
+            with self._lock:
+                self.spent += took
 
     def _load_or_build(self, key: Key) -> ModuleDocs:
         clone_path, commit, folder = key

@@ -3,15 +3,15 @@ is read from disk or built, in the background, one at a time, so that a list of 
 finds its descriptions in memory (`DocsService.description`).
 
 Never on a request's path: lists and pages read what is in memory and never wait for it. And
-bounded in time as in memory: parsing holds the GIL, which requests need too, so after each
-module the warming rests for as long again as its work took times (1 - SHARE) / SHARE; at
-10,000 modules of their own it takes longer, but never more than SHARE of the process."""
+bounded in time as in memory: parsing holds the GIL, which requests need too, so the CPU each
+module took on the docs' thread is counted in the background's one budget (`background_share`,
+with the fetches and polls: a fifth of a CPU for them all while requests arrive), and the
+warming rests until it is paid back. While no request arrives, it runs at full speed."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 
@@ -26,9 +26,9 @@ log = logging.getLogger(__name__)
 
 CHECK_EVERY = 1.0  # seconds between looks at which snapshot is served
 AT_ONCE = 1  # warming builds at a time: parsing holds the GIL, which requests need too
-SHARE = 0.25  # of the process's time the warming may take: it rests three times its work
 
 Sleep = Callable[[float], Awaitable[None]]
+Owe = Callable[[float], float]  # CPU seconds spent → seconds of rest that pay them back
 
 
 async def keep_warm(
@@ -99,15 +99,12 @@ async def warm(
     entries: Iterable[ModuleEntry],
     *,
     at_once: int = AT_ONCE,
-    share: float = SHARE,
+    owe: Owe = SHARED.owe,
     sleep: Sleep = asyncio.sleep,
-    clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """The description of each entry's latest version in memory; returns how many were not
-    before. After each, a rest that keeps the warming to `share` of the time (1: no rest)."""
-    return await _warm_each(
-        docs, _unwarmed(docs, entries), at_once=at_once, share=share, sleep=sleep, clock=clock
-    )
+    before. After each, the rest `owe` says its CPU is due (the background's budget)."""
+    return await _warm_each(docs, _unwarmed(docs, entries), at_once=at_once, owe=owe, sleep=sleep)
 
 
 async def _warm_each(
@@ -115,25 +112,27 @@ async def _warm_each(
     wanted: list[tuple[ModuleEntry, Release]],
     *,
     at_once: int = AT_ONCE,
-    share: float = SHARE,
+    owe: Owe = SHARED.owe,
     sleep: Sleep = asyncio.sleep,
-    clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """`warm`, of the versions `wanted`."""
     todo = iter(wanted)
     loaded = 0
-    rest = (1 - share) / share
 
     async def one_by_one() -> None:
         nonlocal loaded
         for entry, release in todo:
-            began = clock()
+            # What the docs' threads spent meanwhile: this build's (or disk read's), and any
+            # a page asked for at the same moment (counted too: the budget errs on the safe side).
+            before = docs.spent
             try:
                 await asyncio.wrap_future(docs.request(entry, release))
                 loaded += 1
             except Exception as exc:  # one module's clone must not stop the others warming
                 log.info("no docs for %s %s yet: %s", entry.spec.address, release.version, exc)
-            await sleep((clock() - began) * rest)
+            rest = owe(docs.spent - before)
+            if rest > 0:
+                await sleep(rest)
 
     await asyncio.gather(*(one_by_one() for _ in range(at_once)))
     return loaded

@@ -21,7 +21,6 @@ from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.modules.sync import Registry
 from tests.conftest import WriteCatalog
-from tests.support.clock import Clock
 from tests.support.gitrepo import GitRepo
 
 VPC = {
@@ -186,23 +185,12 @@ def test_warming_puts_each_latest_version_in_memory(
     assert asyncio.run(warm(service, entries)) == 0  # all known: nothing to do
 
 
-class _Ticking(Clock):
-    """Moves on by `step` at each look: each module's docs seem to take `step` to read."""
-
-    def __init__(self, step: float) -> None:
-        super().__init__()
-        self.step = step
-
-    def __call__(self) -> float:
-        self.now += self.step
-        return self.now
-
-
-def test_warming_rests_so_as_to_take_only_its_share_of_the_time(
+def test_warming_rests_for_what_its_cpu_costs_in_the_background_budget(
     tmp_path: Path, write_catalog: WriteCatalog
 ) -> None:
-    """At 10,000 modules, warming would hold the GIL for minutes on end: after each module it
-    rests (1 - share) / share times what the module took, so it takes `share` of the time."""
+    """At 10,000 modules, warming would hold the GIL for minutes on end: after each module, the
+    CPU it took on the docs' thread is counted in the background's budget (`owe`), and the
+    warming rests for what that says is due."""
     lines = []
     for name in ("one", "two", "three"):
         repo = GitRepo(tmp_path / name)
@@ -211,17 +199,24 @@ def test_warming_rests_so_as_to_take_only_its_share_of_the_time(
     registry = Registry(write_catalog("modules:\n" + "".join(lines)))
     registry.refresh()
     service = DocsService(tmp_path / "cache")
+    owed: list[float] = []
     rests: list[float] = []
+
+    def owe(spent: float) -> float:
+        owed.append(spent)
+        return 3 * spent
 
     async def sleep(seconds: float) -> None:
         rests.append(seconds)
 
     entries = registry.snapshot.index.entries()
-    loaded = asyncio.run(warm(service, entries, share=0.25, sleep=sleep, clock=_Ticking(0.2)))
+    loaded = asyncio.run(warm(service, entries, owe=owe, sleep=sleep))
     assert loaded == 3
-    assert rests == pytest.approx([0.6, 0.6, 0.6])  # 0.2 of work, then three times as long
-    assert asyncio.run(warm(service, entries, sleep=sleep)) == 0
-    assert len(rests) == 3  # nothing to warm: no rest either
+    assert len(owed) == 3 and all(spent > 0 for spent in owed)  # each build's CPU, counted
+    assert sum(owed) == pytest.approx(service.spent)
+    assert rests == pytest.approx([3 * spent for spent in owed])
+    assert asyncio.run(warm(service, entries, owe=owe, sleep=sleep)) == 0
+    assert len(owed) == 3 and len(rests) == 3  # nothing to warm: nothing owed, no rest
 
 
 def test_keep_warm_keeps_every_description_and_only_some_whole_docs(
