@@ -246,10 +246,8 @@ class BackgroundShare:
             # One budget for every background thread: each slice moves the time the budget is
             # paid back by its cost divided by the share.
             self._free_at = max(self._free_at, now) + spent / (share or self.share)
-            rest = self._free_at - now - spent
-        if rest <= 0:
-            return 0.0
-        self.rested += rest
+            rest = max(self._free_at - now - spent, 0.0)
+            self.rested += rest
         return rest
 
     def _rest(self, spent: float, share: float | None = None) -> None:

@@ -147,7 +147,8 @@ class Gate(BrowserSessions, SignedDownloads):
         if authorization is not None:
             # The common yes, without the machinery of every other answer below (a third of
             # the cost of a request answered from what was kept): a token of registry.yaml's
-            # that opens the target. What it does is what the way below does for it.
+            # that opens the target. What it does is what the way below does for it, and what
+            # `admitted_now` does for several targets (written out: calling it costs 0.8 us).
             self._throttle(client)
             known = self._client_token(authorization)
             if known is not None and known.may(target.access, target.namespace):
@@ -197,12 +198,18 @@ class Gate(BrowserSessions, SignedDownloads):
         self, authorization: str, targets: Sequence[Target], client: str
     ) -> Principal | None:
         """`admit_all`'s common yes, without a coroutine (what `admit`'s does, for them all)."""
-        if not targets or any(map(self._public, targets)):
+        if not targets:
             return None
+        for target in targets:  # plain loops: a generator would cost more than the checks
+            if self._public(target):
+                return None
         self._throttle(client)
         known = self._client_token(authorization)
-        if known is None or not all(known.may(t.access, t.namespace) for t in targets):
+        if known is None:
             return None
+        for target in targets:
+            if not known.may(target.access, target.namespace):
+                return None
         self.counts[(known.name, "allowed")] += len(targets)
         return known
 
