@@ -4,6 +4,7 @@ those modules, in the same run. Each row is printed as soon as it is measured, s
 fails late keeps what it measured before.
 
     python -m bench.scale [--workdir DIR] [--small] [--tree PATH] [--skip PART ...] [--read-clones]
+        [--latency-rounds N]
 
 `--tree` runs another checkout's gitreg (the servers, and the in-process warming and polling
 round), so that the same bench measures the code before a change and after it. The
@@ -21,7 +22,9 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from bench.harness import git_daemon, paired_requests_per_second
+from bench.harness import git_daemon
+from bench.scale.latency_rounds import catch_up_rounds, reload_rounds, rows
+from bench.scale.rates import paired
 from bench.scale.repos import ADDED, Shape, daemon_port, generate, warm, write_catalog
 from bench.scale.server import (
     CLONES_READ,
@@ -83,17 +86,28 @@ def _start_rows(s: StartUp, b: StartUp, modules: int) -> None:
 
 
 def _rates(
-    label: str, small: str, big: str, rounds: int, concurrency: int, fetch: Server | None = None
+    label: str,
+    small: tuple[str, int],
+    big: tuple[str, int],
+    rounds: int,
+    concurrency: int,
+    fetch: Server | None = None,
 ) -> float | None:
-    """A paired req/s row: `big` against `small` in alternation; the median ratio. With
-    `fetch`: whether the start-up fetch was still running at the end of the measurement
-    (catch-up, as meant)."""
+    """A paired req/s row: `big` against `small` (each a URL and its server's pid) in
+    alternation; the median ratio, then the rounds' range and the CPU a request. With `fetch`:
+    whether the start-up fetch was still running at the end of the measurement (catch-up, as
+    meant)."""
     try:
-        s, b, ratio = paired_requests_per_second(small, big, rounds, concurrency)
+        pair = paired(small, big, rounds, concurrency)
     except (RuntimeError, subprocess.SubprocessError) as exc:
         _say(f"{label}: failed: {exc}")
         return None
+    (s, b), ratio, (low, high) = pair.medians(), pair.ratio(), pair.rate_range()
     _row(label, f"{s:.0f}", f"{b:.0f}", f"{ratio:.2f}")
+    _say(
+        f"  rounds {low:.2f}-{high:.2f}; CPU a request (git's too) {pair.cost_ratio():.2f} x"
+        " the first's"
+    )
     if fetch is not None:
         _say(f"  the start-up fetch was {_fetch_state(fetch)} at the end of it")
     return ratio
@@ -148,10 +162,26 @@ def main() -> None:
         help="the gitreg checkout to run",
     )
     parser.add_argument("--skip", action="append", choices=PARTS, default=[])
-    parser.add_argument("--rounds", type=int, default=5, help="alternating wrk rounds of 3 s")
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="alternating wrk rounds of 3 s during catch-up"
+    )
+    parser.add_argument(
+        "--steady-rounds",
+        type=int,
+        default=11,
+        help="the same at steady state and while reloads run (per-round ratios here range from"
+        " 0.8 to 1.5 with nothing changed)",
+    )
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument(
         "--idle", type=float, default=5.0, help="seconds of each latency probe (idle, catch-up)"
+    )
+    parser.add_argument(
+        "--latency-rounds",
+        type=int,
+        default=3,
+        help="catch-ups (the big server started again) and reloads probed, each against an idle"
+        " probe just after or before it (0: none)",
     )
     parser.add_argument(
         "--read-clones",
@@ -207,15 +237,16 @@ def main() -> None:
                     _ratio(rss_small[0], rss_big[0]),
                 )
 
-                small_url = s.base + versions_path("r0m5")
                 big_url = b.base + versions_path(middle)
+                small_at_pid = s.base + versions_path("r0m5"), s.process.pid
+                big_at_pid = big_url, b.process.pid
                 probes: dict[str, list[float]] = {}
                 probes["during catch-up"], _ = asyncio.run(latency_for(big_url, args.idle))
                 _say(f"latency probed for {args.idle:g} s; the start-up fetch {_fetch_state(b)}")
                 catching_up = _rates(
                     "versions req/s during catch-up (start-up fetch running)",
-                    small_url,
-                    big_url,
+                    small_at_pid,
+                    big_at_pid,
                     args.rounds,
                     args.concurrency,
                     b,
@@ -236,9 +267,9 @@ def main() -> None:
                 )
                 steady = _rates(
                     "versions req/s at steady state (caught up)",
-                    small_url,
-                    big_url,
-                    args.rounds,
+                    small_at_pid,
+                    big_at_pid,
+                    args.steady_rounds,
                     args.concurrency,
                 )
                 _against_steady("catch-up", catching_up, steady)
@@ -254,7 +285,11 @@ def main() -> None:
                     )
                     for page in ("/", "/v1/modules"):
                         _rates(
-                            f"{page} req/s", big_url, b.base + page, args.rounds, args.concurrency
+                            f"{page} req/s",
+                            big_at_pid,
+                            (b.base + page, b.process.pid),
+                            args.rounds,
+                            args.concurrency,
                         )
 
                 if "reload" not in args.skip:
@@ -285,15 +320,22 @@ def main() -> None:
                     with reloads_running(b, rewrite) as took:
                         reloading = _rates(
                             "versions req/s while reloads run back to back",
-                            small_url,
-                            big_url,
-                            args.rounds,
+                            small_at_pid,
+                            big_at_pid,
+                            args.steady_rounds,
                             args.concurrency,
                         )
                     write_catalog(big, base, shape, shape.repos)
                     if took:
                         _say(f"  {len(took)} reloads of {min(took):.2f} to {max(took):.2f} s")
                     _against_steady("reloading", reloading, steady)
+                    if args.latency_rounds:
+                        _say()
+                        reloads = reload_rounds(
+                            b, versions_path(middle), rewrite, args.latency_rounds, args.idle
+                        )
+                        write_catalog(big, base, shape, shape.repos)
+                        rows("versions latency while a reload runs", reloads, _say)
 
                 _say()
                 _latency_rows(probes)
@@ -306,6 +348,18 @@ def main() -> None:
                     f"{rss_big[1]:.0f}",
                     _ratio(rss_small[1], rss_big[1]),
                 )
+
+        if args.latency_rounds:
+            _say()
+            starts = catch_up_rounds(
+                big,
+                workdir / "big.log",
+                tree,
+                versions_path(middle),
+                args.latency_rounds,
+                args.idle,
+            )
+            rows("versions latency during catch-up", starts, _say)
 
         if "poll" not in args.skip:
             from bench.scale.polling_round import polling_round
