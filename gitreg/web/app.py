@@ -17,13 +17,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from gitreg.catalog.model import Catalog
 from gitreg.docs.warming import keep_warm
 from gitreg.modules.downloads import ARCHIVES_PREFIX
 from gitreg.ops.readiness import readiness
 from gitreg.web import (
     discovery,
     login,
-    mcp,
     modules,
     oci,
     pages,
@@ -48,6 +48,19 @@ log = logging.getLogger(__name__)
 
 _MODULE = "/v1/modules/{namespace}/{name}/{system}"
 _PROVIDER = "/v1/providers/{namespace}/{type}"
+
+
+def _assistants(
+    catalog: Catalog,
+) -> tuple[Callable[[], contextlib.AbstractAsyncContextManager[None]], ASGIApp] | None:
+    """The MCP app's lifespan and the app, when registry.yaml turns MCP on: only then is the `mcp`
+    package imported (about a second of every start, and of every process that imports the app,
+    a test's included)."""
+    if not catalog.mcp.enabled:
+        return None
+    from gitreg.web import mcp
+
+    return mcp.http_app(catalog)
 
 
 async def healthz(request: Request) -> JSONResponse:
@@ -107,7 +120,7 @@ def create_app(
     `access_log`, it logs a line per request (`gitreg.access`)."""
 
     catalog = state.current.world.catalog  # what is mounted is read once, at start, as tls is
-    assistants = mcp.http_app(catalog) if catalog.mcp.enabled else None
+    assistants = _assistants(catalog)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, RegistryState]]:
@@ -118,7 +131,7 @@ def create_app(
         warming = asyncio.create_task(keep_warm(state.docs, state.registry))
         async with contextlib.AsyncExitStack() as stack:
             if assistants is not None:  # a mounted app's own lifespan never runs
-                await stack.enter_async_context(assistants[0].session_manager.run())
+                await stack.enter_async_context(assistants[0]())
             yield {STATE_KEY: state}
         warming.cancel()
         await asyncio.gather(warming, return_exceptions=True)
@@ -195,7 +208,9 @@ def create_app(
     ]
     if assistants is not None:
         # POST alone: a stateless server has no stream to GET and no session to DELETE (405).
-        routes.append(Route(mcp.PATH, assistants[1], methods=["POST"]))
+        from gitreg.web.mcp import PATH  # imported by _assistants
+
+        routes.append(Route(PATH, assistants[1], methods=["POST"]))
     hsts = catalog.hsts  # as tls: read once, at start
     return RegistryApp(
         routes=routes,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from urllib.parse import urlsplit
 
 from mcp.server import MCPServer
@@ -139,8 +140,9 @@ def _from_http(ctx: Context) -> Request:
     return request
 
 
-def http_app(catalog: Catalog) -> tuple[MCPServer, ASGIApp]:
-    """The server and its streamable HTTP app for /mcp: stateless, JSON answers, and only this
+def http_app(catalog: Catalog) -> tuple[Callable[[], AbstractAsyncContextManager[None]], ASGIApp]:
+    """The server's session manager's run (the lifespan of the app: a mounted app's own never
+    runs) and its streamable HTTP app for /mcp: stateless, JSON answers, and only this
     registry's own host names (hostname, public_url's, loopback) in Host: another is a 421,
     which keeps a page on a rebound name from reaching it."""
     for chatty in ("mcp.server.streamable_http", "mcp.server.streamable_http_manager"):
@@ -163,7 +165,7 @@ def http_app(catalog: Catalog) -> tuple[MCPServer, ASGIApp]:
             allowed_hosts=allowed, allowed_origins=origins
         ),
     )
-    return server, app
+    return server.session_manager.run, app
 
 
 def stdio_request(state: RegistryState, token: str | None) -> Callable[[Context], Request]:

@@ -5,6 +5,8 @@ errors, a foreign Host refused with 421, and /mcp absent unless `mcp: {enabled: 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -196,3 +198,15 @@ def test_mcp_waits_for_a_restart(tmp_path: Path) -> None:
     catalog = load_catalog(path)
     path.write_text(path.read_text().replace("mcp: {enabled: true}", "mcp: {enabled: false}"))
     assert reread_catalog(catalog).mcp.enabled
+
+
+def test_the_mcp_package_is_imported_only_for_a_catalog_that_turns_mcp_on() -> None:
+    """It takes about a second to import: `serve` without MCP, the default, does not pay it."""
+    code = (
+        "import sys\n"
+        "import gitreg.cli, gitreg.commands.serve, gitreg.web.app\n"
+        "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
