@@ -8,7 +8,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from bench.harness import cpu_seconds, requests_per_second
+from bench.harness import requests_per_second
+from bench.scale.server import cpu_with_reaped
 
 SECONDS = 3.0  # of each wrk round (harness: wrk -d3s)
 
@@ -47,9 +48,9 @@ def paired(
         order = (baseline, measured) if n % 2 == 0 else (measured, baseline)
         got: dict[str, tuple[float, float]] = {}
         for url, pid in order:
-            before = cpu_seconds(pid)
+            before = cpu_with_reaped(pid)
             rate = requests_per_second(url, concurrency=concurrency, rounds=1)
-            got[url] = rate, (cpu_seconds(pid) - before) / (rate * SECONDS)
+            got[url] = rate, (cpu_with_reaped(pid) - before) / (rate * SECONDS)
         (b_rate, b_cost), (m_rate, m_cost) = got[baseline[0]], got[measured[0]]
         rates.append((b_rate, m_rate))
         costs.append((b_cost, m_cost))
