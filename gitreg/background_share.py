@@ -18,7 +18,7 @@ server's own thread comes first.
 Work that is one long computation rather than slices (a reload of 10,000 modules: registry.yaml
 parsed and checked, the next world built, about a second of CPU) runs `paced()`: it calls
 `breathe()` as it goes (a module checked, a YAML node made), and each breath pays the CPU spent
-since the last one back with a rest, at a tenth of a CPU (PACED_SHARE). Such a thread keeps its
+since the last one back with a rest, at a twentieth of a CPU (PACED_SHARE). Such a thread keeps its
 priority.
 
 Only threads marked background (`background_thread`, a thread pool's initializer) are paced: a
@@ -48,8 +48,10 @@ BREATH = 0.005  # CPU seconds paced work spends between two rests
 # Of one CPU, for work in one piece (`paced`): between two breaths it holds the GIL as long as
 # the interpreter lets it, and the event loop waits for its turn (the switch interval) each time,
 # so a share buys it more of the loop's time than a slice's. Measured at 10,000 modules, reloads
-# back to back: at 0.2 requests kept 0.60 to 0.75 of their steady rate, at 0.1, 0.92.
-PACED_SHARE = 0.1
+# back to back: at 0.2 requests kept 0.60 to 0.75 of their steady rate; at 0.1, 0.73 to 0.92
+# over many runs; at 0.05, 0.92 and 1.01 in two rounds alternated with 0.75 and 0.85 at 0.1, the
+# reloads no longer for it (0.8 to 8.5 s each, most of a reload waiting on other things).
+PACED_SHARE = 0.05
 NICENESS = 10  # added to a background thread's (and its git processes') niceness
 READERS = 2  # threads that run background slices, at the server's priority: one per CPU here
 # Seconds a thread that holds the GIL keeps it once another asks for it (Python's default: 5 ms).

@@ -14,6 +14,8 @@ import pytest
 
 from gitreg.background_share import (
     NICENESS,
+    PACED_SHARE,
+    SHARE,
     SWITCH_INTERVAL,
     BackgroundShare,
     background_thread,
@@ -198,8 +200,9 @@ def test_paced_work_rests_at_each_breath_while_requests_arrive() -> None:
         for _ in range(3):
             _burn(0.02)
             share.breathe()
-        # spent/share - spent at PACED_SHARE, a tenth of a CPU: long work's breaths rest longer
-        assert len(rests) == 3 and rests[0] >= 9 * 0.02 * 0.99
+        # spent/share - spent at PACED_SHARE, below the share's own: long work rests longer
+        assert PACED_SHARE < SHARE
+        assert len(rests) == 3 and rests[0] >= (1 / PACED_SHARE - 1) * 0.02 * 0.99
         clock.now += 1.5  # no request for a while: full speed
         _burn(0.02)
         share.breathe()
