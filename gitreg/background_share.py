@@ -49,8 +49,8 @@ BREATH = 0.005  # CPU seconds paced work spends between two rests
 # the interpreter lets it, and the event loop waits for its turn (the switch interval) each time,
 # so a share buys it more of the loop's time than a slice's. Measured at 10,000 modules, reloads
 # back to back: at 0.2 requests kept 0.60 to 0.75 of their steady rate; at 0.1, 0.73 to 1.21
-# from run to run; at 0.05, 0.92 and 1.01 in two rounds alternated with 0.75 and 0.85 at 0.1, the
-# reloads no longer for it (0.8 to 8.5 s each, most of a reload waiting on other things).
+# from run to run; at 0.05, 0.92 and 1.01 in two rounds alternated with 0.75 and 0.85 at 0.1.
+# The price: the first reload after a start, at 10,000 modules under load, takes 19 s, not 11.
 PACED_SHARE = 0.05
 NICENESS = 10  # added to a background thread's (and its git processes') niceness
 READERS = 2  # threads that run background slices, at the server's priority: one per CPU here
