@@ -67,9 +67,10 @@ class Server:
 
     def wait_quiet(self, window: float = 2.0, most: float = 0.05, until: float = 600.0) -> float:
         """Seconds since the process started when it has caught up: with no request sent, its
-        CPU (its `git` children's too) over `window` seconds was under `most` of a CPU. After
-        the start-up fetch the docs of every module are still warmed, at a quarter of a CPU,
-        for tens of seconds at 10,000 modules: a steady state measured then is not one."""
+        CPU (with the `git` processes it reaped) over `window` seconds was under `most` of a
+        CPU. After the start-up fetch the docs of every module are still warmed (a few seconds
+        at 10,000 modules with no request; longer while requests arrive): a steady state
+        measured then is not one."""
         deadline = time.perf_counter() + until
         while True:
             before = cpu_with_reaped(self.process.pid)

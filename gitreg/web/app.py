@@ -52,15 +52,17 @@ _PROVIDER = "/v1/providers/{namespace}/{type}"
 
 def _assistants(
     catalog: Catalog,
-) -> tuple[Callable[[], contextlib.AbstractAsyncContextManager[None]], ASGIApp] | None:
-    """The MCP app's lifespan and the app, when registry.yaml turns MCP on: only then is the `mcp`
-    package imported (about a second of every start, and of every process that imports the app,
-    a test's included)."""
+) -> tuple[Callable[[], contextlib.AbstractAsyncContextManager[None]], Route] | None:
+    """The MCP app's lifespan and its route, when registry.yaml turns MCP on: only then is the
+    `mcp` package imported (1.5 to 1.8 s of every start, and of every process that imports the
+    app, a test's included)."""
     if not catalog.mcp.enabled:
         return None
     from gitreg.web import mcp
 
-    return mcp.http_app(catalog)
+    run, app = mcp.http_app(catalog)
+    # POST alone: a stateless server has no stream to GET and no session to DELETE (405).
+    return run, Route(mcp.PATH, app, methods=["POST"])
 
 
 async def healthz(request: Request) -> JSONResponse:
@@ -207,10 +209,7 @@ def create_app(
         Route("/signin/provider", login.sign_in_with_provider, methods=["GET"]),
     ]
     if assistants is not None:
-        # POST alone: a stateless server has no stream to GET and no session to DELETE (405).
-        from gitreg.web.mcp import PATH  # imported by _assistants
-
-        routes.append(Route(PATH, assistants[1], methods=["POST"]))
+        routes.append(assistants[1])
     hsts = catalog.hsts  # as tls: read once, at start
     return RegistryApp(
         routes=routes,
