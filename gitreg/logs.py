@@ -1,8 +1,13 @@
-"""Log lines that cannot be forged or leak: what a repository or a client controls (a tag, a file
-name, a symlink target, a path) is logged with its control characters escaped, so that it can
-never start a line of its own; a traceback, which is ours, keeps its lines in text, and becomes
-one field in JSON. A signed download URL's signature (a permission, for a while) is never written
-out: the access log would hold it. Every line a request causes carries its request id."""
+"""Log lines that cannot be forged or leak.
+
+What a repository or a client controls (a tag, a file name, a symlink target, a path) is logged
+with its control characters escaped, so that it can never start a line of its own; a traceback,
+which is ours, keeps its lines in text, and becomes one field in JSON. No line, from gitreg or a
+library, at any level, writes a secret: `debug` is gitreg's own (libraries' debug lines print
+what crosses the wire, hpack every header it decodes and encodes), and whatever has the shape of
+a credential (an Authorization value, a session cookie, a token of gitreg's, a JWT, a signed
+URL's signature, an OAuth code or secret) is written as `(hidden)`. Every line a request causes
+carries its request id."""
 
 from __future__ import annotations
 
@@ -20,7 +25,25 @@ TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # A command that serves nothing (check, list, docs, ...) logs in the form of its errors.
 COMMAND_FORMAT = "gitreg: %(level)s: %(message)s"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
-_SIGNATURE = re.compile(r"(?<=[?&]signature=)[^&\s\"']+")
+# A secret's shape, and what of it stays: an HTTP credential after its scheme, a cookie of
+# gitreg's after its name, a query or form field that holds a secret after its name; a JWT and a
+# token of gitreg's whole. Values shorter than 8 characters are words ("Bearer TOKEN" in a hint).
+_SECRET = re.compile(
+    r"(?P<keep>"
+    r"\b(?i:bearer|basic)\s+"
+    r"|\bgitreg_(?:session|login)="
+    r"|[?&](?:signature|code)="
+    r"|\b(?:client_secret|code_verifier|access_token|id_token|refresh_token)="
+    r"|\"(?:access_token|id_token|refresh_token|client_secret|code_verifier)\"\s*:\s*\""
+    r")[^\s&;,'\"()\[\]\\]{8,}"
+    r"|\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]*"
+    r"|\bgitreg_[A-Za-z0-9_-]{43}"
+)
+# Words one of which a line holds whenever _SECRET could match it (lower case): most lines hold
+# none, and looking for them costs a tenth of the search (bench/README: bench.log_lines).
+_HINTS = ("bearer", "basic", "gitreg_", "signature=", "code=", "secret", "verifier", "token", "eyj")
+# The loggers whose DEBUG lines `--log-level debug` shows: gitreg's own.
+OWN_LOGGERS = "gitreg"
 # JSON leaves these unescaped, yet Python's str.splitlines (and some log shippers) break on them.
 _LINE_BREAKS = re.compile(r"[\u0085\u2028\u2029]")
 
@@ -43,9 +66,16 @@ def escape_controls(text: str) -> str:
     return _CONTROL.sub(_escaped, text)
 
 
-def hide_signatures(text: str) -> str:
-    """`text` with the value of every `signature=` query parameter replaced by `(hidden)`."""
-    return _SIGNATURE.sub("(hidden)", text) if "signature=" in text else text
+def hide_secrets(text: str) -> str:
+    """`text` with whatever has the shape of a credential written as `(hidden)`."""
+    folded = text.lower()
+    if not any(hint in folded for hint in _HINTS):
+        return text
+    return _SECRET.sub(_hidden, text)
+
+
+def _hidden(match: re.Match[str]) -> str:
+    return (match.group("keep") or "") + "(hidden)"
 
 
 def _escaped(match: re.Match[str]) -> str:
@@ -66,12 +96,25 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
+class OwnDebugFilter(logging.Filter):
+    """Passes a DEBUG line only from gitreg's own loggers: a library that set its own level
+    lower still writes no header it decoded."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.INFO:
+            return True
+        return record.name == OWN_LOGGERS or record.name.startswith(OWN_LOGGERS + ".")
+
+
 class SafeFormatter(logging.Formatter):
     """The message, arguments substituted, escaped, then ` request_id=ID` when a request caused
-    it; the exception text after it as it is."""
+    it; the exception text after it as it is; no secret anywhere in the line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return hide_secrets(super().format(record))
 
     def formatMessage(self, record: logging.LogRecord) -> str:
-        message = hide_signatures(escape_controls(record.message))
+        message = escape_controls(record.message)
         request_id = getattr(record, "request_id", None)
         record.message = f"{message} request_id={request_id}" if request_id else message
         return super().formatMessage(record)
@@ -97,18 +140,18 @@ class JsonFormatter(logging.Formatter):
             "time": _iso(record.created),
             "level": record.levelname,
             "logger": record.name,
-            "message": hide_signatures(record.getMessage()),
+            "message": hide_secrets(record.getMessage()),
         }
         request_id = getattr(record, "request_id", None)
         if request_id:
             entry["request_id"] = request_id
         for key, value in record.__dict__.items():
             if key not in _STANDARD and not key.startswith("_"):
-                entry[key] = hide_signatures(value) if isinstance(value, str) else value
+                entry[key] = hide_secrets(value) if isinstance(value, str) else value
         if record.exc_info:
-            entry["exception"] = hide_signatures(self.formatException(record.exc_info))
+            entry["exception"] = hide_secrets(self.formatException(record.exc_info))
         elif record.exc_text:
-            entry["exception"] = hide_signatures(record.exc_text)
+            entry["exception"] = hide_secrets(record.exc_text)
         if record.stack_info:
             entry["stack"] = self.formatStack(record.stack_info)
         line = json.dumps(entry, ensure_ascii=False, default=str)
@@ -121,9 +164,11 @@ def _iso(created: float) -> str:
 
 
 def configure(level: str, log_format: str = "text", command: bool = False) -> None:
-    """The process's logging: one line per event on stderr, at `level` and above, as text or as
-    JSON (`log_format`, one of LOG_FORMATS); a `command`'s (not a server's) as its errors."""
+    """The process's logging: one line per event on stderr, at `level` and above (DEBUG for
+    gitreg's own loggers only), as text or as JSON (`log_format`, one of LOG_FORMATS); a
+    `command`'s (not a server's) as its errors."""
     handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(OwnDebugFilter())
     handler.addFilter(RequestIdFilter())
     formatter: logging.Formatter = SafeFormatter(TEXT_FORMAT)
     if log_format == "json":
@@ -133,4 +178,6 @@ def configure(level: str, log_format: str = "text", command: bool = False) -> No
     handler.setFormatter(formatter)
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(getattr(logging, level.upper()))
+    chosen = getattr(logging, level.upper())
+    root.setLevel(max(chosen, logging.INFO))  # libraries' DEBUG records are not even made
+    logging.getLogger(OWN_LOGGERS).setLevel(chosen)

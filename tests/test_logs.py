@@ -19,7 +19,9 @@ from gitreg.logs import (
     JsonFormatter,
     RequestIdFilter,
     SafeFormatter,
+    configure,
     escape_controls,
+    hide_secrets,
 )
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import answers, free_port, start_gitreg, wait_until
@@ -39,6 +41,82 @@ from tests.support.servers import answers, free_port, start_gitreg, wait_until
 )
 def test_control_characters_are_escaped(text: str, logged: str) -> None:
     assert escape_controls(text) == logged
+
+
+TOKEN = "gitreg_" + "Ab3-_x" * 7 + "Q"  # the shape `gitreg token new` and sign-in issue
+
+
+@pytest.mark.parametrize(
+    ("text", "logged"),
+    [
+        # hpack's debug lines, as it decodes a request's headers and encodes an answer's
+        (
+            f"Decoded (b'authorization', b'Bearer {TOKEN}'), consumed 52",
+            "Decoded (b'authorization', b'Bearer (hidden)'), consumed 52",
+        ),
+        ("(b'authorization', b'bearer eyJ0eXAi.x')", "(b'authorization', b'bearer (hidden)')"),
+        ("Authorization: Basic dXNlcjpzZWNyZXQ=", "Authorization: Basic (hidden)"),
+        (
+            "(b'set-cookie', b'gitreg_session=v1.abc_DEF-123; Max-Age=86400; Secure')",
+            "(b'set-cookie', b'gitreg_session=(hidden); Max-Age=86400; Secure')",
+        ),
+        ("cookie: gitreg_login=sealed.value.here", "cookie: gitreg_login=(hidden)"),
+        (f"issued {TOKEN} to alice", "issued (hidden) to alice"),
+        ("ci token eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJjaSJ9.c2ln", "ci token (hidden)"),
+        (
+            "GET /oauth/callback?code=provider-code-1&state=s",
+            "GET /oauth/callback?code=(hidden)&state=s",
+        ),
+        (
+            "grant_type=authorization_code&client_secret=hunter2hunter2",
+            "grant_type=authorization_code&client_secret=(hidden)",
+        ),
+        (
+            '{"access_token": "gitreg_short_but_long", "expires_in": 3}',
+            '{"access_token": "(hidden)", "expires_in": 3}',
+        ),
+        ("/x.tar.gz?expires=1&signature=c2VjcmV0c2Vj", "/x.tar.gz?expires=1&signature=(hidden)"),
+        # words, not secrets: left as they are
+        ("the Authorization header must be 'Bearer TOKEN' (or Basic)", None),
+        ("uses basic auth; exit code=1", None),
+        ("catalog reloaded: 3 modules, tokens unchanged", None),
+    ],
+)
+def test_whatever_has_the_shape_of_a_credential_is_hidden(text: str, logged: str | None) -> None:
+    assert hide_secrets(text) == (text if logged is None else logged)
+
+
+@pytest.fixture
+def configured() -> Iterator[None]:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    own = logging.getLogger("gitreg").level
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        logging.getLogger("gitreg").setLevel(own)
+
+
+def test_debug_is_gitregs_own_and_a_library_never_writes_a_header(
+    configured: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configure("debug")
+    logging.getLogger("gitreg.test_logs").debug("our own debug line")
+    logging.getLogger("hpack.hpack").debug("Decoding b'\\x82\\x87 huffman of a token'")
+    chatty = logging.getLogger("test_logs.chatty_library")  # sets its own level, as some do
+    chatty.setLevel(logging.DEBUG)
+    try:
+        chatty.debug("frame with header bytes")
+        chatty.info("a library's info line")
+    finally:
+        chatty.setLevel(logging.NOTSET)
+    written = capsys.readouterr().err
+    assert "our own debug line" in written
+    assert "a library's info line" in written
+    assert "Decoding" not in written and "frame with header bytes" not in written
+    assert not logging.getLogger("hpack.hpack").isEnabledFor(logging.DEBUG)  # not even made
 
 
 def test_a_signed_urls_signature_never_reaches_a_log_line() -> None:
