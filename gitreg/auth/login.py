@@ -41,6 +41,7 @@ SIGN_INS_PER_MINUTE = 20  # sign-ins one client address may start
 _CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")  # base64url of a SHA-256, unpadded
 _VERIFIER = re.compile(r"[A-Za-z0-9._~-]{43,128}")  # RFC 7636 4.1
 _STATE = re.compile(r"[!-~]{1,512}")
+_URI = re.compile(r"[!-~]{1,2048}")  # printable ASCII: no space, tab, CR, LF or other control
 _NAME = re.compile(r"[!-~]{1,128}")  # a person's name as logs and `gitreg token list` show it
 
 
@@ -82,7 +83,8 @@ def redirect_problem(uri: str) -> str | None:
         parts, port = None, None
     low, high = PORTS
     if (
-        parts is None
+        not _URI.fullmatch(uri)  # urlsplit strips or drops what it is not: the code goes to uri
+        or parts is None
         or parts.scheme != "http"
         or parts.hostname not in ("localhost", "127.0.0.1")
         or parts.username is not None
@@ -95,7 +97,7 @@ def redirect_problem(uri: str) -> str | None:
     ):
         return (
             f"redirect_uri must be http://localhost:PORT/login (or 127.0.0.1) with PORT from"
-            f" {low} to {high}"
+            f" {low} to {high}, without spaces or control characters"
         )
     return None
 
@@ -173,14 +175,24 @@ class Login:
             )
         if not isinstance(pending.get("e"), int) or pending["e"] < self.clock():
             raise LoginRefused("the sign-in took over 10 minutes: start again")
-        if "error" in query:  # an end whatever its state (some providers send none with it)
-            error = query["error"] if re.fullmatch(r"[a-z_]{1,64}", query["error"]) else "?"
-            raise LoginRefused(f"the OpenID provider {self.settings.name} said {error}")
-        state = query.get("state", "")
-        if not hmac.compare_digest(state.encode(), str(pending.get("s", "")).encode()):
+        # The state before an error: a link anyone can make to the callback must not end a
+        # sign-in under way. A refusal here ends nothing (the cookie stays): the person's own
+        # callback, with the state, still finishes it.
+        state = query.get("state")
+        error = query.get("error")
+        said = f"the OpenID provider {self.settings.name} said {_error_code(error)}"
+        if error is not None and state is None:  # RFC 6749 wants the state; some send none
             raise LoginRefused(
-                "the state the provider sent back is not this sign-in's: start again"
+                f"{said}, naming no sign-in: if you cancelled at the provider, start again;"
+                " if not, this link is not the provider's, and a sign-in under way goes on"
             )
+        if not hmac.compare_digest((state or "").encode(), str(pending.get("s", "")).encode()):
+            raise LoginRefused(
+                "the state sent back is not this sign-in's, which goes on: finish it at the"
+                " provider, or start again"
+            )
+        if error is not None:
+            raise LoginRefused(said)
         code = query.get("code", "")
         if not code or len(code) > 2048:
             raise LoginRefused("the OpenID provider sent no code back")
@@ -271,6 +283,11 @@ class Login:
 
     def close(self) -> None:
         self.verifier.close()
+
+
+def _error_code(error: str | None) -> str:
+    """An OAuth error code as a page may show it (RFC 6749's are lower case and underscores)."""
+    return error if error is not None and re.fullmatch(r"[a-z_]{1,64}", error) else "?"
 
 
 def _named(principal: Principal, claims: Mapping[str, object]) -> Principal:

@@ -58,6 +58,12 @@ def _text(
             _sentence(message),
             "Start again: sign in from the page you were on, or run terraform login again.",
         )
+    if _signing_in(request) and status == 403:  # a sign-in another site's page started
+        return ErrorText(
+            "Not started from this registry",
+            _sentence(message),
+            "Open this registry and choose Sign in, or run terraform login again.",
+        )
     if status == 401:
         if request.cookies.get(COOKIE):
             return ErrorText(

@@ -1,6 +1,8 @@
 """Signing in with the OpenID provider (auth.login), as HTTP: Terraform's authorization endpoint
 (`terraform login` opens it in the browser) and token endpoint (login.v1), the sign-in page's
-"Sign in with <provider>", and the callback where the provider sends the person back. A person
+"Sign in with <provider>", and the callback where the provider sends the person back. A sign-in
+starts only from this registry's pages or from outside the browser (`terraform login` opens
+it): one another site's page starts is refused before it spends the address's sign-ins. A person
 meets every refusal as a page (Terraform keeps waiting on its listener, so the browser is where
 an upstream failure is said); the token endpoint answers RFC 6749's JSON errors. The cookie that
 holds a sign-in under way is `SameSite=Lax`, since the provider's redirect back is a cross-site
@@ -17,7 +19,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from gitreg.auth.login import CALLBACK, COOKIE, PENDING_TTL, CliRequest, Login
 from gitreg.auth.sessions import COOKIE as SESSION_COOKIE
 from gitreg.auth.sessions import SESSION_TTL
-from gitreg.errors import LoginRefused, NotFound
+from gitreg.errors import Forbidden, LoginRefused, NotFound
 from gitreg.web import access
 from gitreg.web.frame import SECURITY_HEADERS
 from gitreg.web.pages import page
@@ -39,6 +41,7 @@ async def authorize(request: Request) -> Response:
     """Terraform's authorization request, in the person's browser: checked, then on to the
     OpenID provider."""
     login = _login(request)
+    _not_from_another_site(request)
     cli = CliRequest.parse(request.query_params)
     url, pending = await login.start(access.client_of(request), cli, "/")
     return _to_provider(url, pending)
@@ -48,6 +51,7 @@ async def authorize(request: Request) -> Response:
 async def sign_in_with_provider(request: Request) -> Response:
     """The sign-in page's "Sign in with <provider>": the same sign-in, ending in a session."""
     login = _login(request)
+    _not_from_another_site(request)
     back_to = return_path(request.query_params.get("next"))
     url, pending = await login.start(access.client_of(request), None, back_to)
     return _to_provider(url, pending)
@@ -92,6 +96,18 @@ async def token(request: Request) -> Response:
         return JSONResponse(answer, status_code=400, headers=_NO_STORE)
     issued = {"access_token": value, "token_type": "bearer", "expires_in": lifetime}
     return JSONResponse(issued, headers=_NO_STORE)
+
+
+def _not_from_another_site(request: Request) -> None:
+    """Refuse a sign-in another site's page started (a link, an image, a frame): it would spend
+    the sign-ins a minute of everyone behind the person's address. Browsers say where a request
+    comes from in Sec-Fetch-Site: `none` when `terraform login` opens the address, `same-origin`
+    from these pages. A client that sends none is no browser a page can steer."""
+    if request.headers.get("sec-fetch-site") in ("cross-site", "same-site"):
+        raise Forbidden(
+            "a sign-in starts from this registry's own pages or from `terraform login`, not from"
+            " a link on another site: open this registry and choose Sign in"
+        )
 
 
 def _to_provider(url: str, pending: str) -> Response:
