@@ -180,4 +180,5 @@ def configure(level: str, log_format: str = "text", command: bool = False) -> No
     root.handlers[:] = [handler]
     chosen = getattr(logging, level.upper())
     root.setLevel(max(chosen, logging.INFO))  # libraries' DEBUG records are not even made
-    logging.getLogger(OWN_LOGGERS).setLevel(chosen)
+    # gitreg's loggers follow the root but at DEBUG (NOTSET: what pytest's caplog sets wins).
+    logging.getLogger(OWN_LOGGERS).setLevel(chosen if chosen < logging.INFO else logging.NOTSET)
