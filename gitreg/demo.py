@@ -23,7 +23,8 @@ def demo_banner(catalog: Catalog, listen: Listen, material: TlsMaterial) -> str:
     address = f"[{host}]:{listen.port}" if ":" in host else f"{host}:{listen.port}"
     base = f"https://{address}"
     first = catalog.modules[0].address if catalog.modules else "NAMESPACE/NAME/SYSTEM"
-    block = textwrap.indent(host_block(catalog.hostname, base), "    ")
+    login = catalog.auth is not None and catalog.auth.login is not None
+    block = textwrap.indent(host_block(catalog.hostname, base, login), "    ")
     return f"""
 gitreg demo: the registry in {catalog.source.name}, served at {base}
 

@@ -30,10 +30,9 @@ from gitreg.auth.wrong_tokens import WrongTokens
 from gitreg.catalog.model import LoginSettings, OidcIssuer
 from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.errors import LoginRefused
+from gitreg.terraform_services import LOGIN_CLIENT_ID, LOGIN_PORTS
 
-CLIENT_ID = "terraform-cli"  # what discovery's login.v1 names, and Terraform sends back
-PORTS = (10000, 10010)  # Terraform's local listener's ports (login.v1 `ports`)
-AUTHORIZE, TOKEN, CALLBACK = "/oauth/authorize", "/oauth/token", "/oauth/callback"
+CALLBACK = "/oauth/callback"
 COOKIE = "gitreg_login"  # the sign-in under way, sealed
 PENDING_TTL = 600  # seconds a person has to sign in at the provider
 CODE_TTL = 60  # seconds Terraform has to exchange its code
@@ -55,8 +54,8 @@ class CliRequest:
 
     @classmethod
     def parse(cls, query: Mapping[str, str]) -> CliRequest:
-        if query.get("client_id") != CLIENT_ID:
-            raise LoginRefused(f"client_id must be {CLIENT_ID!r}", "invalid_client")
+        if query.get("client_id") != LOGIN_CLIENT_ID:
+            raise LoginRefused(f"client_id must be {LOGIN_CLIENT_ID!r}", "invalid_client")
         redirect_uri = query.get("redirect_uri", "")
         if problem := redirect_problem(redirect_uri):
             raise LoginRefused(problem)
@@ -75,13 +74,13 @@ class CliRequest:
 
 def redirect_problem(uri: str) -> str | None:
     """Why `uri` is no Terraform listener's: only http://localhost:PORT/login or
-    http://127.0.0.1:PORT/login within PORTS (anything else would hand a code elsewhere)."""
+    http://127.0.0.1:PORT/login within LOGIN_PORTS (anything else would hand a code elsewhere)."""
     try:
         parts = urlsplit(uri)
         port = parts.port
     except ValueError:
         parts, port = None, None
-    low, high = PORTS
+    low, high = LOGIN_PORTS
     if (
         not _URI.fullmatch(uri)  # urlsplit strips or drops what it is not: the code goes to uri
         or parts is None
@@ -239,8 +238,8 @@ class Login:
     async def _exchange(self, form: Mapping[str, str]) -> tuple[str, int]:
         if form.get("grant_type") != "authorization_code":
             raise LoginRefused("grant_type must be authorization_code", "unsupported_grant_type")
-        if form.get("client_id") != CLIENT_ID:
-            raise LoginRefused(f"client_id must be {CLIENT_ID!r}", "invalid_client")
+        if form.get("client_id") != LOGIN_CLIENT_ID:
+            raise LoginRefused(f"client_id must be {LOGIN_CLIENT_ID!r}", "invalid_client")
         code = self._codes.open(form.get("code", ""))
         if code is None:
             raise LoginRefused("the code is not one this registry gave", "invalid_grant")

@@ -91,9 +91,11 @@ def provider_page(
     keys: Sequence[PublicKey],
     release: ProviderRelease | None = None,
     address: str = "",
+    login: bool = False,
 ) -> ProviderPage:
     """The page of `release` (by default the newest) of `entry`, opened at `address` (as the
-    module page's: the CLI `host` block shown when it is not `hostname`)."""
+    module page's: the CLI `host` block shown when it is not `hostname`, with `login.v1` when
+    `login`)."""
     spec = entry.spec
     newest = latest_release(entry.releases)
     shown = release or newest
@@ -123,7 +125,7 @@ def provider_page(
         platforms=tuple(_platform(p) for p in shown.packages) if shown else (),
         signer=shown.signer if shown else None,
         snippet=snippet(hostname, entry, shown.version, is_newest) if shown else "",
-        host_block=cli_host_block(hostname, address) if shown else "",
+        host_block=cli_host_block(hostname, address, login) if shown else "",
         choices=choices,
         keys=tuple(keys),
         problems=entry.problems,

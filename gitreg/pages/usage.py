@@ -68,10 +68,11 @@ def module_snippet(name: str, source: str, version: str, inputs: Sequence[Input]
     return "\n".join([*lines, "}"])
 
 
-def cli_host_block(hostname: str, address: str) -> str:
+def cli_host_block(hostname: str, address: str, login: bool = False) -> str:
     """The `host` block mapping `hostname` to `address` (where the browser reached the
-    registry: its Host, or public_url's), or "" when they are one (then `hostname` leads here,
-    as far as the page can tell) or `address` is not a plain host and port."""
+    registry: its Host, or public_url's), with `login.v1` when `login`, or "" when they are one
+    (then `hostname` leads here, as far as the page can tell) or `address` is not a plain host
+    and port."""
     if not address or same_host(hostname, address) or not _ADDRESS.fullmatch(address):
         return ""
-    return host_block(hostname, f"https://{address.lower()}")
+    return host_block(hostname, f"https://{address.lower()}", login)

@@ -42,12 +42,13 @@ class Deprecation:
 @dataclass(frozen=True)
 class ModuleSituation:
     """What the page knows of the module beyond its docs: the modules of its repository the
-    reader may read, whether the repository's last read failed, and where the browser reached
-    the registry."""
+    reader may read, whether the repository's last read failed, where the browser reached the
+    registry, and whether `terraform login` signs in there."""
 
     repository: tuple[ModuleSpec, ...] = ()
     unreadable: bool = False
     address: str = ""  # a Host header, or public_url's host; "" when unknown
+    login: bool = False  # people sign in with the OpenID provider (login.v1 is offered)
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ def module_page(
         source=source,
         snippet=snippet,
         exact=version == release.version,
-        host_block=cli_host_block(hostname, situation.address),
+        host_block=cli_host_block(hostname, situation.address, situation.login),
         terraform_version=docs.root.terraform_version if docs is not None else "",
         providers=docs.root.providers if docs is not None else (),
         description=docs.root.description if docs is not None else "",

@@ -7,18 +7,11 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from gitreg.auth.login import AUTHORIZE, CLIENT_ID, PORTS, TOKEN
-from gitreg.terraform_services import SERVICES
+from gitreg.terraform_services import SERVICES, login_v1
 from gitreg.web.access import gate_of
 from gitreg.web.prepared import keep
 
-LOGIN_V1 = {
-    "client": CLIENT_ID,
-    "grant_types": ["authz_code"],
-    "authz": AUTHORIZE,
-    "token": TOKEN,
-    "ports": list(PORTS),
-}
+LOGIN_V1 = login_v1()
 
 
 async def terraform_json(request: Request) -> Response:

@@ -121,6 +121,7 @@ def _situation(request: Request, entry: ModuleEntry, reader: Principal | None) -
         repository=repository,
         unreadable=state_of(request).registry.status[entry.spec.repo].last_error is not None,
         address=_opened_at(request),
+        login=access.gate_of(request).login is not None,
     )
 
 
@@ -171,7 +172,10 @@ async def provider(request: Request) -> Response:
     text = request.path_params.get("version")
     release = _provider_release(entry, text) if text is not None else None
     hostname = world_of(request).catalog.hostname
-    view = provider_page(hostname, entry, providers.public_keys(), release, _opened_at(request))
+    login = access.gate_of(request).login is not None
+    view = provider_page(
+        hostname, entry, providers.public_keys(), release, _opened_at(request), login
+    )
     return html(request, "provider.html", page=view, reader=await access.reader_of(request))
 
 

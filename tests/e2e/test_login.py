@@ -75,12 +75,12 @@ def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterat
 
 
 def terraform(
-    home: Path, served: Served, *args: str, stdin: str = ""
+    home: Path, served: Served, *args: str, stdin: str = "", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """terraform as a person runs it: their HOME (credentials.tfrc.json lands there, and no
-    TF_CLI_CONFIG_FILE: with it, terraform reads no credentials.tfrc.json at all, so `init`
-    would not find what `login` stored), the stand-in browser first on PATH, the test CA
-    trusted, no checkpoint calls, a trace in HOME/tf.log."""
+    TF_CLI_CONFIG_FILE unless `env` sets it: with it, terraform reads no credentials.tfrc.json
+    at all, so `init` would not find what `login` stored), the stand-in browser first on PATH,
+    the test CA trusted, no checkpoint calls, a trace in HOME/tf.log; `env` on top."""
     bin_dir = home / "bin"
     if not bin_dir.exists():
         bin_dir.mkdir(parents=True)
@@ -88,7 +88,7 @@ def terraform(
         (bin_dir / "xdg-open").chmod(0o755)
         (home / "driver.py").write_text(DRIVER)
     inherited = {k: v for k, v in os.environ.items() if not k.startswith("TF_")}
-    env = {
+    chosen = {
         **inherited,
         "HOME": str(home),
         "PATH": f"{bin_dir}:{os.environ['PATH']}",
@@ -100,11 +100,12 @@ def terraform(
         "LOGIN_DRIVER": str(home / "driver.py"),
         "LOGIN_DRIVER_LOG": str(home / "driver.log"),
         "PYTHONPATH": str(Path(__file__).parents[2]),
+        **(env or {}),
     }
     return subprocess.run(
         ["terraform", *args, "-no-color"] if args[0] != "login" else ["terraform", *args],
         cwd=home,
-        env=env,
+        env=chosen,
         input=stdin,
         capture_output=True,
         text=True,

@@ -4,6 +4,8 @@ browser used, and which of a monorepo's root examples call a module."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -117,6 +119,32 @@ def test_the_host_block_is_the_demos() -> None:
     )
     assert same_host("registry.example.com", "REGISTRY.example.com:443")
     assert not same_host("registry.example.com", "registry.example.com:8443")
+
+
+def test_with_sign_in_the_host_block_names_login_v1_as_terraform_fmt_writes_it() -> None:
+    block = cli_host_block("registry.example.com", "127.0.0.1:8443", login=True)
+    assert block == host_block("registry.example.com", "https://127.0.0.1:8443", login=True)
+    assert block == (
+        'host "registry.example.com" {\n'
+        "  services = {\n"
+        '    "modules.v1"   = "https://127.0.0.1:8443/v1/modules/"\n'
+        '    "providers.v1" = "https://127.0.0.1:8443/v1/providers/"\n'
+        '    "login.v1" = {\n'
+        '      client      = "terraform-cli"\n'
+        '      grant_types = ["authz_code"]\n'
+        '      authz       = "https://127.0.0.1:8443/oauth/authorize"\n'
+        '      token       = "https://127.0.0.1:8443/oauth/token"\n'
+        "      ports       = [10000, 10010]\n"
+        "    }\n"
+        "  }\n"
+        "}"
+    )
+    terraform = shutil.which("terraform")
+    if terraform is not None:  # the block as `terraform fmt` would leave it
+        formatted = subprocess.run(
+            [terraform, "fmt", "-"], input=block + "\n", capture_output=True, text=True
+        )
+        assert formatted.stdout == block + "\n", formatted.stderr
 
 
 def _spec(name: str, path: str) -> ModuleSpec:
