@@ -1,4 +1,4 @@
-"""deploy/kubernetes: the base and the PostgreSQL overlay render (`kubectl kustomize`, else
+"""deploy/kubernetes: the base, the PostgreSQL overlay and the sign-in overlay render (`kubectl kustomize`, else
 tests/support/kustomize.py), every manifest is valid against the Kubernetes schemas offline,
 the pieces select and reference one another, and the catalog in the ConfigMap loads and
 serves the probes and /metrics the manifests rely on."""
@@ -27,8 +27,8 @@ from tests.support.servers import RegistryServer
 Resource = dict[str, Any]
 
 KUBERNETES = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
-FOLDERS = ["base", "overlays/postgres"]
-REPLICAS = {"base": 1, "overlays/postgres": 2}
+FOLDERS = ["base", "overlays/login", "overlays/postgres"]
+REPLICAS = {"base": 1, "overlays/login": 2, "overlays/postgres": 2}
 # The oldest Kubernetes the manifests are for (a preStop `sleep` wants 1.30), and the newest
 # whose schemas kubernetes-validate bundles.
 OLDEST = "1.30"
@@ -88,6 +88,24 @@ def secret_values(resources: list[Resource]) -> dict[str, str]:
     for secret in (r for r in resources if r["kind"] == "Secret"):
         values.update(secret["stringData"])
     return values
+
+
+def secret_env(resources: list[Resource]) -> dict[str, tuple[str, str]]:
+    """Each variable the container gets from a Secret: name → (Secret, key). A Secret taken
+    whole (`envFrom`) gives every key of it."""
+    secrets = {r["metadata"]["name"]: r for r in resources if r["kind"] == "Secret"}
+    c = container(resources)
+    found: dict[str, tuple[str, str]] = {}
+    for source in c.get("envFrom", []):
+        name = source["secretRef"]["name"]
+        assert "prefix" not in source, name  # the keys are the catalog's *_env names as they are
+        found |= {key: (name, key) for key in secrets[name]["stringData"]}
+    for env in c.get("env", []):
+        ref = env.get("valueFrom", {}).get("secretKeyRef")
+        if ref is not None:
+            assert ref["key"] in secrets[ref["name"]]["stringData"], env["name"]
+            found[env["name"]] = (ref["name"], ref["key"])
+    return found
 
 
 def env_names(document: Any) -> set[str]:
@@ -242,25 +260,51 @@ def test_service_budget_and_ingress_reach_the_pods(folder: str) -> None:
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_every_secret_the_catalog_names_comes_from_a_secret(folder: str) -> None:
     resources = manifests(folder)
-    secrets = {
-        (r["metadata"]["name"], key)
-        for r in resources
-        if r["kind"] == "Secret"
-        for key in r["stringData"]
-    }
-    from_secrets = {}
-    for env in container(resources)["env"]:
-        ref = env.get("valueFrom", {}).get("secretKeyRef")
-        if ref is not None:
-            assert (ref["name"], ref["key"]) in secrets, env["name"]
-            from_secrets[env["name"]] = ref
+    from_secrets = secret_env(resources)
     named = env_names(yaml.safe_load(catalog_text(resources)))
     assert "GITREG_URL_KEY" in named
     assert named == set(from_secrets)
-    if folder == "overlays/postgres":
-        assert from_secrets["GITREG_DATABASE_URL"]["name"] == "gitreg-database"
+    if folder != "base":
+        assert from_secrets["GITREG_DATABASE_URL"] == ("gitreg-database", "GITREG_DATABASE_URL")
+    if folder == "overlays/login":
+        assert from_secrets["GITREG_OIDC_SECRET"] == ("gitreg-secrets", "GITREG_OIDC_SECRET")
     # the examples say what they are: nothing in them could pass for a real secret
     assert all("REPLACE-ME" in value for value in secret_values(resources).values())
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_a_key_added_to_the_secret_needs_no_patch(folder: str) -> None:
+    """The Deployment takes gitreg-secrets whole: a secret the catalog comes to name (the
+    client secret of auth.login) is one more key of it, and no variable is named one by one."""
+    resources = manifests(folder)
+    c = container(resources)
+    assert c["envFrom"] == [{"secretRef": {"name": "gitreg-secrets"}}]
+    by_name = [e for e in c["env"] if "secretKeyRef" in e.get("valueFrom", {})]
+    assert all(e["valueFrom"]["secretKeyRef"]["name"] != "gitreg-secrets" for e in by_name)
+
+
+def test_signing_in_changes_the_catalog_and_the_secret_alone() -> None:
+    """overlays/login is overlays/postgres with auth.login in the catalog and the client secret
+    in gitreg-secrets: the Deployment is the same but for the catalog's ConfigMap (its name
+    holds a hash of the catalog, which rolls the pods onto it)."""
+    login, postgres = manifests("overlays/login"), manifests("overlays/postgres")
+
+    def without_catalog(resources: list[Resource]) -> Resource:
+        deployment = one(resources, "Deployment")
+        volumes = deployment["spec"]["template"]["spec"]["volumes"]
+        for volume in volumes:
+            if "configMap" in volume:
+                volume["configMap"]["name"] = "gitreg-config"
+        return deployment
+
+    assert without_catalog(login) == without_catalog(postgres)
+    secrets = one(login, "Secret", "gitreg-secrets")["stringData"]
+    assert secrets.pop("GITREG_OIDC_SECRET")
+    assert secrets == one(postgres, "Secret", "gitreg-secrets")["stringData"]
+    kinds = sorted((r["kind"], r["metadata"]["name"]) for r in login if r["kind"] != "ConfigMap")
+    assert kinds == sorted(
+        (r["kind"], r["metadata"]["name"]) for r in postgres if r["kind"] != "ConfigMap"
+    )
 
 
 @pytest.mark.parametrize("folder", FOLDERS)
@@ -289,6 +333,13 @@ def test_the_configmap_catalog_loads(
     assert catalog.auth is not None
     assert [ref.env for ref in catalog.auth.url_keys] == ["GITREG_URL_KEY"]
     assert {t.name: t.ops for t in catalog.auth.tokens} == {"ci": False, "prometheus": True}
+    login = catalog.auth.login
+    assert (login is not None) == (folder == "overlays/login")
+    if login is not None:
+        assert login.client_secret is not None
+        assert login.client_secret.env == "GITREG_OIDC_SECRET"
+        assert login.client_secret.value() == "REPLACE-ME-client-secret-from-the-provider"
+        assert "openid" in login.scopes and login.grants
 
 
 def test_the_folders_tested_are_every_base_and_overlay() -> None:
@@ -311,6 +362,30 @@ def test_the_overlays_catalog_is_the_bases_with_state() -> None:
     overlay = yaml.safe_load(catalog_text(manifests("overlays/postgres")))
     assert overlay.pop("state") == {"postgres": {"dsn_env": "GITREG_DATABASE_URL"}}
     assert overlay == base
+
+
+def test_the_login_catalog_is_the_postgres_one_with_auth_login() -> None:
+    """The tokens a sign-in issues are kept with the state: in PostgreSQL, every replica honours
+    them, and a rollout (new pods, new emptyDirs) forgets none."""
+    postgres = yaml.safe_load(catalog_text(manifests("overlays/postgres")))
+    login = yaml.safe_load(catalog_text(manifests("overlays/login")))
+    assert set(login["auth"].pop("login")) >= {"issuer", "client_id", "client_secret_env", "claims"}
+    assert login == postgres
+    assert "postgres" in login["state"]
+
+
+def test_the_provider_sends_people_back_through_the_ingress() -> None:
+    """The redirect URI to register at the provider, as the catalog's comment and the README
+    give it, is the Ingress's host over HTTPS, and every path of it reaches gitreg."""
+    resources = manifests("overlays/login")
+    hostname = yaml.safe_load(catalog_text(resources))["hostname"]
+    redirect = f"https://{hostname}/oauth/callback"
+    assert redirect in catalog_text(resources)
+    assert redirect in (KUBERNETES / "README.md").read_text()
+    ingress = one(resources, "Ingress")["spec"]
+    assert [r["host"] for r in ingress["rules"]] == [hostname]
+    assert hostname in ingress["tls"][0]["hosts"]  # the session cookie is Secure: HTTPS only
+    assert [p["path"] for r in ingress["rules"] for p in r["http"]["paths"]] == ["/"]
 
 
 @pytest.fixture
