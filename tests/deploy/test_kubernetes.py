@@ -12,6 +12,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import kubernetes_validate
@@ -20,8 +21,10 @@ import yaml
 
 from gitreg.catalog.load import load_catalog
 from gitreg.errors import ConfigError
+from gitreg.tlscert import TlsMaterial
 from tests.support import kustomize
 from tests.support.gitrepo import GitRepo, module_files
+from tests.support.oidc_provider import oidc_provider
 from tests.support.servers import RegistryServer
 
 Resource = dict[str, Any]
@@ -388,14 +391,13 @@ def test_the_provider_sends_people_back_through_the_ingress() -> None:
     assert [p["path"] for r in ingress["rules"] for p in r["http"]["paths"]] == ["/"]
 
 
-@pytest.fixture
-def served_as_deployed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """The base's catalog, auth and all, served by the real app with the example Secret's
-    values, its repositories swapped for local ones (a test fetches nothing remote)."""
-    resources = manifests("base")
+def local_catalog(folder: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Resource:
+    """The folder's catalog with the example Secrets' values in the environment, its cache in
+    tmp_path and its repositories swapped for local ones (a test fetches nothing remote)."""
+    resources = manifests(folder)
     for name, value in secret_values(resources).items():
         monkeypatch.setenv(name, value)
-    document = yaml.safe_load(catalog_text(resources))
+    document: Resource = yaml.safe_load(catalog_text(resources))
     document["cache_dir"] = str(tmp_path / "cache")
     for module in document["modules"]:
         repo = GitRepo(tmp_path / module["name"])
@@ -404,10 +406,51 @@ def served_as_deployed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
             template.format(version="1.0.0"), module_files("1.0.0", module.get("path", ""))
         )
         module["repo"] = str(repo.path)
+    return document
+
+
+def write_catalog(document: Resource, tmp_path: Path) -> Path:
     path = tmp_path / "registry.yaml"
     path.write_text(yaml.safe_dump(document))
-    with RegistryServer(load_catalog(path)) as server:
+    return path
+
+
+@pytest.fixture
+def served_as_deployed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The base's catalog, auth and all, served by the real app."""
+    document = local_catalog("base", tmp_path, monkeypatch)
+    with RegistryServer(load_catalog(write_catalog(document, tmp_path))) as server:
         yield server.url
+
+
+def test_a_sign_in_sends_the_provider_the_redirect_uri_to_register(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tls: TlsMaterial
+) -> None:
+    """The login overlay's catalog, served with a real OpenID provider as its issuer: `terraform
+    login`'s request sends the person to the provider with the client id and the redirect URI
+    the README says to register, whatever address the pod answers at."""
+    document = local_catalog("overlays/login", tmp_path, monkeypatch)
+    del document["state"]  # the tokens' keeping is not what this checks: no PostgreSQL
+    with oidc_provider(tls) as provider:
+        document["auth"]["login"] |= {"issuer": provider.url, "ca_file": str(tls.ca_cert)}
+        catalog = load_catalog(write_catalog(document, tmp_path))
+        with RegistryServer(catalog) as server:
+            query = {
+                "client_id": "terraform-cli",
+                "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+                "code_challenge_method": "S256",
+                "redirect_uri": "http://localhost:10000/login",
+                "response_type": "code",
+                "state": "terraform-state",
+            }
+            answer = httpx.get(f"{server.url}/oauth/authorize", params=query, timeout=15)
+    assert answer.status_code in (302, 303), answer.text
+    sent = urlsplit(answer.headers["location"])
+    assert f"{sent.scheme}://{sent.netloc}".startswith(provider.url)
+    asked = parse_qs(sent.query)
+    assert asked["redirect_uri"] == [f"https://{document['hostname']}/oauth/callback"]
+    assert asked["client_id"] == [document["auth"]["login"]["client_id"]]
+    assert set(asked["scope"][0].split()) == set(document["auth"]["login"]["scopes"])
 
 
 def test_the_probes_and_the_scrape_work_as_the_manifests_say(served_as_deployed: str) -> None:
