@@ -1,4 +1,4 @@
-"""deploy/kubernetes: the base and the PostgreSQL overlay render (`kubectl kustomize`, else
+"""deploy/kubernetes: the base, the PostgreSQL overlay and the sign-in overlay render (`kubectl kustomize`, else
 tests/support/kustomize.py), every manifest is valid against the Kubernetes schemas offline,
 the pieces select and reference one another, and the catalog in the ConfigMap loads and
 serves the probes and /metrics the manifests rely on."""
@@ -12,6 +12,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import kubernetes_validate
@@ -20,15 +21,17 @@ import yaml
 
 from gitreg.catalog.load import load_catalog
 from gitreg.errors import ConfigError
+from gitreg.tlscert import TlsMaterial
 from tests.support import kustomize
 from tests.support.gitrepo import GitRepo, module_files
+from tests.support.oidc_provider import oidc_provider
 from tests.support.servers import RegistryServer
 
 Resource = dict[str, Any]
 
 KUBERNETES = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
-FOLDERS = ["base", "overlays/postgres"]
-REPLICAS = {"base": 1, "overlays/postgres": 2}
+FOLDERS = ["base", "overlays/login", "overlays/postgres"]
+REPLICAS = {"base": 1, "overlays/login": 2, "overlays/postgres": 2}
 # The oldest Kubernetes the manifests are for (a preStop `sleep` wants 1.30), and the newest
 # whose schemas kubernetes-validate bundles.
 OLDEST = "1.30"
@@ -88,6 +91,24 @@ def secret_values(resources: list[Resource]) -> dict[str, str]:
     for secret in (r for r in resources if r["kind"] == "Secret"):
         values.update(secret["stringData"])
     return values
+
+
+def secret_env(resources: list[Resource]) -> dict[str, tuple[str, str]]:
+    """Each variable the container gets from a Secret: name → (Secret, key). A Secret taken
+    whole (`envFrom`) gives every key of it."""
+    secrets = {r["metadata"]["name"]: r for r in resources if r["kind"] == "Secret"}
+    c = container(resources)
+    found: dict[str, tuple[str, str]] = {}
+    for source in c.get("envFrom", []):
+        name = source["secretRef"]["name"]
+        assert "prefix" not in source, name  # the keys are the catalog's *_env names as they are
+        found |= {key: (name, key) for key in secrets[name]["stringData"]}
+    for env in c.get("env", []):
+        ref = env.get("valueFrom", {}).get("secretKeyRef")
+        if ref is not None:
+            assert ref["key"] in secrets[ref["name"]]["stringData"], env["name"]
+            found[env["name"]] = (ref["name"], ref["key"])
+    return found
 
 
 def env_names(document: Any) -> set[str]:
@@ -242,25 +263,51 @@ def test_service_budget_and_ingress_reach_the_pods(folder: str) -> None:
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_every_secret_the_catalog_names_comes_from_a_secret(folder: str) -> None:
     resources = manifests(folder)
-    secrets = {
-        (r["metadata"]["name"], key)
-        for r in resources
-        if r["kind"] == "Secret"
-        for key in r["stringData"]
-    }
-    from_secrets = {}
-    for env in container(resources)["env"]:
-        ref = env.get("valueFrom", {}).get("secretKeyRef")
-        if ref is not None:
-            assert (ref["name"], ref["key"]) in secrets, env["name"]
-            from_secrets[env["name"]] = ref
+    from_secrets = secret_env(resources)
     named = env_names(yaml.safe_load(catalog_text(resources)))
     assert "GITREG_URL_KEY" in named
     assert named == set(from_secrets)
-    if folder == "overlays/postgres":
-        assert from_secrets["GITREG_DATABASE_URL"]["name"] == "gitreg-database"
+    if folder != "base":
+        assert from_secrets["GITREG_DATABASE_URL"] == ("gitreg-database", "GITREG_DATABASE_URL")
+    if folder == "overlays/login":
+        assert from_secrets["GITREG_OIDC_SECRET"] == ("gitreg-secrets", "GITREG_OIDC_SECRET")
     # the examples say what they are: nothing in them could pass for a real secret
     assert all("REPLACE-ME" in value for value in secret_values(resources).values())
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_a_key_added_to_the_secret_needs_no_patch(folder: str) -> None:
+    """The Deployment takes gitreg-secrets whole: a secret the catalog comes to name (the
+    client secret of auth.login) is one more key of it, and no variable is named one by one."""
+    resources = manifests(folder)
+    c = container(resources)
+    assert c["envFrom"] == [{"secretRef": {"name": "gitreg-secrets"}}]
+    by_name = [e for e in c["env"] if "secretKeyRef" in e.get("valueFrom", {})]
+    assert all(e["valueFrom"]["secretKeyRef"]["name"] != "gitreg-secrets" for e in by_name)
+
+
+def test_signing_in_changes_the_catalog_and_the_secret_alone() -> None:
+    """overlays/login is overlays/postgres with auth.login in the catalog and the client secret
+    in gitreg-secrets: the Deployment is the same but for the catalog's ConfigMap (its name
+    holds a hash of the catalog, which rolls the pods onto it)."""
+    login, postgres = manifests("overlays/login"), manifests("overlays/postgres")
+
+    def without_catalog(resources: list[Resource]) -> Resource:
+        deployment = one(resources, "Deployment")
+        volumes = deployment["spec"]["template"]["spec"]["volumes"]
+        for volume in volumes:
+            if "configMap" in volume:
+                volume["configMap"]["name"] = "gitreg-config"
+        return deployment
+
+    assert without_catalog(login) == without_catalog(postgres)
+    secrets = one(login, "Secret", "gitreg-secrets")["stringData"]
+    assert secrets.pop("GITREG_OIDC_SECRET")
+    assert secrets == one(postgres, "Secret", "gitreg-secrets")["stringData"]
+    kinds = sorted((r["kind"], r["metadata"]["name"]) for r in login if r["kind"] != "ConfigMap")
+    assert kinds == sorted(
+        (r["kind"], r["metadata"]["name"]) for r in postgres if r["kind"] != "ConfigMap"
+    )
 
 
 @pytest.mark.parametrize("folder", FOLDERS)
@@ -289,6 +336,13 @@ def test_the_configmap_catalog_loads(
     assert catalog.auth is not None
     assert [ref.env for ref in catalog.auth.url_keys] == ["GITREG_URL_KEY"]
     assert {t.name: t.ops for t in catalog.auth.tokens} == {"ci": False, "prometheus": True}
+    login = catalog.auth.login
+    assert (login is not None) == (folder == "overlays/login")
+    if login is not None:
+        assert login.client_secret is not None
+        assert login.client_secret.env == "GITREG_OIDC_SECRET"
+        assert login.client_secret.value() == "REPLACE-ME-client-secret-from-the-provider"
+        assert "openid" in login.scopes and login.grants
 
 
 def test_the_folders_tested_are_every_base_and_overlay() -> None:
@@ -313,14 +367,37 @@ def test_the_overlays_catalog_is_the_bases_with_state() -> None:
     assert overlay == base
 
 
-@pytest.fixture
-def served_as_deployed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """The base's catalog, auth and all, served by the real app with the example Secret's
-    values, its repositories swapped for local ones (a test fetches nothing remote)."""
-    resources = manifests("base")
+def test_the_login_catalog_is_the_postgres_one_with_auth_login() -> None:
+    """The tokens a sign-in issues are kept with the state: in PostgreSQL, every replica honours
+    them, and a rollout (new pods, new emptyDirs) forgets none."""
+    postgres = yaml.safe_load(catalog_text(manifests("overlays/postgres")))
+    login = yaml.safe_load(catalog_text(manifests("overlays/login")))
+    assert set(login["auth"].pop("login")) >= {"issuer", "client_id", "client_secret_env", "claims"}
+    assert login == postgres
+    assert "postgres" in login["state"]
+
+
+def test_the_provider_sends_people_back_through_the_ingress() -> None:
+    """The redirect URI to register at the provider, as the catalog's comment and the README
+    give it, is the Ingress's host over HTTPS, and every path of it reaches gitreg."""
+    resources = manifests("overlays/login")
+    hostname = yaml.safe_load(catalog_text(resources))["hostname"]
+    redirect = f"https://{hostname}/oauth/callback"
+    assert redirect in catalog_text(resources)
+    assert redirect in (KUBERNETES / "README.md").read_text()
+    ingress = one(resources, "Ingress")["spec"]
+    assert [r["host"] for r in ingress["rules"]] == [hostname]
+    assert hostname in ingress["tls"][0]["hosts"]  # the session cookie is Secure: HTTPS only
+    assert [p["path"] for r in ingress["rules"] for p in r["http"]["paths"]] == ["/"]
+
+
+def local_catalog(folder: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Resource:
+    """The folder's catalog with the example Secrets' values in the environment, its cache in
+    tmp_path and its repositories swapped for local ones (a test fetches nothing remote)."""
+    resources = manifests(folder)
     for name, value in secret_values(resources).items():
         monkeypatch.setenv(name, value)
-    document = yaml.safe_load(catalog_text(resources))
+    document: Resource = yaml.safe_load(catalog_text(resources))
     document["cache_dir"] = str(tmp_path / "cache")
     for module in document["modules"]:
         repo = GitRepo(tmp_path / module["name"])
@@ -329,10 +406,51 @@ def served_as_deployed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
             template.format(version="1.0.0"), module_files("1.0.0", module.get("path", ""))
         )
         module["repo"] = str(repo.path)
+    return document
+
+
+def write_catalog(document: Resource, tmp_path: Path) -> Path:
     path = tmp_path / "registry.yaml"
     path.write_text(yaml.safe_dump(document))
-    with RegistryServer(load_catalog(path)) as server:
+    return path
+
+
+@pytest.fixture
+def served_as_deployed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The base's catalog, auth and all, served by the real app."""
+    document = local_catalog("base", tmp_path, monkeypatch)
+    with RegistryServer(load_catalog(write_catalog(document, tmp_path))) as server:
         yield server.url
+
+
+def test_a_sign_in_sends_the_provider_the_redirect_uri_to_register(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tls: TlsMaterial
+) -> None:
+    """The login overlay's catalog, served with a real OpenID provider as its issuer: `terraform
+    login`'s request sends the person to the provider with the client id and the redirect URI
+    the README says to register, whatever address the pod answers at."""
+    document = local_catalog("overlays/login", tmp_path, monkeypatch)
+    del document["state"]  # the tokens' keeping is not what this checks: no PostgreSQL
+    with oidc_provider(tls) as provider:
+        document["auth"]["login"] |= {"issuer": provider.url, "ca_file": str(tls.ca_cert)}
+        catalog = load_catalog(write_catalog(document, tmp_path))
+        with RegistryServer(catalog) as server:
+            query = {
+                "client_id": "terraform-cli",
+                "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+                "code_challenge_method": "S256",
+                "redirect_uri": "http://localhost:10000/login",
+                "response_type": "code",
+                "state": "terraform-state",
+            }
+            answer = httpx.get(f"{server.url}/oauth/authorize", params=query, timeout=15)
+    assert answer.status_code in (302, 303), answer.text
+    sent = urlsplit(answer.headers["location"])
+    assert f"{sent.scheme}://{sent.netloc}".startswith(provider.url)
+    asked = parse_qs(sent.query)
+    assert asked["redirect_uri"] == [f"https://{document['hostname']}/oauth/callback"]
+    assert asked["client_id"] == [document["auth"]["login"]["client_id"]]
+    assert set(asked["scope"][0].split()) == set(document["auth"]["login"]["scopes"])
 
 
 def test_the_probes_and_the_scrape_work_as_the_manifests_say(served_as_deployed: str) -> None:
