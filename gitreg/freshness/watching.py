@@ -80,7 +80,7 @@ async def reload_catalog(served: Catalog, serve: Callable[[Catalog], Awaitable[b
     try:
         catalog = await paced(partial(_reread, served))
     except ConfigError as exc:
-        log.error("%s\nstill serving the previous catalog", exc)
+        _refused(exc, "still serving the previous catalog")
         return False
     return await serve(catalog)
 
@@ -95,8 +95,17 @@ def reread_catalog(catalog: Catalog) -> Catalog:
     try:
         return _keep_what_needs_a_restart(catalog, load_catalog(catalog.source))
     except ConfigError as exc:
-        log.error("%s\nserving the catalog read at start-up", exc)
+        _refused(exc, "serving the catalog read at start-up")
         return catalog
+
+
+def _refused(exc: ConfigError, then: str) -> None:
+    """registry.yaml refused, as lines of their own (a record's newline would be written `\\n`):
+    what serves meanwhile, then each problem as `gitreg check` says it."""
+    count = len(exc.problems)
+    log.error("%s is invalid (%d problem%s): %s", exc.source, count, "s"[: count != 1], then)
+    for problem in exc.problems:
+        log.error("%s: %s", exc.source, problem)
 
 
 def _sharing_specs(old: Catalog, new: Catalog) -> Catalog:

@@ -42,6 +42,12 @@ def test_an_edit_with_system_null_is_refused_and_the_old_catalog_serves(
 
         wait_until(refused, what="the edit refused")
         assert "still serving the previous catalog" in caplog.text
+        # Each problem a line of its own, not a line with "\n" in it (its text log wrote `\n`).
+        said = [r.getMessage() for r in caplog.records if r.name.startswith("gitreg.freshness")]
+        assert f"{path} is invalid (1 problem): still serving the previous catalog" in said
+        problem = f'{path}: modules[0].system (line 6): is null; write "null" in quotes'
+        assert [message for message in said if message.startswith(problem)]
+        assert not [message for message in said if "\n" in message]
         assert "catalog reloaded" not in caplog.text
         assert _status(server.url, "x") == 200
         # Quoted, null is a name like any other.
