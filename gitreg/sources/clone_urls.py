@@ -100,13 +100,13 @@ class ClonePlaces:
             return f"host {shown} is neither the forge's ({self.hosts[0]}) nor in clone_hosts"
         if scheme not in ("http", "https"):
             return ""  # the forge's own ssh or git daemon: on a port of its own
-        if scheme == "http" and self.scheme == "https":
-            return "http:// where the forge is reached over https://"
         if at != self.port:
             return (
                 f"port {at} is not the forge's ({self.port}): list '{shown}:{at}' in"
                 " clone_hosts if the forge serves its clones there"
             )
+        if scheme == "http" and self.scheme == "https":
+            return "http:// where the forge is reached over https://"
         return ""
 
 

@@ -72,6 +72,7 @@ LISTED = places(clone_hosts=(("ssh.example.com", 2222), ("mirror.example.com", N
         ("https://git.example.com/infra/vpc.git", "port 443 is not the forge's (8443)"),
         ("https://git.example.com:9999/infra/vpc.git", "port 9999 is not the forge's (8443)"),
         ("http://git.example.com:8443/infra/vpc.git", "http:// where the forge is reached over"),
+        ("http://git.example.com/infra/vpc.git", "port 80 is not the forge's (8443)"),
         # User parts that do not fit.
         ("https://user:pw@git.example.com:8443/x.git", "it carries a password"),
         ("https://:pw@git.example.com:8443/x.git", "it carries a password"),
