@@ -4,10 +4,16 @@ no path or file:// URL of this machine, no remote helper, no password, no other 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import SourceKind, SourceSpec
 from gitreg.sources.clone_urls import ClonePlaces
+from tests.support.site_snippets import block, claimed
+
+PAGE = "sources.md"
 
 
 def places(
@@ -142,3 +148,24 @@ def test_the_forges_own_host_by_its_url(
 def test_a_refusal_never_shows_a_password() -> None:
     said = FORGE.refusal("https://user:s3cret@evil.example.com/x.git")
     assert "s3cret" not in said and "it carries a password" in said
+
+
+def test_the_guides_clone_hosts_admit_the_forges_ssh_host(tmp_path: Path) -> None:
+    with claimed(PAGE, "test_the_guides_clone_hosts_admit_the_forges_ssh_host") as page:
+        text = page.take("yaml", "clone_hosts:")
+    (tmp_path / "registry.yaml").write_text(text)
+    (spec,) = load_catalog(tmp_path / "registry.yaml", secrets=()).sources
+    guide = ClonePlaces.of(spec)
+    for url in (
+        "ssh://git@ssh.gitlab.example.com:2222/platform/terraform/terraform-aws-vpc.git",
+        "git@ssh.gitlab.example.com:platform/terraform/terraform-aws-vpc.git",
+        "git@gitlab.example.com:platform/terraform/terraform-aws-vpc.git",
+        "https://gitlab.example.com/platform/terraform/terraform-aws-vpc.git",
+    ):
+        assert guide.refusal(url) == "", url
+    assert "host ssh.evil.example.com is" in guide.refusal("git@ssh.evil.example.com:x.git")
+    assert "port 2200 is not" in guide.refusal("https://gitlab.example.com:2200/x.git")
+    # The page's line of `gitreg list`, as the rule words it.
+    skipped = guide.refusal("file:///srv/git/private/terraform-aws-db.git")
+    shown = block(PAGE, "text", "clone URL 'file://").strip().splitlines()
+    assert shown == [f"skipped platform/terraform-aws-db: {skipped}"]
