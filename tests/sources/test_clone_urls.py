@@ -8,9 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from gitreg.address import ModuleAddress
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import SourceKind, SourceSpec
+from gitreg.catalog.model import ModuleSpec, SourceKind, SourceSpec
+from gitreg.git.location import RepoLocation
+from gitreg.sources import persisted
 from gitreg.sources.clone_urls import ClonePlaces
+from gitreg.sources.discovery import DiscoveredModule, Discovery, Skipped
+from tests.conftest import WriteCatalog
 from tests.support.site_snippets import block, claimed
 
 PAGE = "sources.md"
@@ -169,3 +174,32 @@ def test_the_guides_clone_hosts_admit_the_forges_ssh_host(tmp_path: Path) -> Non
     skipped = guide.refusal("file:///srv/git/private/terraform-aws-db.git")
     shown = block(PAGE, "text", "clone URL 'file://").strip().splitlines()
     assert shown == [f"skipped platform/terraform-aws-db: {skipped}"]
+
+
+def test_a_discovery_kept_from_before_the_rule_serves_nothing_off_its_forge(
+    write_catalog: WriteCatalog, tmp_path: Path
+) -> None:
+    """cache_dir/sources.json written by a gitreg that fetched what the forge named: a restart
+    with the forge down serves its modules on the forge, not one on this machine's disk."""
+    catalog = write_catalog("sources:\n  - gitea: {url: 'https://git.example.com', org: infra}\n")
+    (source,) = catalog.sources
+    (tmp_path / "private.git").mkdir()
+
+    def module(name: str, repo: RepoLocation) -> DiscoveredModule:
+        spec = ModuleSpec(ModuleAddress.parse("infra", name, "aws"), repo)
+        return DiscoveredModule(spec, source.key_path, f"infra/terraform-aws-{name}")
+
+    vpc = RepoLocation("https://git.example.com/infra/terraform-aws-vpc.git", "https")
+    stolen = RepoLocation(str(tmp_path / "private.git"), "local")
+    refused = Skipped("infra/terraform-aws-db", "clone URL '/x' refused: …", clone_refused=True)
+    kept = Discovery(
+        source.key_path,
+        100.0,
+        ("infra/terraform-aws-vpc", "infra/terraform-aws-stolen"),
+        (module("vpc", vpc), module("stolen", stolen)),
+        skipped=(refused, Skipped("infra/docs", "its name makes no module")),
+    )
+    persisted.save(catalog.cache_dir, {persisted.identity(source): kept})
+    loaded = persisted.load(catalog.cache_dir, catalog.sources)[persisted.identity(source)]
+    assert [m.spec.repo for m in loaded.modules] == [vpc]
+    assert loaded.skipped == kept.skipped
