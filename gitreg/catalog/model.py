@@ -132,6 +132,7 @@ class SourceSpec:
     moved_tags: MovedPolicy = "pin"
     deleted_tags: DeletedPolicy = "keep"
     webhook_secret: SecretRef | None = None
+    clone_hosts: tuple[tuple[str, int | None], ...] = ()  # host, port (None: the scheme's own)
 
     def __str__(self) -> str:
         return f"{self.key_path} ({self.kind} {self.where} {self.scope})"

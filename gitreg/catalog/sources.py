@@ -41,7 +41,7 @@ _COMMON_KEYS = (
     *("include", "exclude", "topics", "namespace", "allow_namespaces", "interval"),
     *("on_removed", "tags", "moved_tags", "deleted_tags", "webhook"),
 )
-_FORGE_KEYS = ("token_env", "token_file", "clone")
+_FORGE_KEYS = ("token_env", "token_file", "clone", "clone_hosts")
 GITHUB_API = "https://api.github.com"
 
 
@@ -101,6 +101,7 @@ class SourcesSection(ModuleEntries):
             moved_tags=cast(MovedPolicy, moved),
             deleted_tags=cast(DeletedPolicy, deleted),
             webhook_secret=self.secret(m, "webhook", where),
+            clone_hosts=self._clone_hosts(m, where),
         )
         return spec if place and scope and namespace else None
 
@@ -163,6 +164,23 @@ class SourcesSection(ModuleEntries):
             self.problem(where, m.line, "give token_env or token_file, not both")
         return SecretRef(env, file) if env or file else None
 
+    def _clone_hosts(self, m: yamldoc.Mapping, where: str) -> tuple[tuple[str, int | None], ...]:
+        """The hosts beside the forge's own its clone URLs may name (sources/clone_urls.py)."""
+        if isinstance(m.get("clone_hosts"), str):
+            line = m.key_lines["clone_hosts"]
+            path = yamldoc.join(where, "clone_hosts")
+            self.problem(path, line, "must be a list of hosts, like [git.example.com:2222]")
+            return ()
+        hosts = []
+        for path, line, item in self.items(m, "clone_hosts", where):
+            try:
+                if not isinstance(item, str):
+                    raise ValueError("must be a host name, or host:port (git.example.com:2222)")
+                hosts.append(_parse_clone_host(item.strip()))
+            except ValueError as exc:
+                self.problem(path, line, str(exc))
+        return tuple(hosts)
+
     def globs(self, m: yamldoc.Mapping, key: str, path: str) -> tuple[str, ...]:
         """A pattern or a list of them; empty when the key is absent."""
         if key not in m or self.no_value(m, key, path):
@@ -188,6 +206,28 @@ def _parse_server_url(text: str) -> str:
     if parts.query or parts.fragment:
         raise ValueError(f"{text!r} must be the server's URL, without a query")
     return text.rstrip("/")
+
+
+def _parse_clone_host(entry: str) -> tuple[str, int | None]:
+    """`host`, `host:port`, `[v6]` or `[v6]:port`: its host name (lowercase, no brackets) and
+    port (None when it names none); never a URL, a path or a user name."""
+    shape = f"{entry!r} must be a host name, or host:port (git.example.com:2222)"
+    if not entry or any(c in entry for c in "/@?#\\") or any(c.isspace() for c in entry):
+        raise ValueError(shape)
+    try:
+        parts = urlsplit(f"//{entry}")
+    except ValueError:  # brackets that hold no IPv6 address
+        raise ValueError(shape) from None
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        raise ValueError(f"{entry!r}: its port must be a number from 1 to 65535")
+    host = parts.hostname or ""
+    if not host or host.startswith("-") or (entry.startswith("[") and ":" not in host):
+        raise ValueError(shape)
+    return host, port
 
 
 def _parse_scope(text: str) -> str:

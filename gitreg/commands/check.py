@@ -14,6 +14,7 @@ from gitreg.catalog.model import Catalog
 from gitreg.commands.endpoint import endpoint
 from gitreg.errors import AuthUnavailable, OriginError, SourceError, StartupError
 from gitreg.git.clone import BareClone
+from gitreg.git.location import redact
 from gitreg.mirror.origin import OriginRegistry
 from gitreg.modules.sync import Registry
 from gitreg.oci.names import module_repository
@@ -76,6 +77,7 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
     problems += _oci_problems(catalog, paths)
     warnings += auth_warnings(catalog)
     warnings += archive_warnings(catalog)
+    warnings += _plain_http_warnings(catalog)
     for line in problems + warnings:
         print(line)
     counts = f"{len(catalog.modules)} modules, {len(catalog.providers)} providers"
@@ -106,6 +108,11 @@ def _discovered(
             problems.append(f"{where}: {found.held}")
         problems += [f"{where}: {problem}" for problem in found.problems]
         warnings += [f"warning: {where}: {note}" for note in found.notes]
+        warnings += [
+            f"warning: {where}: skipped {s.repository}: {redact(s.why)}"
+            for s in found.skipped
+            if s.clone_refused  # the forge named a place outside itself: it may be an attack
+        ]
     served = sources.served(catalog)
     settled = sources.settlement
     problems += [f"sources: {conflict}" for conflict in settled.conflicts]
@@ -124,6 +131,26 @@ def _discovered(
     for provider in settled.providers:
         provider_paths[provider.spec.key] = f"{provider.source} {provider.repository}"
     return served
+
+
+def _plain_http_warnings(catalog: Catalog) -> list[str]:
+    """A forge source or a `credentials` entry reached over plain http://: its token, the forge's
+    answers (which repositories, where to clone them) and what is fetched can be read and
+    changed by anyone on the way."""
+    warnings = [
+        f"warning: {spec.key_path}.{spec.kind}.{'api_url' if spec.kind == 'github' else 'url'}:"
+        f" {spec.where} is plain http://: its token and its answers, the clone URLs among them,"
+        " can be read and changed on the way; give its https:// URL"
+        for spec in catalog.sources
+        if spec.kind != "folder" and spec.where.lower().startswith("http://")
+    ]
+    warnings += [
+        f"warning: credentials[{i}].url: {redact(c.url)} is plain http://: its token, and what"
+        " is fetched there, can be read and changed on the way; give its https:// URL"
+        for i, c in enumerate(catalog.credentials)
+        if c.url.lower().startswith("http://")
+    ]
+    return warnings
 
 
 def _login_problems(catalog: Catalog) -> list[str]:

@@ -24,6 +24,7 @@ from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.catalog.providers import releases_folder
 from gitreg.errors import ConfigError, SourceError
 from gitreg.git.location import RepoLocation, redact
+from gitreg.sources.clone_urls import ClonePlaces
 from gitreg.sources.found import FoundRepository, Lister, SourceRefused, SourceUnavailable
 from gitreg.sources.naming import module_of, provider_of
 
@@ -59,6 +60,7 @@ class DiscoveredProvider:
 class Skipped:
     repository: str
     why: str
+    clone_refused: bool = False  # its clone URL is no place on its forge (sources/clone_urls.py)
 
 
 @dataclass(frozen=True)
@@ -161,10 +163,15 @@ def _made(
     problems: list[str] = []
     notes: list[str] = []
     taken = []
+    places = ClonePlaces.of(spec) if spec.kind != "folder" else None
     for found in listed:
         why = _filtered_out(spec, found) or ("archived" if found.archived else "")
-        if why:
-            skipped.append(Skipped(found.path, why))
+        url = clone_url_of(spec, found)
+        # A clone URL outside the forge is never fetched, nor a folder made for it. (A folder
+        # source's repositories are this machine's by design; no URL is location_of's to say.)
+        refused = places.refusal(url) if places and url and not why else ""
+        if why or refused:
+            skipped.append(Skipped(found.path, why or refused, clone_refused=bool(refused)))
         else:
             taken.append(found)
 
@@ -246,12 +253,17 @@ def _filtered_out(spec: SourceSpec, found: FoundRepository) -> str:
     return ""
 
 
+def clone_url_of(spec: SourceSpec, found: FoundRepository) -> str:
+    """The clone URL the source asks for (`clone:`), as the forge wrote it; "" where none."""
+    return found.clone_ssh if spec.clone == "ssh" else found.clone_https
+
+
 def location_of(spec: SourceSpec, found: FoundRepository) -> RepoLocation:
     """Where the repository is fetched from: its folder, or the clone URL the source asks for.
     ValueError when the source offers none."""
     if found.clone_local:
         return RepoLocation.parse(found.clone_local, Path("/"))
-    url = found.clone_ssh if spec.clone == "ssh" else found.clone_https
+    url = clone_url_of(spec, found)
     if not url:
         raise ValueError(f"the source gives no {spec.clone} clone URL for it")
     return RepoLocation.parse(url, Path("/"))

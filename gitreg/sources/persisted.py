@@ -26,6 +26,7 @@ from gitreg.catalog.model import (
 )
 from gitreg.catalog.providers import releases_folder
 from gitreg.git.location import RepoLocation, Transport
+from gitreg.sources.clone_urls import ClonePlaces
 from gitreg.sources.discovery import (
     DiscoveredModule,
     DiscoveredProvider,
@@ -110,7 +111,7 @@ def _discovery(found: Discovery) -> dict[str, Any]:
         "repositories": list(found.repositories),
         "modules": [_module(m) for m in found.modules],
         "providers": [_provider(p) for p in found.providers],
-        "skipped": [[s.repository, s.why] for s in found.skipped],
+        "skipped": [[s.repository, s.why, s.clone_refused] for s in found.skipped],
         "problems": list(found.problems),
         "notes": list(found.notes),
         "error": found.error,
@@ -179,10 +180,16 @@ def _read_provider(m: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> Disc
 
 def _read(stored: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> Discovery:
     modules = []
+    places = ClonePlaces.of(spec) if spec.kind != "folder" else None
     for m in stored["modules"]:
+        repo = RepoLocation(str(m["repo"][0]), cast(Transport, m["repo"][1]))
+        # Discovered before clone URLs were held to the forge: one outside it is not served.
+        if places and (refused := places.refusal(repo.url)):
+            log.warning("%s: %s: %s: not served", spec.key_path, m["repository"], refused)
+            continue
         module = ModuleSpec(
             address=ModuleAddress.parse(*m["address"]),
-            repo=RepoLocation(str(m["repo"][0]), cast(Transport, m["repo"][1])),
+            repo=repo,
             path=str(m["path"]),
             tags=tuple(TagTemplate.parse(t) for t in m["tags"]),
             archive=cast(ArchiveScope, m["archive"]),
@@ -202,7 +209,9 @@ def _read(stored: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> Discover
         at=float(stored["at"]),
         repositories=tuple(stored["repositories"]),
         modules=tuple(modules),
-        skipped=tuple(Skipped(str(r), str(why)) for r, why in stored["skipped"]),
+        skipped=tuple(
+            Skipped(str(s[0]), str(s[1]), bool(s[2:3] == [True])) for s in stored["skipped"]
+        ),
         problems=tuple(stored["problems"]),
         notes=tuple(stored["notes"]),
         error=str(stored["error"]),

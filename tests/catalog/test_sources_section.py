@@ -154,6 +154,37 @@ def test_github_enterprise_and_ssh_clones(write_catalog: WriteCatalog) -> None:
         ),
         ("- github: {org: acme, clone: git}", "sources[0].github.clone", 3, "https, ssh"),
         ("- github: {org: acme, include: [1]}", "sources[0].github.include", 3, "a pattern"),
+        ("- github: {org: acme, clone_hosts: h}", "sources[0].github.clone_hosts", 3, "a list"),
+        (
+            "- github: {org: acme, clone_hosts: [h, 'https://h']}",
+            "sources[0].github.clone_hosts[1]",
+            3,
+            "'https://h' must be a host name, or host:port",
+        ),
+        (
+            "- github: {org: acme, clone_hosts: ['git@h']}",
+            "sources[0].github.clone_hosts[0]",
+            3,
+            "must be a host name",
+        ),
+        (
+            "- github: {org: acme, clone_hosts: ['h:22x']}",
+            "sources[0].github.clone_hosts[0]",
+            3,
+            "its port must be a number",
+        ),
+        (
+            "- github: {org: acme, clone_hosts: ['[zz]:22']}",
+            "sources[0].github.clone_hosts[0]",
+            3,
+            "must be a host name",
+        ),
+        (
+            "- folder: {path: ., namespace: n, clone_hosts: [h]}",
+            "sources[0].folder.clone_hosts",
+            3,
+            "unknown key",
+        ),
         ("- github: {org: acme, tags: 'v{major}'}", "sources[0].github.tags", 3, "version"),
     ],
 )
@@ -164,6 +195,18 @@ def test_each_mistake_with_its_path_and_line(
         write_catalog(f"sources:\n  {entry}\n")
     found = [(p.path, p.line) for p in refused.value.problems if reason in p.reason]
     assert found == [(path, line)], refused.value.problems
+
+
+def test_clone_hosts_are_read_as_host_and_port(write_catalog: WriteCatalog) -> None:
+    catalog = write_catalog(
+        "sources:\n  - gitea: {url: https://git.example.com, org: infra,"
+        " clone_hosts: [SSH.example.com, 'ssh.example.com:2222', '[2001:db8::1]:22']}\n"
+    )
+    assert catalog.sources[0].clone_hosts == (
+        ("ssh.example.com", None),
+        ("ssh.example.com", 2222),
+        ("2001:db8::1", 22),
+    )
 
 
 def test_a_catalog_of_sources_alone_serves_something(write_catalog: WriteCatalog) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import ssl
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -39,6 +40,11 @@ def _catalog(page_block: str, forge_url: str, git_url: str, ca_file: Path) -> st
             line = line.replace("https://gitlab.example.com", git_url)
             line = line.replace("/etc/gitreg/gitlab-ca.pem", str(ca_file))
             lines += [line, f"  - {{url: '{forge_url}', ca_file: '{ca_file}'}}"]
+        elif line.strip().startswith("- gitlab:"):
+            # Its clones on another server than its API: a forge serves both from one address.
+            served = f", clone_hosts: ['{urlsplit(git_url).netloc}']}}"
+            line = line.replace("https://gitlab.example.com", forge_url)
+            lines.append(line.removesuffix("}") + served)
         else:
             lines.append(line.replace("https://gitlab.example.com", forge_url))
     return "\n".join(lines) + "\n"

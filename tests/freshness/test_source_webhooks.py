@@ -62,7 +62,7 @@ def test_a_repository_event_discovers_its_source_at_once(
                 served.credentials(forge.url, "FORGE_TOKEN")
                 + f"sources:\n  - {kind}: {{{where}: '{forge.url}', {scope}: platform,"
                 " namespace: infra, token_env: FORGE_TOKEN, interval: 1h,"
-                " webhook: {secret_env: HOOK_SECRET}}\n"
+                f" webhook: {{secret_env: HOOK_SECRET}}, {served.clone_hosts}}}\n"
             )
             context = ssl.create_default_context(cafile=str(tls.ca_cert))
             with (

@@ -93,7 +93,7 @@ def running(
             catalog = write_catalog(
                 served.credentials(forge.url, "GITLAB_TOKEN")
                 + f"sources:\n  - gitlab: {{url: '{forge.url}', group: platform, namespace: infra,"
-                " token_env: GITLAB_TOKEN, topics: [terraform], interval: 300ms}\n"
+                f" token_env: GITLAB_TOKEN, topics: [terraform], interval: 300ms, {served.clone_hosts}}}\n"
             )
             context = ssl.create_default_context(cafile=str(tls.ca_cert))
             with (

@@ -16,7 +16,7 @@ from gitreg.sources.discovered import SourceDiscoveries
 from gitreg.sources.forge_pages import AT_ONCE_UNCOUNTED
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
-from tests.support.forge_git import forge_git
+from tests.support.forge_git import ForgeGit, forge_git
 from tests.support.forge_shapes import ForgeKind, ForgeRepository
 from tests.support.forges import StandInForge
 from tests.support.gitrepo import module_files
@@ -27,11 +27,11 @@ OWNER = {"gitlab": "platform", "gitea": "platform", "github": "platform", "bitbu
 SCOPE_KEY = {"gitlab": "group", "gitea": "org", "github": "org", "bitbucket": "project"}
 
 
-def _source(kind: ForgeKind, url: str) -> str:
+def _source(kind: ForgeKind, url: str, served: ForgeGit) -> str:
     where = "api_url" if kind == "github" else "url"
     return (
         f"  - {kind}: {{{where}: '{url}', {SCOPE_KEY[kind]}: {OWNER[kind]}, namespace: infra,"
-        " token_env: FORGE_TOKEN}\n"
+        f" token_env: FORGE_TOKEN, {served.clone_hosts}}}\n"
     )
 
 
@@ -57,7 +57,7 @@ def test_a_forge_source_discovers_its_repositories_as_modules(
             catalog = write_catalog(
                 served.credentials(forge.url, "FORGE_TOKEN")
                 + "sources:\n"
-                + _source(kind, forge.url)
+                + _source(kind, forge.url, served)
             )
             (spec,) = catalog.sources
             sources = SourceDiscoveries(catalog)
@@ -115,7 +115,7 @@ def test_a_token_the_git_server_does_not_take_names_the_repository_and_keeps_wha
             catalog = write_catalog(
                 served.credentials(forge.url, "GIT_TOKEN")
                 + "sources:\n"
-                + _source("gitlab", forge.url)
+                + _source("gitlab", forge.url, served)
             )
             (spec,) = catalog.sources
             sources = SourceDiscoveries(catalog)

@@ -58,7 +58,8 @@ def test_a_remote_repository_declares_its_modules_at_its_default_branch(
     with forge_git(tmp_path, TOKEN, tls) as served:
         catalog = write_catalog(
             served.credentials("https://git.example.com", "GIT_TOKEN")
-            + "sources:\n  - gitea: {url: https://git.example.com, org: infra, namespace: infra}\n"
+            + "sources:\n  - gitea: {url: https://git.example.com, org: infra, namespace: infra,"
+            f" {served.clone_hosts}}}\n"
         )
         (spec,) = catalog.sources
         monorepo = {".gitreg.yaml": MONOREPO, **module_files("1.0.0", "modules/dns")}
@@ -101,7 +102,7 @@ def test_an_empty_repository_declares_nothing_yet(
         catalog = write_catalog(
             served.credentials("https://bb.example.com", "GIT_TOKEN")
             + "sources:\n  - bitbucket: {url: https://bb.example.com, project: INFRA,"
-            " namespace: infra}\n"
+            f" namespace: infra, {served.clone_hosts}}}\n"
         )
         (spec,) = catalog.sources
         (served.root / "infra").mkdir()

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from gitreg.tlscert import TlsMaterial
 from tests.support.forge_shapes import ForgeRepository
@@ -56,6 +57,12 @@ class ForgeGit:
             default_branch=branch,
             clone_https=f"{self.url}/{path}.git",
         )
+
+    @property
+    def clone_hosts(self) -> str:
+        """A source's `clone_hosts:` key, flow style, that lets its forge name this server's
+        clone URLs: a forge serves its clones from its own address; here they are two servers."""
+        return f"clone_hosts: ['{urlsplit(self.url).netloc}']"
 
     def delete(self, repository: ForgeRepository) -> None:
         """The repository gone from the Git server, as a deleted project's is."""
