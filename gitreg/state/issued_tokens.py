@@ -81,14 +81,14 @@ class IssuedToken:
                 via="browser" if value.get("via") == "browser" else "terraform",
                 subject=str(value.get("subject") or ""),
                 issuer=str(value.get("issuer") or ""),
-                claims=_claims(value.get("claims")),
+                claims=claims_from_json(value.get("claims")),
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
         return token if DIGEST.fullmatch(token.digest) else None
 
 
-def _claims(value: Any) -> Claims | None:
+def claims_from_json(value: Any) -> Claims | None:
     """The claims a record keeps; None for a record without them (issued before they were
     kept: it reads nothing now) or with something else there."""
     if not isinstance(value, dict):
