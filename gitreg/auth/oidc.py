@@ -1,6 +1,7 @@
 """CI identity tokens (OIDC JWTs from GitLab CI, GitHub Actions or any issuer): the signature
 checked against the issuer's published keys, then issuer, audience, expiry and not-before, then
-the claims mapped to the namespaces `auth.oidc` opens to them."""
+the claims mapped to the namespaces `auth.oidc` opens to them; for auth.login, which shares the
+rules, the claims they read, kept with a token issued at sign-in to hold it to later rules."""
 
 from __future__ import annotations
 
