@@ -104,12 +104,14 @@ def claims_from_json(value: Any) -> Claims | None:
 
 def chosen(tokens: list[IssuedToken], which: str) -> list[IssuedToken]:
     """The tokens `which` names: one token by its id (or the start of one, 6 hex digits at
-    least), else every token of one person, by name. TokensAmbiguous when it names more than
-    that: the start of several ids, both an id and a name, or a name that tokens of different
-    subjects share (two people, or one record too old to say whose), which are never ended
-    together on a guess."""
+    least; a whole id always names its token), else every token of one person, by name.
+    TokensAmbiguous when it names more than that: the start of several ids, both an id's start
+    and a name, or a name that tokens of different subjects share (two people, or one record too
+    old to say whose), which are never ended together on a guess."""
     by_id = [t for t in tokens if t.id.startswith(which)] if _ID.fullmatch(which) else []
     by_name = [t for t in tokens if t.name == which]
+    if len(which) == ID_LENGTH and len(by_id) == 1:
+        return by_id  # a whole id names its token, whatever else goes by that text
     if by_id and by_name:
         raise TokensAmbiguous(
             f"{which!r} is the start of a token's id and a name: give the whole id (16 digits)"

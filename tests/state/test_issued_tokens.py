@@ -135,6 +135,7 @@ def test_the_start_of_an_id_names_one_token_or_is_refused() -> None:
         chosen([a, named_like_an_id], "abcdef1")
     assert "give the whole id" in str(caught.value)
     assert chosen([a, named_like_an_id], a.id) == [a]
+    assert chosen([a, replace(named_like_an_id, name=a.id)], a.id) == [a]  # the whole id wins
     assert chosen([named_like_an_id], "abcdef1") == [named_like_an_id]
 
 
