@@ -38,6 +38,7 @@ LEEWAY = 60  # seconds of clock skew forgiven on exp and nbf
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]*")
 _NAMESPACE = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what a claim's value must be to fill {claim}
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_]+)\}")
+_KEPT = 255  # the longest claim value kept with an issued token (a longer one matches nothing)
 
 
 class OidcVerifier:
@@ -162,9 +163,10 @@ def granted(matching: Sequence[OidcIssuer], claims: Mapping[str, Any]) -> Princi
 def rule_claims(entries: Sequence[OidcIssuer], claims: Mapping[str, Any]) -> Claims:
     """What of `claims` the rules of `entries` read, as text, kept with a token issued for them
     so that it can be held to the rules of a later registry.yaml (`granted` then reads these
-    as it read the ID token): a claim a rule matches, with only what some rule's glob for it
-    matches (of a list, such as `groups`, those items); a claim a `{claim}` fills, when its
-    value may fill one. Nothing else of the ID token, and never its nonce."""
+    as it read the ID token): for each glob a rule has for a claim, the claim's value when the
+    glob matches it, or of a list (`groups`) the first item it matches, so that a rule kept as
+    it was matches again and the record stays small (a code carries it); a claim a `{claim}`
+    fills, when its value may fill one. Nothing else of the ID token, never its nonce."""
     globs: dict[str, list[str]] = {}
     for entry in entries:
         for claim, glob in entry.claims:
@@ -174,14 +176,17 @@ def rule_claims(entries: Sequence[OidcIssuer], claims: Mapping[str, Any]) -> Cla
     for claim in sorted((set(globs) | fills) - {"nonce"}):
         value, wanted = claims.get(claim), globs.get(claim, [])
         if isinstance(value, list):
-            texts = (_text(item) for item in value[:1024])
-            items = [t for t in texts if t is not None and any(fnmatchcase(t, g) for g in wanted)]
+            texts = [t for item in value[:1024] if (t := _text(item)) and len(t) <= _KEPT]
+            witnesses = (next((t for t in texts if fnmatchcase(t, g)), None) for g in wanted)
+            items = tuple(dict.fromkeys(t for t in witnesses if t is not None))
             if items:
-                kept[claim] = tuple(dict.fromkeys(items))
+                kept[claim] = items
             continue
         text = _text(value)
+        if text is None or len(text) > _KEPT:
+            continue
         fill = claim in fills and isinstance(value, str) and _NAMESPACE.fullmatch(value)
-        if text is not None and (fill or any(fnmatchcase(text, g) for g in wanted)):
+        if fill or any(fnmatchcase(text, g) for g in wanted):
             kept[claim] = text
     return tuple(kept.items())
 

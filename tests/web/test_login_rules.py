@@ -69,6 +69,8 @@ def provider(tls: TlsMaterial) -> Iterator[Provider]:
         provider.person("hal-2", preferred_username="hal", groups=["dev"])
         provider.person("alice", email="alice@acme.example", email_verified=True,
                         groups=["platform", "dev"])  # fmt: skip
+        many = [f"group-{i:03d}-of-a-large-company" for i in range(300)]
+        provider.person("mo", email="mo@acme.example", email_verified=True, groups=many)
         yield provider
 
 
@@ -230,3 +232,11 @@ def _modules(served: Served, token: str) -> list[dict[str, str]]:
     assert answer.status_code == 200, answer.text
     found: list[dict[str, str]] = answer.json()["modules"]
     return found
+
+
+def test_a_person_in_hundreds_of_groups_signs_in(serve: Serve) -> None:
+    # What the rules read is kept with the code Terraform carries: a witness per glob, not
+    # every group, so that the code stays within what a code may be.
+    with serve("") as (served, _):
+        token = token_of(served, "mo")
+        assert status(served, "/v1/modules/shared-net/vpc/aws/versions", token) == 200
