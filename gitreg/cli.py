@@ -278,8 +278,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "name",
         nargs="?",
-        help="new: the token's name, shown in logs and metrics; revoke: a person's name or a"
-        " token's ID (as list shows it)",
+        help="new: the token's name, shown in logs and metrics; revoke: a token's ID (as list"
+        " shows it, or a start of it no other ID shares), or a person's name (every token of"
+        " theirs; refused when people of different subjects share it)",
     )
     sub.add_argument(
         "--config",

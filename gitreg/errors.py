@@ -17,6 +17,8 @@ GitregError
 │   ├── StateUnavailable the shared state (PostgreSQL) cannot be reached: nothing new is published
 │   └── NotReadYet       a module's repository was never read: its versions are not known yet
 ├── AuthUnavailable      who the client is cannot be told now: its issuer or Git server is down
+├── TokensAmbiguous      `gitreg token revoke` named no one token or person: an id's start that
+│                        several share, or a name that people of different subjects share
 ├── ArchiveError         an archive could not be built from a commit, or kept on disk
 │   └── ArchiveTooLarge  the commit's tree is over a limit of `archives:` in registry.yaml
 ├── OriginError          an origin registry's answer is missing, malformed or fails verification
@@ -107,6 +109,11 @@ class AuthUnavailable(GitregError):
     def __init__(self, message: str, retry_after: int = 10) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class TokensAmbiguous(GitregError):
+    """What `gitreg token revoke` was given names tokens it must not end together: the message
+    lists them (id, name, subject) and says how to name the one meant; nothing was ended."""
 
 
 class SourceError(GitregError):

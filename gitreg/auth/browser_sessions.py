@@ -8,7 +8,7 @@ import asyncio
 import logging
 from collections import Counter
 
-from gitreg.auth.issued import IssuedPrincipals
+from gitreg.auth.issued import Identity, IssuedPrincipals
 from gitreg.auth.principal import Principal, Refused
 from gitreg.auth.sessions import SESSION_TTL, Session, SessionSigner, name_of
 from gitreg.auth.tokens import StaticTokens, digest
@@ -68,11 +68,12 @@ class BrowserSessions:
             entries += await self.issued.named(name)
         return entries
 
-    async def login_session(self, principal: Principal) -> str:
+    async def login_session(self, principal: Principal, identity: Identity) -> str:
         """A browser session for a person who signed in with the OpenID provider: a token
-        issued for the session's length, which the cookie names (revoking it ends it)."""
+        issued for the session's length, which the cookie names (revoking it ends it), held
+        to the claim rules as every issued token is."""
         assert self.issued is not None
-        value, _ = await self.issued.issue(principal, SESSION_TTL, "browser")
+        value, _ = await self.issued.issue(principal, identity, SESSION_TTL, "browser")
         self.counts[(principal.name, "signed_in")] += 1
         return self.sessions.issue(principal.name, digest(value))
 

@@ -114,7 +114,7 @@ class Gate(BrowserSessions, SignedDownloads):
         ended = ended or EndedSessionFiles(cache_dir)
         login = None
         if settings.login is not None:
-            book = IssuedPrincipals(issued or IssuedTokenFiles(cache_dir))
+            book = IssuedPrincipals(issued or IssuedTokenFiles(cache_dir), settings.login)
             taken = {t.name for t in settings.tokens} | {o.name for o in settings.oidc}
             taken |= {GIT.name, "anonymous", "unknown"}
             login = Login(settings.login, origin + CALLBACK, keys, book, taken=frozenset(taken))

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from gitreg.auth.git_listing import Opens
+from gitreg.auth.issued import Identity
 from gitreg.auth.login import Login
 from gitreg.auth.principal import Principal
 from gitreg.auth.target import GitQuestion, Target
@@ -117,7 +118,7 @@ class Gatekeeper(Protocol):
         """A pasted token's principal and the session cookie's value; None: no session."""
         ...
 
-    async def login_session(self, principal: Principal) -> str:
+    async def login_session(self, principal: Principal, identity: Identity) -> str:
         """The session cookie's value for a person who signed in with the OpenID provider."""
         ...
 

@@ -21,15 +21,16 @@ from urllib.parse import urlencode, urlsplit
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
 from gitreg.auth.check_budget import CheckBudget
-from gitreg.auth.issued import IssuedPrincipals
+from gitreg.auth.issued import Identity, IssuedPrincipals
 from gitreg.auth.login_provider import OpenIdProvider
-from gitreg.auth.oidc import OidcVerifier
+from gitreg.auth.oidc import OidcVerifier, rule_claims
 from gitreg.auth.principal import Principal, Refused
 from gitreg.auth.sealed import Sealer
 from gitreg.auth.wrong_tokens import WrongTokens
 from gitreg.catalog.model import LoginSettings, OidcIssuer
 from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.errors import LoginRefused
+from gitreg.state.issued_tokens import claims_from_json
 from gitreg.terraform_services import LOGIN_CLIENT_ID, LOGIN_PORTS
 
 CALLBACK = "/oauth/callback"
@@ -42,6 +43,7 @@ _VERIFIER = re.compile(r"[A-Za-z0-9._~-]{43,128}")  # RFC 7636 4.1
 _STATE = re.compile(r"[!-~]{1,512}")
 _URI = re.compile(r"[!-~]{1,2048}")  # printable ASCII: no space, tab, CR, LF or other control
 _NAME = re.compile(r"[!-~]{1,128}")  # a person's name as logs and `gitreg token list` show it
+_SUBJECT = re.compile(r"[!-~]{1,255}")  # OpenID Connect Core 2: at most 255 ASCII characters
 
 
 @dataclass(frozen=True)
@@ -103,12 +105,13 @@ def redirect_problem(uri: str) -> str | None:
 
 @dataclass(frozen=True)
 class SignedIn:
-    """A sign-in that ended well: who, and where they go now (Terraform's listener, or the page
-    they came from)."""
+    """A sign-in that ended well: who (as gitreg names them, and as the provider does), and
+    where they go now (Terraform's listener, or the page they came from)."""
 
     principal: Principal
     cli: CliRequest | None
     back_to: str
+    identity: Identity
 
 
 class Login:
@@ -123,9 +126,10 @@ class Login:
     ) -> None:
         """`callback`: this registry's own callback URL, which the provider sends people back
         to; `keys`: the URL-signing keys (sealing keys derive from them); `taken`: the names
-        registry.yaml gives its client tokens and issuers, which no person may sign in as."""
+        registry.yaml gives its client tokens and issuers, which no person may sign in as,
+        whatever the case of either."""
         self.settings = settings
-        self.taken = taken
+        self.taken = frozenset(name.casefold() for name in taken)
         self.callback = callback
         self.issued = issued
         self.clock = clock
@@ -199,18 +203,21 @@ class Login:
         principal, claims = await self.verified(id_token, str(pending["n"]))
         cli = pending.get("c")
         request = CliRequest(*cli) if isinstance(cli, list) and len(cli) == 3 else None
-        person = _named(principal, claims)
-        if person.name in self.taken:
+        person, subject = _named(principal, claims, self.settings.name_claim)
+        if person.name.casefold() in self.taken:
             raise LoginRefused(
-                f"{person.name!r} is the name of a client token or issuer in registry.yaml:"
-                " rename that entry to sign in as this person"
+                f"{person.name!r} is the name of a client token or issuer in registry.yaml"
+                " (case aside): rename that entry to sign in as this person"
             )
-        return SignedIn(person, request, str(pending.get("b") or "/"))
+        identity = Identity(
+            subject, self.settings.issuer, rule_claims(self.settings.grants, claims)
+        )
+        return SignedIn(person, request, str(pending.get("b") or "/"), identity)
 
     def code_redirect(self, signed: SignedIn) -> str:
         """Terraform's listener, with a one-time code for what `signed` opens and its state."""
         assert signed.cli is not None
-        principal = signed.principal
+        principal, identity = signed.principal, signed.identity
         code = self._codes.seal(
             {
                 "i": secrets.token_urlsafe(16),
@@ -218,6 +225,8 @@ class Login:
                 "r": list(principal.read.patterns),
                 "m": principal.mirror,
                 "o": principal.ops,
+                "w": [identity.subject, identity.issuer],
+                "k": {c: v if isinstance(v, str) else list(v) for c, v in identity.claims},
                 "u": signed.cli.redirect_uri,
                 "h": signed.cli.challenge,
                 "e": int(self.clock()) + CODE_TTL,
@@ -264,7 +273,11 @@ class Login:
             mirror=code.get("m") is True,
             ops=code.get("o") is True,
         )
-        token, record = await self.issued.issue(principal, self.settings.token_ttl, "terraform")
+        who = code.get("w")
+        subject, issuer = map(str, who) if isinstance(who, list) and len(who) == 2 else ("", "")
+        identity = Identity(subject, issuer, claims_from_json(code.get("k")) or ())
+        ttl = self.settings.token_ttl
+        token, record = await self.issued.issue(principal, identity, ttl, "terraform")
         return token, record.expires - record.issued
 
     async def verified(self, id_token: str, nonce: str) -> tuple[Principal, dict[str, object]]:
@@ -289,10 +302,28 @@ def _error_code(error: str | None) -> str:
     return error if error is not None and re.fullmatch(r"[a-z_]{1,64}", error) else "?"
 
 
-def _named(principal: Principal, claims: Mapping[str, object]) -> Principal:
-    """`principal`, named for the person: their email, else their subject."""
-    for claim in ("email", "sub"):
-        value = claims.get(claim)
-        if isinstance(value, str) and _NAME.fullmatch(value):
-            return Principal(value, principal.read, principal.mirror, principal.ops)
-    raise LoginRefused("the ID token names no one (no usable email or sub)")
+def _named(
+    principal: Principal, claims: Mapping[str, object], name_claim: str | None
+) -> tuple[Principal, str]:
+    """`principal`, named for the person, and their subject: named by `name_claim` (by default
+    `email`), else by the subject. An email names no one unless the provider verified it, as
+    someone else could give another person's address to an account of their own."""
+    subject = claims.get("sub")
+    if not isinstance(subject, str) or not _SUBJECT.fullmatch(subject):
+        raise LoginRefused("the ID token names no one (no usable sub)")
+    claim = name_claim or "email"
+    value = claims.get(claim)
+    if claim == "email" and not verified_email(claims):
+        value = None
+    if not (isinstance(value, str) and _NAME.fullmatch(value)):
+        value = subject
+        if not _NAME.fullmatch(value):
+            raise LoginRefused(f"the ID token names no one (no usable {claim}; sub too long)")
+    return Principal(value, principal.read, principal.mirror, principal.ops), subject
+
+
+def verified_email(claims: Mapping[str, object]) -> bool:
+    """Whether the provider says it verified the email: `email_verified` true, or the text
+    "true", which some providers send in its place (their word, signed as the rest)."""
+    verified = claims.get("email_verified")
+    return verified is True or verified == "true"

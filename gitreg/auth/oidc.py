@@ -1,6 +1,7 @@
 """CI identity tokens (OIDC JWTs from GitLab CI, GitHub Actions or any issuer): the signature
 checked against the issuer's published keys, then issuer, audience, expiry and not-before, then
-the claims mapped to the namespaces `auth.oidc` opens to them."""
+the claims mapped to the namespaces `auth.oidc` opens to them; for auth.login, which shares the
+rules, the claims they read, kept with a token issued at sign-in to hold it to later rules."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import math
 import re
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any, TypeGuard
 
@@ -24,6 +25,7 @@ from gitreg.auth.jwks import IssuerKeys
 from gitreg.auth.principal import Principal, Refused
 from gitreg.catalog.model import OidcIssuer
 from gitreg.catalog.namespace_scope import NamespaceScope
+from gitreg.state.issued_tokens import Claims
 
 # Asymmetric only: `none` would need no key, and HS* would take the issuer's public key as a
 # shared secret, which anyone can read.
@@ -36,6 +38,7 @@ LEEWAY = 60  # seconds of clock skew forgiven on exp and nbf
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]*")
 _NAMESPACE = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what a claim's value must be to fill {claim}
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_]+)\}")
+_KEPT = 255  # the longest claim value kept with an issued token (a longer one matches nothing)
 
 
 class OidcVerifier:
@@ -111,7 +114,7 @@ class OidcVerifier:
                 "wrong_audience",
                 f"the identity token is for the audience {_shown(sorted(audiences))}, not {wanted}",
             )
-        return _principal(matching, verified), verified
+        return granted(matching, verified), verified
 
     def close(self) -> None:
         for keys in self._keys.values():
@@ -142,22 +145,62 @@ def _decode(token: str, key: Key, alg: str) -> dict[str, Any]:
         return jwt.decode(token, key, algorithms=[alg]).claims
 
 
-def _principal(matching: list[OidcIssuer], claims: dict[str, Any]) -> Principal:
+def granted(matching: Sequence[OidcIssuer], claims: Mapping[str, Any]) -> Principal:
     """What every entry whose claims match opens; named by the first. A token no entry's claims
     match is still known (it reads no namespace): the gate then says why it is refused."""
-    granted = [e for e in matching if all(_matches(claims.get(c), g) for c, g in e.claims)]
-    if not granted:
-        return Principal(matching[0].name)
-    read = [p for e in granted for t in e.read if (p := _filled(t, claims)) is not None]
+    given = [e for e in matching if all(_matches(claims.get(c), g) for c, g in e.claims)]
+    if not given:
+        return Principal(matching[0].name if matching else "")
+    read = [p for e in given for t in e.read if (p := _filled(t, claims)) is not None]
     return Principal(
-        granted[0].name,
+        given[0].name,
         NamespaceScope(tuple(dict.fromkeys(read))),
-        mirror=any(e.mirror for e in granted),
-        ops=any(e.ops for e in granted),
+        mirror=any(e.mirror for e in given),
+        ops=any(e.ops for e in given),
     )
 
 
-def _filled(template: str, claims: dict[str, Any]) -> str | None:
+def rule_claims(entries: Sequence[OidcIssuer], claims: Mapping[str, Any]) -> Claims:
+    """What of `claims` the rules of `entries` read, as text, kept with a token issued for them
+    so that it can be held to the rules of a later registry.yaml (`granted` then reads these
+    as it read the ID token): for each glob a rule has for a claim, the claim's value when the
+    glob matches it, or of a list (`groups`) the first item it matches, so that a rule kept as
+    it was matches again and the record stays small (a code carries it); a claim a `{claim}`
+    fills, when its value may fill one. Nothing else of the ID token, never its nonce."""
+    globs: dict[str, list[str]] = {}
+    for entry in entries:
+        for claim, glob in entry.claims:
+            globs.setdefault(claim, []).append(glob)
+    fills = {n for e in entries for t in e.read for n in _PLACEHOLDER.findall(t)}
+    kept: dict[str, str | tuple[str, ...]] = {}
+    for claim in sorted((set(globs) | fills) - {"nonce"}):
+        value, wanted = claims.get(claim), globs.get(claim, [])
+        if isinstance(value, list):
+            texts = [t for item in value[:1024] if (t := _text(item)) and len(t) <= _KEPT]
+            witnesses = (next((t for t in texts if fnmatchcase(t, g)), None) for g in wanted)
+            items = tuple(dict.fromkeys(t for t in witnesses if t is not None))
+            if items:
+                kept[claim] = items
+            continue
+        text = _text(value)
+        if text is None or len(text) > _KEPT:
+            continue
+        fill = claim in fills and isinstance(value, str) and _NAMESPACE.fullmatch(value)
+        if fill or any(fnmatchcase(text, g) for g in wanted):
+            kept[claim] = text
+    return tuple(kept.items())
+
+
+def _text(value: Any) -> str | None:
+    """A claim's value as a rule's glob reads it: `true` and `3` as their text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int)):
+        return str(value)
+    return None
+
+
+def _filled(template: str, claims: Mapping[str, Any]) -> str | None:
     """`template` with each `{claim}` replaced by the claim's value; None (the pattern is
     dropped) when a value is missing or is no namespace: `group/sub` or `*` must not widen it."""
     missing = False
@@ -177,13 +220,10 @@ def _filled(template: str, claims: dict[str, Any]) -> str | None:
 def _matches(value: Any, glob: str) -> bool:
     """A claim against a glob of registry.yaml, where `true` and `3` stand for their text; a
     list (an OpenID provider's `groups`) matches when one of its items does."""
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):  # a tuple: a list as an issued token's record keeps it
         return any(_matches(item, glob) for item in value[:1024] if not isinstance(item, list))
-    if isinstance(value, bool):
-        value = "true" if value else "false"
-    elif isinstance(value, int):
-        value = str(value)
-    return isinstance(value, str) and fnmatchcase(value, glob)
+    text = _text(value)
+    return text is not None and fnmatchcase(text, glob)
 
 
 def _audiences(aud: Any) -> set[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from gitreg.auth.issued import Identity
 from gitreg.auth.principal import Principal
 from gitreg.auth.target import GitQuestion, Target
 from gitreg.catalog.model import Catalog, ModuleSpec, ProviderSpec
@@ -87,7 +88,7 @@ class OpenGate:
     async def sign_in(self, token: str, client: str = "") -> None:
         return None
 
-    async def login_session(self, principal: Principal) -> str:
+    async def login_session(self, principal: Principal, identity: Identity) -> str:
         raise AssertionError("an open registry has no sign-in")  # login is None: never asked
 
     async def sign_out(self, value: str) -> None:

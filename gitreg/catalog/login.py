@@ -27,9 +27,14 @@ _LOGIN_KEYS = {
     "claims",
     "token_ttl",
     "ca_file",
+    "name_claim",
 }
 _RULE_KEYS = {"match", "read", "mirror", "ops"}
 MIN_TTL, MAX_TTL = 3600.0, 366 * 86400.0
+# Claims of every ID token that say nothing of who signed in (OpenID Connect Core 2): naming
+# people by one would give everyone the same name, or a new one at each sign-in.
+_NOT_A_NAME = {"iss", "aud", "exp", "iat", "nbf", "nonce", "azp", "at_hash", "c_hash"}
+_NOT_A_NAME |= {"auth_time", "acr", "amr", "jti", "sid"}
 
 
 class LoginSection(yamldoc.Reader):
@@ -64,6 +69,7 @@ class LoginSection(yamldoc.Reader):
         if name is None and "name" not in o and issuer is not None:
             name = urlsplit(issuer).hostname
         ca_file = self.file(o, "ca_file", where)
+        name_claim = self.name_claim(o, where)
         grants = self.login_grants(o, issuer or "", client_id or "", name or "", ca_file)
         settings = LoginSettings(
             name=name or "",
@@ -74,8 +80,22 @@ class LoginSection(yamldoc.Reader):
             grants=grants,
             token_ttl=ttl,
             ca_file=ca_file,
+            name_claim=name_claim,
         )
         return None if self.problems_at(where) else settings
+
+    def name_claim(self, o: yamldoc.Mapping, where: str) -> str | None:
+        """The claim that names a person, if registry.yaml says which."""
+        claim = self.string(o, "name_claim", where)
+        if claim is not None and (not _CLAIM_NAME.fullmatch(claim) or claim in _NOT_A_NAME):
+            self.problem(
+                f"{where}.name_claim",
+                o.key_lines["name_claim"],
+                "must name the ID token's claim that names a person (preferred_username,"
+                f" email, sub): letters, digits and '_', not {claim!r}",
+            )
+            return None
+        return claim
 
     def scopes(self, o: yamldoc.Mapping) -> tuple[str, ...]:
         if "scopes" not in o:

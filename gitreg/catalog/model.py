@@ -321,6 +321,7 @@ class LoginSettings:
     grants: tuple[OidcIssuer, ...] = ()
     token_ttl: float = 90 * 86400.0
     ca_file: Path | None = None  # the CA bundle that signs the provider's HTTPS certificate
+    name_claim: str | None = None  # what names a person; None: a verified email (else: `sub`)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from gitreg.atomic import TEMP_SUFFIX, write_atomically
+from gitreg.errors import TokensAmbiguous
 
 FOLDER = Path("auth") / "issued-tokens"
 BY_NAME = Path("auth") / "issued-by-name"  # a folder per person, an empty file per token
@@ -26,7 +27,11 @@ SPENT = Path("auth") / "spent-codes"
 DIGEST = re.compile(r"[0-9a-f]{64}")
 CODE_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
 ID_LENGTH = 16  # hex digits of the digest that name a token in `gitreg token list`
+_ID = re.compile(r"[0-9a-f]{6,16}")  # what `revoke` reads as (the start of) an id
 Via = Literal["terraform", "browser"]
+# The ID token's claims that registry.yaml's claim rules named when the token was issued, as
+# text: a claim and its value, or the items of a list claim (`groups`) the rules' globs match.
+Claims = tuple[tuple[str, str | tuple[str, ...]], ...]
 
 
 @dataclass(frozen=True)
@@ -34,7 +39,7 @@ class IssuedToken:
     """One token issued here: never its value, only its SHA-256 (`digest`, hex). `id`: the
     first hex digits of that digest, which `gitreg token list` shows and `revoke` takes."""
 
-    name: str  # the person: the ID token's email, else its sub
+    name: str  # the person: auth.login.name_claim, or a verified email, else the sub
     digest: str
     read: tuple[str, ...]
     mirror: bool
@@ -42,6 +47,11 @@ class IssuedToken:
     issued: int  # epoch seconds
     expires: int
     via: Via
+    # Who the provider says it is (`sub`, and the issuer that said so), and the claims the
+    # rules are held to at each reload; a record written before they were kept has "" and None.
+    subject: str = ""
+    issuer: str = ""
+    claims: Claims | None = None
 
     @property
     def id(self) -> str:
@@ -51,7 +61,10 @@ class IssuedToken:
         return now < self.expires
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "read": list(self.read)}
+        claims = None
+        if self.claims is not None:
+            claims = {c: v if isinstance(v, str) else list(v) for c, v in self.claims}
+        return {**asdict(self), "read": list(self.read), "claims": claims}
 
     @classmethod
     def from_json(cls, value: Any) -> IssuedToken | None:
@@ -66,20 +79,60 @@ class IssuedToken:
                 issued=int(value["issued"]),
                 expires=int(value["expires"]),
                 via="browser" if value.get("via") == "browser" else "terraform",
+                subject=str(value.get("subject") or ""),
+                issuer=str(value.get("issuer") or ""),
+                claims=claims_from_json(value.get("claims")),
             )
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, AttributeError):
             return None
         return token if DIGEST.fullmatch(token.digest) else None
 
 
+def claims_from_json(value: Any) -> Claims | None:
+    """The claims a record keeps; None for a record without them (issued before they were
+    kept: it reads nothing now) or with something else there."""
+    if not isinstance(value, dict):
+        return None
+    kept: list[tuple[str, str | tuple[str, ...]]] = []
+    for claim, found in value.items():
+        if isinstance(found, str):
+            kept.append((str(claim), found))
+        elif isinstance(found, list):
+            kept.append((str(claim), tuple(i for i in found if isinstance(i, str))))
+    return tuple(sorted(kept))  # in claim order, as they are made
+
+
 def chosen(tokens: list[IssuedToken], which: str) -> list[IssuedToken]:
-    """The tokens `which` names: an id (or the start of one, 6 hex digits at least), else a
-    person's name."""
-    if re.fullmatch(r"[0-9a-f]{6,16}", which):
-        by_id = [t for t in tokens if t.id.startswith(which)]
-        if by_id:
-            return by_id
-    return [t for t in tokens if t.name == which]
+    """The tokens `which` names: one token by its id (or the start of one, 6 hex digits at
+    least; a whole id always names its token), else every token of one person, by name.
+    TokensAmbiguous when it names more than that: the start of several ids, both an id's start
+    and a name, or a name that tokens of different subjects share (two people, or one record too
+    old to say whose), which are never ended together on a guess."""
+    by_id = [t for t in tokens if t.id.startswith(which)] if _ID.fullmatch(which) else []
+    by_name = [t for t in tokens if t.name == which]
+    if len(which) == ID_LENGTH and len(by_id) == 1:
+        return by_id  # a whole id names its token, whatever else goes by that text
+    if by_id and by_name:
+        raise TokensAmbiguous(
+            f"{which!r} is the start of a token's id and a name: give the whole id (16 digits)"
+            + _listed(by_id + by_name)
+        )
+    if len(by_id) > 1:
+        raise TokensAmbiguous(
+            f"{which!r} starts the id of {len(by_id)} tokens: give more of it" + _listed(by_id)
+        )
+    if len({t.subject for t in by_name}) > 1:
+        raise TokensAmbiguous(
+            f"{which!r} names tokens of different subjects: revoke each by its id"
+            + _listed(by_name)
+        )
+    return by_id or by_name
+
+
+def _listed(tokens: list[IssuedToken]) -> str:
+    return "".join(
+        f"\n  {t.id}  {t.name}  subject {t.subject or 'unknown, an older record'}" for t in tokens
+    )
 
 
 class IssuedTokens(Protocol):

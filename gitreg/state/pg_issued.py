@@ -21,9 +21,16 @@ class PostgresIssuedTokens:
     def keep(self, token: IssuedToken) -> None:
         with self.db.transaction() as conn:
             conn.execute(
-                "INSERT INTO gitreg_issued_tokens (digest, name, body, expires)"
-                " VALUES (%s, %s, %s, to_timestamp(%s))",
-                (token.digest, token.name, json.dumps(token.to_json()), token.expires),
+                "INSERT INTO gitreg_issued_tokens (digest, name, body, expires, subject, issuer)"
+                " VALUES (%s, %s, %s, to_timestamp(%s), %s, %s)",
+                (
+                    token.digest,
+                    token.name,
+                    json.dumps(token.to_json()),
+                    token.expires,
+                    token.subject,
+                    token.issuer,
+                ),
             )
             conn.execute("DELETE FROM gitreg_issued_tokens WHERE expires < now()")
 

@@ -74,6 +74,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             expires timestamptz NOT NULL
         )""",
     ),
+    (
+        # Who each issued token is for, as the provider says (`sub`) and which provider: so
+        # that people who share a name are told apart. Rows issued before have ''.
+        "ALTER TABLE gitreg_issued_tokens ADD COLUMN subject text NOT NULL DEFAULT ''",
+        "ALTER TABLE gitreg_issued_tokens ADD COLUMN issuer text NOT NULL DEFAULT ''",
+    ),
 )
 
 

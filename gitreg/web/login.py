@@ -69,7 +69,7 @@ async def callback(request: Request) -> Response:
             login.code_redirect(signed), status_code=302, headers={**SECURITY_HEADERS, **_NO_STORE}
         )
     else:
-        value = await gate.login_session(signed.principal)
+        value = await gate.login_session(signed.principal, signed.identity)
         response = _continue_to(_done(signed.back_to))
         response.set_cookie(
             SESSION_COOKIE,

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from gitreg.auth.issued import IssuedPrincipals
-from gitreg.auth.login import CliRequest, Login, SignedIn
+from gitreg.auth.issued import Identity, IssuedPrincipals
+from gitreg.auth.login import CliRequest, Login, SignedIn, verified_email
 from gitreg.auth.principal import Principal
 from gitreg.catalog.model import LoginSettings, OidcIssuer
 from gitreg.catalog.namespace_scope import NamespaceScope
@@ -34,7 +34,7 @@ def login_of(issuer: str, tls: TlsMaterial, clock: Clock, cache: Path) -> Login:
         grants=(OidcIssuer("test", issuer, AUDIENCE, (("groups", "platform"),), ("platform",)),),
         ca_file=tls.ca_cert,
     )
-    issued = IssuedPrincipals(IssuedTokenFiles(cache), clock)
+    issued = IssuedPrincipals(IssuedTokenFiles(cache), settings, clock)
     return Login(settings, "https://registry.test/oauth/callback", [b"k" * 32], issued, clock)
 
 
@@ -85,7 +85,8 @@ def test_an_id_token_signed_by_another_key_is_refused(login: Login, issuer: Issu
 
 def test_a_code_expires_after_a_minute(login: Login, clock: Clock) -> None:
     cli = CliRequest("http://localhost:10001/login", "s", CHALLENGE)
-    signed = SignedIn(Principal("alice", NamespaceScope(("platform",))), cli, "/")
+    who = Identity("alice-sub", login.settings.issuer, (("groups", ("platform",)),))
+    signed = SignedIn(Principal("alice", NamespaceScope(("platform",))), cli, "/", who)
     code = login.code_redirect(signed).split("code=", 1)[1].split("&", 1)[0]
     form = {
         "grant_type": "authorization_code",
@@ -101,6 +102,13 @@ def test_a_code_expires_after_a_minute(login: Login, clock: Clock) -> None:
     clock.now -= 61
     token, lifetime = asyncio.run(login.exchange(form, "192.0.2.1"))
     assert token.startswith("gitreg_") and lifetime == 90 * 86400
+    # The code carried who the provider named, and the claims the rules read, to the record.
+    (record,) = login.issued.store.listed()
+    assert (record.subject, record.issuer, record.claims) == (
+        "alice-sub",
+        login.settings.issuer,
+        (("groups", ("platform",)),),
+    )
 
 
 def test_a_provider_that_is_down_is_unavailable(
@@ -110,3 +118,21 @@ def test_a_provider_that_is_down_is_unavailable(
     with pytest.raises(AuthUnavailable) as caught:
         asyncio.run(login.start("192.0.2.1", None, "/"))
     assert "cannot be read" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("claims", "verified"),
+    [
+        ({"email_verified": True}, True),
+        ({"email_verified": "true"}, True),  # some providers send the text
+        ({"email_verified": False}, False),
+        ({"email_verified": "false"}, False),
+        ({"email_verified": "True"}, False),
+        ({"email_verified": 1}, False),
+        ({}, False),
+    ],
+)
+def test_an_email_is_verified_only_when_the_provider_says_true(
+    claims: dict[str, object], verified: bool
+) -> None:
+    assert verified_email(claims) is verified

@@ -85,6 +85,14 @@ def test_a_public_client_has_no_secret_and_default_scopes(write_catalog: WriteCa
     assert auth.login.name == "Acme SSO"
     assert auth.login.scopes == ("openid", "profile", "email")
     assert auth.login.token_ttl == 90 * 86400.0
+    assert auth.login.name_claim is None
+
+
+def test_the_claim_that_names_people_is_read(write_catalog: WriteCatalog) -> None:
+    text = HEAD + GOOD + "    name_claim: preferred_username\nmirror: {}\n"
+    auth = write_catalog(text).auth
+    assert auth is not None and auth.login is not None
+    assert auth.login.name_claim == "preferred_username"
 
 
 HEAD = "modules: []\nauth:\n  login:\n"
@@ -142,6 +150,9 @@ GOOD = f"    issuer: {ISSUER}\n    client_id: gitreg\n    claims: [{{read: [x]}}
             "mapping of claim: glob",
         ),
         (HEAD + "    client_id: 'a b'\n", "auth.login.client_id", 5, "without spaces"),
+        (HEAD + GOOD + "    name_claim: 'a b'\n", "auth.login.name_claim", 8, "names a person"),
+        (HEAD + GOOD + "    name_claim: aud\n", "auth.login.name_claim", 8, "names a person"),
+        (HEAD + GOOD + "    name_claim: [email]\n", "auth.login.name_claim", 8, "must be"),
     ],
 )
 def test_login_problems(

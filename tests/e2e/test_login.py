@@ -66,8 +66,10 @@ def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterat
     repo.release("v1.0.0", module_files("1.0.0"))
     with pytest.MonkeyPatch.context() as env, oidc_provider(tls) as provider:
         env.setenv("GITREG_TEST_OIDC_SECRET", "e2e-client-secret")
-        provider.person("alice", email="alice@acme.example", groups=["platform"])
-        provider.person("eve", email="eve@elsewhere.example")
+        provider.person(
+            "alice", email="alice@acme.example", email_verified=True, groups=["platform"]
+        )
+        provider.person("eve", email="eve@elsewhere.example", email_verified=True)
         port = free_port()
         catalog = load_catalog(registry_yaml(root, repo, provider.url, tls.ca_cert, port))
         with RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile), port=port):

@@ -5,16 +5,21 @@ whoever asks first."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from gitreg.catalog.model import PostgresSettings, SecretRef
-from gitreg.state.issued_tokens import IssuedToken, IssuedTokenFiles, IssuedTokens
+from gitreg.errors import TokensAmbiguous
+from gitreg.state.issued_tokens import IssuedToken, IssuedTokenFiles, IssuedTokens, chosen
 from gitreg.state.postgres_state import PostgresState
+from gitreg.state.schema import MIGRATIONS
 
 
 def token(name: str, fill: str, lives: int = 3600) -> IssuedToken:
@@ -81,3 +86,105 @@ def test_a_malformed_digest_or_code_opens_nothing(tmp_path: Path) -> None:
     files = IssuedTokenFiles(tmp_path)
     assert files.find("../../etc/passwd") is None
     assert not files.spend_code("../x", int(time.time()) + 60)
+
+
+def test_a_record_keeps_whom_the_provider_named_and_the_claims_rules_read(
+    stores: Callable[[str], IssuedTokens],
+) -> None:
+    one, other = stores("one"), stores("other")
+    kept = replace(
+        token("alice@acme.example", "d"),
+        subject="00u1alice",
+        issuer="https://sso.acme.example",
+        claims=(("department", "infra"), ("groups", ("platform", "dev"))),
+    )
+    one.keep(kept)
+    assert other.find("d" * 64) == kept
+    assert other.listed()[0].to_json()["claims"] == {
+        "department": "infra",
+        "groups": ["platform", "dev"],
+    }
+
+
+def test_a_name_two_subjects_share_is_revoked_only_by_id(
+    stores: Callable[[str], IssuedTokens],
+) -> None:
+    one = stores("one")
+    mine = replace(token("pat", "e"), subject="sub-of-pat")
+    theirs = replace(token("pat", "f"), subject="sub-of-another-pat")
+    one.keep(mine)
+    one.keep(theirs)
+    with pytest.raises(TokensAmbiguous) as caught:
+        one.revoke("pat")
+    assert "different subjects" in str(caught.value) and "sub-of-another-pat" in str(caught.value)
+    assert len(one.listed()) == 2  # nothing was ended
+    assert one.revoke(theirs.id) == [theirs]
+    assert one.find("e" * 64) == mine
+    assert one.revoke("pat") == [mine]  # one subject left under the name: all of theirs
+
+
+def test_the_start_of_an_id_names_one_token_or_is_refused() -> None:
+    a = replace(token("a", "a"), digest="abcdef1" + "0" * 57)
+    b = replace(token("b", "b"), digest="abcdef2" + "0" * 57)
+    named_like_an_id = token("abcdef1", "c")
+    assert chosen([a, b], "abcdef1") == [a]
+    with pytest.raises(TokensAmbiguous) as caught:
+        chosen([a, b], "abcdef")
+    assert "starts the id of 2 tokens" in str(caught.value)
+    with pytest.raises(TokensAmbiguous) as caught:
+        chosen([a, named_like_an_id], "abcdef1")
+    assert "give the whole id" in str(caught.value)
+    assert chosen([a, named_like_an_id], a.id) == [a]
+    assert chosen([a, replace(named_like_an_id, name=a.id)], a.id) == [a]  # the whole id wins
+    assert chosen([named_like_an_id], "abcdef1") == [named_like_an_id]
+
+
+OLD_RECORD = {  # as gitreg wrote one before subjects and claims were kept
+    "name": "alice@acme.example",
+    "digest": "9" * 64,
+    "read": ["platform"],
+    "mirror": False,
+    "ops": False,
+    "issued": 1,
+    "expires": 4_000_000_000,
+    "via": "terraform",
+}
+
+
+def test_a_record_written_before_subjects_were_kept_still_loads(tmp_path: Path) -> None:
+    files = IssuedTokenFiles(tmp_path)
+    files.folder.mkdir(parents=True)
+    (files.folder / f"{'9' * 64}.json").write_text(json.dumps(OLD_RECORD))
+    found = files.find("9" * 64)
+    assert found is not None and found.name == "alice@acme.example"
+    assert (found.subject, found.issuer, found.claims) == ("", "", None)
+
+
+def test_an_old_schema_with_tokens_is_migrated_and_its_rows_still_load(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE gitreg_schema (version integer NOT NULL)")
+        for version, statements in enumerate(MIGRATIONS[:4], start=1):
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute("INSERT INTO gitreg_schema (version) VALUES (%s)", (version,))
+        conn.execute(
+            "INSERT INTO gitreg_issued_tokens (digest, name, body, expires)"
+            " VALUES (%s, %s, %s, to_timestamp(%s))",
+            ("9" * 64, OLD_RECORD["name"], json.dumps(OLD_RECORD), OLD_RECORD["expires"]),
+        )
+    monkeypatch.setenv("GITREG_TEST_DSN", database_url)
+    state = PostgresState(PostgresSettings(SecretRef(env="GITREG_TEST_DSN")), tmp_path / "r")
+    try:
+        found = state.issued.find("9" * 64)
+        assert found is not None and found.subject == "" and found.claims is None
+        assert state.issued.revoke(found.id) == [found]
+    finally:
+        state.close()
+    with psycopg.connect(database_url) as conn:
+        columns = conn.execute(
+            "SELECT column_name FROM information_schema.columns"
+            " WHERE table_name = 'gitreg_issued_tokens'"
+        ).fetchall()
+    assert {"subject", "issuer"} <= {c[0] for c in columns}

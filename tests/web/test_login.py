@@ -80,10 +80,14 @@ def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterat
     repo.release("v1.0.0", module_files("1.0.0"))
     with pytest.MonkeyPatch.context() as env, oidc_provider(tls) as provider:
         env.setenv("GITREG_TEST_OIDC_SECRET", SECRET)
-        provider.person("alice", email="alice@acme.example", groups=["platform", "dev"])
-        provider.person("bob", email="bob@acme.example", groups=["dev"])
-        provider.person("eve", email="eve@elsewhere.example")
-        provider.person("carol", email="carol@acme.example", groups=["platform"])
+        provider.person(
+            "alice", email="alice@acme.example", email_verified=True, groups=["platform", "dev"]
+        )
+        provider.person("bob", email="bob@acme.example", email_verified=True, groups=["dev"])
+        provider.person("eve", email="eve@elsewhere.example", email_verified=True)
+        provider.person(
+            "carol", email="carol@acme.example", email_verified=True, groups=["platform"]
+        )
         provider.person("ci", groups=["platform"])  # no email: named by its sub
         port = free_port()
         catalog = load_catalog(registry_yaml(root, repo, provider.url, tls.ca_cert, port))

@@ -36,7 +36,9 @@ def replicas(tmp_path: Path, tls: TlsMaterial, database_url: str) -> Iterator[Re
     with pytest.MonkeyPatch.context() as env, oidc_provider(tls) as provider:
         env.setenv("GITREG_TEST_OIDC_SECRET", "replicas-client-secret")
         env.setenv("GITREG_TEST_LOGIN_DSN", database_url)
-        provider.person("alice", email="alice@acme.example", groups=["platform"])
+        provider.person(
+            "alice", email="alice@acme.example", email_verified=True, groups=["platform"]
+        )
         served = []
         for name in ("one", "two"):
             root = tmp_path / name

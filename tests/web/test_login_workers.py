@@ -40,6 +40,9 @@ auth:
         now,
         now + 60,
         "terraform",
+        subject="alice-sub",
+        issuer="https://sso.example.invalid",
+        claims=(("groups", ("platform",)),),  # what the rules read: still given at each request
     )
     IssuedTokenFiles(tmp_path / "cache").keep(record)
     bearer = {"Authorization": f"Bearer {token}"}
