@@ -214,6 +214,34 @@ class Login:
         )
         return SignedIn(person, request, str(pending.get("b") or "/"), identity)
 
+    def ended(self, cookie: str | None, query: Mapping[str, str]) -> CliRequest | None:
+        """The Terraform request whose sign-in this callback ends (its state is the pending
+        one's), which a refusal must answer too; None for a sign-in for the pages, or for a
+        callback that ends nothing."""
+        pending = self._pending.open(cookie or "")
+        state = query.get("state")
+        if pending is None or state is None:
+            return None
+        if not hmac.compare_digest(state.encode(), str(pending.get("s", "")).encode()):
+            return None
+        cli = pending.get("c")
+        return CliRequest(*cli) if isinstance(cli, list) and len(cli) == 3 else None
+
+    def refusal_redirect(self, cli: CliRequest, reason: str) -> str:
+        """Terraform's listener, with a one-time code that carries only `reason`: Terraform and
+        OpenTofu ignore a callback with an error and no code (they wait on, for ever), but a code
+        whose exchange is refused ends `login` at once, the reason printed."""
+        code = self._codes.seal(
+            {
+                "i": secrets.token_urlsafe(16),
+                "x": _description(reason),
+                "u": cli.redirect_uri,
+                "h": cli.challenge,
+                "e": int(self.clock()) + CODE_TTL,
+            }
+        )
+        return cli.redirect_uri + "?" + urlencode({"code": code, "state": cli.state})
+
     def code_redirect(self, signed: SignedIn) -> str:
         """Terraform's listener, with a one-time code for what `signed` opens and its state."""
         assert signed.cli is not None
@@ -265,6 +293,8 @@ class Login:
             raise LoginRefused(
                 "the code_verifier does not match the code_challenge", "invalid_grant"
             )
+        if isinstance(code.get("x"), str):  # a sign-in that was refused: said, nothing issued
+            raise LoginRefused(f"the sign-in was refused: {code['x']}", "access_denied")
         if not await self.issued.spend(str(code.get("i")), expires):
             raise LoginRefused("the code was already used: sign in again", "invalid_grant")
         principal = Principal(
@@ -295,6 +325,12 @@ class Login:
 
     def close(self) -> None:
         self.verifier.close()
+
+
+def _description(reason: str) -> str:
+    """`reason` as RFC 6749 allows an error_description: printable ASCII without `"` or `\\`."""
+    kept = reason.replace('"', "'").replace("\\", "/")
+    return "".join(c if " " <= c <= "~" else "?" for c in kept)[:500]
 
 
 def _error_code(error: str | None) -> str:

@@ -10,6 +10,7 @@ navigation; the session cookie it ends with is set as the sign-in form sets it."
 
 from __future__ import annotations
 
+import logging
 from html import escape
 from urllib.parse import parse_qs, urlencode
 
@@ -19,12 +20,13 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from gitreg.auth.login import CALLBACK, COOKIE, PENDING_TTL, CliRequest, Login
 from gitreg.auth.sessions import COOKIE as SESSION_COOKIE
 from gitreg.auth.sessions import SESSION_TTL
-from gitreg.errors import Forbidden, LoginRefused, NotFound
+from gitreg.errors import AuthUnavailable, Forbidden, LoginRefused, NotFound
 from gitreg.web import access
 from gitreg.web.frame import SECURITY_HEADERS
 from gitreg.web.pages import page
 from gitreg.web.return_path import return_path
 
+log = logging.getLogger(__name__)
 MAX_FORM = 8192  # bytes: Terraform's token request is a few hundred
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
@@ -63,7 +65,16 @@ async def callback(request: Request) -> Response:
     signed in for the pages gets its session and goes back to where it was."""
     gate = access.gate_of(request)
     login = _login(request)
-    signed = await login.finish(request.cookies.get(COOKIE), request.query_params)
+    cookie = request.cookies.get(COOKIE)
+    try:
+        signed = await login.finish(cookie, request.query_params)
+    except (LoginRefused, AuthUnavailable) as exc:
+        cli = login.ended(cookie, request.query_params)
+        if cli is None:  # a person at the pages: the refusal is their page
+            raise
+        # Terraform waits on its listener: the refusal goes there, or it would wait for ever.
+        log.info("sign-in for terraform login refused: %s", exc)
+        return _ended(login.refusal_redirect(cli, str(exc)))
     if signed.cli is not None:
         response: Response = RedirectResponse(
             login.code_redirect(signed), status_code=302, headers={**SECURITY_HEADERS, **_NO_STORE}
@@ -108,6 +119,16 @@ def _not_from_another_site(request: Request) -> None:
             "a sign-in starts from this registry's own pages or from `terraform login`, not from"
             " a link on another site: open this registry and choose Sign in"
         )
+
+
+def _ended(listener: str) -> Response:
+    """The browser sent on to Terraform's listener with a refused sign-in's code; the sign-in
+    under way is over."""
+    response = RedirectResponse(
+        listener, status_code=302, headers={**SECURITY_HEADERS, **_NO_STORE}
+    )
+    response.delete_cookie(COOKIE, path=CALLBACK, secure=True, httponly=True, samesite="lax")
+    return response
 
 
 def _to_provider(url: str, pending: str) -> Response:

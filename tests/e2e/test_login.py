@@ -70,6 +70,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterat
             "alice", email="alice@acme.example", email_verified=True, groups=["platform"]
         )
         provider.person("eve", email="eve@elsewhere.example", email_verified=True)
+        provider.person("ci", groups=["platform"])  # named by its sub: a token's name
         port = free_port()
         catalog = load_catalog(registry_yaml(root, repo, provider.url, tls.ca_cert, port))
         with RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile), port=port):
@@ -168,3 +169,18 @@ def test_a_person_outside_the_groups_gets_403_at_init(
     assert done.returncode != 0
     said = " ".join((done.stdout + done.stderr).split())
     assert "403" in said, said
+
+
+def test_a_refused_sign_in_ends_terraform_login_with_the_reason(
+    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused once the provider sent the person back (here: their name is a client token's),
+    the sign-in still reaches Terraform's listener, with a code whose exchange is refused:
+    Terraform stops waiting (its 120 s bound would fail the test) and prints why."""
+    monkeypatch.setenv("LOGIN_SUB", "ci")
+    (tmp_path / ".terraform.d").mkdir()
+    done = terraform(tmp_path, served, "login", served.host, stdin="yes\n")
+    said = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode != 0, said
+    assert "is the name of a client token or issuer" in said, said
+    assert not (tmp_path / ".terraform.d" / "credentials.tfrc.json").exists()

@@ -20,6 +20,7 @@ from tests.e2e.test_login import Served, terraform
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oidc_provider import oidc_provider
 from tests.support.servers import RegistryServer, free_port
+from tests.support.site_snippets import claimed, on_port
 from tests.support.terraform_cli import needs_terraform
 from tests.web.test_login import registry_yaml
 
@@ -56,8 +57,12 @@ def test_terraform_login_through_a_host_block_then_init(
     served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LOGIN_SUB", "alice")
+    test = "test_terraform_login_through_a_host_block_then_init"
+    with claimed("private.md", test) as page:
+        documented = page.take("hcl", f'host "{NAME}"')
     block = host_block(NAME, f"https://{served.host}", login=True)
-    assert '"login.v1" = {' in block
+    port = int(served.host.rsplit(":", 1)[1])
+    assert on_port(documented, port) == block + "\n"  # what the pages and the demo print
     (tmp_path / ".terraformrc").write_text(block + "\n")
     (tmp_path / ".terraform.d").mkdir()
     done = terraform(tmp_path, served, "login", NAME, stdin="yes\n")

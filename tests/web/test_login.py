@@ -277,10 +277,30 @@ def test_a_forged_or_missing_state_ends_the_sign_in(served: Served) -> None:
         assert answer.status_code == 400 and "no sign-in under way" in answer.text
 
 
-def test_no_one_signs_in_under_a_client_tokens_name(served: Served) -> None:
-    _, challenge = pkce()
+def refused_login(served: Served, sub: str) -> httpx.Response:
+    """`terraform login` as `sub`, refused once the provider sent them back: the browser goes on
+    to Terraform's listener all the same (which would wait for ever otherwise), with a code
+    whose exchange is refused (Terraform then stops, printing why): that exchange's answer."""
+    verifier, challenge = pkce()
     with served.browser() as browser:
-        journey = sign_in_as(browser, authorize_url(served, challenge), "ci")
+        journey = sign_in_as(browser, authorize_url(served, challenge), sub)
+        assert journey.leads_to is not None, journey.last.text
+        assert "gitreg_login=" in journey.last.headers.get("set-cookie", "")  # ended: removed
+    target = urlsplit(journey.leads_to)
+    assert f"{target.scheme}://{target.netloc}{target.path}" == REDIRECT
+    query = parse_qs(target.query)
+    assert query["state"] == ["terraform-state-1"]
+    answer = exchange(served, query["code"][0], verifier)
+    assert answer.status_code == 400 and answer.json()["error"] == "access_denied"
+    return answer
+
+
+def test_no_one_signs_in_under_a_client_tokens_name(served: Served) -> None:
+    refused = refused_login(served, "ci")
+    said = refused.json()["error_description"]
+    assert said.startswith("the sign-in was refused: 'ci' is the name of a client token or issuer")
+    with served.browser() as browser:  # for the pages, the refusal is the page
+        journey = sign_in_as(browser, f"{served.url}/signin/provider?next=/", "ci")
     assert journey.leads_to is None and journey.last.status_code == 400
     assert "is the name of a client token or issuer" in journey.last.text
 

@@ -25,7 +25,7 @@ from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oidc_provider import Provider, oidc_provider, sign_in_as
 from tests.support.servers import RegistryServer, free_port, run_gitreg
-from tests.web.test_login import SECRET, Served, authorize_url, pkce, token_of
+from tests.web.test_login import SECRET, Served, refused_login, token_of
 
 PLATFORM_RULE = "      - {match: {groups: platform}, read: [platform], mirror: true}\n"
 SHARED_RULE = '      - {match: {groups: "*"}, read: ["shared-*"]}\n'
@@ -118,14 +118,6 @@ def line_of(listing: str, token: str) -> str:
     return next(line for line in listing.splitlines() if line.startswith(token_id))
 
 
-def refusal(served: Served, sub: str) -> httpx.Response:
-    _, challenge = pkce()
-    with served.browser() as browser:
-        journey = sign_in_as(browser, authorize_url(served, challenge), sub)
-    assert journey.leads_to is None
-    return journey.last
-
-
 def test_an_email_names_a_person_only_when_the_provider_verified_it(serve: Serve) -> None:
     with serve("") as (served, _):
         tokens = {sub: token_of(served, sub) for sub in ("dana", "erin", "gus")}
@@ -150,7 +142,7 @@ def test_the_name_claim_names_people(serve: Serve) -> None:
 def test_no_one_signs_in_under_a_token_name_in_another_case(serve: Serve) -> None:
     with serve("") as (served, _):
         for sub in ("priv-reader", "DEPLOY"):  # the tokens are Priv-Reader and deploy
-            refused = refusal(served, sub)
+            refused = refused_login(served, sub)
             assert refused.status_code == 400
             assert "is the name of a client token or issuer" in refused.text
 
