@@ -54,7 +54,8 @@ def _list(tokens: list[IssuedToken]) -> int:
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + row[-1])
+        padded = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        print("  ".join([*padded, row[-1]]))
     return 0
 
 

@@ -8,6 +8,7 @@ from registry.yaml narrows, at the reload, every token and browser session alrea
 from __future__ import annotations
 
 import hashlib
+import re
 import ssl
 import time
 from collections.abc import Callable, Iterator
@@ -122,7 +123,10 @@ def test_an_email_names_a_person_only_when_the_provider_verified_it(serve: Serve
     with serve("") as (served, _):
         tokens = {sub: token_of(served, sub) for sub in ("dana", "erin", "gus")}
         listing = listed(served)
-    assert listing.splitlines()[0].split()[:3] == ["ID", "NAME", "SUBJECT"]
+    header = ["ID", "NAME", "SUBJECT", "VIA", "ISSUED", "EXPIRES", "READS"]
+    assert listing.splitlines()[0].split() == header  # each column apart from the next
+    line = line_of(listing, tokens["dana"])
+    assert not re.search(r"UTC\S", line), line  # EXPIRES is not run into READS
     assert line_of(listing, tokens["dana"]).split()[1:3] == ["dana", "dana"]
     assert line_of(listing, tokens["erin"]).split()[1:3] == ["erin@acme.example", "erin"]
     # The text "true", which some providers send for the boolean, is taken as their word.
