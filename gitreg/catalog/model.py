@@ -308,10 +308,9 @@ class OidcIssuer:
 
 @dataclass(frozen=True)
 class LoginSettings:
-    """auth.login: people sign in with the company's OpenID provider, by `terraform login` or on
-    the sign-in page. The provider's ID token is checked as `auth.oidc` checks a CI token (its
-    audience is `client_id`); `grants` are its claim rules as such entries, and what every one
-    whose claims match reads, a token issued here reads, until `token_ttl`."""
+    """auth.login: people sign in with the company's OpenID provider (`terraform login`, pages).
+    Its ID token is checked as `auth.oidc` checks a CI token (audience `client_id`); `grants`,
+    its claim rules as such entries, hold what a token issued here reads, until `token_ttl`."""
 
     name: str  # what the sign-in page calls the provider ("Sign in with NAME")
     issuer: str  # https://...; its discovery document is ISSUER/.well-known/openid-configuration
