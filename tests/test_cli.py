@@ -427,7 +427,7 @@ def test_check_warns_of_namespaces_no_token_opens(catalog: Path) -> None:
     done = gitreg("check", "--config", str(catalog))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "token 'idle' opens nothing" in done.stdout
-    assert "no token opens namespace 'infra'" in done.stdout
+    assert "nothing opens namespace 'infra'" in done.stdout
     assert "2 warnings" in done.stdout
 
 
