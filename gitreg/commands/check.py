@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from gitreg.auth.login_provider import OpenIdProvider
 from gitreg.auth.review import archive_warnings, auth_warnings
-from gitreg.catalog.model import Catalog
+from gitreg.catalog.model import Catalog, Listen
 from gitreg.commands.endpoint import endpoint
 from gitreg.errors import AuthUnavailable, OriginError, SourceError, StartupError
 from gitreg.git.clone import BareClone
@@ -29,11 +30,11 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
     would stop `serve` from starting (its address, its TLS files) is refused first, as `serve`
     refuses it: one line, exit status 2."""
     try:
-        endpoint(catalog, args)
+        found = endpoint(catalog, args)
     except StartupError as exc:
         print(f"gitreg: {exc}", file=sys.stderr)
         return exc.status
-    problems: list[str] = []
+    problems: list[str] = _listen_problems(found.listen, "--listen" if args.listen else "listen")
     warnings: list[str] = []
     paths = {spec.address.key: f"modules[{i}]" for i, spec in enumerate(catalog.modules)}
     provider_paths = {
@@ -124,6 +125,31 @@ def _discovered(
     for provider in settled.providers:
         provider_paths[provider.spec.key] = f"{provider.source} {provider.repository}"
     return served
+
+
+def _listen_problems(listen: Listen, key: str) -> list[str]:
+    """The address `serve` would listen on, bound as `serve` binds it and let go at once: a
+    port another program holds (a demo left running) is said now, not at the start."""
+    from gitreg.server import bind  # Hypercorn is loaded to bind, not to check the rest
+
+    try:
+        sock = bind(listen)
+    except StartupError as exc:
+        return [f"{key}: {exc}{_in_use(exc.__cause__)}"]
+    try:
+        sock.listen(1)  # as serve does: another socket bound there, not listening, refuses it
+    except OSError as exc:
+        why = (exc.strerror or str(exc)).lower()
+        return [f"{key}: cannot listen on {listen}: {why}{_in_use(exc)}"]
+    finally:
+        sock.close()
+    return []
+
+
+def _in_use(exc: BaseException | None) -> str:
+    if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+        return " (is gitreg serve, or the demo, running there already?)"
+    return ""
 
 
 def _login_problems(catalog: Catalog) -> list[str]:

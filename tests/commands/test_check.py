@@ -1,0 +1,94 @@
+"""`gitreg check` as a new user meets it, run as a process: what it says of the address `serve`
+would listen on and of namespaces nothing opens."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.gitrepo import GitRepo, module_files
+from tests.support.servers import free_port
+from tests.support.servers import run_gitreg as gitreg
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    """One module of a repository with one release; listening where nothing is."""
+    GitRepo(tmp_path / "vpc").release("v1.0.0", module_files("1.0.0"))
+    path = tmp_path / "registry.yaml"
+    path.write_text(
+        f"hostname: registry.example.com\ncache_dir: cache\nlisten: 127.0.0.1:{free_port()}\n"
+        "modules:\n  - {namespace: infra, name: vpc, system: aws, repo: vpc}\n"
+    )
+    return path
+
+
+@pytest.fixture
+def taken() -> Iterator[int]:
+    """A port of 127.0.0.1 a listening socket holds, as a demo left running does."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        yield int(holder.getsockname()[1])
+
+
+def _listening_on(catalog: Path, port: int) -> None:
+    lines = catalog.read_text().splitlines(keepends=True)
+    catalog.write_text(
+        "".join(f"listen: 127.0.0.1:{port}\n" if li.startswith("listen:") else li for li in lines)
+    )
+
+
+def test_a_taken_listen_address_is_a_problem_naming_the_key(catalog: Path, taken: int) -> None:
+    _listening_on(catalog, taken)
+    done = gitreg("check", "--config", str(catalog))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.splitlines()[0] == (
+        f"listen: cannot listen on 127.0.0.1:{taken}: address already in use"
+        " (is gitreg serve, or the demo, running there already?)"
+    )
+    assert "1 modules, 0 providers, 1 problems" in done.stdout
+
+
+def test_a_taken_listen_flag_is_a_problem_naming_the_flag(catalog: Path, taken: int) -> None:
+    done = gitreg("check", "--config", str(catalog), "--listen", f"127.0.0.1:{taken}")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"--listen: cannot listen on 127.0.0.1:{taken}: address already in use" in done.stdout
+
+
+def test_the_address_is_let_go_at_once(catalog: Path) -> None:
+    port = free_port()
+    _listening_on(catalog, port)
+    done = gitreg("check", "--config", str(catalog))
+    assert done.returncode == 0, done.stdout + done.stderr
+    with socket.socket() as after:  # serve, started next, binds it as check did
+        after.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        after.bind(("127.0.0.1", port))
+        after.listen()
+
+
+LOGIN = """auth:
+  tokens: [{name: idle, token_sha256: "%s"}]
+  oidc:
+    - {name: ci, issuer: "https://127.0.0.1:9", audience: gitreg, read: ["ci-*"]}
+  login:
+    issuer: "https://127.0.0.1:9"
+    client_id: gitreg
+    claims: [{match: {groups: platform}, read: [infra]}]
+""" % ("0" * 64)
+
+
+def test_claim_rules_open_namespaces_as_tokens_do(catalog: Path) -> None:
+    with catalog.open("a") as f:
+        f.write("  - {namespace: ci-tools, name: vpc, system: aws, repo: vpc}\n")
+        f.write("  - {namespace: nobody, name: vpc, system: aws, repo: vpc}\n")
+        f.write(LOGIN)
+    done = gitreg("check", "--config", str(catalog))
+    warned = [line for line in done.stdout.splitlines() if "opens namespace" in line]
+    assert warned == [
+        "warning: auth: nothing opens namespace 'nobody': no token reads it, no claim rule of"
+        " auth.oidc or auth.login does, and it is not public"
+    ], done.stdout
