@@ -16,6 +16,7 @@ from gitreg.commands.endpoint import endpoint
 from gitreg.errors import AuthUnavailable, OriginError, SourceError, StartupError
 from gitreg.git.clone import BareClone
 from gitreg.mirror.origin import OriginRegistry
+from gitreg.modules.resolve import a_few, no_version_text, slips
 from gitreg.modules.sync import Registry
 from gitreg.oci.names import module_repository
 from gitreg.providers.hosted import Providers
@@ -58,13 +59,8 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
         for spec in registry.snapshot.specs[location] if error else ():
             problems.append(f"{paths[spec.address.key]}.repo: {error}")
     registry.refresh()
-    for entry in registry.snapshot.index.entries():
-        if not entry.versions.releases and registry.status[entry.spec.repo].last_error is None:
-            templates = ", ".join(str(t) for t in entry.spec.tags)
-            problems.append(
-                f"{paths[entry.spec.address.key]}: {entry.spec.address} has no version"
-                f" (no tag fits {templates})"
-            )
+    problems += _versionless(registry, paths)
+    warnings += _slipped_tags(registry, paths)
     providers = Providers(catalog, registry)
     providers.refresh(poll_forges=True)  # every forge's release list, several at once
     for provider in providers.entries():
@@ -125,6 +121,33 @@ def _discovered(
     for provider in settled.providers:
         provider_paths[provider.spec.key] = f"{provider.source} {provider.repository}"
     return served
+
+
+def _versionless(registry: Registry, paths: dict[Key, str]) -> list[str]:
+    """Each module read without a version, and why: the tags left out with their reasons (as
+    `gitreg list` shows them), or the tags that fit none of its templates."""
+    snapshot, problems = registry.snapshot, []
+    for entry in snapshot.index.entries():
+        spec = entry.spec
+        if not entry.versions.releases and registry.status[spec.repo].last_error is None:
+            why = no_version_text(spec, entry.versions, snapshot.tags.get(spec.repo, ()))
+            problems.append(f"{paths[spec.address.key]}: {spec.address} has no version: {why}")
+    return problems
+
+
+def _slipped_tags(registry: Registry, paths: dict[Key, str]) -> list[str]:
+    """Tags of a module with versions that would release one but for letter case (`V2.0.0`)."""
+    snapshot, warnings = registry.snapshot, []
+    for entry in snapshot.index.entries():
+        spec = entry.spec
+        if entry.versions.releases and (names := slips(spec, snapshot.tags.get(spec.repo, ()))):
+            templates = ", ".join(str(t) for t in spec.tags)
+            tags_fit = "tag fits" if len(names) == 1 else "tags fit"
+            warnings.append(
+                f"warning: {paths[spec.address.key]}: {spec.address}: {len(names)} {tags_fit}"
+                f" {templates} but for letter case, and release nothing: {a_few(names)}"
+            )
+    return warnings
 
 
 def _listen_problems(listen: Listen, key: str) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.gitrepo import GitRepo, module_files
+from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.servers import free_port
 from tests.support.servers import run_gitreg as gitreg
 
@@ -92,3 +92,49 @@ def test_claim_rules_open_namespaces_as_tokens_do(catalog: Path) -> None:
         "warning: auth: nothing opens namespace 'nobody': no token reads it, no claim rule of"
         " auth.oidc or auth.login does, and it is not public"
     ], done.stdout
+
+
+def test_a_folder_missing_at_the_tags_commit_is_named(tmp_path: Path, catalog: Path) -> None:
+    repo = GitRepo.existing(tmp_path / "vpc")
+    first = git(repo.path, "rev-parse", "v1.0.0^{commit}")
+    commit = repo.release("v1.1.0", module_files("1.1.0"))
+    with catalog.open("a") as f:
+        f.write("  - {namespace: infra, name: nope, system: aws, repo: vpc, path: modules/nope}\n")
+    checked = gitreg("check", "--config", str(catalog))
+    listed = gitreg("list", "--config", str(catalog))
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    reason = f"commit {commit[:12]} has no folder modules/nope"
+    problem = [line for line in checked.stdout.splitlines() if line.startswith("modules[1]")]
+    assert problem == [
+        f"modules[1]: infra/nope/aws has no version: tag v1.0.0: commit {first[:12]} has no"
+        f" folder modules/nope; tag v1.1.0: {reason}"
+    ]
+    assert f"  ignored tag v1.1.0: {reason}" in listed.stdout  # list says it the same way
+
+
+def test_tags_that_fit_but_for_letter_case_are_named(tmp_path: Path, catalog: Path) -> None:
+    repo = GitRepo.existing(tmp_path / "vpc")
+    for version in ("2.0.0", "2.1.0", "2.2.0", "2.3.0"):
+        repo.release(f"V{version}", module_files(version))
+    repo.tag("nightly")
+    checked = gitreg("check", "--config", str(catalog))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert (
+        "warning: modules[0]: infra/vpc/aws: 4 tags fit v{version}, {version} but for letter"
+        " case, and release nothing: V2.0.0, V2.1.0, V2.2.0 and 1 more"
+    ) in checked.stdout
+    listed = gitreg("list", "--config", str(catalog))
+    assert (
+        "  (5 other tags fit none of v{version}, {version}: V2.0.0, V2.1.0, V2.2.0 and 2 more)"
+    ) in listed.stdout.splitlines()
+
+
+def test_a_module_without_a_version_names_the_tags_that_fit_nothing(catalog: Path) -> None:
+    text = catalog.read_text().replace("repo: vpc}", "repo: vpc, tags: 'release-{version}'}")
+    catalog.write_text(text)
+    checked = gitreg("check", "--config", str(catalog))
+    assert checked.returncode == 1
+    assert (
+        "modules[0]: infra/vpc/aws has no version: no tag fits release-{version} (1 other tag"
+        " fits none of release-{version}: v1.0.0)"
+    ) in checked.stdout
