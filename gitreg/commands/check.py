@@ -9,6 +9,7 @@ import errno
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+from gitreg.auth.jwks import IssuerKeys
 from gitreg.auth.login_provider import OpenIdProvider
 from gitreg.auth.review import archive_warnings, auth_warnings
 from gitreg.catalog.model import Catalog, Listen
@@ -70,6 +71,7 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
             warnings.append(f"warning: {where}: {provider.spec} {warning}")
     problems += _origin_problems(catalog)
     problems += _login_problems(catalog)
+    problems += _oidc_problems(catalog)
     problems += _oci_problems(catalog, paths)
     warnings += auth_warnings(catalog)
     warnings += archive_warnings(catalog)
@@ -186,6 +188,23 @@ def _login_problems(catalog: Catalog) -> list[str]:
     except AuthUnavailable as exc:
         return [f"auth.login.issuer: {exc}"]
     return []
+
+
+def _oidc_problems(catalog: Catalog) -> list[str]:
+    """Each auth.oidc issuer, asked for its signing keys as a server asks when a CI job's token
+    first comes: its discovery document, then its JWKS."""
+    entries = catalog.auth.oidc if catalog.auth is not None else ()
+    problems, asked = [], set()
+    for i, entry in enumerate(entries):
+        if entry.issuer in asked:
+            continue
+        asked.add(entry.issuer)
+        keys = IssuerKeys(entry.issuer, entry.ca_file, ca_key=f"auth.oidc[{i}].ca_file")
+        try:
+            asyncio.run(keys.key(None))
+        except AuthUnavailable as exc:
+            problems.append(f"auth.oidc[{i}].issuer: {exc}")
+    return problems
 
 
 def _oci_problems(catalog: Catalog, paths: dict[Key, str]) -> list[str]:
