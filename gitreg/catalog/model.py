@@ -132,6 +132,7 @@ class SourceSpec:
     moved_tags: MovedPolicy = "pin"
     deleted_tags: DeletedPolicy = "keep"
     webhook_secret: SecretRef | None = None
+    line: int = field(default=0, compare=False)  # of its entry in registry.yaml; 0: not known
 
     def __str__(self) -> str:
         return f"{self.key_path} ({self.kind} {self.where} {self.scope})"

@@ -8,11 +8,12 @@ import asyncio
 import errno
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from gitreg.auth.jwks import IssuerKeys
 from gitreg.auth.login_provider import OpenIdProvider
 from gitreg.auth.review import archive_warnings, auth_warnings
-from gitreg.catalog.model import Catalog, Listen
+from gitreg.catalog.model import Catalog, Listen, SourceSpec
 from gitreg.commands.endpoint import endpoint
 from gitreg.errors import AuthUnavailable, OriginError, SourceError, StartupError
 from gitreg.git.clone import BareClone
@@ -104,6 +105,16 @@ def _discovered(
         if found.held:
             problems.append(f"{where}: {found.held}")
         problems += [f"{where}: {problem}" for problem in found.problems]
+        if not (
+            found.error
+            or found.held
+            or found.repositories
+            or found.skipped
+            or found.modules
+            or found.providers
+        ):
+            nothing = _found_nothing(spec)
+            (problems if spec.kind == "folder" else warnings).append(nothing)
         warnings += [f"warning: {where}: {note}" for note in found.notes]
     served = sources.served(catalog)
     settled = sources.settlement
@@ -175,6 +186,25 @@ def _in_use(exc: BaseException | None) -> str:
     if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
         return " (is gitreg serve, or the demo, running there already?)"
     return ""
+
+
+def _found_nothing(spec: SourceSpec) -> str:
+    """A source that listed no repository at all, and where it looked. A folder is a problem: it
+    is this machine's and as it will stay, so a glob that sees nothing is a mistake (`*` looks
+    one level deep). A forge's group may be new and empty: a warning."""
+    where = f"{spec.key_path} (line {spec.line})" if spec.line else spec.key_path
+    if spec.kind != "folder":
+        return f"warning: {where}: {spec.kind} {spec.where} {spec.scope} lists no repository"
+    try:
+        seen = sum(1 for path in Path(spec.where).glob(spec.scope) if path.is_dir())
+    except (OSError, ValueError):
+        seen = 0
+    deeper = "" if "**" in spec.scope else ": for repositories further down, write a deeper glob"
+    deeper += " (*/* or **/*.git)" if deeper else ""
+    return (
+        f"{where}: folder {spec.where} holds no Git repository where glob {spec.scope!r}"
+        f" looks: it matched {seen} directories, none a Git repository{deeper}"
+    )
 
 
 def _login_problems(catalog: Catalog) -> list[str]:

@@ -138,3 +138,31 @@ def test_a_module_without_a_version_names_the_tags_that_fit_nothing(catalog: Pat
         "modules[0]: infra/vpc/aws has no version: no tag fits release-{version} (1 other tag"
         " fits none of release-{version}: v1.0.0)"
     ) in checked.stdout
+
+
+def _folder_source(tmp_path: Path, glob: str = "") -> Path:
+    """Repositories one level further down than the default glob `*` looks."""
+    for team in ("net", "dns"):
+        if not (repo := tmp_path / "srv" / team / f"terraform-aws-{team}").exists():
+            GitRepo(repo).release("v1.0.0", module_files("1.0.0"))
+    (tmp_path / "srv" / "README").write_text("not a folder\n")
+    glob_key = f", glob: '{glob}'" if glob else ""
+    path = tmp_path / "registry.yaml"
+    path.write_text(
+        f"cache_dir: cache\nlisten: 127.0.0.1:{free_port()}\nmodules: []\nsources:\n"
+        f"  - folder: {{path: srv, namespace: local{glob_key}}}\n"
+    )
+    return path
+
+
+def test_a_folder_source_that_finds_no_repository_is_a_problem(tmp_path: Path) -> None:
+    done = gitreg("check", "--config", str(_folder_source(tmp_path)))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.splitlines()[0] == (
+        f"sources[0] (line 5): folder {tmp_path / 'srv'} holds no Git repository where glob '*'"
+        " looks: it matched 2 directories, none a Git repository: for repositories further"
+        " down, write a deeper glob (*/* or **/*.git)"
+    )
+    deeper = gitreg("check", "--config", str(_folder_source(tmp_path, "*/*")))
+    assert deeper.returncode == 0, deeper.stdout + deeper.stderr
+    assert "2 modules, 0 providers, 0 problems" in deeper.stdout
