@@ -76,6 +76,12 @@ class TagTemplate:
         except ValueError as exc:
             return None, str(exc)
 
+    def fits_but_for_case(self, tag: str) -> bool:
+        """True when `tag` releases no version under this template but would with other letter
+        case (`V1.2.0` for `v{version}`): a slip worth naming, as tags are matched exactly."""
+        folded = TagTemplate(self.prefix.lower(), self.suffix.lower())
+        return self.version_of(tag) is None and folded.version_of(tag.lower()) is not None
+
     def tag_for(self, version: str) -> str:
         return f"{self.prefix}{version}{self.suffix}"
 

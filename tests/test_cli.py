@@ -101,8 +101,9 @@ def test_check_reports_problems_with_key_paths(catalog: Path, tmp_path: Path) ->
     assert done.returncode == 1
     assert "modules[1].repo: cannot reach" in done.stdout
     assert (
-        "modules[2]: infra/notags/aws has no version (no tag fits release-{version})" in done.stdout
-    )
+        "modules[2]: infra/notags/aws has no version: no tag fits release-{version} (4 other"
+        " tags fit none of release-{version}: vpc/v1.0.0, vpc/v1.1.0, vpc/v1.2 and 1 more)"
+    ) in done.stdout
     assert "3 modules, 0 providers, 2 problems" in done.stdout
 
 
@@ -427,7 +428,7 @@ def test_check_warns_of_namespaces_no_token_opens(catalog: Path) -> None:
     done = gitreg("check", "--config", str(catalog))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "token 'idle' opens nothing" in done.stdout
-    assert "no token opens namespace 'infra'" in done.stdout
+    assert "nothing opens namespace 'infra'" in done.stdout
     assert "2 warnings" in done.stdout
 
 

@@ -59,6 +59,22 @@ def test_the_first_fitting_template_says_the_version(
 
 
 @pytest.mark.parametrize(
+    ("template", "tag", "slip"),
+    [
+        ("v{version}", "V1.2.0", True),
+        ("vpc/v{version}", "VPC/V1.2.0", True),
+        ("{version}-lts", "1.2.0-LTS", True),
+        ("v{version}", "v1.2.0", False),  # it fits: no slip
+        ("v{version}", "V1.2", False),  # no Semantic Version in any case
+        ("v{version}", "W1.2.0", False),
+        ("{version}", "nightly", False),
+    ],
+)
+def test_a_tag_that_fits_but_for_letter_case(template: str, tag: str, slip: bool) -> None:
+    assert TagTemplate.parse(template).fits_but_for_case(tag) is slip
+
+
+@pytest.mark.parametrize(
     ("template", "reason"),
     [
         ("v1.0", "exactly once"),

@@ -110,7 +110,8 @@ class Gate(BrowserSessions, SignedDownloads):
             keys = [generated_key(cache_dir)]
         signer = UrlSigner(keys, settings.download_ttl)
         if settings.oidc:
-            verifiers = (*verifiers, OidcVerifier(settings.oidc))
+            ca_keys = [f"auth.oidc[{i}].ca_file" for i in range(len(settings.oidc))]
+            verifiers = (*verifiers, OidcVerifier(settings.oidc, ca_keys=ca_keys))
         ended = ended or EndedSessionFiles(cache_dir)
         login = None
         if settings.login is not None:

@@ -19,12 +19,14 @@ import httpx
 from joserfc.errors import JoseError
 from joserfc.jwk import Key, KeySet
 
+from gitreg.certificate_trust import untrusted_certificate, untrusted_text
 from gitreg.errors import AuthUnavailable
 
 log = logging.getLogger(__name__)
 
 REFRESH_AFTER = 3600.0  # seconds the keys are kept before they are fetched again
 MIN_INTERVAL = 60.0  # seconds between two fetches (a key id not seen yet, or a failure)
+CA_KEY = "the ca_file of its auth.oidc entry (auth.login.ca_file for auth.login's provider)"
 _TIMEOUT = httpx.Timeout(5.0)
 _MAX_DISCOVERY_BYTES = 64 << 10
 _MAX_JWKS_BYTES = 256 << 10
@@ -40,9 +42,16 @@ class IssuerKeys:
     """The verification keys of one issuer (`https://gitlab.com`), as it publishes them now."""
 
     def __init__(
-        self, issuer: str, ca_file: Path | None = None, clock: Callable[[], float] = time.time
+        self,
+        issuer: str,
+        ca_file: Path | None = None,
+        clock: Callable[[], float] = time.time,
+        ca_key: str = CA_KEY,
     ) -> None:
+        """`ca_key`: the key that names this issuer's CA bundle, said when its certificate is
+        not trusted."""
         self.issuer = issuer
+        self.ca_key = ca_key
         self.clock = clock
         self._verify: ssl.SSLContext | bool = True
         if ca_file is not None:
@@ -107,8 +116,15 @@ class IssuerKeys:
         try:
             keys = await self._fetch()
         except (httpx.HTTPError, _Garbage) as exc:
-            self._error = str(exc) or type(exc).__name__
-            log.warning("OIDC issuer %s: its signing keys were not fetched: %s", self.issuer, exc)
+            reason = untrusted_certificate(exc)
+            if reason is not None:
+                url = _url_of(exc) or self.issuer
+                self._error = untrusted_text(url, reason, self.ca_key, "the issuer")
+            else:
+                self._error = str(exc) or type(exc).__name__
+            log.warning(
+                "OIDC issuer %s: its signing keys were not fetched: %s", self.issuer, self._error
+            )
             return
         kids = ", ".join(str(k.kid) for k in keys)
         if self._keys is None or {k.kid for k in keys} != {k.kid for k in self._keys}:
@@ -176,3 +192,11 @@ def _shown(value: object) -> str:
     """What an issuer sent, shortened for a message."""
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _url_of(exc: Exception) -> str | None:
+    """The URL a failed request asked (the issuer's, or its jwks_uri on another host)."""
+    try:
+        return str(exc.request.url) if isinstance(exc, httpx.RequestError) else None
+    except RuntimeError:  # an error raised without its request
+        return None

@@ -20,6 +20,7 @@ import httpx
 from authlib.oidc.discovery import OpenIDProviderMetadata
 
 from gitreg.catalog.model import LoginSettings
+from gitreg.certificate_trust import untrusted_certificate, untrusted_text
 from gitreg.errors import AuthUnavailable, LoginRefused
 
 KEEP = 3600.0  # seconds a discovery document is kept
@@ -104,6 +105,7 @@ class OpenIdProvider:
                     endpoints.token, data=form, auth=auth, headers={"Accept": "application/json"}
                 )
         except httpx.HTTPError as exc:
+            self._untrusted(endpoints.token, exc)
             raise AuthUnavailable(
                 f"the OpenID provider {self.settings.name} cannot be reached"
                 f" ({type(exc).__name__}): try again in a minute"
@@ -128,6 +130,7 @@ class OpenIdProvider:
             async with httpx.AsyncClient(verify=self._verify, timeout=_TIMEOUT) as client:
                 response = await client.get(url, headers={"Accept": "application/json"})
         except httpx.HTTPError as exc:
+            self._untrusted(url, exc)
             raise AuthUnavailable(
                 f"the OpenID provider's discovery document {url} cannot be read"
                 f" ({type(exc).__name__})"
@@ -151,6 +154,16 @@ class OpenIdProvider:
                 f" {self.settings.issuer!r}"
             )
         return Endpoints(metadata["authorization_endpoint"], metadata["token_endpoint"])
+
+    def _untrusted(self, url: str, exc: httpx.HTTPError) -> None:
+        """AuthUnavailable saying so when `exc` is the provider's certificate not trusted: a
+        company's CA, most often, which no retry mends and auth.login.ca_file does."""
+        reason = untrusted_certificate(exc)
+        if reason is None:
+            return
+        ca_file = self.settings.ca_file
+        key = "auth.login.ca_file" if ca_file is None else f"auth.login.ca_file (now {ca_file})"
+        raise AuthUnavailable(untrusted_text(url, reason, key)) from None
 
 
 def _json(content: bytes) -> dict[str, Any] | None:

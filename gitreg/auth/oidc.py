@@ -21,7 +21,7 @@ from joserfc import jwt
 from joserfc.errors import BadSignatureError, JoseError, SecurityWarning
 from joserfc.jwk import Key
 
-from gitreg.auth.jwks import IssuerKeys
+from gitreg.auth.jwks import CA_KEY, IssuerKeys
 from gitreg.auth.principal import Principal, Refused
 from gitreg.catalog.model import OidcIssuer
 from gitreg.catalog.namespace_scope import NamespaceScope
@@ -44,13 +44,21 @@ _KEPT = 255  # the longest claim value kept with an issued token (a longer one m
 class OidcVerifier:
     """The `auth.oidc` entries, as a Verifier: tokens of the issuers they name, and no other."""
 
-    def __init__(self, entries: Sequence[OidcIssuer], clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        entries: Sequence[OidcIssuer],
+        clock: Callable[[], float] = time.time,
+        ca_keys: Sequence[str] = (),
+    ):
+        """`ca_keys`: the key of each entry's CA bundle (`auth.oidc[0].ca_file`), said when its
+        issuer's certificate is not trusted; without one, jwks.CA_KEY."""
         self.entries = tuple(entries)
         self.clock = clock
         self._keys: dict[str, IssuerKeys] = {}
-        for entry in self.entries:
+        for i, entry in enumerate(self.entries):
             if entry.issuer not in self._keys:
-                self._keys[entry.issuer] = IssuerKeys(entry.issuer, entry.ca_file, clock)
+                ca_key = ca_keys[i] if i < len(ca_keys) else CA_KEY
+                self._keys[entry.issuer] = IssuerKeys(entry.issuer, entry.ca_file, clock, ca_key)
 
     async def identify(self, token: str) -> Principal | None:
         verified = await self.verify(token)

@@ -19,17 +19,30 @@ def auth_warnings(catalog: Catalog) -> list[str]:
         if not (t.read or t.mirror or t.ops)
     ]
     warnings += short_tokens(auth)
-    if auth.git is not None or auth.oidc:
-        return warnings  # who else may read is the Git server's or the issuer's to say
-    scopes = [NamespaceScope(auth.public)] + [NamespaceScope(t.read) for t in auth.tokens]
+    if auth.git is not None:
+        return warnings  # who else may read is the Git server's to say
+    scopes = openers(auth)
     namespaces = {m.address.namespace.lower() for m in catalog.modules}
     namespaces |= {p.namespace.lower() for p in catalog.providers}
     for namespace in sorted(namespaces):
         if not any(scope.covers(namespace) for scope in scopes):
             warnings.append(
-                f"warning: auth: no token opens namespace {namespace!r}, and it is not public"
+                f"warning: auth: nothing opens namespace {namespace!r}: no token reads it, no"
+                " claim rule of auth.oidc or auth.login does, and it is not public"
             )
     return warnings
+
+
+def openers(auth: AuthSettings) -> list[NamespaceScope]:
+    """What opens a namespace: `public`, each token's `read`, and each claim rule's `read`
+    (auth.oidc's, auth.login's). A rule whose `read` names a claim (`{namespace_path}`) may
+    open any namespace: which, only its tokens say."""
+    rules = [*auth.oidc, *(auth.login.grants if auth.login is not None else ())]
+    scopes = [NamespaceScope(auth.public), *(NamespaceScope(t.read) for t in auth.tokens)]
+    for rule in rules:
+        claimed = any("{" in pattern for pattern in rule.read)
+        scopes.append(NamespaceScope(("*",) if claimed else rule.read))
+    return scopes
 
 
 def archive_warnings(catalog: Catalog) -> list[str]:

@@ -1,4 +1,4 @@
-"""The catalog: what registry.yaml says, as frozen values (`catalog_loader` reads and checks it)."""
+"""The catalog: what registry.yaml says, as frozen values (`catalog/load.py` reads it)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,7 @@ ArchiveScope = Literal["repository", "folder"]
 MovedPolicy = Literal["pin", "follow", "quarantine"]
 DeletedPolicy = Literal["keep", "remove"]
 # What a secret named in the catalog is for: Git credentials, webhook secrets, origin tokens,
-# the registry's own: client tokens and the key that signs download URLs; and the shared state's
-# database URL.
+# the registry's own (client tokens, the URL-signing key), the shared state's database URL.
 SecretUse = Literal["git", "webhook", "origin", "auth", "state"]
 SECRET_USES: frozenset[SecretUse] = frozenset(("git", "webhook", "origin", "auth", "state"))
 GitCheckUrl = Literal["repo", "git_url"]
@@ -133,6 +132,7 @@ class SourceSpec:
     deleted_tags: DeletedPolicy = "keep"
     webhook_secret: SecretRef | None = None
     clone_hosts: tuple[tuple[str, int | None], ...] = ()  # host, port (None: the scheme's own)
+    line: int = field(default=0, compare=False)  # of its entry in registry.yaml; 0: not known
 
     def __str__(self) -> str:
         return f"{self.key_path} ({self.kind} {self.where} {self.scope})"

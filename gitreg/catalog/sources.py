@@ -5,6 +5,7 @@ and line)."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import cast
 from urllib.parse import urlsplit
 
@@ -65,7 +66,7 @@ class SourcesSection(ModuleEntries):
             if spec is None:
                 self.left_out(path, line)
             else:
-                result.append(spec)
+                result.append(replace(spec, line=line))
         return result
 
     def source(self, item: yamldoc.Mapping, kind: SourceKind, path: str) -> SourceSpec | None:

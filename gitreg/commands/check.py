@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
+from gitreg.auth.jwks import IssuerKeys
 from gitreg.auth.login_provider import OpenIdProvider
 from gitreg.auth.review import archive_warnings, auth_warnings
-from gitreg.catalog.model import Catalog
+from gitreg.catalog.model import Catalog, Listen, SourceSpec
 from gitreg.commands.endpoint import endpoint
 from gitreg.errors import AuthUnavailable, OriginError, SourceError, StartupError
 from gitreg.git.clone import BareClone
 from gitreg.git.location import redact
 from gitreg.mirror.origin import OriginRegistry
+from gitreg.modules.resolve import a_few, no_version_text, slips
 from gitreg.modules.sync import Registry
 from gitreg.oci.names import module_repository
 from gitreg.providers.hosted import Providers
@@ -30,11 +34,11 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
     would stop `serve` from starting (its address, its TLS files) is refused first, as `serve`
     refuses it: one line, exit status 2."""
     try:
-        endpoint(catalog, args)
+        found = endpoint(catalog, args)
     except StartupError as exc:
         print(f"gitreg: {exc}", file=sys.stderr)
         return exc.status
-    problems: list[str] = []
+    problems: list[str] = _listen_problems(found.listen, "--listen" if args.listen else "listen")
     warnings: list[str] = []
     paths = {spec.address.key: f"modules[{i}]" for i, spec in enumerate(catalog.modules)}
     provider_paths = {
@@ -58,13 +62,8 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
         for spec in registry.snapshot.specs[location] if error else ():
             problems.append(f"{paths[spec.address.key]}.repo: {error}")
     registry.refresh()
-    for entry in registry.snapshot.index.entries():
-        if not entry.versions.releases and registry.status[entry.spec.repo].last_error is None:
-            templates = ", ".join(str(t) for t in entry.spec.tags)
-            problems.append(
-                f"{paths[entry.spec.address.key]}: {entry.spec.address} has no version"
-                f" (no tag fits {templates})"
-            )
+    problems += _versionless(registry, paths)
+    warnings += _slipped_tags(registry, paths)
     providers = Providers(catalog, registry)
     providers.refresh(poll_forges=True)  # every forge's release list, several at once
     for provider in providers.entries():
@@ -74,6 +73,7 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
             warnings.append(f"warning: {where}: {provider.spec} {warning}")
     problems += _origin_problems(catalog)
     problems += _login_problems(catalog)
+    problems += _oidc_problems(catalog)
     problems += _oci_problems(catalog, paths)
     warnings += auth_warnings(catalog)
     warnings += archive_warnings(catalog)
@@ -107,6 +107,16 @@ def _discovered(
         if found.held:
             problems.append(f"{where}: {found.held}")
         problems += [f"{where}: {problem}" for problem in found.problems]
+        if not (
+            found.error
+            or found.held
+            or found.repositories
+            or found.skipped
+            or found.modules
+            or found.providers
+        ):
+            nothing = _found_nothing(spec)
+            (problems if spec.kind == "folder" else warnings).append(nothing)
         warnings += [f"warning: {where}: {note}" for note in found.notes]
         warnings += [
             f"warning: {where}: skipped {s.repository}: {redact(s.why)}"
@@ -153,6 +163,77 @@ def _plain_http_warnings(catalog: Catalog) -> list[str]:
     return warnings
 
 
+def _versionless(registry: Registry, paths: dict[Key, str]) -> list[str]:
+    """Each module read without a version, and why: the tags left out with their reasons (as
+    `gitreg list` shows them), or the tags that fit none of its templates."""
+    snapshot, problems = registry.snapshot, []
+    for entry in snapshot.index.entries():
+        spec = entry.spec
+        if not entry.versions.releases and registry.status[spec.repo].last_error is None:
+            why = no_version_text(spec, entry.versions, snapshot.tags.get(spec.repo, ()))
+            problems.append(f"{paths[spec.address.key]}: {spec.address} has no version: {why}")
+    return problems
+
+
+def _slipped_tags(registry: Registry, paths: dict[Key, str]) -> list[str]:
+    """Tags of a module with versions that would release one but for letter case (`V2.0.0`)."""
+    snapshot, warnings = registry.snapshot, []
+    for entry in snapshot.index.entries():
+        spec = entry.spec
+        if entry.versions.releases and (names := slips(spec, snapshot.tags.get(spec.repo, ()))):
+            templates = ", ".join(str(t) for t in spec.tags)
+            tags_fit = "tag fits" if len(names) == 1 else "tags fit"
+            warnings.append(
+                f"warning: {paths[spec.address.key]}: {spec.address}: {len(names)} {tags_fit}"
+                f" {templates} but for letter case, and release nothing: {a_few(names)}"
+            )
+    return warnings
+
+
+def _listen_problems(listen: Listen, key: str) -> list[str]:
+    """The address `serve` would listen on, bound as `serve` binds it and let go at once: a
+    port another program holds (a demo left running) is said now, not at the start."""
+    from gitreg.server import bind  # Hypercorn is loaded to bind, not to check the rest
+
+    try:
+        sock = bind(listen)
+    except StartupError as exc:
+        return [f"{key}: {exc}{_in_use(exc.__cause__)}"]
+    try:
+        sock.listen(1)  # as serve does: another socket bound there, not listening, refuses it
+    except OSError as exc:
+        why = (exc.strerror or str(exc)).lower()
+        return [f"{key}: cannot listen on {listen}: {why}{_in_use(exc)}"]
+    finally:
+        sock.close()
+    return []
+
+
+def _in_use(exc: BaseException | None) -> str:
+    if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+        return " (is gitreg serve, or the demo, running there already?)"
+    return ""
+
+
+def _found_nothing(spec: SourceSpec) -> str:
+    """A source that listed no repository at all, and where it looked. A folder is a problem: it
+    is this machine's and as it will stay, so a glob that sees nothing is a mistake (`*` looks
+    one level deep). A forge's group may be new and empty: a warning."""
+    where = f"{spec.key_path} (line {spec.line})" if spec.line else spec.key_path
+    if spec.kind != "folder":
+        return f"warning: {where}: {spec.kind} {spec.where} {spec.scope} lists no repository"
+    try:
+        seen = sum(1 for path in Path(spec.where).glob(spec.scope) if path.is_dir())
+    except (OSError, ValueError):
+        seen = 0
+    deeper = "" if "**" in spec.scope else ": for repositories further down, write a deeper glob"
+    deeper += " (*/* or **/*.git)" if deeper else ""
+    return (
+        f"{where}: folder {spec.where} holds no Git repository where glob {spec.scope!r}"
+        f" looks: it matched {seen} directories, none a Git repository{deeper}"
+    )
+
+
 def _login_problems(catalog: Catalog) -> list[str]:
     """auth.login's OpenID provider, asked for its discovery document: the endpoints people
     are sent to and the code is exchanged at."""
@@ -164,6 +245,23 @@ def _login_problems(catalog: Catalog) -> list[str]:
     except AuthUnavailable as exc:
         return [f"auth.login.issuer: {exc}"]
     return []
+
+
+def _oidc_problems(catalog: Catalog) -> list[str]:
+    """Each auth.oidc issuer, asked for its signing keys as a server asks when a CI job's token
+    first comes: its discovery document, then its JWKS."""
+    entries = catalog.auth.oidc if catalog.auth is not None else ()
+    problems, asked = [], set()
+    for i, entry in enumerate(entries):
+        if entry.issuer in asked:
+            continue
+        asked.add(entry.issuer)
+        keys = IssuerKeys(entry.issuer, entry.ca_file, ca_key=f"auth.oidc[{i}].ca_file")
+        try:
+            asyncio.run(keys.key(None))
+        except AuthUnavailable as exc:
+            problems.append(f"auth.oidc[{i}].issuer: {exc}")
+    return problems
 
 
 def _oci_problems(catalog: Catalog, paths: dict[Key, str]) -> list[str]:

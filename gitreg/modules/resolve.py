@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -94,3 +94,52 @@ def _match(spec: ModuleSpec, tag: TagRef) -> tuple[_Candidate | None, str | None
             return None, "points at a tree or blob, not a commit"
         return _Candidate(version, rank, tag), None
     return None, reason
+
+
+def unmatched_tags(spec: ModuleSpec, tags: Iterable[TagRef]) -> list[str]:
+    """The names of the tags that fit none of the module's templates (what `unmatched` counts),
+    those that fit but for letter case (`V1.2.0`) first: the likeliest slips."""
+    names = [tag.name for tag in tags if _match(spec, tag) == (None, None)]
+    return sorted(names, key=lambda name: (not _slip(spec, name), name))
+
+
+def _slip(spec: ModuleSpec, name: str) -> bool:
+    return any(template.fits_but_for_case(name) for template in spec.tags)
+
+
+def slips(spec: ModuleSpec, tags: Iterable[TagRef]) -> list[str]:
+    """The tags that fit one of the module's templates but for letter case."""
+    return [name for name in unmatched_tags(spec, tags) if _slip(spec, name)]
+
+
+def unmatched_text(spec: ModuleSpec, tags: Iterable[TagRef]) -> str:
+    """The tags that fit none of the templates, as `list` and `check` say them: how many, then
+    a few by name (`5 other tags fit none of v{version}: V2.0.0, V2.1.0, nightly and 2 more`),
+    or "" when every tag fits one."""
+    names = unmatched_tags(spec, tags)
+    if not names:
+        return ""
+    templates = ", ".join(str(t) for t in spec.tags)
+    tags_fit = "tag fits" if len(names) == 1 else "tags fit"
+    return f"{len(names)} other {tags_fit} none of {templates}: {a_few(names)}"
+
+
+def no_version_text(spec: ModuleSpec, versions: ModuleVersions, tags: Iterable[TagRef]) -> str:
+    """Why a module has no version, as `check` says it: the tags left out and why (a folder
+    missing at the tag's commit, a version that is no Semantic Version), then the tags that fit
+    none of its templates. `list` shows the same tags, a line each."""
+    templates = ", ".join(str(t) for t in spec.tags)
+    left_out = [f"tag {i.tag}: {i.reason}" for i in versions.ignored]
+    unmatched = unmatched_text(spec, tags)
+    if left_out:
+        said = a_few(left_out, separator="; ")
+        return f"{said}{f'; and {unmatched}' if unmatched else ''}"
+    if unmatched:
+        return f"no tag fits {templates} ({unmatched})"
+    return f"no tag fits {templates} (the repository has no tags)"
+
+
+def a_few(items: Sequence[str], most: int = 3, separator: str = ", ") -> str:
+    """The first `most` of `items`, then how many more: `a, b, c and 4 more`."""
+    shown = separator.join(items[:most])
+    return f"{shown} and {len(items) - most} more" if len(items) > most else shown

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gitreg.catalog.model import PUBLIC_ORIGINS, Catalog, MirrorSettings, SecretRef
+from gitreg.modules.resolve import unmatched_text
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.status import StatusBoard
 from gitreg.modules.sync import Registry
@@ -119,8 +120,10 @@ def _modules(snapshot: RegistrySnapshot) -> list[str]:
         for change in entry.changes:
             lines.append(f"  ! {change}")
         if entry.versions.unmatched:
+            unmatched = unmatched_text(spec, snapshot.tags.get(spec.repo, ()))
             templates = ", ".join(str(t) for t in spec.tags)
-            lines.append(f"  ({entry.versions.unmatched} other tags fit none of: {templates})")
+            fallback = f"{entry.versions.unmatched} other tags fit none of {templates}"
+            lines.append(f"  ({unmatched or fallback})")
     return lines
 
 

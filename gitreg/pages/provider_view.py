@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gitreg.pages.usage import cli_host_block, constraint, latest_release
+from gitreg.pages.usage import cli_host_block, constraint, latest_release, prerelease
 from gitreg.providers.artifacts import ProviderPackage, ProviderRelease, ReleaseProblem
 from gitreg.providers.hosted import ProviderEntry
 from gitreg.signing import PublicKey
@@ -35,6 +35,7 @@ class VersionChoice:
     shown: bool  # the version this page is about
     newest: bool
     deprecated: str = ""  # why this version is deprecated; "" when it is not
+    prerelease: bool = False  # 1.2.0-rc.1: a constraint never picks it, only its exact version
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ def provider_page(
             shown is not None and r.version == shown.version,
             newest is not None and r.version == newest.version,
             entry.deprecation(r.version) or "",
+            prerelease(r.version),
         )
         for r in entry.releases
     )

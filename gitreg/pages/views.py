@@ -20,6 +20,7 @@ from gitreg.pages.usage import (
     constraint,
     latest_release,
     module_snippet,
+    prerelease,
 )
 
 
@@ -30,6 +31,7 @@ class ReleaseRow:
     commit: str
     date: int | None  # the commit's committer time (unix), when known
     deprecated: str = ""  # why this version is deprecated; "" when it is not
+    prerelease: bool = False  # 1.2.0-rc.1: a constraint never picks it, only its exact version
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,7 @@ def module_page(
             r.commit,
             times.get(r.commit),
             entry.deprecation(r) or "",
+            prerelease(r.version),
         )
         for r in entry.versions.releases
     )

@@ -95,8 +95,12 @@ def test_an_issuer_that_cannot_be_reached(tls: TlsMaterial, clock: Clock) -> Non
 
 
 def test_an_issuer_whose_certificate_is_not_trusted(issuer: Issuer, clock: Clock) -> None:
-    verifier = OidcVerifier([OidcIssuer("ci", issuer.url, AUDIENCE)], clock)
-    assert "CERTIFICATE_VERIFY_FAILED" in str(unavailable(verifier, issuer.token()))
+    verifier = OidcVerifier(
+        [OidcIssuer("ci", issuer.url, AUDIENCE)], clock, ["auth.oidc[0].ca_file"]
+    )
+    said = str(unavailable(verifier, issuer.token()))
+    assert f"the certificate of {issuer.url} is not trusted (" in said
+    assert "if the issuer uses your company's CA, set auth.oidc[0].ca_file" in said
     verifier.close()
 
 

@@ -173,7 +173,7 @@ def test_the_version_selector_goes_to_the_version_chosen(
             pick = Select(driver.find_element(By.ID, "version-pick"))
             assert pick.first_selected_option.get_attribute("value") == "1.1.0"
             shown = [o.text for o in pick.options]
-            assert shown == ["1.2.0-rc.1", "1.1.0 (latest)", "1.0.0"]
+            assert shown == ["1.2.0-rc.1 (prerelease)", "1.1.0 (latest)", "1.0.0"]
             pick.select_by_value("1.0.0")
             driver.find_element(By.CSS_SELECTOR, "form.version-pick button").click()
             WebDriverWait(driver, WAIT).until(
