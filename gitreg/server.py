@@ -104,13 +104,17 @@ class SharingLoop(asyncio.SelectorEventLoop):
         super()._start_serving(*args, **kwargs)  # type: ignore[misc]
 
 
-def bind(listen: Listen) -> socket.socket:
+def bind(listen: Listen, probe: bool = False) -> socket.socket:
     """A socket bound to `listen`, not listening yet: a taken address is refused at once, and
-    clients are refused, rather than left waiting, until serving begins."""
+    clients are refused, rather than left waiting, until serving begins. A `probe` (`gitreg
+    check`'s) shares the address with other probes, never with a server, which shares it with
+    nothing: two checks at once both pass, and a server running there fails either."""
     family = socket.AF_INET6 if ":" in listen.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Hypercorn would
+        if probe:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((listen.host, listen.port))
     except OSError as exc:

@@ -196,7 +196,7 @@ def _listen_problems(listen: Listen, key: str) -> list[str]:
     from gitreg.server import bind  # Hypercorn is loaded to bind, not to check the rest
 
     try:
-        sock = bind(listen)
+        sock = bind(listen, probe=True)
     except StartupError as exc:
         return [f"{key}: {exc}{_in_use(exc.__cause__)}"]
     try:

@@ -53,6 +53,26 @@ def test_a_taken_listen_address_is_a_problem_naming_the_key(catalog: Path, taken
     assert "1 modules, 0 providers, 1 problems" in done.stdout
 
 
+def test_two_checks_at_once_share_the_address_a_server_would_take(catalog: Path) -> None:
+    """A check's probe shares the port with other checks (parallel CI jobs), not with a server."""
+    from gitreg.catalog.model import Listen
+    from gitreg.commands.check import _listen_problems
+
+    listen = Listen("127.0.0.1", free_port())
+    with socket.socket() as other_check:  # another check's probe, bound and listening
+        other_check.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        other_check.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        other_check.bind((listen.host, listen.port))
+        other_check.listen()
+        assert _listen_problems(listen, "listen") == []
+    with socket.socket() as server:  # a server, as Hypercorn and `serve` bind
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind((listen.host, listen.port))
+        server.listen()
+        (problem,) = _listen_problems(listen, "listen")
+        assert "address already in use" in problem
+
+
 def test_a_taken_listen_flag_is_a_problem_naming_the_flag(catalog: Path, taken: int) -> None:
     done = gitreg("check", "--config", str(catalog), "--listen", f"127.0.0.1:{taken}")
     assert done.returncode == 1, done.stdout + done.stderr
