@@ -16,7 +16,7 @@ from gitreg.catalog.archive_scopes import narrowed_notices
 from gitreg.catalog.model import Catalog, Listen, TlsFiles
 from gitreg.commands.endpoint import endpoint, listen_flag
 from gitreg.errors import StartupError
-from gitreg.freshness.watching import reread_catalog
+from gitreg.freshness.catalog_file import read_at_restart
 from gitreg.git.clone import move_old_clones
 from gitreg.git.shutdown import stop_git_processes
 from gitreg.heap import Freezer, freeze_after_bursts
@@ -73,7 +73,7 @@ def run_server(
 
     def work(index: int, restarted: bool) -> int:
         # A worker started again reads registry.yaml as a reload would: it may have changed.
-        served = reread_catalog(catalog) if restarted else catalog
+        served = read_at_restart(catalog) if restarted else catalog
         return _serve(served, listen, tls, access_log, sock, worker=index)
 
     # A worker's stop: the grace its requests get, then at most SHUTDOWN_MOST to close.

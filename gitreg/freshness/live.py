@@ -1,5 +1,5 @@
-"""registry.yaml applied while serving: the next world built off the event loop and swapped in
-whole, then the repositories it added fetched."""
+"""registry.yaml applied while serving, by one owner: the file read again, the next world built
+off the event loop and swapped in whole, then the repositories it added fetched."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import time
 from functools import partial
 
 from gitreg.catalog.model import Catalog
-from gitreg.freshness.watching import reload_catalog
+from gitreg.errors import ConfigError
+from gitreg.freshness.catalog_file import read_again, refused
 from gitreg.mirror.readthrough import ReadThrough
 from gitreg.modules.read_summary import summarize
 from gitreg.modules.sync import Registry
@@ -37,9 +38,15 @@ class LiveCatalog:
         self._retiring: set[asyncio.Task[None]] = set()
 
     async def reload(self) -> bool:
-        """Read registry.yaml again and serve it (SIGHUP; a write, when it is watched)."""
+        """Read registry.yaml again and serve it (SIGHUP; a write, when it is watched): an
+        invalid file is refused, and the catalog served stays."""
         async with self._lock:
-            return await reload_catalog(self.current.world.catalog, self._serve)
+            try:
+                declared = await paced(partial(read_again, self.current.world.catalog))
+            except ConfigError as exc:
+                refused(exc, "still serving the previous catalog")
+                return False
+            return await self._serve(declared)
 
     async def rediscovered(self) -> bool:
         """Serve what the sources discovered now, beside registry.yaml as last read: a changed
@@ -48,6 +55,8 @@ class LiveCatalog:
             return await self._serve(self.current.sources.declared)
 
     async def _serve(self, declared: Catalog) -> bool:
+        """Serve `declared` beside what the sources discovered: the next world prepared, swapped
+        in, the repositories it added fetched, what changed said; in that order."""
         composed = self.current.sources.composed(declared)
         catalog = composed.served
         started = time.monotonic()

@@ -1,10 +1,9 @@
 """Watching with watchfiles: local repositories' tags (a new tag is served within about a
-second) and registry.yaml (a valid edit is applied live, an invalid one refused)."""
+second) and registry.yaml (a write is handed to the live catalog, which reloads it)."""
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -13,14 +12,9 @@ from pathlib import Path
 
 from watchfiles import awatch
 
-from gitreg.background_share import SHARED
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import Catalog
-from gitreg.errors import ConfigError
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.git.location import RepoLocation
 from gitreg.modules.sync import Registry
-from gitreg.paced import paced
 
 log = logging.getLogger(__name__)
 
@@ -72,61 +66,6 @@ async def watch_repositories(registry: Registry, syncs: SyncQueue) -> None:
                 await asyncio.shield(syncs.request(location, "watch"))
             if registry.snapshot.catalog is not catalog:
                 break  # the set of local repositories may have changed: watch anew
-
-
-async def reload_catalog(served: Catalog, serve: Callable[[Catalog], Awaitable[bool]]) -> bool:
-    """Read registry.yaml again (the file `served` was read from) and `serve` it; an invalid
-    catalog is refused and the old one serves."""
-    try:
-        catalog = await paced(partial(_reread, served))
-    except ConfigError as exc:
-        _refused(exc, "still serving the previous catalog")
-        return False
-    return await serve(catalog)
-
-
-def _reread(served: Catalog) -> Catalog:
-    catalog = load_catalog(served.source)
-    return _sharing_specs(served, _keep_what_needs_a_restart(served, catalog))
-
-
-def reread_catalog(catalog: Catalog) -> Catalog:
-    """registry.yaml as a reload would serve it now (blocking); `catalog` when it is invalid."""
-    try:
-        return _keep_what_needs_a_restart(catalog, load_catalog(catalog.source))
-    except ConfigError as exc:
-        _refused(exc, "serving the catalog read at start-up")
-        return catalog
-
-
-def _refused(exc: ConfigError, then: str) -> None:
-    """registry.yaml refused, as lines of their own (a record's newline would be written `\\n`):
-    what serves meanwhile, then each problem as `gitreg check` says it."""
-    count = len(exc.problems)
-    log.error("%s is invalid (%d problem%s): %s", exc.source, count, "s"[: count != 1], then)
-    for problem in exc.problems:
-        log.error("%s: %s", exc.source, problem)
-
-
-def _sharing_specs(old: Catalog, new: Catalog) -> Catalog:
-    """`new`, with each module spec equal to one of `old` replaced by that one: the entries a
-    reload keeps hold the old specs, and two equal copies of 10,000 specs cost 70 MB for as
-    long as those entries serve. (Equal specs also compare at once: `is` before `==`.)"""
-    before = {spec.address.key: spec for spec in old.modules}
-    modules = []
-    for spec in new.modules:
-        SHARED.breathe()
-        kept = before.get(spec.address.key)
-        modules.append(kept if kept is not None and kept == spec else spec)
-    return dataclasses.replace(new, modules=tuple(modules))
-
-
-def _keep_what_needs_a_restart(old: Catalog, new: Catalog) -> Catalog:
-    kept = ("listen", "tls", "cache_dir", "log_format", "shutdown_grace", "hsts", "mcp")
-    for key in kept:
-        if getattr(old, key) != getattr(new, key):
-            log.warning("catalog reload: a change of %s takes effect at the next restart", key)
-    return dataclasses.replace(new, **{key: getattr(old, key) for key in kept})
 
 
 async def watch_catalog(path: Path, reload: Callable[[], Awaitable[object]]) -> None:

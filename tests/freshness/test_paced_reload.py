@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from gitreg.background_share import SHARED
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import Catalog
-from gitreg.freshness.watching import reload_catalog
+from gitreg.freshness.catalog_file import read_again
 from gitreg.paced import paced
 
 
@@ -36,16 +36,9 @@ def test_a_reload_while_requests_arrive_rests_and_serves_the_same_catalog(
     _catalog(config, 3001)  # one module more
     rests: list[float] = []
     monkeypatch.setattr(SHARED, "_sleep", rests.append)  # recorded, not slept
-    got: list[Catalog] = []
-
-    async def serve(catalog: Catalog) -> bool:
-        got.append(catalog)
-        return True
-
     SHARED.pulse()  # a request just now: the server is busy
-    assert asyncio.run(reload_catalog(served, serve))
+    reloaded = asyncio.run(paced(partial(read_again, served)))  # as LiveCatalog.reload reads
     assert rests, "3,000 modules read and checked without one rest"
-    (reloaded,) = got
     assert reloaded.modules == load_catalog(config).modules
     # The specs it kept are the ones served (one copy of each, not two).
     assert all(a is b for a, b in zip(reloaded.modules, served.modules, strict=False))

@@ -17,7 +17,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from gitreg.catalog.load import load_catalog
-from gitreg.freshness.watching import reread_catalog
+from gitreg.freshness.catalog_file import read_at_restart
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.mcp_catalog import OTHER, READER, mcp_catalog
 from tests.support.mcp_checks import (
@@ -197,7 +197,7 @@ def test_mcp_waits_for_a_restart(tmp_path: Path) -> None:
     path = mcp_catalog(tmp_path)
     catalog = load_catalog(path)
     path.write_text(path.read_text().replace("mcp: {enabled: true}", "mcp: {enabled: false}"))
-    assert reread_catalog(catalog).mcp.enabled
+    assert read_at_restart(catalog).mcp.enabled
 
 
 def test_the_mcp_package_is_imported_only_for_a_catalog_that_turns_mcp_on() -> None:
