@@ -208,3 +208,14 @@ def test_the_checks_see_every_kind_of_import(tangled: ImportGraph) -> None:
     assert describe(behind["low/", "high/"], tangled.modules) == (
         "low/value.py:1 imports high/user.py"
     )
+
+
+def test_the_world_knows_no_sync_engine() -> None:
+    """A reload has one owner (freshness/live.py): the world it swaps in is built around what
+    the module sync prepared, never by calling it."""
+    reaching = sorted(
+        name
+        for name, module in GRAPH.modules.items()
+        if module.relative.startswith("world/") and "gitreg.modules.sync" in GRAPH.imports(name)
+    )
+    assert not reaching, f"world/ imports the module sync: {reaching}"

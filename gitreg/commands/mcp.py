@@ -10,11 +10,11 @@ import os
 import sys
 
 from gitreg.catalog.model import Catalog
+from gitreg.freshness.live import open_world
 from gitreg.git.shutdown import stop_git_processes
 from gitreg.web.app import create_app
 from gitreg.web.mcp import registry_mcp, stdio_request
 from gitreg.web.state import RegistryState
-from gitreg.world.world import open_world
 
 TOKEN_VARIABLE = "GITREG_TOKEN"
 

@@ -17,6 +17,7 @@ from gitreg.catalog.model import Catalog, Listen, TlsFiles
 from gitreg.commands.endpoint import endpoint, listen_flag
 from gitreg.errors import StartupError
 from gitreg.freshness.catalog_file import read_at_restart
+from gitreg.freshness.live import open_world
 from gitreg.git.clone import move_old_clones
 from gitreg.git.shutdown import stop_git_processes
 from gitreg.heap import Freezer, freeze_after_bursts
@@ -24,7 +25,6 @@ from gitreg.server import SharingLoop, bind, hypercorn_config, longest_stop, ser
 from gitreg.web.app import create_app
 from gitreg.web.state import RegistryState
 from gitreg.workers import run_workers
-from gitreg.world.world import open_world
 
 log = logging.getLogger("gitreg")
 

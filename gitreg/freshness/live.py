@@ -6,17 +6,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
+from collections.abc import Callable
 from functools import partial
 
 from gitreg.catalog.model import Catalog
 from gitreg.errors import ConfigError
 from gitreg.freshness.catalog_file import read_again, refused
 from gitreg.mirror.readthrough import ReadThrough
+from gitreg.modules.index_keeper import IndexKeeper
 from gitreg.modules.read_summary import summarize
+from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.sync import Registry
 from gitreg.paced import paced
+from gitreg.providers.hosted import Providers
+from gitreg.sources.discovered import SourceDiscoveries
+from gitreg.state.configured import open_state
 from gitreg.world.next_world import NextWorld
-from gitreg.world.world import CurrentWorld
+from gitreg.world.provider_side import ProviderSide
+from gitreg.world.world import CurrentWorld, World, gate_for
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +32,27 @@ log = logging.getLogger(__name__)
 # download of a large provider can take minutes), or its download deadline if longer, then it is
 # closed (work still at it is cut off); at shutdown, at once.
 RETIRE_AFTER = 300.0
+
+
+def open_world(
+    catalog: Catalog,
+    on_swap: Callable[[], None] | None = None,
+    auth_counts: Counter[tuple[str, str]] | None = None,
+) -> tuple[CurrentWorld, Registry]:
+    """The first world of `catalog` and of what its sources last discovered, every repository
+    listed and none read yet (a server then reads the clones, `Registry.read_clones`, and
+    fetches), and the registry that syncs it. `serve`, `demo`, the tests and the benches all
+    start here."""
+    current = CurrentWorld(SourceDiscoveries(catalog), auth_counts)
+    # What the sources discovered before this start (cache_dir/sources.json) serves at once.
+    catalog = current.sources.served(catalog)
+    shared = open_state(catalog)
+    snapshot = RegistrySnapshot.serving(catalog, ledger_for=shared.ledger)
+    side = ProviderSide.build(catalog, Providers(catalog, current))
+    current.first(World(snapshot, gate_for(catalog, current.auth_counts, shared), side))
+    # Each read of a repository is noted for the persisted index, which a start serves from.
+    reads = IndexKeeper(catalog.cache_dir, shared)
+    return current, Registry(catalog, shared, on_swap, cell=current, reads=reads)
 
 
 class LiveCatalog:
@@ -61,13 +90,11 @@ class LiveCatalog:
         catalog = composed.served
         started = time.monotonic()
         try:
-            next_world = await paced(
-                partial(NextWorld.prepare, self.current, self.registry, catalog)
-            )
+            next_world = await paced(partial(self._prepare, catalog))
         except (OSError, ValueError) as exc:  # a key file changed since the catalog was read
-            log.error("%s\nstill serving the previous catalog", exc)
+            log.error("%s; still serving the previous catalog", exc)
             return False
-        old = await asyncio.to_thread(next_world.swap, self.current, self.registry)
+        old = await asyncio.to_thread(self._swap, next_world)
         self.current.sources.adopt(composed)
         if next_world.gate is not old.gate:
             old.gate.close()
@@ -84,6 +111,15 @@ class LiveCatalog:
         summary = await paced(partial(summarize, old.snapshot.index, index, read, failed, seconds))
         log.info("catalog reloaded: %s; %d providers", summary, len(catalog.providers))
         return True
+
+    def _prepare(self, catalog: Catalog) -> NextWorld:
+        modules = self.registry.prepare(catalog)
+        return NextWorld.prepare(self.current, modules, catalog, self.registry.shared)
+
+    def _swap(self, next_world: NextWorld) -> World:
+        old = next_world.swap(self.current)
+        self.registry.adopted(next_world.modules)
+        return old
 
     async def close(self) -> None:
         """At shutdown: every origin client, the replaced ones too, and the gate's."""

@@ -65,7 +65,7 @@ class RegistryState:
         fresh_reads: FreshReads | None = None,
         worker: int | None = None,
     ) -> RegistryState:
-        """Around a world `gitreg.world.open_world` opened. `worker`: which of several
+        """Around a world `gitreg.freshness.live.open_world` opened. `worker`: which of several
         `gitreg serve --workers` this process is (None: the only server process)."""
         catalog = current.world.catalog
         archives = ArchiveCache(catalog.cache_dir, limits=catalog.archive_limits)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from gitreg.auth.gatekeeper import Gatekeeper
 from gitreg.catalog.model import Catalog
 from gitreg.modules.next_catalog import NextCatalog
-from gitreg.modules.sync import Registry
+from gitreg.state.shared import SharedState
 from gitreg.world.provider_side import ProviderSide
 from gitreg.world.world import CurrentWorld, World, gate_for
 
@@ -23,22 +23,21 @@ class NextWorld:
     side: ProviderSide
 
     @classmethod
-    def prepare(cls, current: CurrentWorld, registry: Registry, catalog: Catalog) -> NextWorld:
-        """Everything the next world needs, read and built (this blocks: run it in a thread).
-        Raises OSError or ValueError when a file the catalog names changed since it was read
-        (a key file): the world served stays."""
+    def prepare(
+        cls, current: CurrentWorld, modules: NextCatalog, catalog: Catalog, shared: SharedState
+    ) -> NextWorld:
+        """The next world of `catalog`, around its `modules` as the module sync prepared them
+        (this blocks: run it in a thread). Raises OSError or ValueError when a file the catalog
+        names changed since it was read (a key file): the world served stays."""
         world = current.world
-        modules = registry.prepare(catalog)
         side = world.side.rebuilt(catalog, current)
         gate = world.gate
         if catalog.auth != gate.settings:
-            gate = gate_for(catalog, current.auth_counts, registry.shared)
+            gate = gate_for(catalog, current.auth_counts, shared)
         return cls(modules, gate, side)
 
-    def swap(self, current: CurrentWorld, registry: Registry) -> World:
+    def swap(self, current: CurrentWorld) -> World:
         """Serve this world (one assignment); returns the one it replaced."""
-        old = current.replace(
+        return current.replace(
             lambda snapshot: World(self.modules.on(snapshot), self.gate, self.side)
         )
-        registry.adopted(self.modules)
-        return old

@@ -18,12 +18,8 @@ from gitreg.auth.own_origin import own_origin
 from gitreg.catalog.model import Catalog
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
-from gitreg.modules.index_keeper import IndexKeeper
 from gitreg.modules.snapshot import RegistrySnapshot
-from gitreg.modules.sync import Registry
-from gitreg.providers.hosted import Providers
 from gitreg.sources.discovered import SourceDiscoveries
-from gitreg.state.configured import open_state
 from gitreg.state.shared import SharedState
 from gitreg.world.provider_side import ProviderSide
 
@@ -92,27 +88,6 @@ class CurrentWorld:
     def first(self, world: World) -> None:
         with self._lock:
             self._world = world
-
-
-def open_world(
-    catalog: Catalog,
-    on_swap: Callable[[], None] | None = None,
-    auth_counts: Counter[tuple[str, str]] | None = None,
-) -> tuple[CurrentWorld, Registry]:
-    """The first world of `catalog` and of what its sources last discovered, every repository
-    listed and none read yet (a server then reads the clones, `Registry.read_clones`, and
-    fetches), and the registry that syncs it. `serve`, `demo`, the tests and the benches all
-    start here."""
-    current = CurrentWorld(SourceDiscoveries(catalog), auth_counts)
-    # What the sources discovered before this start (cache_dir/sources.json) serves at once.
-    catalog = current.sources.served(catalog)
-    shared = open_state(catalog)
-    snapshot = RegistrySnapshot.serving(catalog, ledger_for=shared.ledger)
-    side = ProviderSide.build(catalog, Providers(catalog, current))
-    current.first(World(snapshot, gate_for(catalog, current.auth_counts, shared), side))
-    # Each read of a repository is noted for the persisted index, which a start serves from.
-    reads = IndexKeeper(catalog.cache_dir, shared)
-    return current, Registry(catalog, shared, on_swap, cell=current, reads=reads)
 
 
 def gate_for(

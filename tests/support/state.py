@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from gitreg.catalog.model import Catalog
 from gitreg.freshness.fresh_reads import FreshReads
+from gitreg.freshness.live import open_world
 from gitreg.web.state import RegistryState
-from gitreg.world.world import open_world
 
 
 def serving_state(
