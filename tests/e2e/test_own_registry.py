@@ -140,7 +140,9 @@ def test_monorepo_tags(tmp_path: Path) -> None:
     (tmp_path / "registry.yaml").write_text(f"cache_dir: cache\n{catalog}")
     listed = _modules_listed(run_sh("gitreg list --config registry.yaml", tmp_path, env).stdout)
     assert "tag vpc/v1.4.0" in listed["infra/vpc/aws"], listed
-    assert "1.4.0" not in listed["infra/dns/aws"], listed
+    dns = listed["infra/dns/aws"]
+    assert "tag vpc/v1.4.0" not in dns, listed  # no version of dns: vpc's tag fits none of its
+    assert "1 other tag fits none of dns/v{version}: vpc/v1.4.0" in dns, listed
 
 
 def _modules_listed(text: str) -> dict[str, str]:
