@@ -50,7 +50,7 @@ def test_a_moved_server_seeds_the_new_clone_from_the_old_one(
         check=True,
         capture_output=True,
     )
-    caplog.set_level(logging.INFO, logger="gitreg.git.clone")
+    caplog.set_level(logging.INFO, logger="gitreg.git.seeding")
     with git_daemon(tmp_path / "server") as new_base:
         new = _clone(f"{new_base}/org/repo.git", cache)
         assert new.path != old.path  # another URL, another clone
