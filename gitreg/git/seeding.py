@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import threading
 from pathlib import Path
 
 from gitreg.atomic import write_atomically
@@ -85,7 +86,8 @@ def seed(new: Path, old: Path, timeout: float) -> bool:
     return True
 
 
-def _key(identity: str) -> str:
+def index_key(identity: str) -> str:
+    """The name of `identity`'s entry in the index."""
     # 128 bits: a collision would only seed a clone with another repository's objects.
     return hashlib.sha256(identity.encode()).hexdigest()[:32]
 
@@ -93,7 +95,7 @@ def _key(identity: str) -> str:
 def _entry(clones: Path, identity: str, new: Path | None) -> Path | None:
     """The clone the index names for `identity`, when it is still there and not `new`."""
     try:
-        target = os.readlink(clones / INDEX / _key(identity))
+        target = os.readlink(clones / INDEX / index_key(identity))
     except OSError:  # no entry, or not a link
         return None
     clone = clones / Path(target).name  # a clone of this folder, whatever the link says
@@ -107,7 +109,7 @@ def _enter(clones: Path, identity: str, clone: Path, *, replace: bool) -> None:
     the cache see the old link or the new one; only when absent or dangling unless `replace`."""
     index = clones / INDEX
     index.mkdir(exist_ok=True)
-    entry, target = index / _key(identity), f"../{clone.name}"
+    entry, target = index / index_key(identity), f"../{clone.name}"
     if not replace:
         try:
             os.symlink(target, entry)  # fails when there is one: creation is atomic
@@ -115,14 +117,16 @@ def _enter(clones: Path, identity: str, clone: Path, *, replace: bool) -> None:
         except FileExistsError:
             if _entry(clones, identity, None) is not None:
                 return
-    temporary = index / f".{entry.name}.{os.getpid()}.tmp"
+    # The writer's own name: two threads entering clones of one identity make a link each.
+    temporary = index / f".{entry.name}.{os.getpid()}.{threading.get_ident()}.tmp"
     with contextlib.suppress(FileNotFoundError):
-        temporary.unlink()
+        temporary.unlink()  # a crash's leftover
     os.symlink(target, temporary)
     try:
         os.replace(temporary, entry)
     except OSError:
-        temporary.unlink()
+        with contextlib.suppress(OSError):
+            temporary.unlink()
         raise
 
 

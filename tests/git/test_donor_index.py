@@ -7,13 +7,14 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from gitreg.git.clone import BareClone
 from gitreg.git.location import RepoLocation
-from gitreg.git.seeding import INDEX, INDEXED, MARK, donor, enlist
+from gitreg.git.seeding import INDEX, INDEXED, MARK, donor, enlist, index_key
 from tests.support.gitrepo import GitRepo, module_files
 
 IDENTITY = "git.example.org/org/repo"
@@ -115,3 +116,32 @@ def test_two_urls_of_one_repository_served_at_once(tmp_path: Path) -> None:
     enlist(ssh, IDENTITY, newest=True)  # just made: the server's latest address
     assert donor(clones, IDENTITY, https) == ssh
     assert (ssh / MARK).read_text() == IDENTITY + "\n"  # the marker, for a downgrade
+
+
+def test_clones_entered_at_once_leave_a_whole_link_at_every_moment(tmp_path: Path) -> None:
+    clones = tmp_path / "git"
+    made = [_folder(clones, f"url-{n}", IDENTITY) for n in range(4)]
+    enlist(made[0], IDENTITY, newest=True)
+    new, seen, stop = _folder(clones, "new"), set[Path | None](), threading.Event()
+
+    def enter(clone: Path) -> None:
+        for _ in range(200):
+            enlist(clone, IDENTITY, newest=True)
+
+    def look() -> None:
+        while not stop.is_set():
+            seen.add(donor(clones, IDENTITY, new))
+
+    looking = threading.Thread(target=look)
+    looking.start()
+    entering = [threading.Thread(target=enter, args=(clone,)) for clone in made]
+    for thread in entering:
+        thread.start()
+    for thread in entering:
+        thread.join()
+    stop.set()
+    looking.join()
+    assert seen <= set(made)  # never a missing or half-made link
+    names = [entry.name for entry in (clones / INDEX).iterdir()]
+    assert [name for name in names if not name.startswith(".")] == [index_key(IDENTITY)]  # one link
+    assert not [name for name in names if name.endswith(".tmp")]  # and nothing left beside it
