@@ -52,7 +52,7 @@ def enlist(clone: Path, identity: str, *, newest: bool) -> None:
     mark = clone / MARK
     try:
         if not mark.is_file():
-            mark.write_text(identity + "\n")
+            write_atomically(mark, identity.encode() + b"\n", sync="none")  # read by others
         _enter(clone.parent, identity, clone, replace=newest)
     except OSError as exc:  # only a later move's seeding is lost
         log.debug("cannot enter the clone %s in the index: %s", clone.name, exc)
