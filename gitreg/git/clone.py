@@ -73,6 +73,8 @@ class BareClone:
         self._peeled: tuple[bytes, tuple[TagRef, ...]] | None = None
         self._folders: dict[str, set[str]] = {}
         self._local = LocalTags(self.path)
+        self._made = False  # whether this process made the clone (GitPython's init)
+        self._enlisted: bool | None = None  # `_made` when last entered in the donors' index
 
     def __repr__(self) -> str:
         return f"BareClone({self.location})"
@@ -99,6 +101,9 @@ class BareClone:
                 raise self._failed("fetch", why) from exc
             if (self.path / seeding.SEED_REFS).is_dir():
                 self._drop_seed()
+            if self._enlisted != self._made:  # once, and again once this process made it
+                seeding.enlist(self.path, self.location.identity, newest=self._made)
+                self._enlisted = self._made
             self._pack_refs()
             turn.completed()
             return True
@@ -255,9 +260,7 @@ class BareClone:
 
     def _init(self) -> None:
         """The clone, made (bare, never collected) when it is not there yet."""
-        identity = self.location.identity
         if self.exists():
-            seeding.mark(self.path, identity)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         repo = git.Repo.init(self.path, bare=True)
@@ -265,15 +268,10 @@ class BareClone:
             # Objects must never disappear under a published version, so no automatic gc.
             config.set_value("gc", "auto", "0")
             config.set_value("core", "logAllRefUpdates", "false")
-        old = seeding.donor(self.path.parent, identity, self.path)
-        if old is not None and seeding.seed(self.path, old, self.timeout):
-            log.info(
-                "the new clone of %s starts from %s, a clone of the same repository at another"
-                " URL: only what differs is fetched",
-                self.location,
-                old.name,
-            )
-        seeding.mark(self.path, identity)
+        self._made = True
+        seeding.start_from_donor(
+            self.path, self.location.identity, self.timeout, str(self.location)
+        )
 
     def _drop_seed(self) -> None:
         """The refs a seeding added, once the fetch from the real URL is done."""

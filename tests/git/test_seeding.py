@@ -5,6 +5,8 @@ come from the new URL alone."""
 from __future__ import annotations
 
 import logging
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -12,7 +14,7 @@ import pytest
 
 from gitreg.git.clone import BareClone
 from gitreg.git.location import RepoLocation
-from gitreg.git.seeding import SEED_REFS
+from gitreg.git.seeding import INDEX, INDEXED, SEED_REFS
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import bare_clone, git_daemon
 
@@ -31,8 +33,16 @@ def _refs(clone: BareClone) -> list[str]:
     return listed.stdout.split()
 
 
+def _links(cache: Path) -> dict[str, str]:
+    """The index's entries (a link each), as the names of the clones they name."""
+    index = cache / "git" / INDEX
+    entries = [entry for entry in index.iterdir() if not entry.name.startswith(".")]
+    return {entry.name: os.readlink(entry).removeprefix("../") for entry in entries}
+
+
+@pytest.mark.parametrize("made_by", ["this version", "the previous version"])
 def test_a_moved_server_seeds_the_new_clone_from_the_old_one(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, made_by: str
 ) -> None:
     work = GitRepo(tmp_path / "work")
     work.release("v1.0.0", module_files("1"))
@@ -42,6 +52,9 @@ def test_a_moved_server_seeds_the_new_clone_from_the_old_one(
     with git_daemon(tmp_path / "server") as old_base:
         old = _clone(f"{old_base}/org/repo.git", cache)
         old.fetch()
+    assert list(_links(cache).values()) == [old.path.name]  # the index names the clone
+    if made_by == "the previous version":  # its clones have their marker file, and no index
+        shutil.rmtree(cache / "git" / INDEX)
     # Meanwhile at the server: v1.0.0 deleted, v1.2.0 added; then it answers on another port.
     work.release("v1.2.0", module_files("3"))
     bare_clone(work.path, tmp_path / "server" / "org" / "repo.git")
@@ -50,7 +63,7 @@ def test_a_moved_server_seeds_the_new_clone_from_the_old_one(
         check=True,
         capture_output=True,
     )
-    caplog.set_level(logging.INFO, logger="gitreg.git.clone")
+    caplog.set_level(logging.INFO, logger="gitreg.git.seeding")
     with git_daemon(tmp_path / "server") as new_base:
         new = _clone(f"{new_base}/org/repo.git", cache)
         assert new.path != old.path  # another URL, another clone
@@ -59,6 +72,8 @@ def test_a_moved_server_seeds_the_new_clone_from_the_old_one(
     assert sorted(t.name for t in new.tags()) == ["v1.1.0", "v1.2.0"]  # the new URL's alone
     assert not [ref for ref in _refs(new) if ref.startswith(SEED_REFS)]  # the seed is gone
     assert sorted(t.name for t in old.tags()) == ["v1.0.0", "v1.1.0"]  # the donor untouched
+    assert list(_links(cache).values()) == [new.path.name]  # the newest clone: the next donor
+    assert (cache / "git" / INDEX / INDEXED).is_file()  # the old clones entered, once
 
 
 def test_a_clone_of_another_repository_is_no_seed(tmp_path: Path) -> None:
