@@ -5,7 +5,6 @@ was discovered before (cache_dir/sources.json)."""
 from __future__ import annotations
 
 import shutil
-import ssl
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from gitreg.sources.discovered import SourceDiscoveries
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer, free_port, run_gitreg, wait_until
+from tests.support.tls_clients import served_over_tls, trusting
 
 
 def versions(client: httpx.Client, address: str) -> list[str]:
@@ -44,7 +44,7 @@ def test_discovered_modules_are_served_and_new_ones_appear(
     GitRepo(tmp_path / "explicit").release("v0.1.0", module_files("0.1.0"))
     (tmp_path / "registry.yaml").write_text(catalog_text(tmp_path))
     catalog = load_catalog(tmp_path / "registry.yaml")
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    context = trusting(tls.ca_cert)
     files = TlsFiles(tls.certfile, tls.keyfile)
     with (
         RegistryServer(catalog, files, refresh=True) as server,
@@ -90,11 +90,7 @@ def test_status_says_what_a_source_found_and_removal_keeps_versions(
         catalog_text(tmp_path, own).replace("interval: 1s", "interval: 1s, on_removed: hide")
     )
     catalog = load_catalog(tmp_path / "registry.yaml")
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with (
-        RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile), refresh=True) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
+    with served_over_tls(catalog, tls, refresh=True) as (_, client):
         wait_until(lambda: versions(client, "local/dns/aws") == ["1.0.0"], 30, "dns served")
         source = source_status(client)
         assert source["state"] == "ok" and source["last_discovery"]

@@ -30,18 +30,23 @@ def served_over_tls(
     *,
     refresh: bool = False,
     access_log: bool = False,
+    port: int | None = None,
     timeout: float = 10,
     http2: bool = False,
     base_path: str = "",
 ) -> Iterator[tuple[RegistryServer, httpx.Client]]:
     """`catalog` (or the registry.yaml at that path) served over HTTPS by the real app in a
-    thread, with `tls`'s certificate, as `RegistryServer` (`refresh`, `access_log`) does; and a
+    thread, with `tls`'s certificate, as `RegistryServer` (`refresh`, `access_log`, `port`) does; and a
     client of it until the block ends: its base URL the server's (with `base_path`), trusting
     `tls`'s CA, with `timeout` and, with `http2`, HTTP/2."""
     loaded = load_catalog(catalog) if isinstance(catalog, Path) else catalog
     with (
         RegistryServer(
-            loaded, TlsFiles(tls.certfile, tls.keyfile), refresh=refresh, access_log=access_log
+            loaded,
+            TlsFiles(tls.certfile, tls.keyfile),
+            refresh=refresh,
+            access_log=access_log,
+            port=port,
         ) as server,
         httpx.Client(
             base_url=f"{server.url}{base_path}",
