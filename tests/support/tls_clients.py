@@ -29,6 +29,7 @@ def served_over_tls(
     tls: TlsMaterial,
     *,
     refresh: bool = False,
+    fetch_first: bool | None = True,
     access_log: bool = False,
     port: int | None = None,
     timeout: float = 10,
@@ -36,15 +37,16 @@ def served_over_tls(
     base_path: str = "",
 ) -> Iterator[tuple[RegistryServer, httpx.Client]]:
     """`catalog` (or the registry.yaml at that path) served over HTTPS by the real app in a
-    thread, with `tls`'s certificate, as `RegistryServer` (`refresh`, `access_log`, `port`) does; and a
-    client of it until the block ends: its base URL the server's (with `base_path`), trusting
-    `tls`'s CA, with `timeout` and, with `http2`, HTTP/2."""
+    thread, with `tls`'s certificate, as `RegistryServer` does (`refresh`, `fetch_first`,
+    `access_log`, `port`); and a client of it until the block ends: its base URL the server's
+    (with `base_path`), trusting `tls`'s CA, with `timeout` and, with `http2`, HTTP/2."""
     loaded = load_catalog(catalog) if isinstance(catalog, Path) else catalog
     with (
         RegistryServer(
             loaded,
             TlsFiles(tls.certfile, tls.keyfile),
             refresh=refresh,
+            fetch_first=fetch_first,
             access_log=access_log,
             port=port,
         ) as server,
