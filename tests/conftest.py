@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import shutil
-import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
 from gitreg.tlscert import TlsMaterial, ensure_local_tls
 from tests.support.postgres import PostgresServer, postgres_server
+from tests.support.refused_catalogs import registry_yaml
 
 WriteCatalog = Callable[[str], Catalog]
 
@@ -20,12 +20,7 @@ def write_catalog(tmp_path: Path) -> WriteCatalog:
     """Write registry.yaml into tmp_path (cache_dir defaults to tmp_path/cache) and load it."""
 
     def write(text: str) -> Catalog:
-        body = textwrap.dedent(text)
-        if "cache_dir:" not in body:
-            body = f"cache_dir: cache\n{body}"
-        path = tmp_path / "registry.yaml"
-        path.write_text(body)
-        return load_catalog(path)
+        return load_catalog(registry_yaml(tmp_path, text))
 
     return write
 

@@ -44,6 +44,7 @@ from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.h2client import H2Client, RawFrames
 from tests.support.servers import answers, free_port, start_serve, wait_for_port, wait_until
+from tests.support.tls_clients import trusting
 
 
 @dataclass
@@ -55,7 +56,7 @@ class Served:
 
     @property
     def context(self) -> ssl.SSLContext:
-        return ssl.create_default_context(cafile=str(self.ca))
+        return trusting(self.ca)
 
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)
@@ -271,7 +272,7 @@ class InProcess:
 
     @property
     def context(self) -> ssl.SSLContext:
-        return ssl.create_default_context(cafile=str(self.ca))
+        return trusting(self.ca)
 
 
 @contextlib.contextmanager

@@ -24,6 +24,7 @@ from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oidc_provider import Provider, oidc_provider, sign_in_as
 from tests.support.servers import answers, free_port, start_serve, wait_until
+from tests.support.tls_clients import trusting
 
 READER = "reader-secret-0123456789abcdef"  # no prefix: only holding hpack quiet hides it
 ROBOT = "robot-secret-0123456789abcdef"  # the password of an OCI client's Basic credentials
@@ -100,7 +101,7 @@ def run(tmp_path: Path, tls: TlsMaterial, monkeypatch: pytest.MonkeyPatch) -> It
     monkeypatch.setenv("GITREG_TEST_DEBUG_OIDC_SECRET", CLIENT_SECRET)
     repo = GitRepo(tmp_path / "repo")
     repo.release("v1.0.0", module_files("1.0.0"))
-    verify = ssl.create_default_context(cafile=str(tls.ca_cert))
+    verify = trusting(tls.ca_cert)
     with oidc_provider(tls) as provider:
         provider.person("alice", email="alice@acme.example", groups=["platform"])
         port = free_port()

@@ -25,6 +25,7 @@ from gitreg.tlscert import TlsMaterial, ensure_local_tls
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import free_port, start_gitreg
 from tests.support.servers import run_gitreg as gitreg
+from tests.support.tls_clients import trusting
 
 
 @pytest.fixture
@@ -229,7 +230,7 @@ def test_serving_on_is_said_once_it_can_be_connected_to(catalog: Path, tls: TlsM
         assert said.rstrip().endswith(f"serving on https://127.0.0.1:{port}")
         # No retry: the port takes connections from the moment the line is written.
         socket.create_connection(("127.0.0.1", port), timeout=10).close()
-        context = ssl.create_default_context(cafile=str(tls.ca_cert))
+        context = trusting(tls.ca_cert)
         response = httpx.get(f"https://127.0.0.1:{port}/healthz", verify=context, timeout=30)
         assert response.status_code == 200
     finally:
@@ -245,7 +246,7 @@ def test_serving_on_is_said_once_it_can_be_connected_to(catalog: Path, tls: TlsM
 
 
 def _handshake(port: int, ca: Path, name: str) -> None:
-    context = ssl.create_default_context(cafile=str(ca))
+    context = trusting(ca)
     with (
         socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
         context.wrap_socket(raw, server_hostname=name),
@@ -337,7 +338,7 @@ def test_cert_will_not_replace_a_ca_whose_key_is_elsewhere(tmp_path: Path) -> No
 
 def _misbehave(port: int, ca: Path, how: str) -> None:
     """One TLS client doing what a broken or hostile one does."""
-    context = ssl.create_default_context(cafile=str(ca))
+    context = trusting(ca)
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         if how == "plain HTTP on the TLS port":
             sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -369,7 +370,7 @@ def _misbehave(port: int, ca: Path, how: str) -> None:
 
 def test_misbehaving_tls_clients_cost_no_traceback(catalog: Path, tls: TlsMaterial) -> None:
     port, process, lines = _serve_tls(catalog, tls)
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    context = trusting(tls.ca_cert)
     try:
         lines.until("serving on")
         for how in ("data after close-notify", "a record that does not decrypt") * 3 + (

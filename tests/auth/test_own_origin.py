@@ -3,12 +3,14 @@ the scheme and port count, the Host header never does."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gitreg.auth.own_origin import is_own, own_origin, reached_loopback
-from gitreg.errors import ConfigError
 from gitreg.web_origin import WebOrigin, parse_origin, parse_public_url
 from tests.conftest import WriteCatalog
+from tests.support.refused_catalogs import assert_refused, refusal
 
 MODULE = "modules:\n  - {namespace: infra, name: vpc, system: aws, repo: https://git.example.com/x.git}\n"
 OWN = own_origin("registry.example.com", None)
@@ -97,13 +99,13 @@ def test_public_url_names_an_origin(text: str, origin: str) -> None:
     ],
 )
 def test_a_bad_public_url_is_refused_at_start_with_its_line(
-    write_catalog: WriteCatalog, text: str, reason: str
+    tmp_path: Path, text: str, reason: str
 ) -> None:
-    with pytest.raises(ConfigError) as caught:
-        write_catalog(f"{MODULE}hostname: registry.example.com\npublic_url: '{text}'\n")
-    problems = caught.value.problems
-    assert any(p.path == "public_url" and p.line == 5 and reason in p.reason for p in problems), (
-        problems
+    assert_refused(
+        refusal(tmp_path, f"{MODULE}hostname: registry.example.com\npublic_url: '{text}'\n"),
+        "public_url",
+        5,
+        reason,
     )
 
 

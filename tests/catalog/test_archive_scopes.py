@@ -12,19 +12,23 @@ import pytest
 from gitreg.catalog.archive_scopes import narrowed_notices
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
-from gitreg.errors import ConfigError
 from tests.support.gitrepo import GitRepo, module_files
+from tests.support.refused_catalogs import refused
 from tests.support.servers import answers, free_port, run_gitreg, start_serve, wait_until
 
 AUTH = 'auth:\n  public: [open, "shared-*"]\n'
 
 
-def _load(root: Path, modules: str, auth: str = AUTH) -> Catalog:
+def _write(root: Path, modules: str, auth: str = AUTH) -> Path:
     for name in ("mono", "other"):
         if not (root / name).exists():
             GitRepo(root / name)
     (root / "registry.yaml").write_text(f"cache_dir: cache\nmodules:\n{modules}{auth}")
-    return load_catalog(root / "registry.yaml")
+    return root / "registry.yaml"
+
+
+def _load(root: Path, modules: str, auth: str = AUTH) -> Catalog:
+    return load_catalog(_write(root, modules, auth))
 
 
 def _scopes(catalog: Catalog) -> list[tuple[str, tuple[str, ...]]]:
@@ -96,11 +100,10 @@ def test_archive_repository_written_on_such_a_module_is_refused(tmp_path: Path) 
         "    path: modules/a\n"
         "    archive: repository\n"
     )
-    with pytest.raises(ConfigError) as refused:
-        _load(tmp_path, modules)
-    assert [(p.path, p.line) for p in refused.value.problems] == [("modules[1].archive", 9)]
+    refusal = refused(_write(tmp_path, modules))
+    assert [(p.path, p.line) for p in refusal.problems] == [("modules[1].archive", 9)]
     assert "'repository' would put the code of namespace 'secret' in this module's archive" in str(
-        refused.value
+        refusal
     )
 
 
@@ -120,10 +123,9 @@ def test_a_folder_that_holds_a_module_of_other_readers_is_refused(
     modules = (
         f"  - {outer}\n  - {{namespace: secret, name: b, system: x, repo: mono, path: modules/b}}\n"
     )
-    with pytest.raises(ConfigError) as refused:
-        _load(tmp_path, modules)
-    assert [(p.path, p.line) for p in refused.value.problems] == [where]
-    assert "holds module secret/b/x (modules/b), which has other readers" in str(refused.value)
+    refusal = refused(_write(tmp_path, modules))
+    assert [(p.path, p.line) for p in refusal.problems] == [where]
+    assert "holds module secret/b/x (modules/b), which has other readers" in str(refusal)
 
 
 @pytest.fixture

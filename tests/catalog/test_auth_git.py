@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.model import GitCheck
-from gitreg.errors import ConfigError
 from tests.conftest import WriteCatalog
+from tests.support.refused_catalogs import refusal
 
 
 @pytest.mark.parametrize(
@@ -80,19 +80,15 @@ def test_without_git_no_one_asks_a_git_server(write_catalog: WriteCatalog) -> No
         ("  git: {failed_logins_per_minute: 0}\n", "auth.git.failed_logins_per_minute", 4, "1 to"),
     ],
 )
-def test_bad_sections(
-    write_catalog: WriteCatalog, section: str, path: str, line: int, reason: str
-) -> None:
-    with pytest.raises(ConfigError) as caught:
-        write_catalog(f"mirror: {{}}\nauth:\n{section}")
-    found = [(p.path, p.line) for p in caught.value.problems if reason in p.reason]
-    assert found == [(path, line)], caught.value.problems
+def test_bad_sections(tmp_path: Path, section: str, path: str, line: int, reason: str) -> None:
+    refused = refusal(tmp_path, f"mirror: {{}}\nauth:\n{section}")
+    found = [(p.path, p.line) for p in refused.problems if reason in p.reason]
+    assert found == [(path, line)], refused.problems
 
 
-def test_every_problem_of_the_section_at_once(write_catalog: WriteCatalog) -> None:
-    with pytest.raises(ConfigError) as caught:
-        write_catalog("mirror: {}\nauth:\n  git: {check: both, cache: 1d, timeout: 0s}\n")
-    paths = sorted(p.path for p in caught.value.problems)
+def test_every_problem_of_the_section_at_once(tmp_path: Path) -> None:
+    refused = refusal(tmp_path, "mirror: {}\nauth:\n  git: {check: both, cache: 1d, timeout: 0s}\n")
+    paths = sorted(p.path for p in refused.problems)
     assert paths == ["auth.git.cache", "auth.git.check", "auth.git.timeout"]
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.model import LoginSettings, OidcIssuer, SecretRef
-from gitreg.errors import ConfigError
 from tests.conftest import WriteCatalog
+from tests.support.refused_catalogs import assert_refused, refusal
 
 ISSUER = "https://sso.example.com/realms/acme"
 
@@ -155,10 +155,5 @@ GOOD = f"    issuer: {ISSUER}\n    client_id: gitreg\n    claims: [{{read: [x]}}
         (HEAD + GOOD + "    name_claim: [email]\n", "auth.login.name_claim", 8, "must be"),
     ],
 )
-def test_login_problems(
-    write_catalog: WriteCatalog, text: str, path: str, line: int, reason: str
-) -> None:
-    with pytest.raises(ConfigError) as caught:
-        write_catalog(text)
-    problems = caught.value.problems
-    assert any(p.path == path and p.line == line and reason in p.reason for p in problems), problems
+def test_login_problems(tmp_path: Path, text: str, path: str, line: int, reason: str) -> None:
+    assert_refused(refusal(tmp_path, text), path, line, reason)

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.model import OidcIssuer
-from gitreg.errors import ConfigError
 from tests.conftest import WriteCatalog
+from tests.support.refused_catalogs import assert_refused, refusal
 
 
 def test_oidc_issuers_are_read(write_catalog: WriteCatalog, tmp_path: Path) -> None:
@@ -218,10 +218,5 @@ ONE = "modules: []\nauth:\n  oidc:\n    - "
         ),
     ],
 )
-def test_oidc_problems(
-    write_catalog: WriteCatalog, text: str, path: str, line: int, reason: str
-) -> None:
-    with pytest.raises(ConfigError) as caught:
-        write_catalog(text)
-    problems = caught.value.problems
-    assert any(p.path == path and p.line == line and reason in p.reason for p in problems), problems
+def test_oidc_problems(tmp_path: Path, text: str, path: str, line: int, reason: str) -> None:
+    assert_refused(refusal(tmp_path, text), path, line, reason)

@@ -15,6 +15,7 @@ from gitreg.errors import ConfigError
 from gitreg.git.location import RepoLocation
 from gitreg.web.providers import deprecation_warnings
 from tests.conftest import WriteCatalog
+from tests.support.refused_catalogs import assert_refused, refusal
 from tests.support.site_snippets import claimed
 
 
@@ -83,15 +84,14 @@ def test_modules_and_providers_say_which_versions_are_deprecated(
     ],
 )
 def test_a_wrong_deprecation_is_refused_with_its_key_path_and_line(
-    write_catalog: WriteCatalog, entry: str, path: str, line: int, reason: str
+    tmp_path: Path, entry: str, path: str, line: int, reason: str
 ) -> None:
-    with pytest.raises(ConfigError) as caught:
-        write_catalog(
-            "modules:\n  - namespace: infra\n    name: vpc\n    system: aws\n"
-            f"    repo: https://git.example.com/infra/vpc.git\n    {entry}\n"
-        )
-    problems = caught.value.problems
-    assert any(p.path == path and p.line == line and reason in p.reason for p in problems), problems
+    refused = refusal(
+        tmp_path,
+        "modules:\n  - namespace: infra\n    name: vpc\n    system: aws\n"
+        f"    repo: https://git.example.com/infra/vpc.git\n    {entry}\n",
+    )
+    assert_refused(refused, path, line, reason)
 
 
 def _repository() -> EntryDefaults:

@@ -10,6 +10,7 @@ import pytest
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import SecretUse
 from gitreg.errors import ConfigError, ConfigProblem
+from tests.support.refused_catalogs import refusal, refused
 
 # Each document has one value written as @: the key under test, at the path given with it.
 MODULE = """\
@@ -99,12 +100,7 @@ NO_VALUES = [
 def _load(tmp_path: Path, text: str) -> ConfigError:
     (tmp_path / "releases").mkdir(exist_ok=True)
     (tmp_path / "token").write_text("t\n")
-    if "cache_dir:" not in text:
-        text = f"cache_dir: cache\n{text}"
-    (tmp_path / "registry.yaml").write_text(text)
-    with pytest.raises(ConfigError) as caught:
-        load_catalog(tmp_path / "registry.yaml")
-    return caught.value
+    return refusal(tmp_path, text)
 
 
 def _line_of_marker(text: str) -> int:
@@ -228,9 +224,8 @@ def test_a_secret_is_checked_only_for_the_commands_that_use_it(tmp_path: Path, s
     catalog = load_catalog(path, secrets=())
     assert catalog.webhook_secret and catalog.webhook_secret.value() is None
     assert catalog.credentials[0].token_env == "GITREG_TEST_UNSET"
-    with pytest.raises(ConfigError) as caught:
-        load_catalog(path)  # every use: serve, demo and check
-    assert [p.path for p in caught.value.problems] == [
+    every_use = refused(path)  # serve, demo and check
+    assert [p.path for p in every_use.problems] == [
         "credentials[0].token_env",
         f"webhooks.{secret.split(':')[0]}",
         "mirror.origins.registry.example.test.token_file",
@@ -241,6 +236,4 @@ def test_a_secret_is_checked_only_for_the_commands_that_use_it(tmp_path: Path, s
         ("origin", "mirror.origins"),
     ]
     for use, where in uses:
-        with pytest.raises(ConfigError) as caught:
-            load_catalog(path, secrets={use})
-        assert [p.path.startswith(where) for p in caught.value.problems] == [True]
+        assert [p.path.startswith(where) for p in refused(path, secrets={use}).problems] == [True]

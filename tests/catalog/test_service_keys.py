@@ -3,10 +3,12 @@ shutdown_grace; good values read, bad ones refused with key path and line."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from gitreg.errors import ConfigError
 from tests.conftest import WriteCatalog
+from tests.support.refused_catalogs import assert_refused, refusal
 
 
 @pytest.mark.parametrize(
@@ -53,10 +55,5 @@ def test_service_keys(
         ("shutdown_grace: true\n", "shutdown_grace", 3, "(or 0: off)"),
     ],
 )
-def test_bad_service_keys(
-    write_catalog: WriteCatalog, text: str, path: str, line: int, reason: str
-) -> None:
-    with pytest.raises(ConfigError) as caught:
-        write_catalog(f"modules: []\n{text}")
-    problems = caught.value.problems
-    assert any(p.path == path and p.line == line and reason in p.reason for p in problems), problems
+def test_bad_service_keys(tmp_path: Path, text: str, path: str, line: int, reason: str) -> None:
+    assert_refused(refusal(tmp_path, f"modules: []\n{text}"), path, line, reason)

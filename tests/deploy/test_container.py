@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import ssl
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ from tests.support import container_images as images
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import answers, bare_clone, free_port, git_daemon, wait_until
 from tests.support.terraform_cli import needs_terraform, run_terraform
+from tests.support.tls_clients import trusting
 
 pytestmark = pytest.mark.container
 
@@ -167,7 +167,7 @@ def _serve_and_install(
     container: str,
     config: dict[str, Any],
 ) -> None:
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    context = trusting(tls.ca_cert)
     ready = f"https://127.0.0.1:{port}/readyz"
     wait_until(
         lambda: process.poll() is not None or answers(ready, context), 90, f"an answer on {ready}"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ctypes
 import re
 import shutil
-import ssl
 import subprocess
 import sys
 import textwrap
@@ -32,6 +31,7 @@ from tests.support.servers import (
     sshd_available,
     wait_until,
 )
+from tests.support.tls_clients import trusting
 
 UNIT = Path(__file__).resolve().parents[2] / "deploy" / "gitreg.service"
 INSTALLED = "/opt/gitreg/bin/gitreg"  # where the unit expects gitreg (docs/deploy.md)
@@ -225,7 +225,7 @@ def test_gitreg_git_and_ssh_serve_under_memory_deny_write_execute(
     with log.open("w") as output:
         process = subprocess.Popen(serve, stdout=output, stderr=subprocess.STDOUT)
     try:
-        trusted = ssl.create_default_context(cafile=tls.ca_cert)
+        trusted = trusting(tls.ca_cert)
         with httpx.Client(base_url=f"https://127.0.0.1:{port}", verify=trusted) as client:
 
             def ready() -> bool:

@@ -11,10 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from gitreg.catalog.load import load_catalog
-from gitreg.errors import ConfigError
+from tests.support.refused_catalogs import refused
 
 PROBE = "zzprobe"
 HOST = "probe.example"
@@ -65,10 +62,8 @@ def _known_keys(folder: Path, where: Where) -> set[str] | None:
     """The keys the loader knows in the mapping at `where`, or None when it reads none there."""
     catalog = folder / "registry.yaml"
     catalog.write_text(json.dumps(_document(where, {PROBE: 1})))  # JSON is YAML
-    with pytest.raises(ConfigError) as refused:
-        load_catalog(catalog, secrets=())
     wanted = f"{_path(where)}.{PROBE}".removeprefix(".")
-    for problem in refused.value.problems:
+    for problem in refused(catalog, secrets=()).problems:
         if problem.path == wanted and problem.reason.startswith(_KNOWN):
             return set(problem.reason.removeprefix(_KNOWN).rstrip(")").split(", "))
     return None

@@ -5,20 +5,17 @@ network mirror reading through, so that every collector answers."""
 from __future__ import annotations
 
 import re
-import ssl
 from collections.abc import Iterator
 
-import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.docs_site.site_pages import first_cells, page
 from tests.support.gitrepo import GitRepo, module_files
-from tests.support.servers import RegistryServer
+from tests.support.tls_clients import served_over_tls
 
 
 @pytest.fixture(scope="module")
@@ -36,12 +33,7 @@ modules:
 mirror: {{read_through: true}}
 """)
     catalog = load_catalog(root / "registry.yaml")
-    with (
-        RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile)) as server,
-        httpx.Client(
-            base_url=server.url, verify=ssl.create_default_context(cafile=str(tls.ca_cert))
-        ) as client,
-    ):
+    with served_over_tls(catalog, tls) as (_, client):
         # A mirror request for a host read-through does not read: a 404, counted, no connection.
         assert client.get("/v1/mirror/elsewhere.example/acme/widget/index.json").status_code == 404
         answer = client.get("/metrics")

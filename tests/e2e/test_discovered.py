@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import ssl
 from pathlib import Path
 
 import httpx
@@ -15,6 +14,7 @@ from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.servers import answers, free_port, start_serve, wait_until
 from tests.support.terraform_cli import needs_terraform, run_terraform
+from tests.support.tls_clients import trusting
 
 pytestmark = [pytest.mark.terraform, needs_terraform]
 
@@ -42,7 +42,7 @@ def test_terraform_installs_discovered_modules(tmp_path: Path, tls: TlsMaterial)
         process = start_serve(tmp_path / "registry.yaml", port, tls, log)
         try:
             base = f"https://127.0.0.1:{port}"
-            context = ssl.create_default_context(cafile=str(tls.ca_cert))
+            context = trusting(tls.ca_cert)
             wait_until(
                 lambda: process.poll() is not None or answers(f"{base}/healthz", context), 60
             )

@@ -33,6 +33,7 @@ from tests.support.servers import (
 )
 from tests.support.site_snippets import claimed
 from tests.support.terraform_cli import needs_terraform, run_terraform
+from tests.support.tls_clients import trusting
 
 pytestmark = [pytest.mark.terraform, needs_terraform]
 
@@ -81,7 +82,7 @@ def test_terraform_installs_a_discovered_provider(tls: TlsMaterial, tmp_path: Pa
         )
         port = free_port()
         base = f"https://127.0.0.1:{port}"
-        context = ssl.create_default_context(cafile=str(tls.ca_cert))
+        context = trusting(tls.ca_cert)
         with (tmp_path / "gitreg.log").open("w") as log:
             process = start_serve(tmp_path / "registry.yaml", port, tls, log)
             try:

@@ -11,7 +11,6 @@ its Git server are two servers here where GitLab is one."""
 from __future__ import annotations
 
 import json
-import ssl
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -25,6 +24,7 @@ from tests.support.gitrepo import module_files
 from tests.support.servers import GitHttpTap, answers, free_port, start_serve, wait_until
 from tests.support.site_snippets import block, claimed
 from tests.support.terraform_cli import needs_terraform, run_terraform
+from tests.support.tls_clients import trusting
 
 pytestmark = [pytest.mark.terraform, needs_terraform]
 
@@ -77,7 +77,7 @@ def test_terraform_installs_modules_discovered_on_a_forge(
             (tmp_path / "registry.yaml").write_text("cache_dir: cache\n" + catalog)
             port = free_port()
             base = f"https://127.0.0.1:{port}"
-            context = ssl.create_default_context(cafile=str(tls.ca_cert))
+            context = trusting(tls.ca_cert)
             with (tmp_path / "gitreg.log").open("w") as log:
                 process = start_serve(tmp_path / "registry.yaml", port, tls, log)
                 try:

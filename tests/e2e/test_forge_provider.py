@@ -8,7 +8,6 @@ and a `credentials` entry so that the forge's test CA is trusted."""
 
 from __future__ import annotations
 
-import ssl
 from pathlib import Path
 
 import httpx
@@ -21,6 +20,7 @@ from tests.support.provider_releases import new_key, write_key, write_release
 from tests.support.servers import answers, free_port, start_serve, wait_until
 from tests.support.site_snippets import claimed
 from tests.support.terraform_cli import needs_terraform, run_terraform
+from tests.support.tls_clients import trusting
 
 pytestmark = [pytest.mark.terraform, needs_terraform]
 
@@ -52,7 +52,7 @@ def test_terraform_installs_a_provider_released_on_the_forge(
         )
         port = free_port()
         base = f"https://127.0.0.1:{port}"
-        context = ssl.create_default_context(cafile=str(tls.ca_cert))
+        context = trusting(tls.ca_cert)
         with (tmp_path / "gitreg.log").open("w") as log:
             process = start_serve(tmp_path / "registry.yaml", port, tls, log)
             try:

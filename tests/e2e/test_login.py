@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from tests.support.oidc_provider import oidc_provider
 from tests.support.servers import RegistryServer, free_port
 from tests.support.site_snippets import claimed
 from tests.support.terraform_cli import needs_terraform
+from tests.support.tls_clients import trusting
 from tests.web.test_login import registry_yaml
 
 pytestmark = [pytest.mark.terraform, needs_terraform]
@@ -147,7 +147,7 @@ def test_terraform_login_then_init_installs_a_private_module(
     assert commands[1] == "terraform init"
     token = login(tmp_path, served, commands[0])
     assert token.startswith("gitreg_")
-    verify = ssl.create_default_context(cafile=str(served.tls.ca_cert))
+    verify = trusting(served.tls.ca_cert)
     listed = httpx.get(
         f"https://{served.host}/v1/modules/platform/net/aws/versions",
         headers={"Authorization": f"Bearer {token}"},

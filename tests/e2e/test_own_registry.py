@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import shutil
 import signal
-import ssl
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.servers import answers, free_port, wait_until
 from tests.support.site_snippets import claimed, on_port, run_sh, shell_env, start_sh
 from tests.support.terraform_cli import needs_terraform, run_terraform, terraform_env
+from tests.support.tls_clients import trusting
 
 pytestmark = [pytest.mark.terraform, needs_terraform]
 
@@ -39,10 +39,6 @@ def _work_tree_pushing_to(root: Path, name: str, files: dict[str, str]) -> tuple
     work.commit("the module")
     git(work.path, "remote", "add", "origin", str(bare))
     return work, bare
-
-
-def _trust(ca: Path) -> ssl.SSLContext:
-    return ssl.create_default_context(cafile=str(ca))
 
 
 def test_own_registry(tmp_path: Path) -> None:
@@ -77,7 +73,7 @@ def test_own_registry(tmp_path: Path) -> None:
         try:
             base = f"https://127.0.0.1:{port}"
             wait_until(
-                lambda: served.poll() is not None or answers(f"{base}/readyz", _trust(ca)),
+                lambda: served.poll() is not None or answers(f"{base}/readyz", trusting(ca)),
                 60,
                 "gitreg serving",
             )

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import ssl
 import subprocess
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from tests.support.servers import (
     wait_until,
 )
 from tests.support.terraform_cli import needs_terraform
+from tests.support.tls_clients import trusting
 
 pytestmark = [pytest.mark.terraform, needs_terraform]
 
@@ -102,7 +102,7 @@ auth:
     with (root / "gitreg.log").open("w") as log:
         process = start_serve(root / "registry.yaml", port, tls, log)
     base = f"https://127.0.0.1:{port}"
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    context = trusting(tls.ca_cert)
     try:
         wait_until(
             lambda: process.poll() is not None or answers(f"{base}/readyz", context),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import signal
-import ssl
 import textwrap
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from tests.support.site_snippets import (
     start_sh,
 )
 from tests.support.terraform_cli import needs_terraform, terraform_env
+from tests.support.tls_clients import trusting
 
 pytestmark = [pytest.mark.terraform, needs_terraform]
 
@@ -69,7 +69,7 @@ def test_private_registry(tmp_path: Path) -> None:
         served = start_sh(block(OWN, "sh", "gitreg serve"), registry, env, log)
         try:
             base = f"https://127.0.0.1:{port}"
-            trust = ssl.create_default_context(cafile=str(ca))
+            trust = trusting(ca)
             wait_until(
                 lambda: served.poll() is not None or answers(f"{base}/readyz", trust),
                 60,

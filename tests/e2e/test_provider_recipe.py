@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import ssl
 import subprocess
 import zipfile
 from pathlib import Path
@@ -29,14 +28,11 @@ from tests.support.provider_releases import provider_zip
 from tests.support.servers import answers, free_port, start_serve, wait_until
 from tests.support.site_snippets import Claimed, claimed, on_port
 from tests.support.terraform_cli import needs_terraform, run_terraform
+from tests.support.tls_clients import trusting
 
 pytestmark = [pytest.mark.terraform, needs_terraform]
 
 PAGE = "providers.md"
-
-
-def _trust(ca: Path) -> ssl.SSLContext:
-    return ssl.create_default_context(cafile=str(ca))
 
 
 def render(template: str, fields: dict[str, str]) -> str:
@@ -130,16 +126,16 @@ def _provider_recipe(page: Claimed, tls: TlsMaterial, root: Path, env: dict[str,
     try:
         base = f"https://127.0.0.1:{port}"
         wait_until(
-            lambda: process.poll() is not None or answers(f"{base}/readyz", _trust(tls.ca_cert)),
+            lambda: process.poll() is not None or answers(f"{base}/readyz", trusting(tls.ca_cert)),
             60,
             "gitreg serving",
         )
         asked = httpx.URL(f"{base}/v1/providers/acme/widget/{version}/download/linux/amd64")
-        download = httpx.get(asked, verify=_trust(tls.ca_cert)).json()
+        download = httpx.get(asked, verify=trusting(tls.ca_cert)).json()
         assert download["protocols"] == json.loads(manifest_json)["metadata"]["protocol_versions"]
         signature = httpx.get(
             asked.join(download["shasums_signature_url"]),
-            verify=_trust(tls.ca_cert),
+            verify=trusting(tls.ca_cert),
         ).content
         assert signature == Path(f"{sums}.sig").read_bytes()  # CI's own signature, as it is
 

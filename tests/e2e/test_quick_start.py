@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import shutil
 import signal
-import ssl
 import textwrap
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from tests.support.site_snippets import (
     start_sh,
 )
 from tests.support.terraform_cli import needs_terraform, run_terraform, terraform_env
+from tests.support.tls_clients import trusting
 
 pytestmark = [pytest.mark.terraform, needs_terraform]
 
@@ -45,7 +45,7 @@ def test_the_quick_start(tmp_path: Path) -> None:
             wait_until(
                 lambda: (
                     demo.poll() is not None
-                    or (ca.exists() and answers(f"https://127.0.0.1:{port}/readyz", _trust(ca)))
+                    or (ca.exists() and answers(f"https://127.0.0.1:{port}/readyz", trusting(ca)))
                 ),
                 60,
                 "the demo serving",
@@ -85,7 +85,3 @@ def test_the_quick_start(tmp_path: Path) -> None:
             demo.send_signal(signal.SIGINT)
             demo.wait(timeout=30)
     assert demo.returncode == 0, printed.read_text()
-
-
-def _trust(ca: Path) -> ssl.SSLContext:
-    return ssl.create_default_context(cafile=str(ca))

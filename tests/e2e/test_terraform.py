@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import signal
-import ssl
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from tests.support.servers import (
     wait_until,
 )
 from tests.support.terraform_cli import needs_terraform
+from tests.support.tls_clients import trusting
 
 pytestmark = [pytest.mark.terraform, needs_terraform]
 
@@ -90,7 +90,7 @@ modules:
 
 
 def _wait_ready(url: str, tls: TlsMaterial, process: subprocess.Popen[str]) -> None:
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    context = trusting(tls.ca_cert)
     wait_until(
         lambda: process.poll() is not None or answers(url, context), 60, f"an answer on {url}"
     )
@@ -211,7 +211,7 @@ def test_friendly_hostname_through_cli_config(registry: Registry, tmp_path: Path
 def test_pushed_tag_is_installable_after_a_refresh(registry: Registry, tmp_path: Path) -> None:
     single = GitRepo.existing(registry.root / "single")
     single.release("v2.1.0", module_files("2.1.0"))
-    context = ssl.create_default_context(cafile=str(registry.tls.ca_cert))
+    context = trusting(registry.tls.ca_cert)
     url = f"https://{registry.host}/v1/modules/infra/single/generic/versions"
     wait_until(  # refresh_interval is 1s here
         lambda: (
@@ -301,7 +301,7 @@ def test_pinned_version_installs_the_same_code_after_its_tag_moves(
         registry, tmp_path / "before", {"m": (f"{registry.host}/infra/single/generic", "1.0.0")}
     )
     assert before["m"] == {"version": "1.0.0"}
-    context = ssl.create_default_context(cafile=str(registry.tls.ca_cert))
+    context = trusting(registry.tls.ca_cert)
     location = httpx.get(
         f"https://{registry.host}/v1/modules/infra/single/generic/1.0.0/download", verify=context
     ).json()["location"]

@@ -4,7 +4,6 @@ folders, hostname and origins follow a valid edit without a restart, over real H
 from __future__ import annotations
 
 import contextlib
-import ssl
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ from gitreg.signing import Keyring
 from gitreg.tlscert import TlsMaterial
 from tests.support.provider_releases import new_key, provider_zip, write_key, write_release
 from tests.support.servers import RegistryServer, wait_until
+from tests.support.tls_clients import served_over_tls, trusting
 
 WIDGET = "  - {namespace: acme, type: widget, artifacts: widget}\n"
 GADGET = "  - {namespace: acme, type: gadget, artifacts: gadget}\n"
@@ -62,9 +62,7 @@ def root(tmp_path: Path) -> Path:
 @contextlib.contextmanager
 def serving(path: Path, tls: TlsMaterial) -> Iterator[httpx.Client]:
     """gitreg with its background work (the catalog watched), and a client trusting its CA."""
-    server = RegistryServer(load_catalog(path), TlsFiles(tls.certfile, tls.keyfile), refresh=True)
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with server, httpx.Client(base_url=server.url, verify=context) as client:
+    with served_over_tls(path, tls, refresh=True) as (_, client):
         yield client
 
 
@@ -105,7 +103,7 @@ def test_a_provider_added_is_served_its_folder_watched_and_one_removed_is_gone(
         stop = threading.Event()
 
         def hammer() -> None:  # the provider that stays is served throughout
-            context = ssl.create_default_context(cafile=str(tls.ca_cert))
+            context = trusting(tls.ca_cert)
             with httpx.Client(base_url=client.base_url, verify=context) as c:
                 for _ in range(2000):  # bounded; stops early when the edits have landed
                     if stop.is_set():

@@ -5,7 +5,6 @@ is counted in /v1/status and /metrics, labelled by the provider, never by a toke
 
 from __future__ import annotations
 
-import ssl
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from tests.support.forges import Fault, StandInForge
 from tests.support.provider_releases import new_key, write_key
 from tests.support.servers import RegistryServer, wait_until
 from tests.support.state import serving_state
+from tests.support.tls_clients import served_over_tls, trusting
 
 ASKED = "/v1/providers/acme/widget/versions"
 
@@ -52,7 +52,7 @@ def test_a_held_forge_does_not_delay_the_first_answer_of_a_fetched_provider(
         serving_state(catalog)  # a first life: 1.0.0 fetched into cache_dir
         forge.releases = [*forge.releases, released(tmp_path, key, "1.1.0")]
         connected = forge.connections
-        context = ssl.create_default_context(cafile=str(tls.ca_cert))
+        context = trusting(tls.ca_cert)
         with ExitStack() as held:
             held.enter_context(forge.held())  # every answer of the forge waits until it ends
             server = _serving(tmp_path, forge, tls)
@@ -80,7 +80,7 @@ def test_a_replica_without_the_releases_answers_503_until_its_first_read(
     with StandInForge(
         "gitlab", token=TOKEN, tls=tls, releases=[released(tmp_path, key, "1.0.0")]
     ) as forge:
-        context = ssl.create_default_context(cafile=str(tls.ca_cert))
+        context = trusting(tls.ca_cert)
         with ExitStack() as held:
             # Held from before the start: its first read cannot end before the test looks.
             held.enter_context(forge.held())
@@ -111,9 +111,7 @@ def test_the_reads_are_counted_in_status_and_metrics(
         catalog = load_catalog(write_registry(tmp_path, forge, tls))
         providers = Providers(catalog, NoRepositories())
         providers.refresh(poll_forges=True)  # a rate limit: a wait, nothing fetched
-        server = RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile))  # read again
-        context = ssl.create_default_context(cafile=str(tls.ca_cert))
-        with server, httpx.Client(base_url=server.url, verify=context, timeout=10) as client:
+        with served_over_tls(catalog, tls) as (_, client):  # read again
             (report,) = client.get("/v1/status").json()["providers"]
             metrics = client.get("/metrics").text
     assert report["versions"] == ["1.0.0"]

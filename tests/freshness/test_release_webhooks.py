@@ -7,7 +7,6 @@ delivery is."""
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,7 +17,6 @@ import pgpy
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.forge_providers import (
     PROJECT,
@@ -32,6 +30,7 @@ from tests.support.forges import StandInForge
 from tests.support.provider_releases import new_key, write_key
 from tests.support.servers import RegistryServer, wait_until
 from tests.support.site_snippets import claimed
+from tests.support.tls_clients import served_over_tls
 from tests.support.webhook_payloads import FORGES, RELEASE_FORGES
 
 
@@ -87,11 +86,7 @@ def _served(
             )
             registry.write_text(text)
         catalog = load_catalog(registry)
-        context = ssl.create_default_context(cafile=str(tls.ca_cert))
-        with (
-            RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile)) as server,
-            httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-        ):
+        with served_over_tls(catalog, tls) as (server, client):
             assert _versions(client) == ["1.0.0"]
             yield Served(forge, server, client)
 
@@ -209,11 +204,7 @@ def test_the_release_webhook_recipe(
             f"credentials:\n  - {{url: '{forge.url}', ca_file: '{tls.ca_cert}'}}\n" + recipe
         )
         catalog = load_catalog(tmp_path / "registry.yaml")
-        context = ssl.create_default_context(cafile=str(tls.ca_cert))
-        with (
-            RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile)) as server,
-            httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-        ):
+        with served_over_tls(catalog, tls) as (_, client):
             assert _versions(client) == ["1.0.0"]
             forge.releases = [*forge.releases, released(tmp_path, key, "1.1.0")]
             hook = RELEASE_FORGES["github"]

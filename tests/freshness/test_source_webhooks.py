@@ -7,14 +7,12 @@ refused as a push's is, and discovers nothing."""
 from __future__ import annotations
 
 import json
-import ssl
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from gitreg.catalog.model import TlsFiles
 from gitreg.freshness.webhooks import PARSERS, matching_sources
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
@@ -23,7 +21,8 @@ from tests.support.forge_shapes import ForgeKind
 from tests.support.forges import StandInForge
 from tests.support.gitrepo import module_files
 from tests.support.repository_events import repository_created, signed
-from tests.support.servers import RegistryServer, wait_until
+from tests.support.servers import wait_until
+from tests.support.tls_clients import served_over_tls
 
 TOKEN = "forge-t0ken-s3cret"
 SECRET = "hook-s3cret"
@@ -64,13 +63,7 @@ def test_a_repository_event_discovers_its_source_at_once(
                 " namespace: infra, token_env: FORGE_TOKEN, interval: 1h,"
                 f" webhook: {{secret_env: HOOK_SECRET}}, {served.clone_hosts}}}\n"
             )
-            context = ssl.create_default_context(cafile=str(tls.ca_cert))
-            with (
-                RegistryServer(
-                    catalog, TlsFiles(tls.certfile, tls.keyfile), refresh=True
-                ) as server,
-                httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-            ):
+            with served_over_tls(catalog, tls, refresh=True) as (server, client):
                 wait_until(lambda: _versions(client, "infra/vpc/aws") == ["1.0.0"], 30, "vpc")
                 forge.repositories = [vpc, dns]
                 payload, headers = repository_created(kind, "127.0.0.1", dns.path)

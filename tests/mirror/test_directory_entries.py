@@ -9,7 +9,6 @@ import hashlib
 import json
 import logging
 import shutil
-import ssl
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from gitreg.tlscert import TlsMaterial
 from tests.support.provider_releases import new_key, provider_zip_with_docs, write_key
 from tests.support.servers import RegistryServer, wait_until
 from tests.support.terraform_cli import needs_terraform, run_terraform
+from tests.support.tls_clients import served_over_tls
 
 ADDRESS = ProviderAddress.parse("example.com/acme/widget")
 FILENAME = "terraform-provider-widget_1.0.0_linux_amd64.zip"
@@ -51,11 +51,7 @@ def mirror(tmp_path: Path, tls: TlsMaterial) -> Iterator[Mirror]:
         "hostname: registry.example.test\ncache_dir: cache\nmodules: []\n"
         "mirror: {folders: [mirror], read_through: false}\n"
     )
-    server = RegistryServer(
-        load_catalog(tmp_path / "registry.yaml"), TlsFiles(tls.certfile, tls.keyfile)
-    )
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with server, httpx.Client(base_url=server.url, verify=context) as client:
+    with served_over_tls(tmp_path / "registry.yaml", tls) as (server, client):
         yield Mirror(server.url, zip_path, client)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from gitreg.tlscert import TlsMaterial
 from tests.support.origin_server import ScriptedOrigin
 from tests.support.provider_releases import new_key, write_key, write_release
 from tests.support.servers import RegistryServer
+from tests.support.tls_clients import served_over_tls
 
 HOST = "origin.example.test"
 ADDRESS = ProviderAddress.parse(f"{HOST}/acme/widget")
@@ -242,11 +242,10 @@ def mirror_server(
             "hostname: mirror.example.test\ncache_dir: cache\nmodules: []\n"
             f"mirror: {{read_through: true, origins: {{{HOST}: '{origin.url}'}}, ca_file: {tls.ca_cert}}}\n"
         )
-        server = RegistryServer(
-            load_catalog(tmp_path / "registry.yaml"), TlsFiles(tls.certfile, tls.keyfile)
-        )
-        context = ssl.create_default_context(cafile=str(tls.ca_cert))
-        with server, httpx.Client(base_url=f"{server.url}/v1/mirror/", verify=context) as client:
+        with served_over_tls(tmp_path / "registry.yaml", tls, base_path="/v1/mirror/") as (
+            server,
+            client,
+        ):
             yield origin, client
             server.state.current.world.side.mirror.close()
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import shutil
 import signal
-import ssl
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from tests.support.browser import chromium, copied_by_button
 from tests.support.servers import answers, free_port, start_gitreg, wait_until
 from tests.support.terraform_cli import needs_terraform, run_terraform
+from tests.support.tls_clients import trusting
 
 TOP = Path(__file__).resolve().parents[2]
 WAIT = 60  # seconds: the demo reads its repositories, the first page builds its docs
@@ -40,7 +40,7 @@ def demo(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         wait_until(
             lambda: (
                 process.poll() is not None
-                or (ca.exists() and answers(f"{url}/readyz", ssl.create_default_context(cafile=ca)))
+                or (ca.exists() and answers(f"{url}/readyz", trusting(ca)))
             ),
             WAIT,
             "the demo serving",

@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import shutil
-import ssl
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,6 +36,7 @@ from tests.support.catalogue import TOKEN
 from tests.support.gitrepo import GitRepo, git
 from tests.support.servers import RegistryServer
 from tests.support.terraform_cli import needs_terraform, run_terraform
+from tests.support.tls_clients import trusting
 
 HOSTNAME = "registry.example.test"
 WAIT = 30  # seconds: the first page builds its docs
@@ -420,7 +420,7 @@ def test_a_repository_that_cannot_be_read_and_a_tag_that_moved_or_went(
 def test_the_version_form_without_script_is_a_redirect(
     served: RegistryServer, tls: TlsMaterial
 ) -> None:
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    context = trusting(tls.ca_cert)
     with httpx.Client(base_url=served.url, verify=context, timeout=60) as client:
         chosen = client.get("/modules/infra/net/generic", params={"version": "1.0.0"})
         odd = client.get("/modules/infra/net/generic", params={"version": "../../x y"})

@@ -7,16 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import io
-import ssl
 from pathlib import Path
 
-import httpx
 import pgpy
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
-from gitreg.errors import ConfigError
 from gitreg.providers.fetched_releases import ReleaseFetcher
 from gitreg.providers.forge_releases import ReleaseList
 from gitreg.providers.hosted import Providers
@@ -28,7 +24,9 @@ from tests.support.forge_release_shapes import ForgeRelease
 from tests.support.forge_shapes import ForgeKind
 from tests.support.forges import StandInForge
 from tests.support.provider_releases import new_key, write_key, write_release
-from tests.support.servers import RegistryServer, run_gitreg
+from tests.support.refused_catalogs import refusal
+from tests.support.servers import run_gitreg
+from tests.support.tls_clients import served_over_tls
 
 FORGES: tuple[ForgeKind, ...] = ("gitlab", "gitea", "github")
 PROJECT = "acme/terraform-provider-widget"
@@ -110,24 +108,22 @@ def test_releases_are_fetched_once_and_served(
 
 def test_served_over_https_by_the_app(tmp_path: Path, tls: TlsMaterial, key: pgpy.PGPKey) -> None:
     release = released(tmp_path, key, "2.0.0")
-    with StandInForge("gitlab", token=TOKEN, tls=tls, releases=[release]) as forge:
-        server = RegistryServer(
-            load_catalog(write_registry(tmp_path, forge, tls)), TlsFiles(tls.certfile, tls.keyfile)
+    with (
+        StandInForge("gitlab", token=TOKEN, tls=tls, releases=[release]) as forge,
+        served_over_tls(write_registry(tmp_path, forge, tls), tls) as (_, client),
+    ):
+        versions = client.get("/v1/providers/acme/widget/versions").json()["versions"]
+        assert [v["version"] for v in versions] == ["2.0.0"]
+        answer = client.get("/v1/providers/acme/widget/2.0.0/download/linux/amd64").json()
+        zip_name = "terraform-provider-widget_2.0.0_linux_amd64.zip"
+        assert answer["filename"] == zip_name
+        data = release.file(zip_name)
+        assert data is not None
+        assert answer["shasum"] == hashlib.sha256(data).hexdigest()
+        assert client.get(answer["download_url"]).content == data
+        assert client.get(answer["shasums_signature_url"]).content == release.file(
+            "terraform-provider-widget_2.0.0_SHA256SUMS.sig"
         )
-        context = ssl.create_default_context(cafile=str(tls.ca_cert))
-        with server, httpx.Client(base_url=server.url, verify=context) as client:
-            versions = client.get("/v1/providers/acme/widget/versions").json()["versions"]
-            assert [v["version"] for v in versions] == ["2.0.0"]
-            answer = client.get("/v1/providers/acme/widget/2.0.0/download/linux/amd64").json()
-            zip_name = "terraform-provider-widget_2.0.0_linux_amd64.zip"
-            assert answer["filename"] == zip_name
-            data = release.file(zip_name)
-            assert data is not None
-            assert answer["shasum"] == hashlib.sha256(data).hexdigest()
-            assert client.get(answer["download_url"]).content == data
-            assert client.get(answer["shasums_signature_url"]).content == release.file(
-                "terraform-provider-widget_2.0.0_SHA256SUMS.sig"
-            )
 
 
 def test_a_release_with_a_bad_checksum_is_reported_and_the_others_serve(
@@ -255,10 +251,7 @@ def test_a_bad_token_names_the_provider_and_its_forge(
 def test_a_provider_entry_with_neither_or_both_or_a_bad_forge_is_refused(
     tmp_path: Path, entry: str, message: str
 ) -> None:
-    (tmp_path / "registry.yaml").write_text(f"cache_dir: cache\nproviders:\n  - {entry}\n")
-    with pytest.raises(ConfigError) as refused:
-        load_catalog(tmp_path / "registry.yaml")
-    assert message in str(refused.value)
+    assert message in str(refusal(tmp_path, f"providers:\n  - {entry}\n"))
 
 
 def test_check_names_a_token_the_forge_refuses(

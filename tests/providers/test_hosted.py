@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import shutil
-import ssl
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,13 +17,10 @@ import httpx
 import pgpy
 import pytest
 
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.providers.hashes import zip_hashes
 from gitreg.tlscert import TlsMaterial
 from tests.support.provider_releases import new_key, provider_zip, write_key, write_release
 from tests.support.servers import (
-    RegistryServer,
     answers,
     free_port,
     start_gitreg,
@@ -32,6 +28,7 @@ from tests.support.servers import (
     wait_until,
 )
 from tests.support.terraform_cli import needs_terraform, run_terraform
+from tests.support.tls_clients import served_over_tls, trusting
 
 
 @dataclass
@@ -81,7 +78,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterat
     log = root / "gitreg.log"
     with log.open("w") as out:
         process = start_serve(root / "registry.yaml", port, tls, out)
-        context = ssl.create_default_context(cafile=str(tls.ca_cert))
+        context = trusting(tls.ca_cert)
         base = f"https://127.0.0.1:{port}"
         try:
             wait_until(
@@ -332,7 +329,7 @@ def test_read_through_from_an_origin_then_with_the_origin_down(
         f"  ca_file: {tls.ca_cert}\n"
     )
     tls_args = ["--certfile", str(tls.certfile), "--keyfile", str(tls.keyfile)]
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    context = trusting(tls.ca_cert)
     origin = start_gitreg(
         "serve",
         "--config",
@@ -378,9 +375,7 @@ def test_read_through_from_an_origin_then_with_the_origin_down(
     assert "the cache serves" in output
 
 
-def _in_thread_registry(
-    tmp_path: Path, tls: TlsMaterial, refresh: bool = False
-) -> tuple[RegistryServer, pgpy.PGPKey]:
+def _in_thread_registry(tmp_path: Path) -> tuple[Path, pgpy.PGPKey]:
     key = new_key("gitreg")
     write_key(key, tmp_path / "gitreg.asc")
     write_release(tmp_path / "releases" / "1.0.0", "widget", "1.0.0", ("linux_amd64",), signer=key)
@@ -389,19 +384,14 @@ def _in_thread_registry(
         "providers:\n  - {namespace: acme, type: widget, artifacts: releases}\n"
         "mirror: {read_through: false}\n"  # a miss must never become a lookup of an outside name
     )
-    return RegistryServer(
-        load_catalog(tmp_path / "registry.yaml"),
-        TlsFiles(tls.certfile, tls.keyfile),
-        refresh=refresh,
-    ), key
+    return tmp_path / "registry.yaml", key
 
 
 def test_a_release_dropped_in_the_folder_appears_without_a_restart(
     tmp_path: Path, tls: TlsMaterial
 ) -> None:
-    server, key = _in_thread_registry(tmp_path, tls, refresh=True)
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with server, httpx.Client(base_url=server.url, verify=context) as client:
+    catalog, key = _in_thread_registry(tmp_path)
+    with served_over_tls(catalog, tls, refresh=True) as (_, client):
         write_release(
             tmp_path / "releases" / "1.1.0", "widget", "1.1.0", ("linux_amd64",), signer=key
         )
@@ -421,8 +411,8 @@ def test_terraform_refuses_a_signature_by_a_key_the_registry_does_not_list(
 ) -> None:
     # gitreg never serves such a signature (it refuses the release at load); to see Terraform's
     # own check hold, the served release's signature is replaced in memory.
-    server, _ = _in_thread_registry(tmp_path, tls)
-    with server:
+    catalog, _ = _in_thread_registry(tmp_path)
+    with served_over_tls(catalog, tls) as (server, _):
         entry = server.state.current.world.side.providers.get("acme", "widget")
         release = entry.release("1.0.0") if entry else None
         assert release is not None
@@ -482,10 +472,9 @@ def test_a_folder_written_by_terraform_providers_mirror_is_served(
 
 def test_a_zip_removed_before_the_next_rescan_is_a_404(tmp_path: Path, tls: TlsMaterial) -> None:
     # The index still lists it for up to one rescan interval; the answer must not be a 500.
-    server, _ = _in_thread_registry(tmp_path, tls)
+    catalog, _ = _in_thread_registry(tmp_path)
     zip_path = next((tmp_path / "releases" / "1.0.0").glob("*.zip"))
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with server, httpx.Client(base_url=server.url, verify=context) as client:
+    with served_over_tls(catalog, tls) as (server, client):
         body = client.get("/v1/providers/acme/widget/1.0.0/download/linux/amd64").json()
         host = server.registry.snapshot.catalog.hostname
         mirror_url = f"/v1/mirror/{host}/acme/widget/{zip_path.name}"

@@ -7,13 +7,10 @@ cache_dir, and the listener is never reached. `gitreg check` warns of plain http
 
 from __future__ import annotations
 
-import ssl
 from pathlib import Path
 
-import httpx
 import pytest
 
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
 from tests.support.forge_git import forge_git
@@ -21,7 +18,8 @@ from tests.support.forge_shapes import ForgeRepository
 from tests.support.forges import StandInForge
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.listeners import SilentListener
-from tests.support.servers import RegistryServer, run_gitreg, wait_until
+from tests.support.servers import run_gitreg, wait_until
+from tests.support.tls_clients import served_over_tls
 
 TOKEN = "gitea-https-s3cret"
 READER = "reader-7Qm2xVb9KpL4tWz8Rn3JcY6dFh1GsE5aUo0iXvNk"  # reads the private namespace
@@ -60,13 +58,7 @@ def test_a_forge_that_names_places_off_itself_gets_no_fetch_and_says_why(
                 f"sources:\n  - gitea: {{url: '{forge.url}', org: platform,"
                 f" token_env: FORGE_TOKEN, interval: 1h, {served.clone_hosts}}}\n"
             )
-            context = ssl.create_default_context(cafile=str(tls.ca_cert))
-            with (
-                RegistryServer(
-                    catalog, TlsFiles(tls.certfile, tls.keyfile), refresh=True
-                ) as server,
-                httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-            ):
+            with served_over_tls(catalog, tls, refresh=True) as (_, client):
 
                 def versions(address: str, token: str = "") -> int | list[str]:
                     headers = {"Authorization": f"Bearer {token}"} if token else {}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import email.utils
 import socket
-import ssl
 
 import httpx
 import pytest
@@ -20,6 +19,7 @@ from tests.support.clock import Clock
 from tests.support.forge_shapes import KINDS, ForgeKind, ForgeRepository
 from tests.support.forges import Fault, StandInForge, lister_of
 from tests.support.listeners import SilentListener
+from tests.support.tls_clients import trusting
 
 TOKEN = "s3cret-token-value-0042"
 OWNER: dict[ForgeKind, str] = {
@@ -198,7 +198,7 @@ def test_a_forge_that_is_down_is_unavailable(kind: ForgeKind) -> None:
 
 def test_a_forge_that_never_answers_is_unavailable(tls: TlsMaterial) -> None:
     with SilentListener(tls) as silent:
-        verify = ssl.create_default_context(cafile=str(tls.ca_cert))
+        verify = trusting(tls.ca_cert)
         client = httpx.Client(verify=verify, timeout=httpx.Timeout(0.5, connect=5))
         lister = GitLabLister(f"https://127.0.0.1:{silent.port}", "platform", TOKEN, client=client)
         with pytest.raises(SourceUnavailable, match="no answer in time"):

@@ -12,7 +12,6 @@ those faults are the API's alone.)"""
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,7 +22,6 @@ from typing import Any
 import httpx
 import pytest
 
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
 from tests.support.forge_git import ForgeGit, forge_git
@@ -31,6 +29,7 @@ from tests.support.forge_shapes import ForgeRepository
 from tests.support.forges import Fault, StandInForge
 from tests.support.gitrepo import module_files
 from tests.support.servers import GitHttpTap, RegistryServer, wait_until
+from tests.support.tls_clients import served_over_tls
 
 TOKEN = "glpat-https-s3cret"
 MONOREPO = """modules:
@@ -95,13 +94,7 @@ def running(
                 + f"sources:\n  - gitlab: {{url: '{forge.url}', group: platform, namespace: infra,"
                 f" token_env: GITLAB_TOKEN, topics: [terraform], interval: 300ms, {served.clone_hosts}}}\n"
             )
-            context = ssl.create_default_context(cafile=str(tls.ca_cert))
-            with (
-                RegistryServer(
-                    catalog, TlsFiles(tls.certfile, tls.keyfile), refresh=True
-                ) as server,
-                httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-            ):
+            with served_over_tls(catalog, tls, refresh=True) as (server, client):
                 yield Running(served, forge, server, client, tap)
                 status = client.get("/v1/status").text
                 assert TOKEN not in status and TOKEN not in client.get("/metrics").text

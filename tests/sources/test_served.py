@@ -5,18 +5,17 @@ was discovered before (cache_dir/sources.json)."""
 from __future__ import annotations
 
 import shutil
-import ssl
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.sources.discovered import SourceDiscoveries
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
-from tests.support.servers import RegistryServer, free_port, run_gitreg, wait_until
+from tests.support.servers import free_port, run_gitreg, wait_until
+from tests.support.tls_clients import served_over_tls
 
 
 def versions(client: httpx.Client, address: str) -> list[str]:
@@ -44,12 +43,7 @@ def test_discovered_modules_are_served_and_new_ones_appear(
     GitRepo(tmp_path / "explicit").release("v0.1.0", module_files("0.1.0"))
     (tmp_path / "registry.yaml").write_text(catalog_text(tmp_path))
     catalog = load_catalog(tmp_path / "registry.yaml")
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    files = TlsFiles(tls.certfile, tls.keyfile)
-    with (
-        RegistryServer(catalog, files, refresh=True) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
+    with served_over_tls(catalog, tls, refresh=True) as (_, client):
         wait_until(lambda: versions(client, "local/vpc/aws") == ["1.0.0"], 30, "vpc served")
         assert versions(client, "infra/keep/generic") == ["0.1.0"]
         GitRepo(srv / "terraform-google-dns").release("v2.0.0", module_files("2.0.0"))
@@ -57,10 +51,7 @@ def test_discovered_modules_are_served_and_new_ones_appear(
     # A restart with the source's folder gone: what it discovered last still serves.
     shutil.move(srv, tmp_path / "moved")
     (tmp_path / "srv").mkdir()
-    with (
-        RegistryServer(catalog, files, refresh=False, fetch_first=False) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
+    with served_over_tls(catalog, tls, fetch_first=False) as (_, client):
         assert versions(client, "local/vpc/aws") == ["1.0.0"]
         assert versions(client, "local/dns/google") == ["2.0.0"]
 
@@ -90,11 +81,7 @@ def test_status_says_what_a_source_found_and_removal_keeps_versions(
         catalog_text(tmp_path, own).replace("interval: 1s", "interval: 1s, on_removed: hide")
     )
     catalog = load_catalog(tmp_path / "registry.yaml")
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with (
-        RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile), refresh=True) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
+    with served_over_tls(catalog, tls, refresh=True) as (_, client):
         wait_until(lambda: versions(client, "local/dns/aws") == ["1.0.0"], 30, "dns served")
         source = source_status(client)
         assert source["state"] == "ok" and source["last_discovery"]

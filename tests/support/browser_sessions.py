@@ -4,7 +4,6 @@ registry's own origin."""
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,10 +12,10 @@ import httpx
 
 from gitreg.auth.sessions import COOKIE
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import Catalog, TlsFiles
+from gitreg.catalog.model import Catalog
 from gitreg.tlscert import TlsMaterial
 from tests.support.private_registry import READER, write_private_registry
-from tests.support.servers import RegistryServer
+from tests.support.tls_clients import served_over_tls
 
 URL_KEYS = "  signing_key_file: new.key\n"
 PRIVATE = "/v1/modules/secret/single/generic/versions"
@@ -35,11 +34,7 @@ def private_catalog(root: Path, extra: str = "") -> Catalog:
 def served(catalog: Catalog, tls: TlsMaterial, refresh: bool = False) -> Iterator[httpx.Client]:
     """`catalog` served over HTTPS on 127.0.0.1 by the real app (with `refresh`, watching its
     registry.yaml and applying edits); a client that trusts it."""
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with (
-        RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile), refresh=refresh) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
+    with served_over_tls(catalog, tls, refresh=refresh) as (_, client):
         yield client
 
 

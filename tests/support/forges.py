@@ -44,6 +44,7 @@ from tests.support.forge_shapes import (
     repository_json,
     unauthorized,
 )
+from tests.support.tls_clients import trusting
 
 # The most each forge answers a page, whatever is asked (Gitea's MAX_RESPONSE_ITEMS default).
 MOST_A_PAGE: dict[ForgeKind, int] = {"gitlab": 100, "gitea": 50, "github": 100, "bitbucket": 1000}
@@ -163,7 +164,7 @@ class StandInForge:
     def verify(self) -> ssl.SSLContext | bool:
         if self.tls is None:
             return True
-        return ssl.create_default_context(cafile=str(self.tls.ca_cert))
+        return trusting(self.tls.ca_cert)
 
     @property
     def repositories(self) -> list[ForgeRepository]:

@@ -19,6 +19,7 @@ import pytest
 
 from gitreg.tlscert import TlsMaterial
 from tests.support.servers import answers, free_port, wait_until
+from tests.support.tls_clients import trusting
 
 # The provider, as `oidc-provider-mock` runs it, with TLS; its own log on stderr.
 _RUNNER = """
@@ -59,7 +60,7 @@ def oidc_provider(tls: TlsMaterial) -> Iterator[Provider]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    verify = ssl.create_default_context(cafile=str(tls.ca_cert))
+    verify = trusting(tls.ca_cert)
     provider = Provider(f"https://127.0.0.1:{port}", process, verify)
     try:
         discovery = f"{provider.url}/.well-known/openid-configuration"

@@ -4,7 +4,6 @@ namespace (`secret`) and a public one (`open`), client tokens, and the keys that
 from __future__ import annotations
 
 import hashlib
-import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -12,12 +11,10 @@ from pathlib import Path
 
 import httpx
 
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.provider_releases import new_key, write_key, write_release
-from tests.support.servers import RegistryServer
+from tests.support.tls_clients import served_over_tls
 
 READER = "reader-token"  # reads `secret`
 OTHER = "other-token"  # reads `elsewhere` only
@@ -92,10 +89,5 @@ def private_registry(
     url_keys: str = "  signing_key_file: new.key\n  previous_signing_key_file: old.key\n",
 ) -> Iterator[PrivateRegistry]:
     """The registry served over HTTPS by the real app, in a thread, until the block ends."""
-    catalog = load_catalog(write_private_registry(root, url_keys))
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with (
-        RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile)) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
+    with served_over_tls(write_private_registry(root, url_keys), tls) as (_, client):
         yield PrivateRegistry(root, client)

@@ -16,6 +16,7 @@ import httpx
 
 from gitreg.tlscert import TlsMaterial
 from tests.support.servers import answers, free_port, public_cas, start_gitreg, wait_until
+from tests.support.tls_clients import trusting
 from tests.support.webhook_payloads import FORGES
 
 SECRET = "replicas-test-webhook-secret"
@@ -45,9 +46,7 @@ class Replica:
         )
         self.port = free_port()
         self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
-        self.verify: ssl.SSLContext | bool = (
-            ssl.create_default_context(cafile=str(tls.ca_cert)) if tls else public_cas()
-        )
+        self.verify: ssl.SSLContext | bool = trusting(tls.ca_cert) if tls else public_cas()
         self.process: subprocess.Popen[str] | None = None
         self._log: IO[str] | None = None
 

@@ -6,7 +6,6 @@ sent."""
 
 from __future__ import annotations
 
-import ssl
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,10 +15,10 @@ import httpx
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.private_registry import READER, bearer, write_private_registry
 from tests.support.servers import RegistryServer, answers, free_port, start_serve, wait_until
+from tests.support.tls_clients import served_over_tls, trusting
 
 URL_KEYS = "  signing_key_file: new.key\n"
 YEAR = "max-age=31536000"
@@ -39,7 +38,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterat
     catalog = write_private_registry(root, URL_KEYS)
     port = free_port()
     log = root / "gitreg.log"
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    context = trusting(tls.ca_cert)
     url = f"https://127.0.0.1:{port}"
     with log.open("w") as output:
         process = start_serve(catalog, port, tls, output)
@@ -175,11 +174,7 @@ def test_hsts_as_registry_yaml_says(
 ) -> None:
     path = write_private_registry(tmp_path, URL_KEYS)
     path.write_text(section + path.read_text())
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with (
-        RegistryServer(load_catalog(path), TlsFiles(tls.certfile, tls.keyfile)) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
+    with served_over_tls(path, tls) as (_, client):
         response = client.get("/healthz")
     assert _one(response, "strict-transport-security") == header
     assert _one(response, "x-content-type-options") == "nosniff"

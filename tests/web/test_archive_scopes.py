@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import ssl
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,11 +14,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo
-from tests.support.servers import RegistryServer, wait_until
+from tests.support.servers import wait_until
+from tests.support.tls_clients import served_over_tls
 
 TOKEN = "gitreg_secret-reader-0123456789"
 MARK = "PRIVATE-NEIGHBOUR"  # in every file of the private module, and nowhere else
@@ -69,19 +67,11 @@ def _repository(root: Path) -> str:
     return mono.release("v1.0.0", {**PUBLIC_FILES, **PRIVATE_FILES})
 
 
-def _client(server: RegistryServer, tls: TlsMaterial) -> httpx.Client:
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    return httpx.Client(base_url=server.url, verify=context, timeout=30)
-
-
 @pytest.fixture
 def served(tmp_path: Path, tls: TlsMaterial) -> Iterator[Served]:
     commit = _repository(tmp_path)
     catalog = _write_catalog(tmp_path, AUTH)
-    with (
-        RegistryServer(load_catalog(catalog), TlsFiles(tls.certfile, tls.keyfile)) as server,
-        _client(server, tls) as client,
-    ):
+    with served_over_tls(catalog, tls, timeout=30) as (_, client):
         yield Served(client, commit, catalog)
 
 
@@ -159,12 +149,7 @@ def test_an_auth_section_added_live_narrows_the_archives_at_once(
     module's download and archive hold its folder only, and the whole archive is gone."""
     commit = _repository(tmp_path)
     catalog = _write_catalog(tmp_path, "")
-    with (
-        RegistryServer(
-            load_catalog(catalog), TlsFiles(tls.certfile, tls.keyfile), refresh=True
-        ) as server,
-        _client(server, tls) as client,
-    ):
+    with served_over_tls(catalog, tls, refresh=True, timeout=30) as (_, client):
         before, members = _anonymous_archive(client, "open/net/x")
         assert before.endswith(f"/{commit}.tar.gz//modules/open")  # open: the whole tree
         assert "modules/secret/main.tf" in members

@@ -19,11 +19,10 @@ import httpx
 import pytest
 
 from gitreg.auth.gate import Gate
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
-from tests.support.servers import GitHttpTap, RegistryServer, bare_clone, git_http_server
+from tests.support.servers import GitHttpTap, bare_clone, git_http_server
+from tests.support.tls_clients import served_over_tls, trusting
 
 TOKEN = "glpat-the-teams-own-0123456789"  # what the Git server takes
 CI_JOBS = [f"glpat-ci-job-{i}-0123456789abcdef" for i in range(3)]  # so are these, new each job
@@ -104,20 +103,15 @@ modules:
 auth:
   git: {{cache: 5m, {git_settings}, ca_file: {tls.ca_cert}}}
 """)
-        files = TlsFiles(tls.certfile, tls.keyfile)
-        tls_context = ssl.create_default_context(cafile=tls.ca_cert)
-        server = stack.enter_context(
-            RegistryServer(load_catalog(tmp_path / "registry.yaml"), files)
-        )
-        client = stack.enter_context(
-            httpx.Client(base_url=server.url, timeout=20, verify=tls_context)
+        server, client = stack.enter_context(
+            served_over_tls(tmp_path / "registry.yaml", tls, timeout=20)
         )
         tap.requests.clear()  # the registry's own fetches
         # Wrong tokens are slowed (tests/auth/test_wrong_tokens.py): not waited for here.
         gate = server.state.current.world.gate
         assert isinstance(gate, Gate)
         gate.wrong_tokens.sleep = no_wait
-        yield Served(client, tap, git, server.url, tls_context)
+        yield Served(client, tap, git, server.url, trusting(tls.ca_cert))
 
 
 def test_made_up_tokens_cost_one_login_per_host_whatever_the_repositories(

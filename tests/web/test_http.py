@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import socket
-import ssl
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,10 +13,10 @@ import httpx
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer
+from tests.support.tls_clients import served_over_tls
 
 
 @dataclass
@@ -50,15 +49,7 @@ modules:
       archive: folder}}
 """)
     catalog = load_catalog(root / "registry.yaml")
-    with (
-        RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile)) as server,
-        httpx.Client(
-            base_url=server.url,
-            verify=ssl.create_default_context(cafile=str(tls.ca_cert)),
-            http2=True,
-            timeout=10,
-        ) as client,
-    ):
+    with served_over_tls(catalog, tls, http2=True) as (_, client):
         yield Served(client, commits)
 
 

@@ -27,6 +27,7 @@ from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oidc_provider import Provider, oidc_provider, sign_in_as
 from tests.support.servers import RegistryServer, free_port, run_gitreg
 from tests.support.site_snippets import claimed
+from tests.support.tls_clients import trusting
 
 SECRET = "the-client-secret-of-gitreg"
 REDIRECT = "http://localhost:10003/login"
@@ -91,7 +92,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterat
         provider.person("ci", groups=["platform"])  # no email: named by its sub
         port = free_port()
         catalog = load_catalog(registry_yaml(root, repo, provider.url, tls.ca_cert, port))
-        verify = ssl.create_default_context(cafile=str(tls.ca_cert))
+        verify = trusting(tls.ca_cert)
         files = TlsFiles(tls.certfile, tls.keyfile)
         with RegistryServer(catalog, files, port=port, access_log=True) as server:
             yield Served(server.url, provider, verify, root)
@@ -392,7 +393,7 @@ def test_a_provider_that_is_down_is_a_503_page(
     repo.release("v1.0.0", module_files("1.0.0"))
     port, down = free_port(), f"https://127.0.0.1:{free_port()}"
     catalog = load_catalog(registry_yaml(tmp_path, repo, down, tls.ca_cert, port))
-    verify = ssl.create_default_context(cafile=str(tls.ca_cert))
+    verify = trusting(tls.ca_cert)
     with RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile), port=port) as server:
         served = Served(server.url, Provider(down, None, verify), verify, tmp_path)  # type: ignore[arg-type]
         _, challenge = pkce()

@@ -23,6 +23,7 @@ from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oidc_provider import Provider, oidc_provider, sign_in_as
 from tests.support.servers import RegistryServer, free_port
+from tests.support.tls_clients import trusting
 
 CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"  # RFC 7636's example
 REDIRECT = "http://localhost:10004/login"
@@ -72,7 +73,7 @@ auth:
         catalog = load_catalog(config)
         files = TlsFiles(tls.certfile, tls.keyfile)
         with RegistryServer(catalog, files, port=port) as server:
-            yield Served(server.url, ssl.create_default_context(cafile=str(tls.ca_cert)))
+            yield Served(server.url, trusting(tls.ca_cert))
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import ssl
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -26,6 +25,7 @@ from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oidc_provider import Provider, oidc_provider, sign_in_as
 from tests.support.servers import RegistryServer, free_port, run_gitreg
+from tests.support.tls_clients import trusting
 from tests.web.test_login import SECRET, Served, refused_login, token_of
 
 PLATFORM_RULE = "      - {match: {groups: platform}, read: [platform], mirror: true}\n"
@@ -90,7 +90,7 @@ def serve(tmp_path: Path, tls: TlsMaterial, provider: Provider) -> Serve:
         path = tmp_path / "registry.yaml"
         text = registry_yaml(tmp_path, repo, provider, tls.ca_cert, port)
         path.write_text(text.replace("    claims:\n", extra + "    claims:\n"))
-        verify = ssl.create_default_context(cafile=str(tls.ca_cert))
+        verify = trusting(tls.ca_cert)
         files = TlsFiles(tls.certfile, tls.keyfile)
         with RegistryServer(load_catalog(path), files, port=port) as server:
             yield Served(server.url, provider, verify, tmp_path), server

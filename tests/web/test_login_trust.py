@@ -4,19 +4,17 @@ being down. A real provider process over TLS, with the tests' CA, which gitreg i
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oidc_provider import Provider, oidc_provider
-from tests.support.servers import RegistryServer, free_port, run_gitreg
+from tests.support.servers import free_port, run_gitreg
+from tests.support.tls_clients import served_over_tls
 
 UNTRUSTED = "is not trusted ("
 
@@ -76,11 +74,7 @@ def test_the_sign_in_page_says_the_providers_certificate_is_not_trusted(
 ) -> None:
     port = free_port()
     catalog = load_catalog(_catalog(tmp_path, port, _login(provider.url)))
-    verify = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with (
-        RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile), port=port) as server,
-        httpx.Client(verify=verify, timeout=15) as browser,
-    ):
+    with served_over_tls(catalog, tls, port=port, timeout=15) as (server, browser):
         answer = browser.get(f"{server.url}/signin/provider")
     assert answer.status_code == 503, answer.text
     assert "Cannot sign in now" in answer.text

@@ -4,7 +4,6 @@ tool through it, with a reader's token, and the log never shows the token."""
 from __future__ import annotations
 
 import asyncio
-import ssl
 from pathlib import Path
 
 import httpx2
@@ -15,13 +14,14 @@ from gitreg.tlscert import TlsMaterial
 from tests.support.mcp_catalog import READER, mcp_catalog
 from tests.support.mcp_checks import reader_sees_every_tool, until_read
 from tests.support.servers import answers, free_port, start_serve, wait_until
+from tests.support.tls_clients import trusting
 
 
 def test_gitreg_serve_answers_mcp_over_https(tmp_path: Path, tls: TlsMaterial) -> None:
     config = mcp_catalog(tmp_path)
     port = free_port()
     log = tmp_path / "gitreg.log"
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
+    context = trusting(tls.ca_cert)
     with log.open("w") as output:
         process = start_serve(config, port, tls, output)
     try:

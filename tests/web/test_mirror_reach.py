@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import ssl
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -16,13 +15,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.listeners import SilentListener, on_port_443
 from tests.support.origin_server import Answer, ScriptedOrigin
 from tests.support.provider_releases import new_key, write_key, write_release
 from tests.support.servers import RegistryServer
+from tests.support.tls_clients import served_over_tls
 
 HOST = "origin.example.test"
 KEY = new_key("origin")
@@ -42,11 +40,7 @@ def registry(
         "providers:\n  - {namespace: acme, type: widget, artifacts: releases}\n"
         + (f"mirror:\n{mirror}" if mirror is not None else "")
     )
-    server = RegistryServer(
-        load_catalog(tmp_path / "registry.yaml"), TlsFiles(tls.certfile, tls.keyfile)
-    )
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with server, httpx.Client(base_url=server.url, verify=context, timeout=60) as client:
+    with served_over_tls(tmp_path / "registry.yaml", tls, timeout=60) as (server, client):
         yield server, client
         server.state.current.world.side.mirror.close()
 

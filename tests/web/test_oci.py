@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
-import ssl
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,14 +16,13 @@ import httpx
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.asgi import in_process
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oci_client import INDEX, MANIFEST, NotInMirror, Refused, TofuOci
 from tests.support.provider_releases import new_key, write_key, write_release
-from tests.support.servers import RegistryServer
 from tests.support.state import serving_state
+from tests.support.tls_clients import served_over_tls
 
 VERSIONS = ("1.0.0", "1.1.0", "1.2.0+meta.1", "2.0.0-rc.1")
 
@@ -60,11 +58,7 @@ providers:
   - {{namespace: acme, type: widget, artifacts: widget}}
 """)
     catalog = load_catalog(root / "registry.yaml")
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with (
-        RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile)) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
+    with served_over_tls(catalog, tls) as (_, client):
         yield Served(client, root)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import ssl
 import subprocess
 import zipfile
 from collections.abc import Iterator
@@ -19,11 +18,9 @@ import httpx
 import oras.client
 import pytest
 
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.private_registry import READER, write_private_registry
-from tests.support.servers import RegistryServer
+from tests.support.tls_clients import served_over_tls
 
 
 @dataclass
@@ -39,11 +36,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterat
     path = write_private_registry(root, "  signing_key_file: new.key\n")
     with path.open("a") as config:
         config.write("oci: {enabled: true}\n")
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with (
-        RegistryServer(load_catalog(path), TlsFiles(tls.certfile, tls.keyfile)) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
+    with served_over_tls(path, tls) as (server, client):
         yield Served(f"127.0.0.1:{server.port}", client, tls)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,15 +14,13 @@ import httpx
 import pytest
 import yaml
 
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oci_client import Refused, TofuOci
 from tests.support.provider_releases import new_key, write_key, write_release
-from tests.support.servers import RegistryServer
 from tests.support.site_snippets import claimed
+from tests.support.tls_clients import served_over_tls
 
 PAGE = "opentofu-oci.md"
 HOST = "registry.example.com"
@@ -67,13 +64,7 @@ auth:
   tokens:
     - {{name: team, token_sha256: "{token}", read: [secret]}}
 """)
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with (
-        RegistryServer(
-            load_catalog(root / "registry.yaml"), TlsFiles(tls.certfile, tls.keyfile)
-        ) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
+    with served_over_tls(root / "registry.yaml", tls) as (server, client):
         yield Served(client, f"127.0.0.1:{server.port}", root)
 
 

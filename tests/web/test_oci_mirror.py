@@ -5,22 +5,19 @@ verified, then named in the index byte for byte), and behind the gate as `/v1/mi
 from __future__ import annotations
 
 import re
-import ssl
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.oci_client import INDEX, NotInMirror, TofuOci
 from tests.support.origin_server import ScriptedOrigin
 from tests.support.private_registry import MIRROR, READER, write_private_registry
 from tests.support.provider_releases import new_key
-from tests.support.servers import RegistryServer
 from tests.support.site_snippets import claimed
+from tests.support.tls_clients import served_over_tls
 
 HOST = "origin.example.test"
 REPOSITORY = f"mirror/{HOST}/acme/widget"
@@ -34,11 +31,7 @@ def read_through(tls: TlsMaterial, tmp_path: Path) -> Iterator[tuple[ScriptedOri
             "hostname: mirror.example.test\ncache_dir: cache\nmodules: []\noci: {enabled: true}\n"
             f"mirror: {{read_through: true, origins: {{{HOST}: '{origin.url}'}}, ca_file: {tls.ca_cert}}}\n"
         )
-        server = RegistryServer(
-            load_catalog(tmp_path / "registry.yaml"), TlsFiles(tls.certfile, tls.keyfile)
-        )
-        context = ssl.create_default_context(cafile=str(tls.ca_cert))
-        with server, httpx.Client(base_url=server.url, verify=context, timeout=30) as client:
+        with served_over_tls(tmp_path / "registry.yaml", tls, timeout=30) as (server, client):
             yield origin, client
             server.state.current.world.side.mirror.close()
 
@@ -75,11 +68,7 @@ def private(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Itera
     path = write_private_registry(root, "  signing_key_file: new.key\n")
     with path.open("a") as config:
         config.write("oci: {enabled: true}\n")
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with (
-        RegistryServer(load_catalog(path), TlsFiles(tls.certfile, tls.keyfile)) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
+    with served_over_tls(path, tls) as (_, client):
         yield client
 
 

@@ -5,18 +5,15 @@ whether it holds the repository or not."""
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.oci_client import MANIFEST, Refused, TofuOci
 from tests.support.private_registry import OTHER, READER, WIDGET_ZIP, write_private_registry
-from tests.support.servers import RegistryServer
+from tests.support.tls_clients import served_over_tls
 
 
 @pytest.fixture(scope="module")
@@ -25,11 +22,7 @@ def client(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterat
     path = write_private_registry(root, "  signing_key_file: new.key\n")
     with path.open("a") as config:
         config.write("oci: {enabled: true}\n")
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with (
-        RegistryServer(load_catalog(path), TlsFiles(tls.certfile, tls.keyfile)) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
+    with served_over_tls(path, tls) as (_, client):
         yield client
 
 

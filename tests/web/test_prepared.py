@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import re
-import ssl
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -14,12 +13,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.private_registry import MIRROR, OTHER, READER, bearer, write_private_registry
 from tests.support.servers import RegistryServer
+from tests.support.tls_clients import served_over_tls
 
 HOST = "registry.example.test"
 # The hot routes of an open namespace (`open`), and who asks each with auth on.
@@ -53,11 +51,7 @@ def _open_registry(root: Path) -> Path:
 
 
 def _served(config: Path, tls: TlsMaterial) -> Iterator[tuple[RegistryServer, httpx.Client]]:
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with (
-        RegistryServer(load_catalog(config), TlsFiles(tls.certfile, tls.keyfile)) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
+    with served_over_tls(config, tls) as (server, client):
         yield server, client
 
 
@@ -184,14 +178,8 @@ def test_a_kept_answer_has_its_access_line_and_its_counts(
     config = _open_registry(tmp_path)
     versions = "/v1/modules/open/single/generic/versions"
     index = f"/v1/mirror/{HOST}/open/widget/index.json"
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
     caplog.set_level(logging.INFO, "gitreg.access")
-    with (
-        RegistryServer(
-            load_catalog(config), TlsFiles(tls.certfile, tls.keyfile), access_log=True
-        ) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
+    with served_over_tls(config, tls, access_log=True) as (server, client):
         ids = [client.get(versions).headers["x-request-id"] for _ in range(3)]
         assert _kept(server, versions) and len(set(ids)) == 3
         assert (

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import ssl
 from pathlib import Path
 
 import httpx
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer, bare_clone, free_port, git_daemon, wait_until
+from tests.support.tls_clients import served_over_tls
 
 
 def test_readyz_turns_503_with_reasons_when_the_git_server_stays_away(tmp_path: Path) -> None:
@@ -64,11 +63,7 @@ def test_with_auth_healthz_and_readyz_show_counts_and_codes_only(
         f"    - {{name: ops, token_sha256: {hashlib.sha256(ops.encode()).hexdigest()}, ops: true}}\n"
     )
     catalog = load_catalog(tmp_path / "registry.yaml")
-    context = ssl.create_default_context(cafile=str(tls.ca_cert))
-    with (
-        RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile)) as server,
-        httpx.Client(base_url=server.url, verify=context, timeout=10) as client,
-    ):
+    with served_over_tls(catalog, tls) as (_, client):
         health = client.get("/healthz")
         ready = client.get("/readyz")
         status = client.get("/v1/status", headers={"Authorization": f"Bearer {ops}"})

@@ -4,16 +4,12 @@ replaced by one that records each delay (the schedule itself: tests/auth/test_wr
 from __future__ import annotations
 
 import hashlib
-import ssl
 from pathlib import Path
-
-import httpx
 
 from gitreg.auth.gate import Gate
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
 from gitreg.tlscert import TlsMaterial
-from tests.support.servers import RegistryServer
+from tests.support.tls_clients import served_over_tls
 
 RIGHT = "gitreg_Fv3nq0J2aPZb7Ykq1x8cTgWm4s6eHd9LrUoNiBlKjQE"
 
@@ -34,11 +30,7 @@ auth:
     async def recorded(delay: float) -> None:
         delays.append(delay)
 
-    context = ssl.create_default_context(cafile=tls.ca_cert)
-    with (
-        RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile)) as server,
-        httpx.Client(base_url=server.url, timeout=10, verify=context) as client,
-    ):
+    with served_over_tls(catalog, tls) as (server, client):
         gate = server.state.current.world.gate
         assert isinstance(gate, Gate)
         gate.wrong_tokens.sleep = recorded

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.model import SecretRef, SourceSpec
-from gitreg.errors import ConfigError
 from gitreg.tags import TagTemplate
 from tests.conftest import WriteCatalog
+from tests.support.refused_catalogs import refusal
 
 
 def test_the_five_kinds_as_the_issue_writes_them(
@@ -189,12 +189,11 @@ def test_github_enterprise_and_ssh_clones(write_catalog: WriteCatalog) -> None:
     ],
 )
 def test_each_mistake_with_its_path_and_line(
-    write_catalog: WriteCatalog, entry: str, path: str, line: int, reason: str
+    tmp_path: Path, entry: str, path: str, line: int, reason: str
 ) -> None:
-    with pytest.raises(ConfigError) as refused:
-        write_catalog(f"sources:\n  {entry}\n")
-    found = [(p.path, p.line) for p in refused.value.problems if reason in p.reason]
-    assert found == [(path, line)], refused.value.problems
+    refused = refusal(tmp_path, f"sources:\n  {entry}\n")
+    found = [(p.path, p.line) for p in refused.problems if reason in p.reason]
+    assert found == [(path, line)], refused.problems
 
 
 def test_clone_hosts_are_read_as_host_and_port(write_catalog: WriteCatalog) -> None:
