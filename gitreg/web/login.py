@@ -1,12 +1,12 @@
-"""Signing in with the OpenID provider (auth.login), as HTTP: Terraform's authorization endpoint
-(`terraform login` opens it in the browser) and token endpoint (login.v1), the sign-in page's
-"Sign in with <provider>", and the callback where the provider sends the person back. A sign-in
-starts only from this registry's pages or from outside the browser (`terraform login` opens
-it): one another site's page starts is refused before it spends the address's sign-ins. A person
-meets every refusal as a page (Terraform keeps waiting on its listener, so the browser is where
-an upstream failure is said); the token endpoint answers RFC 6749's JSON errors. The cookie that
-holds a sign-in under way is `SameSite=Lax`, since the provider's redirect back is a cross-site
-navigation; the session cookie it ends with is set as the sign-in form sets it."""
+"""Signing in with the OpenID provider (auth.login) over HTTP.
+
+Terraform's authorization and token endpoints (login.v1), the sign-in page's "Sign in with
+<provider>", and the callback the provider sends the person back to. A sign-in starts only from
+this registry's pages or from `terraform login`, never from another site's page. A refusal is a
+page, but one of `terraform login`'s after the provider goes to Terraform's listener, as a code
+whose exchange is refused with the reason (Terraform waits on after an error without a code).
+The token endpoint answers RFC 6749's JSON errors. The cookie of a sign-in under way is
+`SameSite=Lax`: the provider's redirect back is a cross-site navigation."""
 
 from __future__ import annotations
 
