@@ -21,7 +21,7 @@ from bench.harness import git
 from gitreg.catalog.load import load_catalog
 from gitreg.docs.service import DocsService
 from gitreg.modules.resolve import Release
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 
 
 def _tf(i: int) -> str:
@@ -117,7 +117,7 @@ def main() -> None:
         (root / "registry.yaml").write_text(
             "cache_dir: cache\nmodules:\n  - {namespace: bench, name: big, system: generic, repo: big}\n"
         )
-        registry = Registry(load_catalog(root / "registry.yaml"))
+        registry = ModuleSync(load_catalog(root / "registry.yaml"))
         registry.refresh()
         entry = registry.snapshot.index.get("bench", "big", "generic")
         assert entry is not None

@@ -22,7 +22,7 @@ from gitreg.background_share import BackgroundShare
 from gitreg.catalog.load import load_catalog
 from gitreg.docs.service import DocsService
 from gitreg.docs.warming import warm
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 
 
 def _catalog(root: Path, modules: int) -> Path:
@@ -65,7 +65,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        registry = Registry(load_catalog(_catalog(root, args.modules)))
+        registry = ModuleSync(load_catalog(_catalog(root, args.modules)))
         registry.refresh()
         entries = registry.snapshot.index.entries()
         print(f"{args.modules} modules, one docs build each")

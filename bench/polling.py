@@ -23,7 +23,7 @@ from bench.harness import git_daemon, wall_and_cpu
 from bench.scale.repos import Shape, daemon_port, generate, warm, write_catalog
 from gitreg.catalog.load import load_catalog
 from gitreg.freshness.poller import Poller
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 
 
 def main() -> None:
@@ -49,7 +49,7 @@ def main() -> None:
         warmed = warm(config)
         if warmed is not None:
             print(f"first clone of every repository (cold, not a figure below): {warmed:.1f} s")
-        registry = Registry(load_catalog(config))
+        registry = ModuleSync(load_catalog(config))
         registry.read_clones()
         gc.freeze()  # as `gitreg serve` does once its clones are read: no collection walks them
         poller = Poller(registry)

@@ -28,7 +28,7 @@ the clones are read (`settled`), and what was read is then frozen without a walk
 grew, then collected before its freeze, it held every request for up to half a second at
 10,000 modules. Start-up's own garbage cycles, if any, wait for the first full walk.
 
-Only a server process freezes (it hands its Registry a Freezer's `swapped`): a library or a
+Only a server process freezes (it hands its ModuleSync a Freezer's `swapped`): a library or a
 test keeps the collector as Python sets it.
 """
 

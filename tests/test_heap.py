@@ -18,7 +18,7 @@ import pytest
 from gitreg import heap
 from gitreg.catalog.load import load_catalog
 from gitreg.heap import Freezer, collector_paused
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer, wait_until
 from tests.support.state import serving_state
@@ -83,7 +83,7 @@ def test_reloads_do_not_grow_the_heap(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "repo")
     repo.release("v1.0.0", module_files("1.0.0"))
     freezer = Freezer(delay=3600.0)  # refrozen below, after each reload, as the timer would
-    registry = Registry(load_catalog(_catalog(tmp_path, 20)), on_swap=freezer.swapped)
+    registry = ModuleSync(load_catalog(_catalog(tmp_path, 20)), on_swap=freezer.swapped)
     registry.refresh()
     freezer.freeze_now(full=True)
     tracemalloc.start()
@@ -114,7 +114,7 @@ def test_start_up_keeps_the_collector_off_then_freezes_what_it_read_without_a_wa
     freezer.start_up()  # as `gitreg serve` does before it opens its world
     try:
         assert not gc.isenabled()
-        registry = Registry(load_catalog(_catalog(tmp_path, 5)), on_swap=freezer.swapped)
+        registry = ModuleSync(load_catalog(_catalog(tmp_path, 5)), on_swap=freezer.swapped)
         registry.refresh()  # swaps: `settled` freezes what they made, not a refreeze each
         assert freezer._timer is None and freezer.refreezes == 0
         walks = [generation["collections"] for generation in gc.get_stats()]

@@ -41,9 +41,9 @@ def polling_round(config: Path) -> Round:
     chooses which one."""
     from gitreg.catalog.load import load_catalog
     from gitreg.freshness.poller import Poller
-    from gitreg.modules.sync import Registry
+    from gitreg.modules.sync import ModuleSync
 
-    registry = Registry(load_catalog(config))
+    registry = ModuleSync(load_catalog(config))
     start = time.perf_counter()
     registry.read_clones()
     read = time.perf_counter() - start

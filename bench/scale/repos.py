@@ -154,12 +154,12 @@ def warm(config: Path) -> float | None:
     """Clone every repository once (as a first start-up would); None when already done. gitreg
     is imported here, not above, so that `--tree` chooses which one first."""
     from gitreg.catalog.load import load_catalog
-    from gitreg.modules.sync import Registry
+    from gitreg.modules.sync import ModuleSync
 
     done = config.parent / f"cache-{config.stem}" / ".warm"
     if done.exists():
         return None
     start = time.perf_counter()
-    Registry(load_catalog(config)).refresh()
+    ModuleSync(load_catalog(config)).refresh()
     done.write_text("")
     return time.perf_counter() - start

@@ -20,7 +20,7 @@ from gitreg.git.clone import BareClone
 from gitreg.git.location import redact
 from gitreg.mirror.origin import OriginRegistry
 from gitreg.modules.resolve import a_few, no_version_text, slips
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.oci.names import module_repository
 from gitreg.providers.hosted import Providers
 from gitreg.sources.discovered import SourceDiscoveries
@@ -46,7 +46,7 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
         for i, spec in enumerate(catalog.providers)
     }
     catalog = _discovered(catalog, problems, warnings, paths, provider_paths)
-    registry = Registry(catalog)
+    registry = ModuleSync(catalog)
 
     def reach(clone: BareClone) -> str | None:
         try:
@@ -163,7 +163,7 @@ def _plain_http_warnings(catalog: Catalog) -> list[str]:
     return warnings
 
 
-def _versionless(registry: Registry, paths: dict[Key, str]) -> list[str]:
+def _versionless(registry: ModuleSync, paths: dict[Key, str]) -> list[str]:
     """Each module read without a version, and why: the tags left out with their reasons (as
     `gitreg list` shows them), or the tags that fit none of its templates."""
     snapshot, problems = registry.snapshot, []
@@ -175,7 +175,7 @@ def _versionless(registry: Registry, paths: dict[Key, str]) -> list[str]:
     return problems
 
 
-def _slipped_tags(registry: Registry, paths: dict[Key, str]) -> list[str]:
+def _slipped_tags(registry: ModuleSync, paths: dict[Key, str]) -> list[str]:
     """Tags of a module with versions that would release one but for letter case (`V2.0.0`)."""
     snapshot, warnings = registry.snapshot, []
     for entry in snapshot.index.entries():

@@ -11,7 +11,7 @@ from gitreg.catalog.model import Catalog
 from gitreg.errors import ClientError, SourceError
 from gitreg.git.location import RepoLocation
 from gitreg.modules.acceptance import accept as accept_moved_tag
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.ops.docs_text import print_docs
 from gitreg.ops.listing import print_listing, read_failures
 from gitreg.ops.source_reports import source_reports
@@ -30,7 +30,7 @@ def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
     if args.fetch and not args.offline:
         for spec in catalog.sources:
             sources.discover(spec, write=False)
-    registry = Registry(sources.served(catalog))
+    registry = ModuleSync(sources.served(catalog))
     clones = registry.snapshot.clones
 
     def fetch(location: RepoLocation) -> bool:
@@ -73,7 +73,7 @@ def docs(catalog: Catalog, args: argparse.Namespace) -> int:
             why = "give the module as NAMESPACE/NAME/SYSTEM"
         print(f"gitreg: {args.module}: {why}", file=sys.stderr)
         return 2
-    registry = Registry(catalog)
+    registry = ModuleSync(catalog)
     try:
         clone = registry.snapshot.clones[spec.repo]
         fetch = not args.offline and (args.fetch or not clone.exists())
@@ -124,7 +124,7 @@ def accept(catalog: Catalog, args: argparse.Namespace) -> int:
         print(f"gitreg: {args.module}: give the module as NAMESPACE/NAME/SYSTEM", file=sys.stderr)
         return 2
     namespace, name, system = args.module.split("/")
-    registry = Registry(catalog)
+    registry = ModuleSync(catalog)
     registry.refresh(fetch=False, mechanism="cli")
     try:
         print(accept_moved_tag(registry, namespace, name, system, args.version))

@@ -19,7 +19,7 @@ from gitreg.background_share import SHARED
 from gitreg.docs.service import DocsService
 from gitreg.modules.index import ModuleEntry, VersionIndex
 from gitreg.modules.resolve import Release
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.paced import paced
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ Owe = Callable[[float], float]  # CPU seconds spent → seconds of rest that pay
 
 
 async def keep_warm(
-    docs: DocsService, registry: Registry, *, every: float = CHECK_EVERY, at_once: int = AT_ONCE
+    docs: DocsService, registry: ModuleSync, *, every: float = CHECK_EVERY, at_once: int = AT_ONCE
 ) -> None:
     """Warm the latest versions each time the snapshot is replaced; runs until cancelled.
     Syncs swap the snapshot on their own threads; comparing which one is served, once a

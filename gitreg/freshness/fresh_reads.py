@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from gitreg.errors import SourceError
 from gitreg.git.location import RepoLocation
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ WORKERS = 8  # checks at the same time, each of another repository
 class FreshReads:
     def __init__(
         self,
-        registry: Registry,
+        registry: ModuleSync,
         clock: Callable[[], float] = time.monotonic,
         wait: float = WAIT,
     ) -> None:

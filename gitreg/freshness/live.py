@@ -17,7 +17,7 @@ from gitreg.mirror.readthrough import ReadThrough
 from gitreg.modules.index_keeper import IndexKeeper
 from gitreg.modules.read_summary import summarize
 from gitreg.modules.snapshot import RegistrySnapshot
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.paced import paced
 from gitreg.providers.hosted import Providers
 from gitreg.sources.discovered import SourceDiscoveries
@@ -38,9 +38,9 @@ def open_world(
     catalog: Catalog,
     on_swap: Callable[[], None] | None = None,
     auth_counts: Counter[tuple[str, str]] | None = None,
-) -> tuple[CurrentWorld, Registry]:
+) -> tuple[CurrentWorld, ModuleSync]:
     """The first world of `catalog` and of what its sources last discovered, every repository
-    listed and none read yet (a server then reads the clones, `Registry.read_clones`, and
+    listed and none read yet (a server then reads the clones, `ModuleSync.read_clones`, and
     fetches), and the registry that syncs it. `serve`, `demo`, the tests and the benches all
     start here."""
     current = CurrentWorld(SourceDiscoveries(catalog), auth_counts)
@@ -52,7 +52,7 @@ def open_world(
     current.first(World(snapshot, gate_for(catalog, current.auth_counts, shared), side))
     # Each read of a repository is noted for the persisted index, which a start serves from.
     reads = IndexKeeper(catalog.cache_dir, shared)
-    return current, Registry(catalog, shared, on_swap, cell=current, reads=reads)
+    return current, ModuleSync(catalog, shared, on_swap, cell=current, reads=reads)
 
 
 class LiveCatalog:
@@ -60,7 +60,7 @@ class LiveCatalog:
     the event loop and swapped in whole (gitreg.world.next_world); then the repositories it
     added are fetched, and what changed is said in one line."""
 
-    def __init__(self, current: CurrentWorld, registry: Registry) -> None:
+    def __init__(self, current: CurrentWorld, registry: ModuleSync) -> None:
         self.current = current
         self.registry = registry
         self._lock = asyncio.Lock()

@@ -15,7 +15,7 @@ from functools import partial
 from gitreg.background_share import SHARED, background_thread
 from gitreg.errors import FetchStopped, SourceError
 from gitreg.git.location import RepoLocation
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ JITTER = 0.1  # each wait is the interval ± 10%, so a thousand repositories nev
 class Poller:
     def __init__(
         self,
-        registry: Registry,
+        registry: ModuleSync,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
     ) -> None:

@@ -21,14 +21,14 @@ from watchfiles import awatch
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.git.fetch_turns import FetchTurns
 from gitreg.git.location import RepoLocation
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 
 log = logging.getLogger(__name__)
 
 _CHECK_MS = 1000  # how often the watch wakes up to notice a catalog change
 
 
-async def follow_shared_cache(registry: Registry, syncs: SyncQueue) -> None:
+async def follow_shared_cache(registry: ModuleSync, syncs: SyncQueue) -> None:
     """Read a repository again whenever another worker fetched it or changed its ledger, and
     take its status as stored; runs until cancelled."""
     # A status is written at every poll: watchfiles' own line per change would flood the log.

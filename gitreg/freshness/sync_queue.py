@@ -22,7 +22,7 @@ from typing import NamedTuple
 from gitreg.background_share import SHARED, background_thread
 from gitreg.git.location import RepoLocation
 from gitreg.modules.status import Mechanism
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class _Waiting(NamedTuple):
 
 
 class SyncQueue:
-    def __init__(self, registry: Registry, workers: int = WORKERS) -> None:
+    def __init__(self, registry: ModuleSync, workers: int = WORKERS) -> None:
         self.registry = registry
         self.coalesced: Counter[str] = Counter()  # by mechanism: requests folded into another
         self._pool = ThreadPoolExecutor(

@@ -14,7 +14,7 @@ from watchfiles import awatch
 
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.git.location import RepoLocation
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ def _owner(watched: dict[str, RepoLocation], path: str) -> RepoLocation | None:
     return next((loc for prefix, loc in watched.items() if path.startswith(prefix)), None)
 
 
-async def watch_repositories(registry: Registry, syncs: SyncQueue) -> None:
+async def watch_repositories(registry: ModuleSync, syncs: SyncQueue) -> None:
     """Sync a local repository as soon as its tags change; runs until cancelled."""
     while True:
         snapshot = registry.snapshot

@@ -4,11 +4,11 @@ The ledger records it, the clone holds the commit, and the repository is read ag
 from __future__ import annotations
 
 from gitreg.errors import NotFound
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.tags import parse_version, released_version
 
 
-def accept(registry: Registry, namespace: str, name: str, system: str, version: str) -> str:
+def accept(registry: ModuleSync, namespace: str, name: str, system: str, version: str) -> str:
     """What was accepted, in one line; NotFound when the version has no moved tag."""
     snapshot = registry.snapshot
     entry = snapshot.index.get(namespace, name, system)

@@ -43,8 +43,9 @@ log = logging.getLogger(__name__)
 _FETCH_CONCURRENCY = 8
 
 
-class Registry:
-    """`snapshot`, replaced whole by each sync; `status`, each repository's, beside it."""
+class ModuleSync:
+    """The module sync: `snapshot`, replaced whole by each sync of a repository; `status`, each
+    repository's, beside it."""
 
     def __init__(
         self,

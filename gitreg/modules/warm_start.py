@@ -1,6 +1,6 @@
 """A start from the persisted index: before any clone is read, each repository whose clone's
 tag refs and ledger still give the digests its line was written from is served from that line,
-all of them in one swap; only the others are read from their clones (`Registry.read_clones`).
+all of them in one swap; only the others are read from their clones (`ModuleSync.read_clones`).
 
 Under state: postgres, a replica also has the lines other replicas shared: one checks them
 against its clone like its own, and serves them as they are where it has no clone yet (the
@@ -22,7 +22,7 @@ from gitreg.modules.index import ModuleEntry
 from gitreg.modules.index_keeper import IndexKeeper
 from gitreg.modules.persisted import RepositoryLine, Unreadable, decode
 from gitreg.modules.snapshot import RegistrySnapshot
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.state.ledger import TagLedger
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ class WarmStart:
         )
 
 
-def warm_start(registry: Registry) -> WarmStart:
+def warm_start(registry: ModuleSync) -> WarmStart:
     """Serve what the persisted index still vouches for (this blocks: run it in a thread)."""
     started = time.monotonic()
     keeper = registry.reads

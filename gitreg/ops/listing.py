@@ -11,7 +11,7 @@ from gitreg.catalog.model import PUBLIC_ORIGINS, Catalog, MirrorSettings, Secret
 from gitreg.modules.resolve import unmatched_text
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.status import StatusBoard
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.ops.reports import repository_reports
 from gitreg.ops.source_reports import SourceReport, source_lines
 from gitreg.providers.hosted import Providers
@@ -48,7 +48,7 @@ class ReadFailures:
         return lines
 
 
-def read_failures(registry: Registry) -> ReadFailures:
+def read_failures(registry: ModuleSync) -> ReadFailures:
     snapshot, failed, stale = registry.snapshot, [], []
     locations = [location for location, specs in snapshot.specs.items() if specs]
     for location in locations:
@@ -74,7 +74,7 @@ def without_userinfo(text: str) -> str:
 
 
 def print_listing(
-    registry: Registry,
+    registry: ModuleSync,
     providers: Providers,
     out: Out = print,
     sources: Sequence[SourceReport] = (),

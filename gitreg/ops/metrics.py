@@ -13,14 +13,14 @@ from prometheus_client.registry import Collector
 from gitreg.freshness.deliveries import OUTCOMES
 from gitreg.freshness.webhooks import PARSERS
 from gitreg.mirror.origin import OriginRegistry
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.providers.hosted import Providers
 from gitreg.sources.discovered import SourceDiscoveries
 from gitreg.sources.stats import OUTCOMES as DISCOVERY_OUTCOMES
 
 
 class RegistryCollector(Collector):
-    def __init__(self, registry: Registry, webhooks: Counter[tuple[str, str]]) -> None:
+    def __init__(self, registry: ModuleSync, webhooks: Counter[tuple[str, str]]) -> None:
         self.registry = registry
         self.webhooks = webhooks
 
@@ -261,7 +261,7 @@ class ServingMemoryCollector(Collector):
 
 
 def exposition(
-    registry: Registry,
+    registry: ModuleSync,
     webhooks: Counter[tuple[str, str]],
     providers: ProviderCollector | None = None,
     auth: Counter[tuple[str, str]] | None = None,

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.ops.reports import iso
 
 
@@ -68,7 +68,7 @@ class Readiness:
 
 
 def readiness(
-    registry: Registry,
+    registry: ModuleSync,
     now: float,
     started: float,
     providers_read: bool = True,

@@ -18,7 +18,7 @@ from gitreg.freshness.fresh_reads import FreshReads
 from gitreg.freshness.live import LiveCatalog
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.modules.archive_cache import ZIP, ArchiveCache
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.oci.packages import ModulePackages
 from gitreg.web.archive_answers import ArchiveAnswers
 from gitreg.web.prepared_answers import PreparedAnswers
@@ -36,7 +36,7 @@ class RegistryState:
     reload."""
 
     current: CurrentWorld
-    registry: Registry
+    registry: ModuleSync
     archives: ArchiveCache
     live: LiveCatalog
     fresh_reads: FreshReads
@@ -61,7 +61,7 @@ class RegistryState:
     def build(
         cls,
         current: CurrentWorld,
-        registry: Registry,
+        registry: ModuleSync,
         fresh_reads: FreshReads | None = None,
         worker: int | None = None,
     ) -> RegistryState:

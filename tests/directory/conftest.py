@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.providers.hosted import Providers
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.provider_releases import new_key, write_key, write_release
@@ -17,7 +17,7 @@ from tests.support.provider_releases import new_key, write_key, write_release
 
 @dataclass
 class Served:
-    registry: Registry
+    registry: ModuleSync
     providers: Providers
 
 
@@ -56,7 +56,7 @@ mirror: {{read_through: false}}
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Served:
     catalog = load_catalog(write_catalog(tmp_path_factory.mktemp("directory")))
-    registry = Registry(catalog)
+    registry = ModuleSync(catalog)
     registry.refresh()
     providers = Providers(catalog, registry)
     providers.refresh()

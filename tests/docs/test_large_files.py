@@ -11,7 +11,7 @@ from gitreg.docs.extract import module_docs
 from gitreg.docs.model import ModuleDocs
 from gitreg.docs.service import DocsService
 from gitreg.git.trees import DOC_BYTES_MOST, TF_FILE_MOST, DocFile, doc_files
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from tests.conftest import WriteCatalog
 from tests.support.gitrepo import GitRepo
 
@@ -53,7 +53,7 @@ def test_the_warming_build_reads_no_byte_of_a_200_mib_file_from_a_pack(
     catalog = write_catalog(
         f"modules:\n  - {{namespace: a, name: m, system: x, repo: {repo.path}}}\n"
     )
-    registry = Registry(catalog)
+    registry = ModuleSync(catalog)
     registry.refresh()
     entry = registry.snapshot.index.get("a", "m", "x")
     assert entry is not None and entry.versions.releases

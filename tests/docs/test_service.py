@@ -19,7 +19,7 @@ from gitreg.docs.warming import keep_warm, warm
 from gitreg.errors import SourceError
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from tests.conftest import WriteCatalog
 from tests.support.gitrepo import GitRepo
 
@@ -32,14 +32,14 @@ VPC = {
 }
 
 
-def _entry(registry: Registry, name: str = "vpc") -> ModuleEntry:
+def _entry(registry: ModuleSync, name: str = "vpc") -> ModuleEntry:
     entry = registry.snapshot.index.get("a", name, "aws")
     assert entry is not None and entry.versions.releases
     return entry
 
 
-def _registry(write_catalog: WriteCatalog, repo: GitRepo, extra: str = "") -> Registry:
-    registry = Registry(
+def _registry(write_catalog: WriteCatalog, repo: GitRepo, extra: str = "") -> ModuleSync:
+    registry = ModuleSync(
         write_catalog(
             f"modules:\n  - {{namespace: a, name: vpc, system: aws, repo: {repo.path}{extra}}}\n"
         )
@@ -173,7 +173,7 @@ def test_warming_puts_each_latest_version_in_memory(
         repo.release("v1.0.0", {"README.md": f"Module {name}.\n", "main.tf": ""})
         repo.release("v1.1.0", {"README.md": f"Module {name}, newer.\n"})
         repos.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {repo.path}}}\n")
-    registry = Registry(write_catalog("modules:\n" + "".join(repos)))
+    registry = ModuleSync(write_catalog("modules:\n" + "".join(repos)))
     registry.refresh()
     service = DocsService(tmp_path / "cache")
     entries = registry.snapshot.index.entries()
@@ -196,7 +196,7 @@ def test_warming_rests_for_what_its_cpu_costs_in_the_background_budget(
         repo = GitRepo(tmp_path / name)
         repo.release("v1.0.0", {"README.md": f"Module {name}.\n"})
         lines.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {repo.path}}}\n")
-    registry = Registry(write_catalog("modules:\n" + "".join(lines)))
+    registry = ModuleSync(write_catalog("modules:\n" + "".join(lines)))
     registry.refresh()
     service = DocsService(tmp_path / "cache")
     owed: list[float] = []
@@ -230,7 +230,7 @@ def test_keep_warm_keeps_every_description_and_only_some_whole_docs(
         repo = GitRepo(tmp_path / name)
         repo.release("v1.0.0", {"README.md": f"Module {name}.\n"})
         lines.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {repo.path}}}\n")
-    registry = Registry(write_catalog("modules:\n" + "".join(lines)))
+    registry = ModuleSync(write_catalog("modules:\n" + "".join(lines)))
     registry.refresh()
     service = DocsService(tmp_path / "cache", remembered=1)  # whole docs: room for one
     entries = registry.snapshot.index.entries()
@@ -259,7 +259,7 @@ def test_a_warming_round_that_loaded_docs_tells_on_swap(
     repo = GitRepo(tmp_path / "repo")
     repo.release("v1.0.0", VPC)
     told: list[bool] = []  # per call: were the latest version's docs known by then?
-    registry = Registry(
+    registry = ModuleSync(
         write_catalog(
             f"modules:\n  - {{namespace: a, name: vpc, system: aws, repo: {repo.path}}}\n"
         ),
@@ -285,7 +285,7 @@ def test_a_warming_round_that_loaded_docs_tells_on_swap(
     assert told[swaps:] == [True]
 
 
-def _warmed(registry: Registry, service: DocsService) -> ModuleDocs | None:
+def _warmed(registry: ModuleSync, service: DocsService) -> ModuleDocs | None:
     entry = registry.snapshot.index.get("a", "vpc", "aws")
     if entry is None or not entry.versions.releases:
         return None
@@ -319,7 +319,7 @@ def test_keep_warm_looks_again_only_at_what_changed_until_descriptions_are_forgo
         repos[name] = GitRepo(tmp_path / name)
         repos[name].release("v1.0.0", {"README.md": f"Module {name}.\n"})
         lines.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {tmp_path / name}}}\n")
-    registry = Registry(write_catalog("modules:\n" + "".join(lines)))
+    registry = ModuleSync(write_catalog("modules:\n" + "".join(lines)))
     registry.refresh()
     service = DocsService(tmp_path / "cache")
     looked: list[str] = []

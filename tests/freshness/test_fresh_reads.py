@@ -17,7 +17,7 @@ import pytest
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
 from gitreg.freshness.fresh_reads import FreshReads
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from tests.conftest import WriteCatalog
 from tests.support.clock import Clock
 from tests.support.gitrepo import GitRepo, git, module_files
@@ -128,7 +128,7 @@ def test_fresh_reads_can_be_turned_off(remote: Remote) -> None:
 
 def test_a_failing_remote_is_checked_later_and_later(write_catalog: WriteCatalog) -> None:
     nobody = f"git://127.0.0.1:{free_port()}/repo.git"  # nothing listens there
-    registry = Registry(
+    registry = ModuleSync(
         write_catalog(
             "fresh_reads: 5s\nmax_backoff: 60s\nmodules:\n"
             f"  - {{namespace: a, name: m, system: x, repo: '{nobody}'}}\n"
@@ -157,7 +157,7 @@ def test_a_slow_remote_is_not_waited_for(write_catalog: WriteCatalog) -> None:
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
         url = f"git://127.0.0.1:{silent.getsockname()[1]}/repo.git"
-        registry = Registry(
+        registry = ModuleSync(
             write_catalog(
                 f"fetch_timeout: 2s\nmodules:\n  - {{namespace: a, name: m, system: x, repo: '{url}'}}\n"
             )

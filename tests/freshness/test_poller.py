@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from gitreg.freshness.poller import JITTER, Poller
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from tests.conftest import WriteCatalog
 from tests.support.clock import Clock
 from tests.support.gitrepo import GitRepo, module_files
@@ -30,7 +30,7 @@ def test_first_round_is_spread_over_the_interval(
     write_catalog: WriteCatalog, tmp_path: Path
 ) -> None:
     lines = _modules(tmp_path, 50)
-    registry = Registry(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(lines)))
+    registry = ModuleSync(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(lines)))
     clock = Clock()
     poller = Poller(registry, clock, random.Random(7))
     poller.schedule()
@@ -43,7 +43,7 @@ def test_backoff_doubles_up_to_the_limit_and_resets(
     write_catalog: WriteCatalog, tmp_path: Path
 ) -> None:
     unreachable = f"http://127.0.0.1:{free_port()}/repo.git"
-    registry = Registry(
+    registry = ModuleSync(
         write_catalog(
             f"refresh_interval: 10s\nmax_backoff: 60s\nfetch_timeout: 5s\nmodules:\n"
             f"  - {{namespace: a, name: m, system: x, repo: '{unreachable}'}}\n"
@@ -66,7 +66,7 @@ def test_backoff_doubles_up_to_the_limit_and_resets(
 def test_a_poll_without_change_does_not_fetch(write_catalog: WriteCatalog, tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "r")
     repo.release("v1.0.0", module_files("1.0.0"))
-    registry = Registry(
+    registry = ModuleSync(
         write_catalog(f"modules:\n  - {{namespace: a, name: m, system: x, repo: {repo.path}}}\n")
     )
     registry.refresh()
@@ -93,7 +93,7 @@ def test_a_polling_round_asks_each_repository_once(
         lines = [
             f"  - {{namespace: a, name: m{n}, system: x, repo: '{base}/r{n}'}}\n" for n in range(6)
         ]
-        registry = Registry(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(lines)))
+        registry = ModuleSync(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(lines)))
         registry.refresh()
         asked = daemon_requests(log)
         clock = Clock()
@@ -128,7 +128,7 @@ def test_a_new_catalog_s_repositories_are_scheduled_and_removed_ones_dropped(
     write_catalog: WriteCatalog, tmp_path: Path
 ) -> None:
     repos = _modules(tmp_path, 3)
-    registry = Registry(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(repos[:2])))
+    registry = ModuleSync(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(repos[:2])))
     clock = Clock()
     poller = Poller(registry, clock, random.Random(5))
     poller.schedule()

@@ -13,18 +13,18 @@ import pytest
 from gitreg.background_share import SHARED
 from gitreg.freshness.poller import Poller
 from gitreg.freshness.sync_queue import SyncQueue
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from tests.conftest import WriteCatalog
 from tests.support.clock import Clock
 from tests.support.gitrepo import GitRepo, module_files
 
 
 @pytest.fixture
-def registry(write_catalog: WriteCatalog, tmp_path: Path) -> Registry:
+def registry(write_catalog: WriteCatalog, tmp_path: Path) -> ModuleSync:
     repo = GitRepo(tmp_path / "r")
     repo.release("v1.0.0", module_files("1.0.0"))
     catalog = f"refresh_interval: 60s\nmodules:\n  - {{namespace: a, name: m, system: x, repo: {repo.path}}}\n"
-    return Registry(write_catalog(catalog))
+    return ModuleSync(write_catalog(catalog))
 
 
 def _rests_by_thread(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -37,7 +37,7 @@ def _rests_by_thread(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_a_sync_rests_on_its_own_thread_while_requests_arrive(
-    registry: Registry, monkeypatch: pytest.MonkeyPatch
+    registry: ModuleSync, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rested = _rests_by_thread(monkeypatch)
 
@@ -53,7 +53,7 @@ def test_a_sync_rests_on_its_own_thread_while_requests_arrive(
 
 
 def test_a_poll_rests_on_its_own_thread_while_requests_arrive(
-    registry: Registry, monkeypatch: pytest.MonkeyPatch
+    registry: ModuleSync, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     registry.refresh()
     rested = _rests_by_thread(monkeypatch)

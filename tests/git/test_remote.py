@@ -12,7 +12,7 @@ import pytest
 
 from gitreg.git.git_command import CREDENTIALS_WANTED
 from gitreg.modules.archive_cache import ArchiveCache, ArchiveKey
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog, require
 from tests.support.gitrepo import GitRepo, git, module_files
@@ -41,7 +41,7 @@ def _module(url: str) -> str:
     return f'  - {{namespace: infra, name: vpc, system: aws, repo: "{url}", path: modules/vpc, tags: "vpc/v{{version}}"}}\n'
 
 
-def _versions(registry: Registry) -> list[str]:
+def _versions(registry: ModuleSync) -> list[str]:
     entry = registry.snapshot.index.get("infra", "vpc", "aws")
     assert entry is not None
     return [r.version for r in entry.versions.releases]
@@ -51,7 +51,7 @@ def test_git_daemon(served_root: tuple[GitRepo, Path], write_catalog: WriteCatal
     require("git")
     work, root = served_root
     with git_daemon(root) as base:
-        registry = Registry(write_catalog(f"modules:\n{_module(f'{base}/infra/mono.git')}"))
+        registry = ModuleSync(write_catalog(f"modules:\n{_module(f'{base}/infra/mono.git')}"))
         registry.refresh()
         assert _versions(registry) == ["1.1.0", "1.0.0"]
         # A tag pushed to the server appears on the next refresh.
@@ -84,7 +84,7 @@ def test_smart_http_with_token(
     with git_http_server(root, token=secret) as base:
         text = f'credentials:\n  - {{url: "{base}/", token_env: GITREG_TEST_GIT_TOKEN}}\nmodules:\n{_module(f"{base}/infra/mono.git")}'
         monkeypatch.setenv("GITREG_TEST_GIT_TOKEN", secret)
-        registry = Registry(write_catalog(text))
+        registry = ModuleSync(write_catalog(text))
         registry.refresh()
         assert _versions(registry) == ["1.1.0", "1.0.0"]
 
@@ -104,7 +104,7 @@ def test_smart_http_without_credentials_is_refused(
 ) -> None:
     _, root = served_root
     with git_http_server(root, token="needed") as base:
-        registry = Registry(write_catalog(f"modules:\n{_module(f'{base}/infra/mono.git')}"))
+        registry = ModuleSync(write_catalog(f"modules:\n{_module(f'{base}/infra/mono.git')}"))
         registry.refresh()
     assert _versions(registry) == []
     status = registry.status[next(iter(registry.snapshot.clones))]
@@ -117,7 +117,7 @@ def test_server_going_away_keeps_versions(
 ) -> None:
     _, root = served_root
     with git_http_server(root) as base:
-        registry = Registry(
+        registry = ModuleSync(
             write_catalog(f"fetch_timeout: 20s\nmodules:\n{_module(f'{base}/infra/mono.git')}")
         )
         registry.refresh()
@@ -131,7 +131,7 @@ def test_ls_remote_reaches_the_server(
 ) -> None:
     _, root = served_root
     with git_daemon(root) as base:
-        registry = Registry(write_catalog(f"modules:\n{_module(f'{base}/infra/mono.git')}"))
+        registry = ModuleSync(write_catalog(f"modules:\n{_module(f'{base}/infra/mono.git')}"))
         tags = next(iter(registry.snapshot.clones.values())).remote_tags()
     assert {"refs/tags/vpc/v1.0.0", "refs/tags/vpc/v1.1.0", "refs/tags/vpc/v1.1.0^{}"} <= set(tags)
 
@@ -146,7 +146,7 @@ def test_ssh_with_key_and_known_hosts(
     with ssh_server(tmp_path / "ssh") as ssh:
         url = f"{ssh.url}{root}/infra/mono.git"
         credentials = f'credentials:\n  - {{url: "{ssh.url}/", ssh_key: {ssh.client_key}, known_hosts: {ssh.known_hosts}}}\n'
-        registry = Registry(write_catalog(f"{credentials}modules:\n{_module(url)}"))
+        registry = ModuleSync(write_catalog(f"{credentials}modules:\n{_module(url)}"))
         registry.refresh()
         assert _versions(registry) == ["1.1.0", "1.0.0"]
 
@@ -175,11 +175,11 @@ def test_https_with_token_and_ca_file(
         assert base.startswith("https://")
         module = _module(f"{base}/infra/mono.git")
         trusted = f'credentials:\n  - {{url: "{base}/", token_env: GITREG_TEST_GIT_TOKEN, ca_file: {tls.ca_cert}}}\n'
-        registry = Registry(write_catalog(f"{trusted}modules:\n{module}"))
+        registry = ModuleSync(write_catalog(f"{trusted}modules:\n{module}"))
         registry.refresh()
         assert _versions(registry) == ["1.1.0", "1.0.0"]
         # Without the CA, the server's certificate is not trusted and nothing is fetched.
-        untrusted = Registry(
+        untrusted = ModuleSync(
             write_catalog(
                 f"cache_dir: other\n{trusted.replace(f', ca_file: {tls.ca_cert}', '')}modules:\n{module}"
             )

@@ -16,11 +16,11 @@ from gitreg.modules import index_keeper
 from gitreg.modules.index_keeper import IndexKeeper
 from gitreg.modules.persisted import ReadFrom, decode
 from gitreg.modules.resolve import Release
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from tests.support.gitrepo import GitRepo, module_files
 
 
-def _registry(tmp_path: Path) -> tuple[Registry, IndexKeeper]:
+def _registry(tmp_path: Path) -> tuple[ModuleSync, IndexKeeper]:
     repo = GitRepo(tmp_path / "r")
     repo.release("v1.0.0", module_files("1.0.0"))
     repo.release("v1.1.0", module_files("1.1.0"), annotated=True)
@@ -31,7 +31,7 @@ def _registry(tmp_path: Path) -> tuple[Registry, IndexKeeper]:
     )
     catalog = load_catalog(config)
     keeper = IndexKeeper(catalog.cache_dir)
-    registry = Registry(catalog, reads=keeper)
+    registry = ModuleSync(catalog, reads=keeper)
     registry.refresh()
     return registry, keeper
 
@@ -90,7 +90,7 @@ def test_a_write_while_a_start_reads_keeps_the_lines_it_has_not_read(tmp_path: P
     before = keeper.path.read_bytes()
     catalog = registry.snapshot.catalog
     starting = IndexKeeper(catalog.cache_dir)
-    unread = Registry(catalog, reads=starting).snapshot  # every repository listed, none read
+    unread = ModuleSync(catalog, reads=starting).snapshot  # every repository listed, none read
     starting.dirty = True  # another repository's read, say; or the server stops now
     assert starting.write(unread) == 1
     assert starting.path.read_bytes() == before

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.git.clone import BareClone, TagRef
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from tests.conftest import WriteCatalog
 from tests.support.gitrepo import GitRepo, module_files
 
@@ -40,7 +40,7 @@ def test_a_reload_reads_the_repositories_it_changes_and_no_other(
     for name in ("kept1", "kept2", "edited", "added"):
         GitRepo(tmp_path / name).release("v1.0.0", module_files(name))
     kept = _module("k1", tmp_path / "kept1") + _module("k2", tmp_path / "kept2")
-    registry = Registry(write_catalog("modules:\n" + kept + _module("e", tmp_path / "edited")))
+    registry = ModuleSync(write_catalog("modules:\n" + kept + _module("e", tmp_path / "edited")))
     registry.refresh()
     untouched = registry.snapshot.index.get("a", "k1", "x")
     reads.clear()
@@ -79,7 +79,7 @@ def test_a_sync_swapped_while_a_reload_was_prepared_is_kept(
     repo = GitRepo(tmp_path / "r")
     repo.release("v1.0.0", module_files("1"))
     GitRepo(tmp_path / "other").release("v1.0.0", module_files("o"))
-    registry = Registry(write_catalog("modules:\n" + _module("m", tmp_path / "r")))
+    registry = ModuleSync(write_catalog("modules:\n" + _module("m", tmp_path / "r")))
     registry.refresh()
     catalog = write_catalog(
         "modules:\n" + _module("m", tmp_path / "r") + _module("o", tmp_path / "other")

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from tests.conftest import WriteCatalog
 from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.servers import free_port
 
 
-def _registry(write_catalog: WriteCatalog, modules: str) -> Registry:
-    registry = Registry(write_catalog(f"modules:\n{modules}"))
+def _registry(write_catalog: WriteCatalog, modules: str) -> ModuleSync:
+    registry = ModuleSync(write_catalog(f"modules:\n{modules}"))
     registry.refresh()
     return registry
 

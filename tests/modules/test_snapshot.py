@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 
 from gitreg.modules.snapshot import RegistrySnapshot
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.tags import TagTemplate
 from tests.conftest import WriteCatalog
 from tests.support.gitrepo import GitRepo, module_files
@@ -28,7 +28,7 @@ def test_a_poll_that_finds_nothing_new_keeps_the_snapshot(
     tmp_path: Path, write_catalog: WriteCatalog
 ) -> None:
     repo = _repo(tmp_path / "r", "v1.0.0")
-    registry = Registry(write_catalog("modules:\n" + _module("m", repo)))
+    registry = ModuleSync(write_catalog("modules:\n" + _module("m", repo)))
     registry.refresh()
     before = registry.snapshot
     location = next(iter(before.clones))
@@ -43,7 +43,7 @@ def test_a_new_tag_swaps_in_a_new_snapshot_and_leaves_the_old_one_whole(
     tmp_path: Path, write_catalog: WriteCatalog
 ) -> None:
     repo = _repo(tmp_path / "r", "v1.0.0")
-    registry = Registry(write_catalog("modules:\n" + _module("m", repo)))
+    registry = ModuleSync(write_catalog("modules:\n" + _module("m", repo)))
     registry.refresh()
     before = registry.snapshot
     location = next(iter(before.clones))
@@ -63,7 +63,7 @@ def test_a_reload_swaps_the_catalog_and_the_index_together(
     tmp_path: Path, write_catalog: WriteCatalog
 ) -> None:
     kept, dropped, added = (_repo(tmp_path / n, "v1.0.0") for n in ("kept", "dropped", "added"))
-    registry = Registry(
+    registry = ModuleSync(
         write_catalog("modules:\n" + _module("kept", kept) + _module("dropped", dropped))
     )
     registry.refresh()
@@ -85,7 +85,7 @@ def test_a_module_stays_served_across_a_reload_until_its_repository_is_read_agai
     tmp_path: Path, write_catalog: WriteCatalog
 ) -> None:
     repo = _repo(tmp_path / "r", "v1.0.0", "release-2.0.0")
-    registry = Registry(write_catalog("modules:\n" + _module("m", repo)))
+    registry = ModuleSync(write_catalog("modules:\n" + _module("m", repo)))
     registry.refresh()
     before = registry.snapshot
     catalog = write_catalog("modules:\n" + _module("m", repo, ", tags: 'release-{version}'"))
@@ -101,7 +101,7 @@ def test_a_read_made_for_an_older_catalog_is_not_served(
     tmp_path: Path, write_catalog: WriteCatalog
 ) -> None:
     repo = _repo(tmp_path / "r", "v1.0.0")
-    registry = Registry(write_catalog("modules:\n" + _module("m", repo)))
+    registry = ModuleSync(write_catalog("modules:\n" + _module("m", repo)))
     registry.refresh()
     snapshot = registry.snapshot
     location = next(iter(snapshot.clones))
@@ -125,7 +125,7 @@ def test_a_kept_entry_takes_the_new_archive_scope_at_once(
         f"modules:\n  - {{namespace: open, name: a, system: x, repo: {repo.path}, path: modules/a}}\n"
         f"  - {{namespace: secret, name: b, system: x, repo: {repo.path}, path: modules/b}}\n"
     )
-    registry = Registry(write_catalog(modules))
+    registry = ModuleSync(write_catalog(modules))
     registry.refresh()
     entry = registry.snapshot.index.get("open", "a", "x")
     assert entry is not None
@@ -146,7 +146,7 @@ def test_a_repositorys_entries_are_those_of_its_modules(
     same entries a scan finds, for each repository of a catalog that interleaves them."""
     one, two = _repo(tmp_path / "one", "v1.0.0"), _repo(tmp_path / "two", "v2.0.0")
     modules = "".join(_module(f"m{n}", repo) for n, repo in enumerate([one, two, one, two, one]))
-    registry = Registry(write_catalog("modules:\n" + modules))
+    registry = ModuleSync(write_catalog("modules:\n" + modules))
     registry.refresh()
     snapshot = registry.snapshot
     for location in snapshot.clones:

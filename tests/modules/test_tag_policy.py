@@ -17,7 +17,7 @@ from gitreg.catalog.load import load_catalog
 from gitreg.cli import main
 from gitreg.modules.acceptance import accept
 from gitreg.modules.archive_cache import ArchiveCache, ArchiveKey
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.ops.metrics import exposition
 from tests.conftest import WriteCatalog
 from tests.support.gitrepo import GitRepo, git, module_files
@@ -51,8 +51,8 @@ def remote(tmp_path: Path) -> Iterator[Remote]:
         yield Remote(work, bare, f"{base}/repo.git", first)
 
 
-def _registry(write_catalog: WriteCatalog, remote: Remote, policy: str) -> Registry:
-    registry = Registry(
+def _registry(write_catalog: WriteCatalog, remote: Remote, policy: str) -> ModuleSync:
+    registry = ModuleSync(
         write_catalog(
             f"modules:\n  - {{namespace: a, name: m, system: x, repo: '{remote.url}', {policy}}}\n"
         )
@@ -61,19 +61,19 @@ def _registry(write_catalog: WriteCatalog, remote: Remote, policy: str) -> Regis
     return registry
 
 
-def _served(registry: Registry) -> dict[str, str]:
+def _served(registry: ModuleSync) -> dict[str, str]:
     entry = registry.snapshot.index.get("a", "m", "x")
     assert entry is not None
     return {r.version: r.commit for r in entry.versions.releases}
 
 
-def _actions(registry: Registry) -> list[tuple[str, str, str]]:
+def _actions(registry: ModuleSync) -> list[tuple[str, str, str]]:
     entry = registry.snapshot.index.get("a", "m", "x")
     assert entry is not None
     return [(c.tag, c.kind, c.action) for c in entry.changes]
 
 
-def _archive(registry: Registry, commit: str) -> bytes:
+def _archive(registry: ModuleSync, commit: str) -> bytes:
     entry = registry.snapshot.index.get("a", "m", "x")
     assert entry is not None
     return asyncio.run(
@@ -155,7 +155,7 @@ def test_another_modules_moved_tag_is_no_change_of_this_one(
     repo = GitRepo(tmp_path / "mono")
     repo.release("v1.0.0", module_files("root"))
     repo.release("vpc/v1.0.0", module_files("vpc", folder="vpc"))
-    registry = Registry(
+    registry = ModuleSync(
         write_catalog(
             f"modules:\n  - {{namespace: a, name: root, system: x, repo: {repo.path}}}\n"
             f"  - {{namespace: a, name: vpc, system: x, repo: {repo.path}, path: vpc,"

@@ -20,7 +20,7 @@ from gitreg.catalog.load import load_catalog
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index_keeper import FILE_NAME
 from gitreg.modules.persisted import FORMAT, decode
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.state.ledger import DiskLedger
 from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.listeners import SilentListener
@@ -62,7 +62,7 @@ def versions(client: httpx.Client) -> list[str] | int:
     return [v["version"] for v in response.json()["modules"][0]["versions"]]
 
 
-def first_start(setup: Setup, config: Path) -> Registry:
+def first_start(setup: Setup, config: Path) -> ModuleSync:
     """A start that fetches the repository, then stops: the index is written as it stops."""
     with (
         RegistryServer(load_catalog(config), fetch_first=None) as server,
@@ -87,20 +87,20 @@ def setup(tmp_path: Path) -> Iterator[Setup]:
 
 
 class HeldRead:
-    """`Registry.read_clones` held until `go_on`: what a start serves before it reads a clone."""
+    """`ModuleSync.read_clones` held until `go_on`: what a start serves before it reads a clone."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.reading, self.go_on = threading.Event(), threading.Event()
         self.asked: list[list[RepoLocation]] = []
-        read_clones = Registry.read_clones
+        read_clones = ModuleSync.read_clones
 
-        def held(registry: Registry, locations: Iterable[RepoLocation] | None = None) -> int:
+        def held(registry: ModuleSync, locations: Iterable[RepoLocation] | None = None) -> int:
             self.asked.append(list(locations or []))
             self.reading.set()
             self.go_on.wait(30)
             return read_clones(registry, locations)
 
-        monkeypatch.setattr(Registry, "read_clones", held)
+        monkeypatch.setattr(ModuleSync, "read_clones", held)
 
 
 @contextlib.contextmanager

@@ -7,26 +7,26 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.ops.readiness import readiness
 from tests.support.gitrepo import GitRepo, module_files
 
 
 def registry(
     tmp_path: Path, readiness_section: str = "readiness: {max_staleness: 2m}\n"
-) -> Registry:
+) -> ModuleSync:
     if not (tmp_path / "repo").exists():
         GitRepo(tmp_path / "repo").release("v1.0.0", module_files("1.0.0"))
     (tmp_path / "registry.yaml").write_text(
         f"cache_dir: cache\n{readiness_section}"
         "modules:\n  - {namespace: a, name: b, system: c, repo: repo}\n"
     )
-    return Registry(load_catalog(tmp_path / "registry.yaml"))
+    return ModuleSync(load_catalog(tmp_path / "registry.yaml"))
 
 
 def synced(
     tmp_path: Path, readiness_section: str = "readiness: {max_staleness: 2m}\n"
-) -> tuple[Registry, float]:
+) -> tuple[ModuleSync, float]:
     found = registry(tmp_path, readiness_section)
     found.refresh()
     (status,) = (found.status[location] for location in found.snapshot.clones)

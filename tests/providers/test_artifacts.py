@@ -14,7 +14,7 @@ from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.providers.artifacts import ArtifactFolder
 from gitreg.providers.hosted import Providers
 from gitreg.signing import Keyring
@@ -184,7 +184,7 @@ def test_a_repository_gates_which_versions_are_published(
         f"providers:\n  - {{namespace: acme, type: widget, artifacts: releases, repo: {repo.path}}}\n"
     )
     catalog = load_catalog(tmp_path / "registry.yaml")
-    registry = Registry(catalog)
+    registry = ModuleSync(catalog)
     registry.refresh()
     providers = Providers(catalog, registry)
     providers.refresh()
@@ -221,7 +221,7 @@ def test_a_gating_repository_s_tag_deprecates_its_version(
         )
         return load_catalog(tmp_path / "registry.yaml")
 
-    registry = Registry(catalog())
+    registry = ModuleSync(catalog())
     registry.refresh()
     providers = Providers(registry.snapshot.catalog, registry)
     providers.refresh()

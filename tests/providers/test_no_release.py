@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.providers.hosted import Providers
 from tests.support.gitrepo import GitRepo
 from tests.support.provider_releases import new_key, write_key, write_release
@@ -27,7 +27,7 @@ def test_a_provider_with_no_release_is_logged_once(
         "providers:\n  - {namespace: acme, type: widget, artifacts: releases}\n"
     )
     catalog = load_catalog(tmp_path / "registry.yaml")
-    registry = Registry(catalog)
+    registry = ModuleSync(catalog)
     caplog.set_level(logging.INFO, logger="gitreg")
 
     def warnings() -> list[str]:
@@ -61,7 +61,7 @@ def test_a_gated_provider_whose_releases_no_tag_fits_is_a_warning(tmp_path: Path
         "  - {namespace: acme, type: widget, artifacts: releases, repo: source, tags: 'v{version}'}\n"
     )
     catalog = load_catalog(tmp_path / "registry.yaml")
-    registry = Registry(catalog)
+    registry = ModuleSync(catalog)
     registry.refresh()
     providers = Providers(catalog, registry)
     providers.refresh()

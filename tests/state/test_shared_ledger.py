@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.postgres import postgres_server
 from tests.support.servers import bare_clone, git_daemon
@@ -37,7 +37,7 @@ def remote(tmp_path: Path) -> Iterator[Remote]:
         yield Remote(work, bare, f"{base}/repo.git", first)
 
 
-_OPEN: list[Registry] = []
+_OPEN: list[ModuleSync] = []
 
 
 @pytest.fixture(autouse=True)
@@ -47,19 +47,21 @@ def _close() -> Iterator[None]:
         _OPEN.pop().shared.close()
 
 
-def _replica(tmp_path: Path, name: str, remote: Remote, dsn_env: str, policy: str = "") -> Registry:
+def _replica(
+    tmp_path: Path, name: str, remote: Remote, dsn_env: str, policy: str = ""
+) -> ModuleSync:
     folder = tmp_path / name
     folder.mkdir()
     (folder / "registry.yaml").write_text(
         f"cache_dir: cache\nstate:\n  postgres: {{dsn_env: {dsn_env}}}\n"
         f"modules:\n  - {{namespace: a, name: m, system: x, repo: '{remote.url}'{policy}}}\n"
     )
-    registry = Registry(load_catalog(folder / "registry.yaml"))
+    registry = ModuleSync(load_catalog(folder / "registry.yaml"))
     _OPEN.append(registry)
     return registry
 
 
-def _served(registry: Registry) -> dict[str, str]:
+def _served(registry: ModuleSync) -> dict[str, str]:
     entry = registry.snapshot.index.get("a", "m", "x")
     assert entry is not None
     return {r.version: r.commit for r in entry.versions.releases}
@@ -120,7 +122,7 @@ def test_with_the_database_away_what_was_confirmed_is_served_and_new_tags_wait(
         status = one.status[one.snapshot.catalog.repositories[0]]
         assert status.last_error is not None and "1 new tags wait" in status.last_error
         # The replica restarted now serves what its copy of the ledger confirmed.
-        restarted = Registry(one.snapshot.catalog)
+        restarted = ModuleSync(one.snapshot.catalog)
         _OPEN.append(restarted)
         restarted.read_clones()
         assert _served(restarted) == {"1.0.0": remote.first}

@@ -133,7 +133,7 @@ class RegistryServer:
         """`refresh`: run the background work (polling, watching); with `fetch_first` False, the
         server starts from what its clones hold, fetching nothing; with None, it starts as
         `gitreg serve` does: answering at once, the clones read, then fetched, meanwhile;
-        `access_log`: a line per request (`gitreg.access`); `on_swap`: the Registry's; `port`:
+        `access_log`: a line per request (`gitreg.access`); `on_swap`: the ModuleSync's; `port`:
         the one to listen on (by default, a free one)."""
         self.state = serving_state(catalog, fetch_first, on_swap, fresh_wait)
         self.registry = self.state.registry

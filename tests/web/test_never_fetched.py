@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from gitreg.repeated_causes import RepeatedCauses
 from gitreg.web import errors
 from tests.support.clock import Clock
@@ -107,7 +107,7 @@ def test_a_repository_known_before_an_outage_still_answers_200(tmp_path: Path) -
             f"  - {{namespace: a, name: m, system: x, repo: '{base}/repo.git'}}\n"
         )
         catalog = load_catalog(path)
-        Registry(catalog).refresh()  # reads the repository once, into cache_dir
+        ModuleSync(catalog).refresh()  # reads the repository once, into cache_dir
     with RegistryServer(catalog) as server, httpx.Client(base_url=server.url) as client:
         assert client.get("/v1/modules/a/m/x/versions").json() == {"modules": [{"versions": []}]}
         report = client.get("/v1/status").json()["repositories"][0]

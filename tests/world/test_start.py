@@ -13,7 +13,7 @@ import pytest
 
 from gitreg.catalog.load import load_catalog
 from gitreg.git.location import RepoLocation
-from gitreg.modules.sync import Registry
+from gitreg.modules.sync import ModuleSync
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer, wait_until
 
@@ -29,16 +29,16 @@ def test_the_port_answers_while_the_clones_are_read(
         f"  - {{namespace: a, name: m, system: x, repo: {tmp_path / 'r'}}}\n"
     )
     catalog = load_catalog(config)
-    Registry(catalog).refresh()  # a warm clone, as after a restart
+    ModuleSync(catalog).refresh()  # a warm clone, as after a restart
     reading, go_on = threading.Event(), threading.Event()
-    read_clones = Registry.read_clones
+    read_clones = ModuleSync.read_clones
 
-    def held(registry: Registry, locations: Iterable[RepoLocation] | None = None) -> int:
+    def held(registry: ModuleSync, locations: Iterable[RepoLocation] | None = None) -> int:
         reading.set()  # a long start: 10,000 modules take a while
         go_on.wait(30)
         return read_clones(registry, locations)
 
-    monkeypatch.setattr(Registry, "read_clones", held)
+    monkeypatch.setattr(ModuleSync, "read_clones", held)
     with (
         RegistryServer(catalog, fetch_first=None) as server,
         httpx.Client(base_url=server.url, timeout=10) as client,
