@@ -38,8 +38,8 @@ from hypercorn.typing import (
 )
 
 from gitreg.catalog.model import Listen, TlsFiles
-from gitreg.connections import MAX_RESETS
-from gitreg.server import hypercorn_config
+from gitreg.process.connections import MAX_RESETS
+from gitreg.process.server import hypercorn_config
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.h2client import H2Client, RawFrames

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.workers import MAX_DEATHS
+from gitreg.process.workers import MAX_DEATHS
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import run_gitreg, wait_until
 from tests.support.workers import serving

@@ -193,7 +193,7 @@ def _slipped_tags(registry: ModuleSync, paths: dict[Key, str]) -> list[str]:
 def _listen_problems(listen: Listen, key: str) -> list[str]:
     """The address `serve` would listen on, bound as `serve` binds it and let go at once: a
     port another program holds (a demo left running) is said now, not at the start."""
-    from gitreg.server import bind  # Hypercorn is loaded to bind, not to check the rest
+    from gitreg.process.server import bind  # Hypercorn is loaded to bind, not to check the rest
 
     try:
         sock = bind(listen, probe=True)

@@ -40,7 +40,8 @@ def endpoint(catalog: Catalog, args: argparse.Namespace) -> Endpoint:
     else:
         found = Endpoint(listen, catalog.tls)
     if found.tls is not None:
-        from gitreg.server import check_tls  # Hypercorn is loaded to check TLS files, not to parse
+        # Hypercorn is loaded to check TLS files, not to parse
+        from gitreg.process.server import check_tls
 
         check_tls(found.tls, found.tls_keys)
     return found

@@ -21,10 +21,16 @@ from gitreg.freshness.live import open_world
 from gitreg.git.clone import move_old_clones
 from gitreg.git.shutdown import stop_git_processes
 from gitreg.heap import Freezer, freeze_after_bursts
-from gitreg.server import SharingLoop, bind, hypercorn_config, longest_stop, serve_until_signalled
+from gitreg.process.server import (
+    SharingLoop,
+    bind,
+    hypercorn_config,
+    longest_stop,
+    serve_until_signalled,
+)
+from gitreg.process.workers import run_workers
 from gitreg.web.app import create_app
 from gitreg.web.state import RegistryState
-from gitreg.workers import run_workers
 
 log = logging.getLogger("gitreg")
 

@@ -3,7 +3,8 @@
 Two reasons: a body over the limit is refused with 413, and Hypercorn 0.18's HTTP/2 code
 drops the whole connection (every stream on it) when DATA arrives for a stream that was
 already answered, which happens whenever a handler answers before reading the body
-(`gitreg.connections` now drops such DATA instead: the bodies of GET and HEAD, not read here).
+(`gitreg.process.connections` now drops such DATA instead: the bodies of GET and HEAD, not
+read here).
 
 A body whose Content-Length says it is far over the limit (FAR_OVER times) is refused at once,
 unread, and its connection closed: reading gigabytes to refuse them would tie up the server. One

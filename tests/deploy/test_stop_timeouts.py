@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.server import DEFAULT_GRACE, SHUTDOWN_MOST, longest_stop
+from gitreg.process.server import DEFAULT_GRACE, SHUTDOWN_MOST, longest_stop
 from tests.support import kustomize
 
 REPO = Path(__file__).resolve().parents[2]

@@ -26,7 +26,7 @@ from hypercorn.asyncio import serve
 
 from gitreg.catalog.model import Catalog, Listen, TlsFiles
 from gitreg.freshness.fresh_reads import WAIT
-from gitreg.server import hypercorn_config
+from gitreg.process.server import hypercorn_config
 from gitreg.tlscert import TlsMaterial
 from gitreg.web.app import create_app
 from tests.support.state import serving_state

@@ -26,11 +26,11 @@ from cryptography.hazmat.primitives import serialization
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
 
-from gitreg import connections
 from gitreg.catalog.model import TLS_KEYS, Listen, TlsFiles
 from gitreg.errors import StartupError
+from gitreg.process import connections
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("gitreg.server")  # its name before process/: operators' filters
 
 DEFAULT_GRACE = 20.0  # Kubernetes sends SIGKILL 30 s after SIGTERM by default: 10 s to spare
 # After the grace period: the lifespan's shutdown (background work, clients of origins).

@@ -47,7 +47,7 @@ from hypercorn.protocol.h2 import H2Protocol
 from hypercorn.typing import AppWrapper, ASGIReceiveEvent, ASGISendEvent, Scope, TaskGroup
 from hyperframe.frame import Frame, RstStreamFrame
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("gitreg.connections")  # its name before process/: operators' filters
 
 TLS_SHUTDOWN_WAIT = 5.0  # seconds a closed TLS connection waits for the client's close-notify
 MAX_RESETS = 100  # stream resets, sent or received, one connection may have within one second

@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("gitreg.workers")  # its name before process/: operators' filters
 
 # A worker that dies is restarted after a pause; this many deaths within the window mean it
 # will not serve (a cache it cannot write, memory it cannot get), and the parent exits 1 so

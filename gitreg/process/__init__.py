@@ -1,0 +1,1 @@
+"""What runs the process: the embedded server, its connections and its forked workers."""
