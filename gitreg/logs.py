@@ -40,7 +40,7 @@ _SECRET = re.compile(
     r"|\bgitreg_[A-Za-z0-9_-]{43}"
 )
 # Words one of which a line holds whenever _SECRET could match it (lower case): most lines hold
-# none, and looking for them costs a tenth of the search (bench/README: bench.log_lines).
+# none, and looking for them costs a tenth of the search (bench/RESULTS.md: bench.log_lines).
 _HINTS = ("bearer", "basic", "gitreg_", "signature=", "code=", "secret", "verifier", "token", "eyj")
 # The loggers whose DEBUG lines `--log-level debug` shows: gitreg's own.
 OWN_LOGGERS = "gitreg"
