@@ -139,21 +139,49 @@ def test_libraries_stay_where_architecture_says() -> None:
     assert not wrong, "libraries outside their place:\n" + "\n".join(wrong)
 
 
+def named_modules() -> list[tuple[str, str]]:
+    """The (package, file) of every module line under '## The packages': a `- `file.py`: ...`
+    line under its package's `### `package/`` heading (`gitreg/` for the top)."""
+    named: list[tuple[str, str]] = []
+    package = None
+    for line in section("The packages").splitlines():
+        if heading := re.match(r"### `([a-z_]+/)`", line):
+            package = heading.group(1)
+        elif (module := re.match(r"- `([a-z_]+\.py)`: ", line)) and package is not None:
+            named.append((package, module.group(1)))
+    assert named, "ARCHITECTURE.md's '## The packages' names no module"
+    return named
+
+
 def test_every_module_is_named_in_architecture() -> None:
-    """In its package's row of the table under '## The packages' (`gitreg/` for the top)."""
-    rows = {
-        match.group(1): match.group(2)
-        for match in re.finditer(r"^\| `([a-z_]+/)` \|(.*)$", section("The packages"), re.M)
-    }
+    """In its package's list under '## The packages' (`gitreg/` for the top), once."""
+    named = named_modules()
     unnamed = []
+    present = set()
     for module in GRAPH.modules.values():
         folder, _, file = module.relative.rpartition("/")
         if file == "__init__.py":
-            continue  # the package itself, named by its row
-        row = rows.get(f"{folder}/" if folder else "gitreg/", "")
-        if f"`{file}`" not in row:
+            continue  # the package itself, named by its heading
+        place = (f"{folder}/" if folder else "gitreg/", file)
+        present.add(place)
+        if place not in named:
             unnamed.append(module.relative)
     assert not unnamed, f"modules ARCHITECTURE.md does not name: {sorted(unnamed)}"
+    twice = sorted({place for place in named if named.count(place) > 1})
+    assert not twice, f"modules ARCHITECTURE.md names more than once: {twice}"
+    absent = sorted(set(named) - present)
+    assert not absent, f"ARCHITECTURE.md names modules gitreg lacks: {absent}"
+
+
+def test_every_package_has_a_row_and_a_list() -> None:
+    """The table under '## The packages' has a row for each package and each has its list."""
+    text = section("The packages")
+    rows = set(re.findall(r"^\| `([a-z_]+/)` \|", text, re.M))
+    listed = set(re.findall(r"^### `([a-z_]+/)`", text, re.M))
+    packages = {unit_of(m) for m in GRAPH.modules.values() if unit_of(m).endswith("/")}
+    packages.add("gitreg/")
+    assert rows == packages, f"package rows {sorted(rows ^ packages)} differ from gitreg's"
+    assert listed == packages, f"package lists {sorted(listed ^ packages)} differ from gitreg's"
 
 
 def test_no_module_over_400_lines() -> None:
