@@ -1,6 +1,7 @@
 """The exceptions gitreg raises, as one tree.
 
-web/errors.py alone says which HTTP status each one is.
+web/errors.py's handlers say which HTTP status each one is; the OCI API, the token endpoint
+and MCP answer theirs in their own protocol's form.
 
 GitregError
 ├── ConfigError          registry.yaml is invalid (carries every problem found)
