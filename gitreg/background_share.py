@@ -1,25 +1,23 @@
 """Background work takes a bounded share of the process while requests are being served.
 
-Python runs one thread at a time (the GIL): eight threads reading clones after a start took the
-event loop's turn eight times in nine, and a registry of 10,000 modules answered at a twelfth of
-its speed until they were done. So the Python part of background work (a clone read into
-entries; a sync's or a poll's own work around the git it waits for) is measured in CPU time and
-paced: while requests arrive, background threads together use at most `share` of one CPU, each
-slice followed by a rest; with no request in the last second, they run at full speed. The git
-processes they start count in that share too (`charge`): git's CPU, once it has exited, is paid
-back with a rest when the thread's outermost slice ends (a sync's, a poll's), never while it may
-hold a clone's lock that a request or another process waits on. At 10,000 modules, a start's
-1,000 `git ls-remote`, sixteen at a time, took the cores from the requests (p99 13.6 to 14.5 ms
-during the catch-up, idle 6 ms); charged, 10.1 to 10.9 ms, the fetch over in 20 s rather than 16.
-Background threads also run at a lower CPU priority, and so do the `git` processes they start
-(Linux gives a thread's niceness to the processes it forks), so that on a busy machine the
-server's own thread comes first.
+Python runs one thread at a time (the GIL): eight threads reading clones after a start took most of
+the event loop's turns, and a registry of 10,000 modules answered at a fraction of its speed until
+they were done (bench/RESULTS.md: bench.scale). So the Python part of background work (a clone read
+into entries; a sync's or a poll's own work around the git it waits for) is measured in CPU time and
+paced: while requests arrive, background threads together use at most `share` of one CPU, each slice
+followed by a rest; with no request in the last second, they run at full speed. The git processes
+they start count in that share too (`charge`): git's CPU, once it has exited, is paid back with a
+rest when the thread's outermost slice ends (a sync's, a poll's), never while it may hold a clone's
+lock that a request or another process waits on. At 10,000 modules, a start's 1,000 `git ls-remote`,
+sixteen at a time, took the cores from the requests; charged, they leave the requests more, for a
+slightly longer fetch (bench/RESULTS.md: bench.scale). Background threads also run at a lower CPU
+priority, and so do the `git` processes they start (Linux gives a thread's niceness to the processes
+it forks), so that on a busy machine the server's own thread comes first.
 
 Work that is one long computation rather than slices (a reload of 10,000 modules: registry.yaml
-parsed and checked, the next world built, about a second of CPU) runs `paced()`: it calls
-`breathe()` as it goes (a module checked, a YAML node made), and each breath pays the CPU spent
-since the last one back with a rest, at a twentieth of a CPU (PACED_SHARE). Such a thread keeps its
-priority.
+parsed and checked, the next world built) runs `paced()`: it calls `breathe()` as it goes (a module
+checked, a YAML node made), and each breath pays the CPU spent since the last one back with a rest,
+at a twentieth of a CPU (PACED_SHARE). Such a thread keeps its priority.
 
 Only threads marked background (`background_thread`, a thread pool's initializer) are paced: a
 read a request waits for (a fresh read) is never slowed.
@@ -45,16 +43,10 @@ from typing import TypeVar
 SHARE = 0.2  # of one CPU, for background work together, while requests arrive
 BUSY_FOR = 1.0  # seconds after a request during which the server counts as busy
 BREATH = 0.005  # CPU seconds paced work spends between two rests
-# Of one CPU, for work in one piece (`paced`): between two breaths it holds the GIL as long as
-# the interpreter lets it, and the event loop waits for its turn (the switch interval) each time,
-# so a share buys it more of the loop's time than a slice's. Measured at 10,000 modules, reloads
-# back to back: at 0.2 requests kept 0.60 to 0.75 of their steady rate; at 0.1, 0.73 to 1.21
-# from run to run; at 0.05, 0.92 and 1.01 in two rounds alternated with 0.75 and 0.85 at 0.1.
-# The price: the first reload after a start, at 10,000 modules under load, takes 19 s, not 11.
-PACED_SHARE = 0.05
+PACED_SHARE = 0.05  # of one CPU, for work in one piece (bench/RESULTS.md: bench.scale)
 NICENESS = 10  # added to a background thread's (and its git processes') niceness
 READERS = 2  # threads that run background slices, at the server's priority: one per CPU here
-# Seconds a thread that holds the GIL keeps it once another asks for it (Python's default: 5 ms).
+# Seconds a thread holding the GIL keeps it once another asks (bench/RESULTS.md: bench.scale)
 SWITCH_INTERVAL = 0.001
 
 T = TypeVar("T")
@@ -63,9 +55,8 @@ T = TypeVar("T")
 def prompt_handover() -> None:
     """In a server: a thread that computes hands the GIL over within SWITCH_INTERVAL of another
     asking. The event loop asks after each socket call of each request; while a reload or a
-    clone read computed, each ask waited up to Python's 5 ms, and a request of several asks up
-    to 40 ms. At 10,000 modules, reloads back to back, three runs each way: `versions` p99
-    10.7-11.4 ms instead of 12.6-13.6, the longest 33-46 ms instead of 54-72."""
+    clone read computed, each ask waited up to Python's default interval, and a request of
+    several asks waited that long for each (bench/RESULTS.md: bench.scale)."""
     sys.setswitchinterval(SWITCH_INTERVAL)
 
 

@@ -1,21 +1,21 @@
 """What serving reads for long is kept out of the garbage collector's full walks, swap after swap.
 
-A full collection walks every object the collector tracks, holding the GIL: with an index of
-10,000 modules x 50 versions (1.3 million tracked objects) that is half a second during which no
-request is answered. Objects frozen (`gc.freeze`) are not walked. Start-up freezes what it read;
-each snapshot swap afterwards asks for a refreeze, done a moment later in a thread of its own
-(swaps in a burst, a start-up's fetches, cost one): first a collection of the young generations
-(what was made since their last collection: a few thousand objects, whatever the catalog's
-size), so that short-lived garbage is not frozen for good; then a freeze of everything else.
-What a swap built and kept has outlived two collections already: the old generation is frozen
-without a walk. (Walking it too cost a reload of 10,000 modules up to 56 ms, whenever the next
-world was being built at that moment.)
+A full collection walks every object the collector tracks, holding the GIL: with an index of 10,000
+modules x 50 versions (over a million tracked objects) that is a long pause during which no request
+is answered (bench/RESULTS.md: bench.scale). Objects frozen (`gc.freeze`) are not walked. Start-up
+freezes what it read; each snapshot swap afterwards asks for a refreeze, done a moment later in a
+thread of its own (swaps in a burst, a start-up's fetches, cost one): first a collection of the
+young generations (what was made since their last collection: a few thousand objects, whatever the
+catalog's size), so that short-lived garbage is not frozen for good; then a freeze of everything
+else. What a swap built and kept has outlived two collections already: the old generation is frozen
+without a walk. (Walking it too held up a reload of 10,000 modules whenever the next world was being
+built at that moment: bench/RESULTS.md, bench.scale.)
 
 Frozen objects are never collected, only freed by their reference counts. Something alive at a
 freeze that becomes cyclic garbage afterwards (a request under way then, a connection open) is
 kept; so after FULL_EVERY refreezes a full walk is due (unfreeze, collect everything, freeze),
-and a process's frozen heap stays bounded however many swaps it sees. That walk is the half
-second: it waits for a quiet moment, no request in the last second (`quiet`, looked at each
+and a process's frozen heap stays bounded however many swaps it sees. That walk is the long
+pause: it waits for a quiet moment, no request in the last second (`quiet`, looked at each
 refreeze and every RECHECK seconds), and only a server that is never quiet has it forced, after
 FORCE_AFTER refreezes.
 
@@ -25,8 +25,9 @@ they end, and a refreeze asked for meanwhile waits for them to end.
 
 A server's start-up is one burst: the collector stays off from the start (`start_up`) until
 the clones are read (`settled`), and what was read is then frozen without a walk. Walked as it
-grew, then collected before its freeze, it held every request for up to half a second at
-10,000 modules. Start-up's own garbage cycles, if any, wait for the first full walk.
+grew, then collected before its freeze, it held every request for long pauses at 10,000
+modules (bench/RESULTS.md: bench.scale). Start-up's own garbage cycles, if any, wait for the
+first full walk.
 
 Only a server process freezes (it hands its ModuleSync a Freezer's `swapped`): a library or a
 test keeps the collector as Python sets it.
@@ -63,7 +64,7 @@ class _Pauses:
     """Threads in `collector_paused`: the collector is off from the first one in to the last one
     out, and on again then if it was on before the first. (Each thread restoring what it saw
     turned it back on under another's burst: a reload's world then built under the collector's
-    full walks of it, up to 240 ms each at 10,000 modules.)"""
+    full walks of it, each a pause at 10,000 modules: bench/RESULTS.md, bench.scale.)"""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -96,9 +97,9 @@ _PAUSES = _Pauses()
 
 def freeze_after_bursts() -> None:
     """In a server: what a burst made is frozen, unwalked, as the collector comes back on after
-    it, rather than walked by the next collection of the young generation (150,000 to 275,000
-    objects after a reload at 10,000 modules: 50 to 100 ms during which no request was
-    answered). A burst's own cyclic garbage, if any, waits for the next full walk."""
+    it, rather than walked by the next collection of the young generation (after a reload at
+    10,000 modules, a pause during which no request was answered: bench/RESULTS.md,
+    bench.scale). A burst's own cyclic garbage, if any, waits for the next full walk."""
     _PAUSES.freeze_after = True
 
 
@@ -210,7 +211,7 @@ class Freezer:
     def _refreeze(self) -> None:
         """The refreeze a swap asked for; while a burst is under way (a reload's next world
         being built), later: its young generation is that burst, and walking it held every
-        request for up to 100 ms at 10,000 modules."""
+        request at 10,000 modules (bench/RESULTS.md: bench.scale)."""
         if _PAUSES.under_way():
             with self._lock:
                 self._timer = self._timer_for(self.delay, self._refreeze, "gitreg-freeze")

@@ -1,8 +1,8 @@
 """Long work off the event loop and paced (a reload's registry.yaml read and checked and its
 next world built, what changed counted, the persisted index written, the docs warming's look at
-what changed). At 10,000 modules that is about a second of CPU; run at full
-speed beside the requests it took half their turns (a third of the `versions` rate while reloads
-ran back to back), and a full collection of the objects it made held every request for 200 ms.
+what changed). At 10,000 modules, run at full speed beside the requests, it took many of their
+turns, and a full collection of the objects it made held every request (bench/RESULTS.md:
+bench.scale).
 Now it rests as it goes while requests arrive (`background_share`), with the cyclic collector
 off: what it makes is kept or freed by reference counts, and the refreeze after the swap
 (`heap.py`) collects once."""

@@ -146,10 +146,11 @@ class Gate(BrowserSessions, SignedDownloads):
             self.counts[(ANONYMOUS.name, "public")] += 1
             return ANONYMOUS
         if authorization is not None:
-            # The common yes, without the machinery of every other answer below (a third of
-            # the cost of a request answered from what was kept): a token of registry.yaml's
+            # The common yes, without the machinery of every other answer below (a large part
+            # of the cost of a request answered from what was kept): a token of registry.yaml's
             # that opens the target. What it does is what the way below does for it, and what
-            # `admitted_now` does for several targets (written out: calling it costs 0.8 us).
+            # `admitted_now` does for several targets (written out, since calling it costs
+            # more: bench/RESULTS.md, bench.hot_routes).
             self._throttle(client)
             known = self._client_token(authorization)
             if known is not None and known.may(target.access, target.namespace):

@@ -68,8 +68,8 @@ class UrlSigner:
 
     def _query(self, path: str, principal: str, expires: int, binding: str) -> str:
         mac = self._mac(self._keys[0], unquote(path), expires, principal, binding)
-        # What urlencode() gives, at a third of its cost: the expiry is digits and the
-        # signature URL-safe base64, so only the name may need quoting.
+        # What urlencode() gives, at less of its cost (bench/RESULTS.md: bench.auth): the
+        # expiry is digits and the signature URL-safe base64, so only the name may need quoting.
         return f"expires={expires}&by={quote_plus(principal)}&signature={mac}"
 
     def check(

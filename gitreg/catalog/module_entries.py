@@ -75,7 +75,8 @@ class ModuleEntries(ProviderSections):
         result: list[ModuleSpec] = []
         seen: dict[tuple[str, str, str], str] = {}
         # Each repository's first module with a webhook secret: looked up, not searched for
-        # (a search of the modules before each one took 13 s at 10,000 modules).
+        # (a search of the modules before each one was slow at 10,000 modules: bench/RESULTS.md,
+        # bench.catalog_load).
         secret_holders: dict[RepoLocation, ModuleSpec] = {}
         keys = defaults.allowed if defaults else MODULE_KEYS
         required = {"name", "system"} if defaults else {"namespace", "name", "system", "repo"}

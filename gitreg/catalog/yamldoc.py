@@ -56,7 +56,8 @@ class Reader:
         self.problems: list[ConfigProblem] = []
         # Every problem's path and each path above it (`modules[3].repo`: `modules[3]` and
         # `modules`), so that asking whether a path has a problem is a lookup: searching the
-        # problems took 22 s for 10,000 modules whose repo was refused.
+        # problems was slow for 10,000 modules whose repo was refused (bench/RESULTS.md:
+        # bench.catalog_load).
         self._problem_paths: set[str] = set()
         self._problem_exact: set[str] = set()
         self._parsed: dict[tuple[Callable[[str], Any], str], Any] = {}

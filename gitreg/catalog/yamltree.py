@@ -42,8 +42,9 @@ class _Loader(yaml.SafeLoader):
     pass
 
 
-# libyaml's parser (PyYAML's CSafeLoader) when PyYAML was built with it: four times faster than
-# the pure-Python one, with the same nodes and marks, so the same lines. The constructors below,
+# libyaml's parser (PyYAML's CSafeLoader) when PyYAML was built with it: faster than the
+# pure-Python one (bench/RESULTS.md: bench.catalog_load), with the same nodes and marks, so the
+# same lines. The constructors below,
 # which build the result, are Python in both.
 LIBYAML: bool = yaml.__with_libyaml__
 
@@ -122,7 +123,7 @@ def load(text: str, libyaml: bool = LIBYAML) -> Any:
     if libyaml:
         try:
             # Hundreds of thousands of young nodes, none garbage: the collector's passes over
-            # them tripled the parse of 10,000 modules (0.34 s without, 1.0 s with).
+            # them slowed the parse of 10,000 modules (bench/RESULTS.md: bench.catalog_load).
             with collector_paused():
                 return _parsed(_CLoader(text))
         except yaml.YAMLError:
@@ -147,7 +148,7 @@ def _parsed(loader: yaml.SafeLoader) -> Any:
 def _let_go(root: yaml.Node) -> None:
     """Free a document's nodes one at a time, resting as it goes. Dropped at once, the nodes of
     10,000 modules (and their marks) were freed in one cascade of reference counts that held the
-    GIL, and every request, for 40 ms."""
+    GIL, and every request, until it ended (bench/RESULTS.md: bench.scale)."""
     waiting: list[Any] = [root]
     while waiting:
         node = waiting.pop()

@@ -47,8 +47,8 @@ async def keep_warm(
             seen = snapshot
             try:
                 # Which entries changed since the last warming, off the event loop: 10,000 of
-                # them looked at there held every request for 40 to 70 ms, once a second while
-                # syncs swap the snapshot after a start.
+                # them looked at there held every request, once a second while syncs swap the
+                # snapshot after a start (bench/RESULTS.md: bench.docs_warming).
                 forgotten = docs.forgotten
                 base = warmed[0] if warmed and warmed[1] == forgotten else None
                 wanted = await paced(partial(_unwarmed_changes, docs, snapshot.index, base))

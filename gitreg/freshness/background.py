@@ -127,7 +127,8 @@ class BackgroundWork:
         uncloned = await asyncio.to_thread(registry.read_clones, others)
         after = registry.snapshot
         seconds = time.monotonic() - started
-        # Paced: at start-up every entry changed, and comparing them all held the loop 0.2 s.
+        # Paced: at start-up every entry changed, and comparing them all held the loop long
+        # (bench/RESULTS.md: bench.scale).
         summary = await paced(
             partial(summarize, snapshot.index, after.index, len(after.clones), 0, seconds)
         )
@@ -155,7 +156,7 @@ class BackgroundWork:
             snapshot = self.live.registry.snapshot
             if last:  # stopping: at once
                 await asyncio.to_thread(reads.flush, snapshot)
-            else:  # paced: 2 s of the interpreter at 10,000 modules, beside the requests
+            else:  # paced: long at 10,000 modules (bench/RESULTS.md: bench.scale)
                 await paced(partial(reads.write, snapshot))
         except OSError as exc:  # a full disk, say: the next start reads the clones
             log.warning("cannot write the persisted index %s: %s", reads.path, exc)

@@ -46,8 +46,8 @@ def refused(exc: ConfigError, then: str) -> None:
 
 def _sharing_specs(old: Catalog, new: Catalog) -> Catalog:
     """`new`, each module spec equal to one of `old` replaced by that one: the entries a reload
-    keeps hold the old specs, not a second copy of each (70 MB at 10,000 specs when measured),
-    and equal specs compare at once (`is` before `==`)."""
+    keeps hold the old specs, not a second copy of each (the memory it saves: bench/RESULTS.md,
+    bench.scale), and equal specs compare at once (`is` before `==`)."""
     before = {spec.address.key: spec for spec in old.modules}
     modules = []
     for spec in new.modules:

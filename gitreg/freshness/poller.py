@@ -35,8 +35,9 @@ class Poller:
         self.due: dict[RepoLocation, float] = {}
         self.failures: dict[RepoLocation, int] = {}
         self.rounds = 0  # polls finished, for tests and benchmarks
-        # The due times in order, so a wake-up looks at the repositories due and no others (at
-        # 1,000 repositories, scanning them all cost about 3 ms a second of the event loop).
+        # The due times in order, so a wake-up looks at the repositories due and no others
+        # (scanning them all cost the event loop time every second: bench/RESULTS.md,
+        # bench.polling).
         # An entry whose time is no longer the repository's (`due`) is dropped when it comes up.
         self._queue: list[tuple[float, int, RepoLocation]] = []
         self._pushed = 0  # entries pushed: ties in time never compare two locations

@@ -8,9 +8,9 @@ Memory and stack stay bounded whatever the tree holds: trees are walked with a s
 (a tree thousands of folders deep is fine), and file contents stream from one
 `git cat-file --batch` per archive in chunks, never whole (a 300 MB file costs no more than a
 small one). Every blob is asked for up front, by a thread of its own, so that git finds and
-inflates the next ones while this process works (one blob asked and waited for at a time cost
-a third of an archive's time), and the tar stream is deflated in fixed blocks on every core at
-once (`parallel_gzip.py`: the same bytes whatever the number of cores).
+inflates the next ones while this process works (one blob asked and waited for at a time made
+an archive slower: bench/RESULTS.md, bench.archives), and the tar stream is deflated in fixed
+blocks on every core at once (`parallel_gzip.py`: the same bytes whatever the number of cores).
 Limits on the largest file, the whole archive and the number of entries refuse a tree a
 registry should not serve, with a message naming the limit.
 """

@@ -68,7 +68,8 @@ def _compressible(segment: bytes) -> bool:
         # than starting a compressor, whose tables cost more than deflating the sample.
         if sample.isascii():
             return True
-        # A window and tables the size of the sample, not of a stream: a third of the start.
+        # A window and tables the size of the sample, not of a stream: a cheaper start
+        # (bench/RESULTS.md: bench.archives).
         z = zlib.compressobj(1, zlib.DEFLATED, -10, 4)
         if len(z.compress(sample) + z.flush()) < SAVING * SAMPLE:
             return True

@@ -7,9 +7,9 @@ and `wait(timeout)` cost more than git's own start here (a selector, a polling w
 `poll` loop and a wait on a pidfd cost little.
 
 The spawn itself is `subprocess.Popen`'s, which lets other threads run while the child starts.
-`os.posix_spawnp` costs a third less CPU but holds the GIL until git has started: on a busy
-machine, a background thread's git (at a lower priority) waits for a CPU, and every request
-waits with it; at 10,000 modules a start-up's fetches held requests up by 50 to 80 ms."""
+`os.posix_spawnp` costs less CPU but holds the GIL until git has started: on a busy machine, a
+background thread's git (at a lower priority) waits for a CPU, and every request waits with it,
+as a start-up's fetches at 10,000 modules did (bench/RESULTS.md: bench.polling)."""
 
 from __future__ import annotations
 

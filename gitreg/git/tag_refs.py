@@ -46,8 +46,9 @@ class LocalTags:
     """A clone's tag refs (refs/tags/NAME → object id), and the last remote listing found equal
     to them while packed-refs and the loose tag refs stayed the same (by stat: git and dulwich
     replace both by a rename, so a rewrite is a new inode). Only digests are kept: with 1,000
-    clones of 500 tags, the refs parsed and the listings as printed held 130 MB for good, to
-    spare a parse a poll makes only when something changed."""
+    clones of 500 tags, the refs parsed and the listings as printed held a lot of memory for
+    good (bench/RESULTS.md: bench.polling), to spare a parse a poll makes only when something
+    changed."""
 
     def __init__(self, clone_path: Path) -> None:
         self.path = clone_path

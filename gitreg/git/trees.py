@@ -146,7 +146,8 @@ def root_files(git_dir: Path, commits: Sequence[str], name: str, *, most: int) -
     """The file `name` at the root of each of `commits` that holds one of at most `most` bytes,
     by commit: one `git cat-file --batch-check` asks for them all, reading object headers only
     (a first read of a repository asks for every tag's commit; dulwich would inflate each
-    commit and its root tree, ten times slower), then the few found are read whole."""
+    commit and its root tree, much slower: bench/RESULTS.md, bench.scale), then the few found
+    are read whole."""
     unique = list(dict.fromkeys(commits))
     if not unique:
         return {}

@@ -7,8 +7,9 @@ A read is noted before its entries are swapped in; a write that comes between fi
 entries differ and keeps the repository's line as it was until the next write. So a line never
 pairs entries with refs they were not read from: a stale copy is never written as current.
 
-No line is kept in memory (10,000 modules: 20 MB): a write takes the lines of repositories not
-read again since from the file it replaces, and encodes only the others."""
+No line is kept in memory, which at 10,000 modules would be a lot of it (bench/RESULTS.md:
+bench.scale): a write takes the lines of repositories not read again since from the file it
+replaces, and encodes only the others."""
 
 from __future__ import annotations
 

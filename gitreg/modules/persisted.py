@@ -8,7 +8,7 @@ A line is `<sha256 of the rest> <head>\t<body>`, both JSON (which never holds a 
 head, `[format, url, refs, ledger]`, says what the line is without the body being parsed; a line
 cut short or changed on disk fails its digest and is not used. Strings are written once per
 line and named by their position, so that a repository's 50 commits are not written 500 times
-(10,000 modules x 50 versions: ~20 MB)."""
+(the file's size: bench/RESULTS.md, bench.scale)."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ class RepositoryLine:
             assert isinstance(strings, list) and all(type(s) is str for s in strings)
             # Versions and tag names repeat from one repository to the next (every monorepo
             # of a release train has `mod3/v1.2.0`, `1.2.0`): one string each, not one per line
-            # (about 55 MB at 10,000 modules x 50 versions). Commits are each their own.
+            # (the memory it saves: bench/RESULTS.md, bench.scale). Commits are each their own.
             strings = [s if len(s) == _COMMIT else sys.intern(s) for s in strings]
             by_key = {(m[0], m[1], m[2]): m for m in self._modules()}
             entries = tuple(

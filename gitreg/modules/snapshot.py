@@ -90,8 +90,8 @@ class RegistrySnapshot:
 
     def entries_of(self, location: RepoLocation) -> list[ModuleEntry]:
         """The entries of `location`'s modules, looked up by their addresses: a scan of the
-        whole index at each sync held the GIL for 5 s of a start-up fetch of 1,000
-        repositories at 10,000 modules (a `versions` request waited up to 1.2 s)."""
+        whole index at each sync held the GIL for much of a start-up fetch at 10,000 modules,
+        and requests waited for it (bench/RESULTS.md: bench.scale)."""
         found = (self.index.get(*spec.address.key) for spec in self.specs.get(location, ()))
         return [e for e in found if e is not None and e.spec.repo == location]
 

@@ -91,8 +91,9 @@ class StatusStore:
             self.write(name, status)
 
     def write(self, name: str, status: RepoStatus) -> None:
-        # Written at every poll of every repository, and only history: no fsync (it costs
-        # 3 ms a write here; a file emptied by a crash reads as nothing known).
+        # Written at every poll of every repository, and only history: no fsync (its cost at
+        # that rate: bench/RESULTS.md, bench.polling); a file emptied by a crash reads as
+        # nothing known.
         with contextlib.suppress(OSError):
             body = json.dumps(asdict(status)).encode()
             path = self.directory / f"{name}.json"

@@ -54,11 +54,11 @@ def warm_start(registry: ModuleSync) -> WarmStart:
     unread = {location.url: location for location in snapshot.unread}
     read: dict[RepoLocation, Read] = {}
     # A million small tuples, nothing in them to collect: made in a burst, they would trigger
-    # collections that walk them again and again (1.8 s instead of 0.3 s at 10,000 modules x 50
-    # versions). A server freezes them after the swap (gitreg.heap).
+    # collections that walk them again and again, a warm start several times as slow
+    # (bench/RESULTS.md: bench.scale). A server freezes them after the swap (gitreg.heap).
     with collector_paused():
         # Line by line, each decoded only while it is looked at: the whole index decoded at
-        # once would hold 100 MB more at the peak.
+        # once would raise the peak of memory (bench/RESULTS.md: bench.scale).
         for line in _decoded(keeper.lines(), str(keeper.path)):
             location = unread.get(line.url)
             if location is None or location in read:

@@ -27,9 +27,8 @@ _ATTRIBUTES = {
 _SCHEMES = {"http", "https", "mailto"}
 HEADING_SHIFT = 2  # the page has its h1 (the module) and h2 (README): a README's `#` is an h3
 # HTML nested deeper than this is a README's raw HTML shown as text: the sanitiser's parser
-# takes time that grows with the square of the depth ('<div>' 100,000 times: 20 s), and real
-# READMEs nest a few levels.
-MAX_DEPTH = 100
+# takes time that grows with the square of the depth; real READMEs nest a few levels.
+MAX_DEPTH = 100  # levels of raw HTML shown as such (bench/RESULTS.md: bench.pages)
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)[^>]*?(/?)>")
 # The HTML standard's formatting elements: a parser reopens those left open in each block after.
 _FORMATTING = {"a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike",

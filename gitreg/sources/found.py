@@ -34,7 +34,8 @@ class FoundRepository:
         clone_local: str = "",
     ) -> None:
         # A listing makes 10,000 of these: its fields set at once, not one frozen
-        # object.__setattr__ each as the dataclass's own __init__ does (a third of the cost).
+        # object.__setattr__ each as the dataclass's own __init__ does (cheaper:
+        # bench/RESULTS.md, bench.discovery).
         self.__dict__.update(
             name=name,
             path=path,
