@@ -152,14 +152,19 @@ def token_of(served: Served, sub: str) -> str:
     return token
 
 
-def versions(served: Served, module: str, token: str) -> int:
+def status(served: Served, path: str, token: str) -> int:
+    """The status of GET `path` with `token` as a bearer token."""
     answer = httpx.get(
-        f"{served.url}/v1/modules/{module}/versions",
+        f"{served.url}{path}",
         headers={"Authorization": f"Bearer {token}"},
         verify=served.verify,
         timeout=15,
     )
     return answer.status_code
+
+
+def versions(served: Served, module: str, token: str) -> int:
+    return status(served, f"/v1/modules/{module}/versions", token)
 
 
 def test_discovery_offers_login_v1(served: Served) -> None:

@@ -26,7 +26,7 @@ from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oidc_provider import Provider, oidc_provider, sign_in_as
 from tests.support.servers import RegistryServer, free_port, run_gitreg
 from tests.support.tls_clients import trusting
-from tests.web.test_login import SECRET, Served, refused_login, token_of
+from tests.web.test_login import SECRET, Served, refused_login, status, token_of
 
 PLATFORM_RULE = "      - {match: {groups: platform}, read: [platform], mirror: true}\n"
 SHARED_RULE = '      - {match: {groups: "*"}, read: ["shared-*"]}\n'
@@ -96,16 +96,6 @@ def serve(tmp_path: Path, tls: TlsMaterial, provider: Provider) -> Serve:
             yield Served(server.url, provider, verify, tmp_path), server
 
     return served
-
-
-def status(served: Served, path: str, token: str) -> int:
-    answer = httpx.get(
-        f"{served.url}{path}",
-        headers={"Authorization": f"Bearer {token}"},
-        verify=served.verify,
-        timeout=15,
-    )
-    return answer.status_code
 
 
 def listed(served: Served) -> str:
