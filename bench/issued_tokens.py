@@ -18,7 +18,7 @@ from pathlib import Path
 
 from gitreg.auth.issued import IssuedPrincipals
 from gitreg.auth.principal import Principal
-from gitreg.catalog.model import LoginSettings, OidcIssuer
+from gitreg.catalog.auth_settings import LoginSettings, OidcIssuer
 from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.state.issued_tokens import IssuedToken, IssuedTokenFiles
 

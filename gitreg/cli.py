@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from gitreg import __version__
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import SECRET_USES, SecretUse
+from gitreg.catalog.secrets import SECRET_USES, SecretUse
 from gitreg.commands.endpoint import add_endpoint_flags
 from gitreg.errors import ConfigError
 from gitreg.logs import LOG_FORMATS

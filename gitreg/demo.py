@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from gitreg.catalog.model import Catalog, Listen
+from gitreg.catalog.model import Catalog
+from gitreg.catalog.settings import Listen
 from gitreg.terraform_services import host_block
 from gitreg.tlscert import TlsMaterial, ensure_local_tls, parse_host
 

@@ -37,7 +37,7 @@ from hypercorn.typing import (
     Scope,
 )
 
-from gitreg.catalog.model import Listen, TlsFiles
+from gitreg.catalog.settings import Listen, TlsFiles
 from gitreg.process.connections import MAX_RESETS
 from gitreg.process.server import hypercorn_config
 from gitreg.tlscert import TlsMaterial

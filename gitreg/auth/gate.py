@@ -30,8 +30,10 @@ from gitreg.auth.target import Target as Target
 from gitreg.auth.target import refusal
 from gitreg.auth.tokens import StaticTokens
 from gitreg.auth.wrong_tokens import WrongTokens
-from gitreg.catalog.model import AuthSettings, Catalog, ModuleSpec, ProviderSpec
+from gitreg.catalog.auth_settings import AuthSettings
+from gitreg.catalog.model import Catalog
 from gitreg.catalog.namespace_scope import NamespaceScope
+from gitreg.catalog.specs import ModuleSpec, ProviderSpec
 from gitreg.errors import AuthUnavailable, Forbidden, TooManyRequests, Unauthorized
 from gitreg.git.credential import Credential
 from gitreg.git.location import RepoLocation

@@ -12,7 +12,9 @@ from gitreg.auth.issued import Identity
 from gitreg.auth.login import Login
 from gitreg.auth.principal import Principal
 from gitreg.auth.target import GitQuestion, Target
-from gitreg.catalog.model import AuthSettings, Catalog, ModuleSpec, ProviderSpec
+from gitreg.catalog.auth_settings import AuthSettings
+from gitreg.catalog.model import Catalog
+from gitreg.catalog.specs import ModuleSpec, ProviderSpec
 from gitreg.git.location import RepoLocation
 
 

@@ -18,7 +18,7 @@ import httpx
 
 from gitreg.auth.check_budget import CheckBudget
 from gitreg.auth.host_logins import HostLogins, Login
-from gitreg.catalog.model import GitCheck
+from gitreg.catalog.auth_settings import GitCheck
 from gitreg.errors import AuthUnavailable, TooManyRequests
 from gitreg.git.credential import Credential
 from gitreg.git.location import RepoLocation, redact

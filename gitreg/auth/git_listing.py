@@ -8,7 +8,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 
-from gitreg.catalog.model import ModuleSpec, ProviderSpec
+from gitreg.catalog.specs import ModuleSpec, ProviderSpec
 from gitreg.errors import AuthUnavailable, TooManyRequests
 from gitreg.git.location import RepoLocation
 

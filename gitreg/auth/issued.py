@@ -18,7 +18,7 @@ from typing import Any, ParamSpec, TypeVar
 from gitreg.auth.oidc import granted
 from gitreg.auth.principal import Principal
 from gitreg.auth.tokens import digest, new_token
-from gitreg.catalog.model import LoginSettings, OidcIssuer
+from gitreg.catalog.auth_settings import LoginSettings, OidcIssuer
 from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.errors import AuthUnavailable, StateUnavailable
 from gitreg.state.issued_tokens import Claims, IssuedToken, IssuedTokens, Via

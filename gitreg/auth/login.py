@@ -27,7 +27,7 @@ from gitreg.auth.oidc import OidcVerifier, rule_claims
 from gitreg.auth.principal import Principal, Refused
 from gitreg.auth.sealed import Sealer
 from gitreg.auth.wrong_tokens import WrongTokens
-from gitreg.catalog.model import LoginSettings, OidcIssuer
+from gitreg.catalog.auth_settings import LoginSettings, OidcIssuer
 from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.errors import LoginRefused
 from gitreg.state.issued_tokens import claims_from_json

@@ -19,7 +19,7 @@ from urllib.parse import urlencode, urlsplit
 import httpx
 from authlib.oidc.discovery import OpenIDProviderMetadata
 
-from gitreg.catalog.model import LoginSettings
+from gitreg.catalog.auth_settings import LoginSettings
 from gitreg.certificate_trust import untrusted_certificate, untrusted_text
 from gitreg.errors import AuthUnavailable, LoginRefused
 

@@ -23,7 +23,7 @@ from joserfc.jwk import Key
 
 from gitreg.auth.jwks import CA_KEY, IssuerKeys
 from gitreg.auth.principal import Principal, Refused
-from gitreg.catalog.model import OidcIssuer
+from gitreg.catalog.auth_settings import OidcIssuer
 from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.state.issued_tokens import Claims
 

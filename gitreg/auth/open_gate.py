@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from gitreg.auth.issued import Identity
 from gitreg.auth.principal import Principal
 from gitreg.auth.target import GitQuestion, Target
-from gitreg.catalog.model import Catalog, ModuleSpec, ProviderSpec
+from gitreg.catalog.model import Catalog
+from gitreg.catalog.specs import ModuleSpec, ProviderSpec
 from gitreg.git.location import RepoLocation
 
 

@@ -5,7 +5,8 @@ it narrowed to a folder."""
 from __future__ import annotations
 
 from gitreg.auth.tokens import STRONG_BITS, strength
-from gitreg.catalog.model import AuthSettings, Catalog
+from gitreg.catalog.auth_settings import AuthSettings
+from gitreg.catalog.model import Catalog
 from gitreg.catalog.namespace_scope import NamespaceScope
 
 

@@ -11,7 +11,7 @@ from gitreg.auth.login import Login
 from gitreg.auth.principal import GIT, Access, Principal
 from gitreg.auth.signed_urls import UrlSigner
 from gitreg.auth.tokens import StaticTokens
-from gitreg.catalog.model import AuthSettings
+from gitreg.catalog.auth_settings import AuthSettings
 from gitreg.errors import Forbidden
 
 

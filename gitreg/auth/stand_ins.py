@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from gitreg.auth.git_access import check_url
 from gitreg.auth.target import GitQuestion
-from gitreg.catalog.model import Catalog, GitCheck
+from gitreg.catalog.auth_settings import GitCheck
+from gitreg.catalog.model import Catalog
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from gitreg.auth.authorization import bearer_token
 from gitreg.auth.principal import Principal
-from gitreg.catalog.model import TokenSpec
+from gitreg.catalog.auth_settings import TokenSpec
 from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.errors import Unauthorized
 

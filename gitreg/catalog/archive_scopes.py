@@ -21,8 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gitreg.catalog import yamldoc
-from gitreg.catalog.model import AuthSettings, Catalog, ModuleSpec
+from gitreg.catalog.auth_settings import AuthSettings
+from gitreg.catalog.model import Catalog
 from gitreg.catalog.namespace_scope import NamespaceScope
+from gitreg.catalog.specs import ModuleSpec
 from gitreg.git.location import RepoLocation
 
 

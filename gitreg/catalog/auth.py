@@ -8,8 +8,9 @@ import re
 from urllib.parse import urlsplit
 
 from gitreg.catalog import yamldoc
+from gitreg.catalog.auth_settings import AuthSettings, GitCheck, OidcIssuer, TokenSpec
 from gitreg.catalog.login import LoginSection, issuer_problem
-from gitreg.catalog.model import AuthSettings, GitCheck, OidcIssuer, SecretRef, TokenSpec
+from gitreg.catalog.secrets import SecretRef
 
 TOKEN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _PATTERN = re.compile(r"[A-Za-z0-9_*?-]{1,64}")

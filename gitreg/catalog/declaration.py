@@ -13,9 +13,9 @@ import yaml
 from gitreg.catalog import yamldoc, yamltree
 from gitreg.catalog.archive_scopes import ArchiveScopes
 from gitreg.catalog.deprecations import REASON_MOST
-from gitreg.catalog.model import ModuleSpec, ProviderSpec
 from gitreg.catalog.module_entries import EntryDefaults, ModuleEntries
 from gitreg.catalog.providers import OwnReleases
+from gitreg.catalog.specs import ModuleSpec, ProviderSpec
 from gitreg.errors import ConfigError, ConfigProblem
 
 DECLARATION = ".gitreg.yaml"

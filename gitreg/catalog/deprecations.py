@@ -4,7 +4,7 @@ write it: the versions a constraint admits, and why they are deprecated."""
 from __future__ import annotations
 
 from gitreg.catalog import yamldoc
-from gitreg.catalog.model import Deprecation
+from gitreg.catalog.specs import Deprecation
 from gitreg.version_constraints import VersionConstraint
 
 REASON_MOST = 500  # a reason is printed by terraform init, once per version: a sentence or two

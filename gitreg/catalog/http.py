@@ -4,7 +4,7 @@ TLS, and the MCP endpoint; read by the same reader as the rest (key path and lin
 from __future__ import annotations
 
 from gitreg.catalog import yamldoc
-from gitreg.catalog.model import HstsPolicy, McpSettings
+from gitreg.catalog.settings import HstsPolicy, McpSettings
 
 
 class HttpSection(yamldoc.Reader):

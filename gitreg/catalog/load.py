@@ -15,16 +15,11 @@ from gitreg.catalog import yamldoc, yamltree
 from gitreg.catalog.archive_scopes import ArchiveScopes
 from gitreg.catalog.auth import AuthSection
 from gitreg.catalog.http import HttpSection
-from gitreg.catalog.model import (
-    SECRET_USES,
-    Catalog,
-    Listen,
-    LogFormat,
-    SecretUse,
-    TlsFiles,
-)
+from gitreg.catalog.model import Catalog
 from gitreg.catalog.module_entries import ModuleEntries
 from gitreg.catalog.oci import OciSection
+from gitreg.catalog.secrets import SECRET_USES, SecretUse
+from gitreg.catalog.settings import Listen, LogFormat, TlsFiles
 from gitreg.catalog.sources import SourcesSection
 from gitreg.catalog.state import StateSection
 from gitreg.errors import ConfigError, ConfigProblem

@@ -10,7 +10,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from gitreg.catalog import yamldoc
-from gitreg.catalog.model import LoginSettings, OidcIssuer, SecretRef
+from gitreg.catalog.auth_settings import LoginSettings, OidcIssuer
+from gitreg.catalog.secrets import SecretRef
 
 _PATTERN = re.compile(r"[A-Za-z0-9_*?-]{1,64}")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")

@@ -13,18 +13,18 @@ from typing import cast
 from gitreg.address import ModuleAddress
 from gitreg.background_share import SHARED
 from gitreg.catalog import yamldoc
+from gitreg.catalog.auth_settings import AuthSettings
 from gitreg.catalog.deprecations import deprecations
-from gitreg.catalog.model import (
+from gitreg.catalog.providers import ProviderSections
+from gitreg.catalog.secrets import SecretRef
+from gitreg.catalog.specs import (
     ArchiveScope,
-    AuthSettings,
     DeletedPolicy,
     DownloadMode,
     ForgeReleases,
     ModuleSpec,
     MovedPolicy,
-    SecretRef,
 )
-from gitreg.catalog.providers import ProviderSections
 from gitreg.git.location import RepoLocation, is_scp_like
 from gitreg.tags import TagTemplate
 

@@ -4,7 +4,7 @@ OpenTofu's `oci://` module sources and `oci_mirror`; read by the same reader as 
 from __future__ import annotations
 
 from gitreg.catalog import yamldoc
-from gitreg.catalog.model import OciSettings
+from gitreg.catalog.settings import OciSettings
 
 
 class OciSection(yamldoc.Reader):

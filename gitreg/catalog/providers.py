@@ -13,7 +13,9 @@ from urllib.parse import urlsplit
 from gitreg.address import hostname_problem, provider_problem
 from gitreg.catalog import yamldoc
 from gitreg.catalog.deprecations import deprecations
-from gitreg.catalog.model import ForgeReleases, MirrorSettings, ProviderSpec, SecretRef
+from gitreg.catalog.mirror_settings import MirrorSettings
+from gitreg.catalog.secrets import SecretRef
+from gitreg.catalog.specs import ForgeReleases, ProviderSpec
 from gitreg.git.location import RepoLocation
 from gitreg.signing import Keyring
 from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate

@@ -11,17 +11,17 @@ from urllib.parse import urlsplit
 
 from gitreg.address import name_problem
 from gitreg.catalog import yamldoc
-from gitreg.catalog.model import (
+from gitreg.catalog.module_entries import ModuleEntries
+from gitreg.catalog.secrets import SecretRef
+from gitreg.catalog.specs import (
     SOURCE_KINDS,
     CloneOver,
     DeletedPolicy,
     MovedPolicy,
     OnRemoved,
-    SecretRef,
     SourceKind,
     SourceSpec,
 )
-from gitreg.catalog.module_entries import ModuleEntries
 
 # Each kind's own keys: where its server is, and what it lists there.
 _OWN_KEYS: dict[SourceKind, tuple[str, ...]] = {

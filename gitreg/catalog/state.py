@@ -4,7 +4,8 @@ replicas must agree (PostgreSQL); read by the same reader as the rest (key path 
 from __future__ import annotations
 
 from gitreg.catalog import yamldoc
-from gitreg.catalog.model import PostgresSettings, SecretRef
+from gitreg.catalog.secrets import SecretRef
+from gitreg.catalog.settings import PostgresSettings
 
 
 class StateSection(yamldoc.Reader):

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from gitreg.catalog.model import SECRET_USES, SecretUse
+from gitreg.catalog.secrets import SECRET_USES, SecretUse
 from gitreg.catalog.yamltree import Mapping, Sequence
 from gitreg.errors import ConfigProblem
 

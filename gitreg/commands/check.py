@@ -13,7 +13,9 @@ from pathlib import Path
 from gitreg.auth.jwks import IssuerKeys
 from gitreg.auth.login_provider import OpenIdProvider
 from gitreg.auth.review import archive_warnings, auth_warnings
-from gitreg.catalog.model import Catalog, Listen, SourceSpec
+from gitreg.catalog.model import Catalog
+from gitreg.catalog.settings import Listen
+from gitreg.catalog.specs import SourceSpec
 from gitreg.commands.endpoint import endpoint
 from gitreg.errors import AuthUnavailable, OriginError, SourceError, StartupError
 from gitreg.git.clone import BareClone

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitreg.catalog.load import parse_listen
-from gitreg.catalog.model import TLS_KEYS, Catalog, Listen, TlsFiles
+from gitreg.catalog.model import Catalog
+from gitreg.catalog.settings import TLS_KEYS, Listen, TlsFiles
 from gitreg.errors import StartupError
 
 

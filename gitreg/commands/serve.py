@@ -13,7 +13,8 @@ import sys
 from gitreg.atomic import sweep_stale
 from gitreg.background_share import SHARED, prompt_handover
 from gitreg.catalog.archive_scopes import narrowed_notices
-from gitreg.catalog.model import Catalog, Listen, TlsFiles
+from gitreg.catalog.model import Catalog
+from gitreg.catalog.settings import Listen, TlsFiles
 from gitreg.commands.endpoint import endpoint, listen_flag
 from gitreg.errors import StartupError
 from gitreg.freshness.catalog_file import read_at_restart

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from gitreg.catalog.model import ModuleSpec, ProviderSpec
+from gitreg.catalog.specs import ModuleSpec, ProviderSpec
 from gitreg.directory.repository_url import web_url
 from gitreg.modules.index import ModuleEntry, VersionIndex
 from gitreg.modules.resolve import Release

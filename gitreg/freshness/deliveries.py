@@ -10,7 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from gitreg.catalog.model import Catalog, ProviderSpec, SecretRef, SourceSpec
+from gitreg.catalog.model import Catalog
+from gitreg.catalog.secrets import SecretRef
+from gitreg.catalog.specs import ProviderSpec, SourceSpec
 from gitreg.errors import ClientError
 from gitreg.freshness.webhooks import (
     PARSERS,

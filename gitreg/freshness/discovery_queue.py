@@ -13,7 +13,7 @@ import asyncio
 import logging
 from typing import NamedTuple
 
-from gitreg.catalog.model import SourceSpec
+from gitreg.catalog.specs import SourceSpec
 from gitreg.freshness.live import LiveCatalog
 from gitreg.sources import persisted
 

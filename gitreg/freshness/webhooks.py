@@ -33,7 +33,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from gitreg.catalog.model import Catalog, ProviderSpec, SecretRef, SourceSpec
+from gitreg.catalog.model import Catalog
+from gitreg.catalog.secrets import SecretRef
+from gitreg.catalog.specs import ProviderSpec, SourceSpec
 from gitreg.errors import ClientError
 from gitreg.git.location import RepoLocation, is_scp_like
 

@@ -29,7 +29,7 @@ import httpx
 
 from gitreg.address import ProviderAddress
 from gitreg.atomic import atomic_writer
-from gitreg.catalog.model import MirrorSettings
+from gitreg.catalog.mirror_settings import MirrorSettings
 from gitreg.errors import OriginError, OriginUnavailable
 from gitreg.mirror import reach
 from gitreg.mirror.origin_work import carried, remaining

@@ -20,7 +20,7 @@ from typing import Any
 import httpcore
 import httpx
 
-from gitreg.catalog.model import PUBLIC_ORIGINS, MirrorSettings
+from gitreg.catalog.mirror_settings import PUBLIC_ORIGINS, MirrorSettings
 from gitreg.errors import OriginRefused
 from gitreg.mirror.origin_work import remaining
 

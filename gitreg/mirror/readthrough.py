@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from gitreg.address import ProviderAddress
 from gitreg.atomic import write_atomically
-from gitreg.catalog.model import MirrorSettings
+from gitreg.catalog.mirror_settings import MirrorSettings
 from gitreg.errors import ArchiveError, OriginError
 from gitreg.mirror.origin import OriginPackage, OriginRegistry, OriginRelease
 from gitreg.mirror.origin_work import OriginWork

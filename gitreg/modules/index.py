@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from gitreg.catalog.model import ModuleSpec, deprecation_of
+from gitreg.catalog.specs import ModuleSpec, deprecation_of
 from gitreg.modules.downloads import download_location
 from gitreg.modules.resolve import ModuleVersions, Release
 from gitreg.modules.tag_policy import TagChange

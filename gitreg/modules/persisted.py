@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from gitreg.catalog.model import ModuleSpec
+from gitreg.catalog.specs import ModuleSpec
 from gitreg.git.clone import TagRef
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import IgnoredTag, ModuleVersions, Release

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import semver
 
-from gitreg.catalog.model import ModuleSpec
+from gitreg.catalog.specs import ModuleSpec
 from gitreg.git.clone import TagRef
 from gitreg.tags import version_sort_key
 

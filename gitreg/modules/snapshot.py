@@ -14,7 +14,8 @@ from types import MappingProxyType
 from typing import Protocol
 
 from gitreg.background_share import SHARED
-from gitreg.catalog.model import Catalog, ModuleSpec
+from gitreg.catalog.model import Catalog
+from gitreg.catalog.specs import ModuleSpec
 from gitreg.git.clone import BareClone, TagRef
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry, VersionIndex

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from gitreg.catalog.model import ModuleSpec
+from gitreg.catalog.specs import ModuleSpec
 from gitreg.git.clone import TagRef
 from gitreg.tags import released_version
 

@@ -7,7 +7,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from gitreg.catalog.model import PUBLIC_ORIGINS, Catalog, MirrorSettings, SecretRef
+from gitreg.catalog.mirror_settings import PUBLIC_ORIGINS, MirrorSettings
+from gitreg.catalog.model import Catalog
+from gitreg.catalog.secrets import SecretRef
 from gitreg.modules.resolve import unmatched_text
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.status import StatusBoard

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gitreg.catalog.model import ProviderSpec
+from gitreg.catalog.specs import ProviderSpec
 from gitreg.mirror.origin import HostHealth, OriginRegistry
 from gitreg.providers.hosted import Providers
 

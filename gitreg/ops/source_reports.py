@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from gitreg.catalog.model import SourceSpec
+from gitreg.catalog.specs import SourceSpec
 from gitreg.git.location import redact
 from gitreg.ops.reports import iso
 from gitreg.sources.claims import Settlement

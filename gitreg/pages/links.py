@@ -6,7 +6,7 @@ from __future__ import annotations
 import posixpath
 from urllib.parse import quote, urlsplit
 
-from gitreg.catalog.model import ModuleSpec
+from gitreg.catalog.specs import ModuleSpec
 from gitreg.directory.repository_url import web_url as repository_web_url
 from gitreg.git.location import RepoLocation
 

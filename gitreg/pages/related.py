@@ -8,7 +8,7 @@ import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from gitreg.catalog.model import ModuleSpec
+from gitreg.catalog.specs import ModuleSpec
 from gitreg.docs.model import FolderDocs
 
 

@@ -8,7 +8,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gitreg.catalog.model import ModuleSpec
+from gitreg.catalog.specs import ModuleSpec
 from gitreg.docs.model import FolderDocs, ModuleDocs, ParseProblem, ProviderRequirement
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release

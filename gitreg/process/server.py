@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives import serialization
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
 
-from gitreg.catalog.model import TLS_KEYS, Listen, TlsFiles
+from gitreg.catalog.settings import TLS_KEYS, Listen, TlsFiles
 from gitreg.errors import StartupError
 from gitreg.process import connections
 

@@ -29,7 +29,7 @@ from types import MappingProxyType
 
 from gitreg.atomic import TEMP_SUFFIX, abandoned, atomic_writer, write_atomically
 from gitreg.catalog.declaration import DECLARATION, VERSION_FILE_MOST, version_deprecation
-from gitreg.catalog.model import ProviderSpec
+from gitreg.catalog.specs import ProviderSpec
 from gitreg.git.credential import Credential
 from gitreg.providers.artifacts import ReleaseProblem
 from gitreg.providers.filenames import PackageFile, ReleaseFile

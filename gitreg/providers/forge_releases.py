@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import httpx
 
-from gitreg.catalog.model import ForgeReleases
+from gitreg.catalog.specs import ForgeReleases
 from gitreg.sources.forge_faults import ForgeSite
 from gitreg.sources.forge_http import ForgeApi, OnForgeApi, endpoint, forge_url, token_headers
 from gitreg.sources.forge_json import Item, Malformed, items, member, optional_text, text

@@ -22,7 +22,8 @@ from typing import Protocol
 from watchfiles import awatch
 
 from gitreg.catalog.declaration import DECLARATION, VERSION_FILE_MOST, version_deprecation
-from gitreg.catalog.model import Catalog, ProviderSpec, deprecation_of
+from gitreg.catalog.model import Catalog
+from gitreg.catalog.specs import ProviderSpec, deprecation_of
 from gitreg.errors import SourceError
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation

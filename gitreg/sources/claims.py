@@ -12,7 +12,7 @@ from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from gitreg.catalog.model import ModuleSpec, ProviderSpec
+from gitreg.catalog.specs import ModuleSpec, ProviderSpec
 from gitreg.sources.discovery import DiscoveredModule, DiscoveredProvider, Discovery
 
 

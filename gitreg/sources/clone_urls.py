@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from gitreg.catalog.model import SourceSpec
+from gitreg.catalog.specs import SourceSpec
 from gitreg.git.location import redact
 
 SCHEMES = ("https", "http", "ssh", "git")

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
-from gitreg.catalog.model import Catalog, SourceSpec
+from gitreg.catalog.model import Catalog
+from gitreg.catalog.specs import SourceSpec
 from gitreg.sources import persisted
 from gitreg.sources.claims import Settlement, settle
 from gitreg.sources.declared import DeclarationFiles

@@ -18,10 +18,11 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from gitreg.address import ModuleAddress, provider_problem
+from gitreg.catalog.auth_settings import AuthSettings
 from gitreg.catalog.declaration import EntryDefaults, read_declaration
-from gitreg.catalog.model import AuthSettings, ForgeReleases, ModuleSpec, ProviderSpec, SourceSpec
 from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.catalog.providers import releases_folder
+from gitreg.catalog.specs import ForgeReleases, ModuleSpec, ProviderSpec, SourceSpec
 from gitreg.errors import ConfigError, SourceError
 from gitreg.git.location import RepoLocation, redact
 from gitreg.sources.clone_urls import ClonePlaces

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
-from gitreg.catalog.model import SourceSpec
+from gitreg.catalog.specs import SourceSpec
 from gitreg.git.credential import Credential
 from gitreg.sources.bitbucket import BitbucketLister
 from gitreg.sources.folder import FolderLister

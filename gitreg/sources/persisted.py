@@ -15,7 +15,8 @@ from typing import Any, cast
 
 from gitreg.address import ModuleAddress
 from gitreg.atomic import write_atomically
-from gitreg.catalog.model import (
+from gitreg.catalog.providers import releases_folder
+from gitreg.catalog.specs import (
     ArchiveScope,
     DeletedPolicy,
     Deprecation,
@@ -24,7 +25,6 @@ from gitreg.catalog.model import (
     ProviderSpec,
     SourceSpec,
 )
-from gitreg.catalog.providers import releases_folder
 from gitreg.git.location import RepoLocation, Transport
 from gitreg.sources.clone_urls import ClonePlaces
 from gitreg.sources.discovery import (

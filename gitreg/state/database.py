@@ -15,7 +15,7 @@ from typing import Any
 
 import psycopg
 
-from gitreg.catalog.model import PostgresSettings
+from gitreg.catalog.settings import PostgresSettings
 from gitreg.errors import StateUnavailable
 from gitreg.state.schema import migrate
 

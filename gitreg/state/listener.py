@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from gitreg.catalog.model import PostgresSettings
+from gitreg.catalog.settings import PostgresSettings
 from gitreg.errors import StateUnavailable
 from gitreg.state.database import connect, describe
 from gitreg.state.shared import OnChange

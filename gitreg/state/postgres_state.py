@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from gitreg.catalog.model import PostgresSettings
+from gitreg.catalog.settings import PostgresSettings
 from gitreg.errors import StateUnavailable
 from gitreg.git.location import RepoLocation
 from gitreg.state import shared_reads

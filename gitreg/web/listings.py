@@ -10,7 +10,7 @@ from typing import Protocol
 
 from starlette.requests import Request
 
-from gitreg.catalog.model import ModuleSpec, ProviderSpec
+from gitreg.catalog.specs import ModuleSpec, ProviderSpec
 from gitreg.directory.listing import Describe, Listing, readable_listing
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release

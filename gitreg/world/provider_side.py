@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gitreg.catalog.model import Catalog, MirrorSettings
+from gitreg.catalog.mirror_settings import MirrorSettings
+from gitreg.catalog.model import Catalog
 from gitreg.mirror.answers import Answers
 from gitreg.mirror.readthrough import ReadThrough
 from gitreg.mirror.sources import FolderSource, HostedSource, MirrorSource, NetworkMirror

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from gitreg.auth.oidc import OidcVerifier
-from gitreg.catalog.model import OidcIssuer
+from gitreg.catalog.auth_settings import OidcIssuer
 from gitreg.tlscert import TlsMaterial
 from tests.support.oidc_issuer import AUDIENCE, Clock, Issuer
 from tests.support.origin_server import ScriptedOrigin

@@ -12,7 +12,7 @@ from gitreg.auth.gate import Gate
 from gitreg.auth.principal import Principal
 from gitreg.auth.signed_urls import UrlSigner
 from gitreg.auth.target import Target
-from gitreg.catalog.model import AuthSettings, TokenSpec
+from gitreg.catalog.auth_settings import AuthSettings, TokenSpec
 
 TOKEN = "gitreg_the-ci-token-0123456789"
 SENT = f"Bearer {TOKEN}"

@@ -15,7 +15,7 @@ import pytest
 from gitreg.auth.gate import Gate, GitQuestion, Target
 from gitreg.auth.git_access import GitAccess, check_url
 from gitreg.auth.principal import GIT
-from gitreg.catalog.model import AuthSettings, GitCheck
+from gitreg.catalog.auth_settings import AuthSettings, GitCheck
 from gitreg.errors import AuthUnavailable, Forbidden, TooManyRequests, Unauthorized
 from gitreg.git.credential import Credential
 from gitreg.git.location import RepoLocation

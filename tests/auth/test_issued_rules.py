@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gitreg.auth.issued import IssuedPrincipals
 from gitreg.auth.oidc import rule_claims
-from gitreg.catalog.model import LoginSettings, OidcIssuer
+from gitreg.catalog.auth_settings import LoginSettings, OidcIssuer
 from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.state.issued_tokens import Claims, IssuedToken, IssuedTokenFiles
 

@@ -13,7 +13,7 @@ import pytest
 from gitreg.auth.issued import Identity, IssuedPrincipals
 from gitreg.auth.login import CliRequest, Login, SignedIn, verified_email
 from gitreg.auth.principal import Principal
-from gitreg.catalog.model import LoginSettings, OidcIssuer
+from gitreg.catalog.auth_settings import LoginSettings, OidcIssuer
 from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.errors import AuthUnavailable, LoginRefused
 from gitreg.state.issued_tokens import IssuedTokenFiles

@@ -14,7 +14,7 @@ from joserfc.jwk import ECKey, OKPKey
 from gitreg.auth.gate import Gate, Target
 from gitreg.auth.oidc import MAX_TOKEN, OidcVerifier
 from gitreg.auth.principal import Principal, Refused
-from gitreg.catalog.model import AuthSettings
+from gitreg.catalog.auth_settings import AuthSettings
 from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.errors import AuthUnavailable, Forbidden
 from gitreg.tlscert import TlsMaterial

@@ -18,8 +18,9 @@ from gitreg.auth.gate import Gate
 from gitreg.auth.principal import Principal
 from gitreg.auth.sessions import SESSION_TTL, SessionSigner
 from gitreg.auth.signed_urls import UrlSigner
-from gitreg.catalog.model import AuthSettings, SecretRef, TokenSpec
+from gitreg.catalog.auth_settings import AuthSettings, TokenSpec
 from gitreg.catalog.namespace_scope import NamespaceScope
+from gitreg.catalog.secrets import SecretRef
 from gitreg.errors import AuthUnavailable
 from gitreg.state.ended_sessions import EndedSessionFiles
 

@@ -15,7 +15,7 @@ import pytest
 from gitreg.auth.gate import Gate
 from gitreg.auth.principal import Principal
 from gitreg.auth.signed_urls import EXPIRY_STEP, UrlSigner, generated_key
-from gitreg.catalog.model import AuthSettings, GitCheck, OidcIssuer, TokenSpec
+from gitreg.catalog.auth_settings import AuthSettings, GitCheck, OidcIssuer, TokenSpec
 from gitreg.errors import Forbidden
 
 PATH = "/v1/archives/platform/net/aws/" + "a" * 40 + ".tar.gz"

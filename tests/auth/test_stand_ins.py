@@ -6,7 +6,7 @@ from pathlib import Path
 
 from gitreg.auth.gate import GitQuestion
 from gitreg.auth.stand_ins import StandIns
-from gitreg.catalog.model import GitCheck
+from gitreg.catalog.auth_settings import GitCheck
 from tests.conftest import WriteCatalog
 from tests.support.gitrepo import GitRepo, module_files
 

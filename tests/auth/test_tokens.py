@@ -11,8 +11,9 @@ import pytest
 from gitreg.auth import tokens
 from gitreg.auth.principal import Principal
 from gitreg.auth.tokens import StaticTokens, digest, new_token
-from gitreg.catalog.model import SecretRef, TokenSpec
+from gitreg.catalog.auth_settings import TokenSpec
 from gitreg.catalog.namespace_scope import NamespaceScope
+from gitreg.catalog.secrets import SecretRef
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from gitreg.auth.gate import Gate, Target
 from gitreg.auth.principal import Principal
 from gitreg.auth.signed_urls import UrlSigner
 from gitreg.auth.wrong_tokens import FREE, MAX_DELAY, MAX_HELD, WrongTokens, delay_after
-from gitreg.catalog.model import AuthSettings, TokenSpec
+from gitreg.catalog.auth_settings import AuthSettings, TokenSpec
 from gitreg.errors import TooManyRequests, Unauthorized
 from tests.support.clock import Clock
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.model import GitCheck
+from gitreg.catalog.auth_settings import GitCheck
 from tests.conftest import WriteCatalog
 from tests.support.refused_catalogs import refusal
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.model import LoginSettings, OidcIssuer, SecretRef
+from gitreg.catalog.auth_settings import LoginSettings, OidcIssuer
+from gitreg.catalog.secrets import SecretRef
 from tests.conftest import WriteCatalog
 from tests.support.refused_catalogs import assert_refused, refusal
 

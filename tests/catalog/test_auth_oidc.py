@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.model import OidcIssuer
+from gitreg.catalog.auth_settings import OidcIssuer
 from tests.conftest import WriteCatalog
 from tests.support.refused_catalogs import assert_refused, refusal
 

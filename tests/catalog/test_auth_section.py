@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.model import SecretRef
+from gitreg.catalog.secrets import SecretRef
 from tests.conftest import WriteCatalog
 from tests.support.refused_catalogs import assert_refused, refusal
 

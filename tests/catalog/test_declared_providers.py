@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.declaration import EntryDefaults, read_declaration
-from gitreg.catalog.model import ForgeReleases
+from gitreg.catalog.specs import ForgeReleases
 from gitreg.errors import ConfigError
 from gitreg.git.location import RepoLocation
 

@@ -10,7 +10,7 @@ import pytest
 
 from gitreg.catalog.declaration import EntryDefaults, read_declaration, version_deprecation
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import ForgeReleases, deprecation_of
+from gitreg.catalog.specs import ForgeReleases, deprecation_of
 from gitreg.errors import ConfigError
 from gitreg.git.location import RepoLocation
 from gitreg.web.providers import deprecation_warnings

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import SecretUse
+from gitreg.catalog.secrets import SecretUse
 from gitreg.errors import ConfigError, ConfigProblem
 from tests.support.refused_catalogs import refusal, refused
 

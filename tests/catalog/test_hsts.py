@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.model import HstsPolicy
+from gitreg.catalog.settings import HstsPolicy
 from tests.conftest import WriteCatalog
 from tests.support.refused_catalogs import refusal
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.model import DOWNLOAD_HOSTS, MirrorSettings
+from gitreg.catalog.mirror_settings import DOWNLOAD_HOSTS, MirrorSettings
 from tests.conftest import WriteCatalog
 from tests.support.refused_catalogs import refusal
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.model import OciSettings
+from gitreg.catalog.settings import OciSettings
 from tests.conftest import WriteCatalog
 from tests.support.refused_catalogs import refusal
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.model import SecretRef, SourceSpec
+from gitreg.catalog.secrets import SecretRef
+from gitreg.catalog.specs import SourceSpec
 from gitreg.tags import TagTemplate
 from tests.conftest import WriteCatalog
 from tests.support.refused_catalogs import refusal

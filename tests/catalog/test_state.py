@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.model import PostgresSettings, SecretRef
+from gitreg.catalog.secrets import SecretRef
+from gitreg.catalog.settings import PostgresSettings
 from tests.conftest import WriteCatalog
 from tests.support.refused_catalogs import assert_refused, refusal
 

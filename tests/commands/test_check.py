@@ -55,7 +55,7 @@ def test_a_taken_listen_address_is_a_problem_naming_the_key(catalog: Path, taken
 
 def test_two_checks_at_once_share_the_address_a_server_would_take(catalog: Path) -> None:
     """A check's probe shares the port with other checks (parallel CI jobs), not with a server."""
-    from gitreg.catalog.model import Listen
+    from gitreg.catalog.settings import Listen
     from gitreg.commands.check import _listen_problems
 
     listen = Listen("127.0.0.1", free_port())

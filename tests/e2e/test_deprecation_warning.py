@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.model import TlsFiles
+from gitreg.catalog.settings import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.deprecated_catalog import PROVIDER_REASON, deprecated_catalog
 from tests.support.servers import RegistryServer

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
+from gitreg.catalog.settings import TlsFiles
 from gitreg.terraform_services import host_block
 from gitreg.tlscert import TlsMaterial
 from tests.e2e.test_login import Served, terraform

@@ -13,7 +13,7 @@ import pgpy
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
+from gitreg.catalog.settings import TlsFiles
 from gitreg.signing import Keyring
 from gitreg.tlscert import TlsMaterial
 from tests.support.provider_releases import new_key, provider_zip, write_key, write_release

@@ -13,7 +13,7 @@ import pgpy
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
+from gitreg.catalog.settings import TlsFiles
 from gitreg.providers.hosted import Providers
 from gitreg.tlscert import TlsMaterial
 from tests.support.forge_providers import SECRET, TOKEN, NoRepositories, released, write_registry

@@ -19,7 +19,8 @@ import pytest
 
 from gitreg.address import ProviderAddress
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import MirrorSettings, TlsFiles
+from gitreg.catalog.mirror_settings import MirrorSettings
+from gitreg.catalog.settings import TlsFiles
 from gitreg.mirror.readthrough import ReadThrough
 from gitreg.providers.hashes import HashCache, zip_hashes
 from gitreg.tlscert import TlsMaterial

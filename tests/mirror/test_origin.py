@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from gitreg.address import ProviderAddress
-from gitreg.catalog.model import MirrorSettings, SecretRef
+from gitreg.catalog.mirror_settings import MirrorSettings
+from gitreg.catalog.secrets import SecretRef
 from gitreg.errors import OriginError, OriginUnavailable
 from gitreg.mirror.origin import RETRY_AFTER, OriginRegistry
 from gitreg.mirror.readthrough import ReadThrough

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.address import ProviderAddress
-from gitreg.catalog.model import MirrorSettings
+from gitreg.catalog.mirror_settings import MirrorSettings
 from gitreg.errors import OriginBusy, OriginUnavailable
 from gitreg.mirror.origin_work import OriginWork, remaining
 from gitreg.mirror.readthrough import ReadThrough

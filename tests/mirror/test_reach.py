@@ -11,7 +11,7 @@ import httpcore
 import pytest
 
 from gitreg.address import ProviderAddress
-from gitreg.catalog.model import MirrorSettings
+from gitreg.catalog.mirror_settings import MirrorSettings
 from gitreg.errors import OriginRefused, OriginUnavailable
 from gitreg.mirror.origin import OriginPackage, OriginRegistry
 from gitreg.mirror.reach import PublicAddresses, Reach, is_public

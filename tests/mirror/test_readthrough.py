@@ -17,7 +17,8 @@ import pytest
 
 from gitreg.address import ProviderAddress
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import MirrorSettings, TlsFiles
+from gitreg.catalog.mirror_settings import MirrorSettings
+from gitreg.catalog.settings import TlsFiles
 from gitreg.errors import OriginError
 from gitreg.mirror.readthrough import ReadThrough
 from gitreg.providers.hashes import HashCache

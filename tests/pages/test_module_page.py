@@ -22,7 +22,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
+from gitreg.catalog.settings import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.browser import (
     DESKTOP,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.address import ModuleAddress
-from gitreg.catalog.model import ModuleSpec
+from gitreg.catalog.specs import ModuleSpec
 from gitreg.docs.model import FolderDocs, Input, ModuleCall
 from gitreg.git.location import RepoLocation
 from gitreg.pages.placeholders import placeholder

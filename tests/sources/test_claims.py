@@ -4,7 +4,7 @@ discovered claims on one address are a conflict, neither served."""
 from __future__ import annotations
 
 from gitreg.address import ModuleAddress
-from gitreg.catalog.model import ModuleSpec
+from gitreg.catalog.specs import ModuleSpec
 from gitreg.git.location import RepoLocation
 from gitreg.sources.claims import Conflict, settle
 from gitreg.sources.discovery import DiscoveredModule, Discovery

@@ -10,7 +10,7 @@ import pytest
 
 from gitreg.address import ModuleAddress
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import ModuleSpec, SourceKind, SourceSpec
+from gitreg.catalog.specs import ModuleSpec, SourceKind, SourceSpec
 from gitreg.git.location import RepoLocation
 from gitreg.sources import persisted
 from gitreg.sources.clone_urls import ClonePlaces

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.model import AuthSettings, ForgeReleases, SourceSpec
+from gitreg.catalog.auth_settings import AuthSettings
+from gitreg.catalog.specs import ForgeReleases, SourceSpec
 from gitreg.sources.declared import DeclarationFiles
 from gitreg.sources.discovery import HOLD_CONFIRMATIONS, Discovery, discover
 from gitreg.sources.folder import FolderLister

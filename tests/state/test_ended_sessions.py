@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.model import PostgresSettings, SecretRef
+from gitreg.catalog.secrets import SecretRef
+from gitreg.catalog.settings import PostgresSettings
 from gitreg.state.ended_sessions import EndedSessionFiles
 from gitreg.state.postgres_state import PostgresState
 from gitreg.tlscert import TlsMaterial

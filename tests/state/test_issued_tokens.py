@@ -15,7 +15,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from gitreg.catalog.model import PostgresSettings, SecretRef
+from gitreg.catalog.secrets import SecretRef
+from gitreg.catalog.settings import PostgresSettings
 from gitreg.errors import TokensAmbiguous
 from gitreg.state.issued_tokens import IssuedToken, IssuedTokenFiles, IssuedTokens, chosen
 from gitreg.state.postgres_state import PostgresState

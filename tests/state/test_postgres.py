@@ -13,7 +13,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from gitreg.catalog.model import PostgresSettings, SecretRef
+from gitreg.catalog.secrets import SecretRef
+from gitreg.catalog.settings import PostgresSettings
 from gitreg.errors import StateUnavailable
 from gitreg.git.location import RepoLocation
 from gitreg.state.database import Database, connect

@@ -12,7 +12,8 @@ import httpx
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import PostgresSettings, SecretRef
+from gitreg.catalog.secrets import SecretRef
+from gitreg.catalog.settings import PostgresSettings
 from gitreg.modules.persisted import decode
 from gitreg.state.database import Database
 from gitreg.state.shared_reads import saved_reads

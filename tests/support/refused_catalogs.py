@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import SECRET_USES, SecretUse
+from gitreg.catalog.secrets import SECRET_USES, SecretUse
 from gitreg.errors import ConfigError
 
 

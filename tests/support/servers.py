@@ -24,7 +24,8 @@ import certifi
 import httpx
 from hypercorn.asyncio import serve
 
-from gitreg.catalog.model import Catalog, Listen, TlsFiles
+from gitreg.catalog.model import Catalog
+from gitreg.catalog.settings import Listen, TlsFiles
 from gitreg.freshness.fresh_reads import WAIT
 from gitreg.process.server import hypercorn_config
 from gitreg.tlscert import TlsMaterial

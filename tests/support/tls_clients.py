@@ -10,7 +10,8 @@ from pathlib import Path
 import httpx
 
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import Catalog, TlsFiles
+from gitreg.catalog.model import Catalog
+from gitreg.catalog.settings import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.servers import RegistryServer
 

@@ -19,7 +19,7 @@ import pytest
 
 from gitreg.auth.tokens import digest, new_token
 from gitreg.catalog.load import load_catalog
-from gitreg.catalog.model import TlsFiles
+from gitreg.catalog.settings import TlsFiles
 from gitreg.state.issued_tokens import IssuedToken, IssuedTokenFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files

@@ -1,0 +1,66 @@
+"""The catalog's smaller sections: the server, the MCP and OCI endpoints, the shared state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from gitreg.catalog.secrets import SecretRef
+
+LogFormat = Literal["text", "json"]
+
+
+@dataclass(frozen=True)
+class Listen:
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+
+TLS_KEYS = ("tls.certfile", "tls.keyfile")  # how registry.yaml names the files
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    certfile: Path
+    keyfile: Path
+
+
+@dataclass(frozen=True, kw_only=True)
+class OciSettings:
+    """The read-only OCI Distribution API at /v2/ (`oci:`): off unless enabled."""
+
+    enabled: bool = False
+    module_locations: bool = False  # modules.v1 hands OpenTofu 1.10+ an oci:// location
+
+
+@dataclass(frozen=True, kw_only=True)
+class HstsPolicy:
+    """Strict-Transport-Security, on every answer served over TLS: browsers that saw it go to
+    this host over HTTPS only, for `max_age` seconds (0: forget it)."""
+
+    max_age: int = 365 * 86400  # a year, as preload lists ask
+    include_subdomains: bool = False
+
+    def header(self) -> str:
+        subdomains = "; includeSubDomains" if self.include_subdomains else ""
+        return f"max-age={self.max_age}{subdomains}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpSettings:
+    """`mcp:`: the Model Context Protocol endpoint at /mcp, for AI assistants: read-only tools
+    over what the caller's token reads. Read once, at start, as `tls` is."""
+
+    enabled: bool = False
+
+
+@dataclass(frozen=True)
+class PostgresSettings:
+    """state.postgres: the ledger of published tags, shared by replicas, in PostgreSQL. `dsn` is
+    where its connection string (a secret: it may hold a password) is read at connect time."""
+
+    dsn: SecretRef

@@ -1,0 +1,134 @@
+"""What registry.yaml lists to serve: modules, sources of modules, providers, as frozen values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from gitreg.address import ModuleAddress
+from gitreg.catalog.secrets import SecretRef
+from gitreg.git.location import RepoLocation
+from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate
+from gitreg.version_constraints import VersionConstraint
+
+DownloadMode = Literal["archive", "git"]
+ArchiveScope = Literal["repository", "folder"]
+MovedPolicy = Literal["pin", "follow", "quarantine"]
+DeletedPolicy = Literal["keep", "remove"]
+
+
+@dataclass(frozen=True)
+class Deprecation:
+    """An entry of a module's or provider's `deprecated:`: the versions `versions` admits are
+    deprecated, for `reason`. They stay installable; clients, pages and the API are told."""
+
+    versions: VersionConstraint
+    reason: str
+
+
+def deprecation_of(deprecations: tuple[Deprecation, ...], version: str) -> str | None:
+    """The reason `version` is deprecated (the first entry that admits it), or None."""
+    return next((d.reason for d in deprecations if d.versions.admits(version)), None)
+
+
+@dataclass(frozen=True)
+class ModuleSpec:
+    address: ModuleAddress
+    repo: RepoLocation
+    path: str = ""
+    tags: tuple[TagTemplate, ...] = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
+    download: DownloadMode = "archive"
+    git_url: str | None = None
+    archive: ArchiveScope = "repository"
+    # When `archive` was left out and the repository also holds modules of other readers: their
+    # namespaces, which made the catalog narrow it to "folder" (gitreg.catalog.archive_scopes).
+    archive_narrowed_by: tuple[str, ...] = ()
+    moved_tags: MovedPolicy = "pin"
+    deleted_tags: DeletedPolicy = "keep"
+    webhook_secret: SecretRef | None = None
+    # A discovered module whose repository left its source (or was archived, or no longer
+    # declares it): its published versions still serve, and pages and status say so.
+    removed: bool = False
+    # False: such a module under on_removed: hide: its versions still resolve, but lists and
+    # search leave it out.
+    listed: bool = True
+    deprecated: tuple[Deprecation, ...] = ()
+
+
+SourceKind = Literal["gitlab", "gitea", "github", "bitbucket", "folder"]
+SOURCE_KINDS: tuple[SourceKind, ...] = ("gitlab", "gitea", "github", "bitbucket", "folder")
+OnRemoved = Literal["keep", "hide"]
+CloneOver = Literal["https", "ssh"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourceSpec:
+    """One entry of `sources:`: a Git server's group (or a local folder) whose repositories are
+    discovered and served as modules, rather than each listed under `modules:`.
+
+    `where` is the forge's URL (GitHub's API URL), or the folder; `scope` the group, organisation
+    or project, or for a folder the glob its repositories match."""
+
+    key_path: str  # `sources[2]`: how check, list and status name it
+    kind: SourceKind
+    where: str
+    scope: str
+    namespace: str
+    include: tuple[str, ...] = ()  # repository name globs; empty: every name
+    exclude: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ()  # a repository must carry every one of them
+    allow_namespaces: tuple[str, ...] = ()  # what a repository's .gitreg.yaml may claim besides
+    interval: float = 300.0
+    on_removed: OnRemoved = "keep"
+    clone: CloneOver = "https"
+    token: SecretRef | None = None  # the forge API's token; None for a folder
+    tags: tuple[TagTemplate, ...] = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
+    moved_tags: MovedPolicy = "pin"
+    deleted_tags: DeletedPolicy = "keep"
+    webhook_secret: SecretRef | None = None
+    clone_hosts: tuple[tuple[str, int | None], ...] = ()  # host, port (None: the scheme's own)
+    line: int = field(default=0, compare=False)  # of its entry in registry.yaml; 0: not known
+
+    def __str__(self) -> str:
+        return f"{self.key_path} ({self.kind} {self.where} {self.scope})"
+
+
+ReleaseForge = Literal["gitlab", "gitea", "github"]
+
+
+@dataclass(frozen=True)
+class ForgeReleases:
+    """Where a provider's releases are published on a forge: GitLab's project, Gitea's or
+    GitHub's `owner/name`, read through the API at `url` (GitHub's: its API root)."""
+
+    kind: ReleaseForge
+    url: str
+    project: str
+    token: SecretRef | None = None
+    interval: float = 300.0  # seconds between two readings of the release list
+    webhook_secret: SecretRef | None = None  # its release deliveries' own: else as pushes'
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """An in-house provider whose release files gitreg serves (providers.v1)."""
+
+    namespace: str
+    type: str
+    artifacts: Path  # with `releases`: cache_dir's folder the forge's releases are fetched into
+    repo: RepoLocation | None = None  # when set, a version is served only while its tag exists
+    tags: tuple[TagTemplate, ...] = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
+    releases: ForgeReleases | None = None  # None: `artifacts` is the user's release folder
+    # A discovered provider whose repository left its source (or was archived): what was
+    # fetched into `artifacts` still serves, its forge no longer read; pages and status say so.
+    removed: bool = False
+    listed: bool = True  # False: removed under on_removed: hide, left out of lists
+    deprecated: tuple[Deprecation, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.namespace.lower(), self.type)
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.type}"
