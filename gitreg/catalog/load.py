@@ -19,7 +19,7 @@ from gitreg.catalog.model import Catalog
 from gitreg.catalog.module_entries import ModuleEntries
 from gitreg.catalog.oci import OciSection
 from gitreg.catalog.secrets import SECRET_USES, SecretUse
-from gitreg.catalog.settings import Listen, LogFormat, TlsFiles
+from gitreg.catalog.settings import ArchiveSettings, Listen, LogFormat, TlsFiles
 from gitreg.catalog.sources import SourcesSection
 from gitreg.catalog.state import StateSection
 from gitreg.errors import ConfigError, ConfigProblem
@@ -144,7 +144,7 @@ class _Reader(
                 " section (mirror: {} serves the network mirror alone)",
             )
         refresh_interval = self.duration(top, "refresh_interval", "", 60.0)
-        archive_limits, archive_memory_budget = self.archives(top)
+        archives = self.archives(top)
         catalog = Catalog(
             source=source,
             hostname=hostname,
@@ -166,8 +166,7 @@ class _Reader(
             signing_keys=signing_keys,
             verify_keys=verify_keys,
             mirror=self.mirror(top),
-            archive_limits=archive_limits,
-            archive_memory_budget=archive_memory_budget,
+            archives=archives,
             auth=self.auth(top),
             max_staleness=self.max_staleness(top, refresh_interval),
             log_format=cast(LogFormat, self.choice(top, "log_format", "", ("text", "json"))),
@@ -196,20 +195,20 @@ class _Reader(
             return 0.0
         return bound
 
-    def archives(self, top: yamldoc.Mapping) -> tuple[ArchiveLimits, int]:
+    def archives(self, top: yamldoc.Mapping) -> ArchiveSettings:
         """What one archive may hold, and the bytes of archives each process keeps in memory."""
         default = ArchiveLimits()
         keys = {"max_file_size", "max_size", "max_entries", "memory_budget"}
         m = self.section(top, "archives", "", keys)
         if m is None:
-            return default, ARCHIVE_MEMORY_BUDGET
+            return ArchiveSettings()
         limits = ArchiveLimits(
             max_file_size=self.size(m, "max_file_size", "archives", default.max_file_size),
             max_size=self.size(m, "max_size", "archives", default.max_size),
             max_entries=self.count(m, "max_entries", "archives", default.max_entries, 10**7),
         )
         budget = self.size(m, "memory_budget", "archives", ARCHIVE_MEMORY_BUDGET, zero_is_off=True)
-        return limits, budget
+        return ArchiveSettings(limits=limits, memory_budget=budget)
 
     def tls(self, top: yamldoc.Mapping) -> TlsFiles | None:
         m = self.section(top, "tls", "", {"certfile", "keyfile"}, {"certfile", "keyfile"})

@@ -12,6 +12,7 @@ from gitreg.catalog.auth_settings import AuthSettings
 from gitreg.catalog.mirror_settings import MirrorSettings
 from gitreg.catalog.secrets import SecretRef
 from gitreg.catalog.settings import (
+    ArchiveSettings,
     HstsPolicy,
     Listen,
     LogFormat,
@@ -21,7 +22,6 @@ from gitreg.catalog.settings import (
     TlsFiles,
 )
 from gitreg.catalog.specs import ModuleSpec, ProviderSpec, SourceSpec
-from gitreg.git.archive_limits import ARCHIVE_MEMORY_BUDGET, ArchiveLimits
 from gitreg.git.credential import Credential
 from gitreg.git.location import RepoLocation
 
@@ -47,8 +47,7 @@ class Catalog:
     signing_keys: tuple[Path, ...] = ()  # private keys: the first signs, all are published
     verify_keys: tuple[Path, ...] = ()  # public keys that may have signed a release themselves
     mirror: MirrorSettings = MirrorSettings()
-    archive_limits: ArchiveLimits = ArchiveLimits()  # what one archive may hold
-    archive_memory_budget: int = ARCHIVE_MEMORY_BUDGET  # archives each process holds; 0: none
+    archives: ArchiveSettings = ArchiveSettings()
     auth: AuthSettings | None = None  # None: open to all, as without an auth: section
     # /readyz answers 503 when a repository's last sync is older than this; 0: never (a Git
     # server down would otherwise take every replica out of its load balancer at once).

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from gitreg.catalog.secrets import SecretRef
+from gitreg.git.archive_limits import ARCHIVE_MEMORY_BUDGET, ArchiveLimits
 
 LogFormat = Literal["text", "json"]
 
@@ -64,3 +65,12 @@ class PostgresSettings:
     where its connection string (a secret: it may hold a password) is read at connect time."""
 
     dsn: SecretRef
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArchiveSettings:
+    """`archives:`: what one module archive may hold, and the bytes of built archives each
+    process keeps in memory (0: none)."""
+
+    limits: ArchiveLimits = ArchiveLimits()
+    memory_budget: int = ARCHIVE_MEMORY_BUDGET

@@ -68,7 +68,7 @@ class RegistryState:
         """Around a world `gitreg.freshness.live.open_world` opened. `worker`: which of several
         `gitreg serve --workers` this process is (None: the only server process)."""
         catalog = current.world.catalog
-        archives = ArchiveCache(catalog.cache_dir, limits=catalog.archive_limits)
+        archives = ArchiveCache(catalog.cache_dir, limits=catalog.archives.limits)
         live = LiveCatalog(current, registry)
         syncs = SyncQueue(registry)
         return cls(
@@ -81,9 +81,9 @@ class RegistryState:
             BackgroundWork(live, syncs, worker),
             DocsService(catalog.cache_dir),
             ModulePackages(
-                ArchiveCache(catalog.cache_dir, limits=catalog.archive_limits, form=ZIP)
+                ArchiveCache(catalog.cache_dir, limits=catalog.archives.limits, form=ZIP)
             ),
-            ArchiveAnswers(catalog.archive_memory_budget),
+            ArchiveAnswers(catalog.archives.memory_budget),
         )
 
 

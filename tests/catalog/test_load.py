@@ -336,7 +336,7 @@ def test_archive_limits_take_sizes_with_units(tmp_path: Path, written: str, size
     (tmp_path / "registry.yaml").write_text(
         f"mirror: {{}}\narchives:\n  max_file_size: {written}\n  max_entries: 500\n"
     )
-    limits = load_catalog(tmp_path / "registry.yaml").archive_limits
+    limits = load_catalog(tmp_path / "registry.yaml").archives.limits
     assert (limits.max_file_size, limits.max_entries) == (size, 500)
     assert limits.max_size == ArchiveLimits().max_size
 
@@ -353,7 +353,7 @@ def test_archive_limits_take_sizes_with_units(tmp_path: Path, written: str, size
 )
 def test_archive_memory_budget(tmp_path: Path, written: str, budget: int) -> None:
     (tmp_path / "registry.yaml").write_text(f"mirror: {{}}\narchives: {{{written}}}\n")
-    assert load_catalog(tmp_path / "registry.yaml").archive_memory_budget == budget
+    assert load_catalog(tmp_path / "registry.yaml").archives.memory_budget == budget
 
 
 @pytest.mark.parametrize(
