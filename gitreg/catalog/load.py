@@ -131,7 +131,7 @@ class _Reader(
         places: list[tuple[str, yamldoc.Mapping]] = []
         modules = tuple(self.modules(top, places))
         providers = tuple(self.providers(top, cache_dir))
-        signing_keys, verify_keys = self.signing(top)
+        signing = self.signing(top)
         sources = tuple(self.sources(top))
         served = ("modules", "sources", "providers")
         if not (any(_listed(top, key) for key in served) or "mirror" in top):
@@ -163,8 +163,7 @@ class _Reader(
             fresh_reads=self.duration(top, "fresh_reads", "", 5.0, zero_is_off=True),
             watch_catalog=self.flag(top, "watch_catalog", "", True),
             providers=providers,
-            signing_keys=signing_keys,
-            verify_keys=verify_keys,
+            signing=signing,
             mirror=self.mirror(top),
             archives=archives,
             auth=self.auth(top),

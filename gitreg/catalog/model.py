@@ -19,6 +19,7 @@ from gitreg.catalog.settings import (
     McpSettings,
     OciSettings,
     PostgresSettings,
+    SigningKeys,
     TlsFiles,
 )
 from gitreg.catalog.specs import ModuleSpec, ProviderSpec, SourceSpec
@@ -44,8 +45,7 @@ class Catalog:
     fresh_reads: float = 5.0  # a read checks the remote's tags when none did for this long; 0: off
     watch_catalog: bool = True  # reload registry.yaml when it changes (SIGHUP always does)
     providers: tuple[ProviderSpec, ...] = ()
-    signing_keys: tuple[Path, ...] = ()  # private keys: the first signs, all are published
-    verify_keys: tuple[Path, ...] = ()  # public keys that may have signed a release themselves
+    signing: SigningKeys = SigningKeys()
     mirror: MirrorSettings = MirrorSettings()
     archives: ArchiveSettings = ArchiveSettings()
     auth: AuthSettings | None = None  # None: open to all, as without an auth: section

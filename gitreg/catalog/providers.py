@@ -15,6 +15,7 @@ from gitreg.catalog import yamldoc
 from gitreg.catalog.deprecations import deprecations
 from gitreg.catalog.mirror_settings import MirrorSettings
 from gitreg.catalog.secrets import SecretRef
+from gitreg.catalog.settings import SigningKeys
 from gitreg.catalog.specs import ForgeReleases, ProviderSpec
 from gitreg.git.location import RepoLocation
 from gitreg.signing import Keyring
@@ -350,13 +351,13 @@ class ProviderSections(yamldoc.Reader):
             return None
         return SecretRef(env, file) if env or file else None
 
-    def signing(self, top: yamldoc.Mapping) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    def signing(self, top: yamldoc.Mapping) -> SigningKeys:
         m = self.section(top, "signing", "", {"keys", "verify_keys"})
         if m is None:
-            return (), ()
+            return SigningKeys()
         private = self.key_files(m, "keys", need_private=True)
         public = self.key_files(m, "verify_keys", need_private=False)
-        return private, public
+        return SigningKeys(keys=private, verify_keys=public)
 
     def key_files(self, m: yamldoc.Mapping, key: str, need_private: bool) -> tuple[Path, ...]:
         paths = []

@@ -74,3 +74,11 @@ class ArchiveSettings:
 
     limits: ArchiveLimits = ArchiveLimits()
     memory_budget: int = ARCHIVE_MEMORY_BUDGET
+
+
+@dataclass(frozen=True, kw_only=True)
+class SigningKeys:
+    """`signing:`: the OpenPGP key files of hosted providers' releases."""
+
+    keys: tuple[Path, ...] = ()  # private keys: the first signs, all are published
+    verify_keys: tuple[Path, ...] = ()  # public keys that may have signed a release themselves

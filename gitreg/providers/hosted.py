@@ -99,7 +99,7 @@ class Providers:
         """With `previous` (the providers of the catalog served before), what did not change is
         kept: the keyring, and each release folder reader with its zip hashes."""
         self.repositories = repositories
-        keyring = Keyring.load(catalog.signing_keys, catalog.verify_keys)
+        keyring = Keyring.load(catalog.signing.keys, catalog.signing.verify_keys)
         if previous is not None and _same_keys(previous.keyring, keyring):
             keyring = previous.keyring
         self.keyring: Keyring = keyring
