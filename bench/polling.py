@@ -54,7 +54,7 @@ def main() -> None:
         gc.freeze()  # as `gitreg serve` does once its clones are read: no collection walks them
         poller = Poller(registry)
         locations = list(registry.snapshot.clones)
-        concurrency = registry.snapshot.catalog.poll_concurrency
+        concurrency = registry.snapshot.catalog.freshness.poll_concurrency
 
         def ours() -> None:
             with ThreadPoolExecutor(concurrency) as pool:

@@ -50,7 +50,7 @@ def polling_round(config: Path) -> Round:
     gc.freeze()
     poller = Poller(registry)
     locations = list(registry.snapshot.clones)
-    concurrency = registry.snapshot.catalog.poll_concurrency
+    concurrency = registry.snapshot.catalog.freshness.poll_concurrency
 
     def ours() -> None:
         with ThreadPoolExecutor(concurrency) as pool:

@@ -19,7 +19,13 @@ from gitreg.catalog.model import Catalog
 from gitreg.catalog.module_entries import ModuleEntries
 from gitreg.catalog.oci import OciSection
 from gitreg.catalog.secrets import SECRET_USES, SecretUse
-from gitreg.catalog.settings import ArchiveSettings, Listen, LogFormat, TlsFiles
+from gitreg.catalog.settings import (
+    ArchiveSettings,
+    FreshnessSettings,
+    Listen,
+    LogFormat,
+    TlsFiles,
+)
 from gitreg.catalog.sources import SourcesSection
 from gitreg.catalog.state import StateSection
 from gitreg.errors import ConfigError, ConfigProblem
@@ -145,29 +151,43 @@ class _Reader(
             )
         refresh_interval = self.duration(top, "refresh_interval", "", 60.0)
         archives = self.archives(top)
+        # Read in the order `gitreg check` has always listed their problems in.
+        public_url = self.parsed(top, "public_url", "", parse_public_url)
+        tls = self.tls(top)
+        fetch_timeout = self.duration(top, "fetch_timeout", "", 120.0)
+        webhook_secret = self.secret(top, "webhooks", "")
+        poll_concurrency = self.count(top, "poll_concurrency", "", 16)
+        max_backoff = self.duration(top, "max_backoff", "", 900.0)
+        fresh_reads = self.duration(top, "fresh_reads", "", 5.0, zero_is_off=True)
+        watch_catalog = self.flag(top, "watch_catalog", "", True)
+        mirror = self.mirror(top)
+        auth = self.auth(top)
+        freshness = FreshnessSettings(
+            refresh_interval=refresh_interval,
+            fetch_timeout=fetch_timeout,
+            webhook_secret=webhook_secret,
+            poll_concurrency=poll_concurrency,
+            max_backoff=max_backoff,
+            fresh_reads=fresh_reads,
+            watch_catalog=watch_catalog,
+            max_staleness=self.max_staleness(top, refresh_interval),
+        )
         catalog = Catalog(
             source=source,
             hostname=hostname,
-            public_url=self.parsed(top, "public_url", "", parse_public_url),
+            public_url=public_url,
             listen=listen,
-            tls=self.tls(top),
+            tls=tls,
             cache_dir=cache_dir,
-            refresh_interval=refresh_interval,
-            fetch_timeout=self.duration(top, "fetch_timeout", "", 120.0),
+            freshness=freshness,
             credentials=credentials,
             modules=modules,
             sources=sources,
-            webhook_secret=self.secret(top, "webhooks", ""),
-            poll_concurrency=self.count(top, "poll_concurrency", "", 16),
-            max_backoff=self.duration(top, "max_backoff", "", 900.0),
-            fresh_reads=self.duration(top, "fresh_reads", "", 5.0, zero_is_off=True),
-            watch_catalog=self.flag(top, "watch_catalog", "", True),
             providers=providers,
             signing=signing,
-            mirror=self.mirror(top),
+            mirror=mirror,
             archives=archives,
-            auth=self.auth(top),
-            max_staleness=self.max_staleness(top, refresh_interval),
+            auth=auth,
             log_format=cast(LogFormat, self.choice(top, "log_format", "", ("text", "json"))),
             shutdown_grace=self.duration(top, "shutdown_grace", "", 20.0, zero_is_off=True),
             state=self.state(top),

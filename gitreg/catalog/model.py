@@ -13,6 +13,7 @@ from gitreg.catalog.mirror_settings import MirrorSettings
 from gitreg.catalog.secrets import SecretRef
 from gitreg.catalog.settings import (
     ArchiveSettings,
+    FreshnessSettings,
     HstsPolicy,
     Listen,
     LogFormat,
@@ -34,24 +35,15 @@ class Catalog:
     listen: Listen
     tls: TlsFiles | None
     cache_dir: Path
-    refresh_interval: float
-    fetch_timeout: float
+    freshness: FreshnessSettings
     credentials: tuple[Credential, ...]
     modules: tuple[ModuleSpec, ...] = field(default_factory=tuple)
     sources: tuple[SourceSpec, ...] = ()
-    webhook_secret: SecretRef | None = None
-    poll_concurrency: int = 16
-    max_backoff: float = 900.0
-    fresh_reads: float = 5.0  # a read checks the remote's tags when none did for this long; 0: off
-    watch_catalog: bool = True  # reload registry.yaml when it changes (SIGHUP always does)
     providers: tuple[ProviderSpec, ...] = ()
     signing: SigningKeys = SigningKeys()
     mirror: MirrorSettings = MirrorSettings()
     archives: ArchiveSettings = ArchiveSettings()
     auth: AuthSettings | None = None  # None: open to all, as without an auth: section
-    # /readyz answers 503 when a repository's last sync is older than this; 0: never (a Git
-    # server down would otherwise take every replica out of its load balancer at once).
-    max_staleness: float = 0.0
     log_format: LogFormat = "text"  # serve and demo; --log-format wins
     shutdown_grace: float = 20.0  # seconds requests in flight get to finish after SIGTERM
     state: PostgresSettings | None = None  # None: the ledger on local disk, in cache_dir
@@ -73,7 +65,7 @@ class Catalog:
         own = next(
             (m.webhook_secret for m in self.modules if m.repo == repo and m.webhook_secret), None
         )
-        return own or self.webhook_secret
+        return own or self.freshness.webhook_secret
 
     def credential_for(self, url: str) -> Credential | None:
         """The credential with the longest matching URL prefix."""

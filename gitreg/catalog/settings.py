@@ -82,3 +82,21 @@ class SigningKeys:
 
     keys: tuple[Path, ...] = ()  # private keys: the first signs, all are published
     verify_keys: tuple[Path, ...] = ()  # public keys that may have signed a release themselves
+
+
+@dataclass(frozen=True, kw_only=True)
+class FreshnessSettings:
+    """Keeping up with new tags: polls, fresh reads, webhooks, registry.yaml watched, and how
+    long a repository may go unsynced before /readyz says so."""
+
+    refresh_interval: float
+    fetch_timeout: float
+    webhook_secret: SecretRef | None = None  # `webhooks:`, for repositories without their own
+    poll_concurrency: int = 16
+    max_backoff: float = 900.0
+    fresh_reads: float = 5.0  # a read checks the remote's tags when none did for this long; 0: off
+    watch_catalog: bool = True  # reload registry.yaml when it changes (SIGHUP always does)
+    # readiness.max_staleness: /readyz answers 503 when a repository's last sync is older than
+    # this; 0: never (a Git server down would otherwise take every replica out of its load
+    # balancer at once).
+    max_staleness: float = 0.0

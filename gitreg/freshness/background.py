@@ -69,7 +69,7 @@ class BackgroundWork:
             self._tasks.append(asyncio.create_task(follow_shared_cache(registry, self.syncs)))
             self._tasks.append(asyncio.create_task(follow_shared_discoveries(self.live)))
         catalog = registry.snapshot.catalog
-        if catalog.watch_catalog:
+        if catalog.freshness.watch_catalog:
             self._tasks.append(asyncio.create_task(watch_catalog(catalog.source, self.live.reload)))
         loop = asyncio.get_running_loop()
 

@@ -111,7 +111,7 @@ def _provider_secret(catalog: Catalog) -> Callable[[ProviderSpec], SecretRef | N
 
     def secret(spec: ProviderSpec) -> SecretRef | None:
         own = spec.releases.webhook_secret if spec.releases is not None else None
-        return own or modules.get(releases_key(spec)) or catalog.webhook_secret
+        return own or modules.get(releases_key(spec)) or catalog.freshness.webhook_secret
 
     return secret
 
@@ -143,7 +143,7 @@ def _judge_sources(
 
 
 def _source_secret(catalog: Catalog, spec: SourceSpec) -> SecretRef | None:
-    return spec.webhook_secret or catalog.webhook_secret
+    return spec.webhook_secret or catalog.freshness.webhook_secret
 
 
 def _which_secret(
@@ -153,7 +153,7 @@ def _which_secret(
     the sender: a sender without the secret learns nothing of the catalog."""
     if candidates or providers:
         own = {m.repo for m in catalog.modules if m.webhook_secret}
-        none = "" if catalog.webhook_secret else ", and none is configured"
+        none = "" if catalog.freshness.webhook_secret else ", and none is configured"
         kinds = [
             f"{loc}: its own `webhook:` secret"
             if loc in own
@@ -165,13 +165,13 @@ def _which_secret(
             f"the releases of provider {spec}: "
             + (
                 "their own `webhook:` secret (or their repository module's)"
-                if secret(spec) is not catalog.webhook_secret
+                if secret(spec) is not catalog.freshness.webhook_secret
                 else f"the global `webhooks:` secret{none}"
             )
             for spec in providers
         ]
         return f"the signature matches no secret that applies ({'; '.join(kinds)})"
-    if catalog.webhook_secret is None:
+    if catalog.freshness.webhook_secret is None:
         return (
             "no repository it names is in the catalog, so only the global `webhooks:` secret "
             "could apply, and none is configured"

@@ -46,7 +46,7 @@ class FreshReads:
 
     def due(self, location: RepoLocation) -> bool:
         """Whether a read of the repository should check its remote first (no I/O)."""
-        if self.registry.snapshot.catalog.fresh_reads <= 0:
+        if self.registry.snapshot.catalog.freshness.fresh_reads <= 0:
             return False
         return self.clock() >= self._fresh_until.get(location, float("-inf"))
 
@@ -89,9 +89,9 @@ class FreshReads:
             catalog = self.registry.snapshot.catalog
             with self._lock:
                 failures = self._failures.pop(location, 0) + 1 if failed else 0
-                delay = catalog.fresh_reads
+                delay = catalog.freshness.fresh_reads
                 if failures:
                     self._failures[location] = failures
-                    delay = min(delay * 2.0**failures, max(catalog.max_backoff, delay))
+                    delay = min(delay * 2.0**failures, max(catalog.freshness.max_backoff, delay))
                 self._fresh_until[location] = self.clock() + delay
                 del self._running[location]

@@ -48,8 +48,8 @@ class Poller:
         catalog = self.registry.snapshot.catalog
         failures = self.failures.get(location, 0)
         base = min(
-            catalog.refresh_interval * 2.0**failures,
-            max(catalog.max_backoff, catalog.refresh_interval),
+            catalog.freshness.refresh_interval * 2.0**failures,
+            max(catalog.freshness.max_backoff, catalog.freshness.refresh_interval),
         )
         return base * self.rng.uniform(1 - JITTER, 1 + JITTER)
 
@@ -62,7 +62,9 @@ class Poller:
         now = self.clock()
         current = set(snapshot.clones)
         for location in current - set(self.due):
-            self._set_due(location, now + self.rng.uniform(0, snapshot.catalog.refresh_interval))
+            self._set_due(
+                location, now + self.rng.uniform(0, snapshot.catalog.freshness.refresh_interval)
+            )
         for location in set(self.due) - current:
             del self.due[location]
             self.failures.pop(location, None)
@@ -121,7 +123,7 @@ class Poller:
 
     async def run(self) -> None:
         """Poll until cancelled: at most poll_concurrency repositories at a time."""
-        workers = self.registry.snapshot.catalog.poll_concurrency
+        workers = self.registry.snapshot.catalog.freshness.poll_concurrency
         running: set[RepoLocation] = set()
         loop = asyncio.get_running_loop()
         pool = ThreadPoolExecutor(

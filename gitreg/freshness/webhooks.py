@@ -340,6 +340,6 @@ def authorised(
         return value is not None and check(value)
 
     if not candidates:
-        return [], proves(catalog.webhook_secret)
+        return [], proves(catalog.freshness.webhook_secret)
     verified = [c for c in candidates if proves(secret_of(c))]
     return verified, bool(verified)

@@ -51,14 +51,13 @@ class RegistrySnapshot:
         (so a reload never makes a module disappear for a moment)."""
         old_clones = previous.clones if previous else {}
         clones: dict[RepoLocation, BareClone] = {}
+        timeout = catalog.freshness.fetch_timeout
         for location in catalog.repositories:
             credential = catalog.credential_for(location.url)
             old = old_clones.get(location)
-            same = old and old.credential == credential and old.timeout == catalog.fetch_timeout
+            same = old and old.credential == credential and old.timeout == timeout
             clones[location] = (
-                old
-                if old and same
-                else BareClone(location, catalog.cache_dir, credential, catalog.fetch_timeout)
+                old if old and same else BareClone(location, catalog.cache_dir, credential, timeout)
             )
         specs: dict[RepoLocation, list[ModuleSpec]] = {location: [] for location in clones}
         for spec in catalog.modules:

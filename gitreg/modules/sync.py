@@ -292,7 +292,7 @@ class ModuleSync:
         if clone is None:
             return False
         status = self.status[location]
-        lease = 2 * max(snapshot.catalog.refresh_interval, 1.0)
+        lease = 2 * max(snapshot.catalog.freshness.refresh_interval, 1.0)
         if (
             mechanism == "poll"
             and status.last_error is None

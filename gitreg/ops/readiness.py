@@ -81,7 +81,7 @@ def readiness(
     `providers_pending`: providers whose forge was not read yet, with none of its releases in
     cache_dir (a new replica's)."""
     snapshot = registry.snapshot
-    bound = snapshot.catalog.max_staleness
+    bound = snapshot.catalog.freshness.max_staleness
     waiting: list[dict[str, str]] = []
     stale, outdated = [], []
     if not providers_read:

@@ -29,7 +29,7 @@ class DeclarationFiles:
             return branch_file(Path(location.url), ref, DECLARATION, most=DECLARATION_MOST)
         catalog = self.catalog
         credential = catalog.credential_for(location.url)
-        clone = BareClone(location, catalog.cache_dir, credential, catalog.fetch_timeout)
+        clone = BareClone(location, catalog.cache_dir, credential, catalog.freshness.fetch_timeout)
         # A source that names no default branch (Bitbucket's listing, or GitLab's for an empty
         # repository) leaves it to the repository's HEAD; one with no HEAD declares nothing yet.
         fetched = clone.fetch_branch(found.default_branch or None)

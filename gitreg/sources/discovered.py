@@ -96,7 +96,7 @@ class SourceDiscoveries:
                 last,
                 self._clock(),
                 catalog.auth,
-                catalog.poll_concurrency,
+                catalog.freshness.poll_concurrency,
                 cache_dir=catalog.cache_dir,
             )
         stats = listing.stats if isinstance(listing, Counted) else None

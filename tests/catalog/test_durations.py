@@ -98,7 +98,7 @@ def test_a_duration_with_its_unit_is_read(
     write_catalog: WriteCatalog, value: str, seconds: float
 ) -> None:
     catalog = write_catalog(_catalog("max_backoff", value))
-    assert catalog.max_backoff == seconds
+    assert catalog.freshness.max_backoff == seconds
 
 
 def test_the_hint_is_given_by_check_as_by_serve(tmp_path: Path) -> None:

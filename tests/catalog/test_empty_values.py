@@ -222,7 +222,7 @@ def test_a_secret_is_checked_only_for_the_commands_that_use_it(tmp_path: Path, s
     )
     path = tmp_path / "registry.yaml"
     catalog = load_catalog(path, secrets=())
-    assert catalog.webhook_secret and catalog.webhook_secret.value() is None
+    assert catalog.freshness.webhook_secret and catalog.freshness.webhook_secret.value() is None
     assert catalog.credentials[0].token_env == "GITREG_TEST_UNSET"
     every_use = refused(path)  # serve, demo and check
     assert [p.path for p in every_use.problems] == [

@@ -62,8 +62,8 @@ def test_the_guide_sections_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         assert (auth.git.check, auth.git.username, auth.git.cache) == ("repo", "oauth2", 300.0)
 
     with claimed("new-tags.md", "test_the_guide_sections_load") as page:
-        catalog = _load(tmp_path, page.take("yaml", "refresh_interval:"))
-        assert (catalog.refresh_interval, catalog.max_backoff, catalog.fresh_reads) == (
+        freshness = _load(tmp_path, page.take("yaml", "refresh_interval:")).freshness
+        assert (freshness.refresh_interval, freshness.max_backoff, freshness.fresh_reads) == (
             300.0,
             900.0,
             5.0,

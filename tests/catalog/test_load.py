@@ -54,7 +54,7 @@ def test_full_catalog(write_catalog: WriteCatalog, tmp_path: Path) -> None:
     assert str(catalog.listen) == "0.0.0.0:9443"
     assert catalog.tls and catalog.tls.certfile == tmp_path / "tls.crt"
     assert catalog.cache_dir == tmp_path / "cache"
-    assert catalog.refresh_interval == 300
+    assert catalog.freshness.refresh_interval == 300
     vpc, dns, thing = catalog.modules
     assert (
         vpc.path == "modules/vpc"
@@ -367,7 +367,7 @@ def test_archive_memory_budget(tmp_path: Path, written: str, budget: int) -> Non
     ],
 )
 def test_fresh_reads(write_catalog: WriteCatalog, text: str, seconds: float) -> None:
-    assert write_catalog(f"modules: []\nmirror: {{}}\n{text}").fresh_reads == seconds
+    assert write_catalog(f"modules: []\nmirror: {{}}\n{text}").freshness.fresh_reads == seconds
 
 
 def test_a_catalog_that_is_not_utf8_is_refused_with_its_line(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ def test_service_keys(
     write_catalog: WriteCatalog, text: str, staleness: float, log_format: str, grace: float
 ) -> None:
     catalog = write_catalog(f"mirror: {{}}\n{text}")
-    assert catalog.max_staleness == staleness
+    assert catalog.freshness.max_staleness == staleness
     assert catalog.log_format == log_format
     assert catalog.shutdown_grace == grace
 

@@ -332,7 +332,7 @@ def test_the_configmap_catalog_loads(
     assert folder == "base" or "state" in yaml.safe_load(catalog_text(resources))
     assert (catalog.listen.host, catalog.listen.port) == ("0.0.0.0", 8080)
     assert str(catalog.cache_dir) == "/var/lib/gitreg"
-    assert catalog.watch_catalog is False
+    assert catalog.freshness.watch_catalog is False
     assert catalog.auth is not None
     assert [ref.env for ref in catalog.auth.url_keys] == ["GITREG_URL_KEY"]
     assert {t.name: t.ops for t in catalog.auth.tokens} == {"ci": False, "prometheus": True}
