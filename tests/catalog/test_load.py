@@ -376,3 +376,38 @@ def test_a_catalog_that_is_not_utf8_is_refused_with_its_line(tmp_path: Path) -> 
     assert [str(p) for p in refused(path).problems] == [
         "(document) (line 2): not UTF-8 text (byte 0xe9)"
     ]
+
+
+def test_problems_are_listed_in_the_order_the_keys_are_read(tmp_path: Path) -> None:
+    """`gitreg check` lists them in this order, which the catalog's sections do not follow."""
+    keys = [
+        "listen",
+        "hostname",
+        "credentials",
+        "providers",
+        "signing",
+        "sources",
+        "refresh_interval",
+        "archives",
+        "public_url",
+        "tls",
+        "fetch_timeout",
+        "webhooks",
+        "poll_concurrency",
+        "max_backoff",
+        "fresh_reads",
+        "watch_catalog",
+        "mirror",
+        "auth",
+        "readiness",
+        "log_format",
+        "shutdown_grace",
+        "state",
+        "hsts",
+        "mcp",
+        "oci",
+    ]
+    wrong = {"hostname": "-bad-", "listen": "nowhere", "log_format": "xml"}
+    text = "".join(f"{key}: {wrong.get(key, 'soon')}\n" for key in sorted(keys))
+    error = refusal(tmp_path, text + "modules:\n" + GOOD_MODULE)
+    assert [problem.path for problem in error.problems] == keys
