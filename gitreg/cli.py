@@ -126,8 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"gitreg: {args.config}: cache_dir: {problem}", file=sys.stderr)
         return 2
-    if hasattr(args, "log_format") and not flag_format and catalog.log_format != "text":
-        configure_logging(args.log_level, catalog.log_format)  # the flag wins over the catalog
+    log_format = catalog.server.log_format
+    if hasattr(args, "log_format") and not flag_format and log_format != "text":
+        configure_logging(args.log_level, log_format)  # the flag wins over the catalog
     result: int = args.command(catalog, args)
     return result
 

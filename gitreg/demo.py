@@ -25,7 +25,7 @@ def demo_banner(catalog: Catalog, listen: Listen, material: TlsMaterial) -> str:
     base = f"https://{address}"
     first = catalog.modules[0].address if catalog.modules else "NAMESPACE/NAME/SYSTEM"
     login = catalog.auth is not None and catalog.auth.login is not None
-    block = textwrap.indent(host_block(catalog.hostname, base, login), "    ")
+    block = textwrap.indent(host_block(catalog.server.hostname, base, login), "    ")
     return f"""
 gitreg demo: the registry in {catalog.source.name}, served at {base}
 
@@ -50,7 +50,7 @@ Module sources name the registry by a host with a dot, so use {address}:
       value = module.example
     }}
 
-To write the friendly hostname {catalog.hostname} instead, for modules and providers, add to
+To write the friendly hostname {catalog.server.hostname} instead, for modules and providers, add to
 your Terraform CLI config (~/.terraformrc, or the file TF_CLI_CONFIG_FILE names):
 
 {block}

@@ -24,6 +24,7 @@ from gitreg.catalog.settings import (
     FreshnessSettings,
     Listen,
     LogFormat,
+    ServerSettings,
     TlsFiles,
 )
 from gitreg.catalog.sources import SourcesSection
@@ -172,12 +173,21 @@ class _Reader(
             watch_catalog=watch_catalog,
             max_staleness=self.max_staleness(top, refresh_interval),
         )
-        catalog = Catalog(
-            source=source,
+        log_format = cast(LogFormat, self.choice(top, "log_format", "", ("text", "json")))
+        shutdown_grace = self.duration(top, "shutdown_grace", "", 20.0, zero_is_off=True)
+        state = self.state(top)
+        server = ServerSettings(
             hostname=hostname,
-            public_url=public_url,
             listen=listen,
             tls=tls,
+            public_url=public_url,
+            hsts=self.hsts(top),
+            log_format=log_format,
+            shutdown_grace=shutdown_grace,
+        )
+        catalog = Catalog(
+            source=source,
+            server=server,
             cache_dir=cache_dir,
             freshness=freshness,
             credentials=credentials,
@@ -188,10 +198,7 @@ class _Reader(
             mirror=mirror,
             archives=archives,
             auth=auth,
-            log_format=cast(LogFormat, self.choice(top, "log_format", "", ("text", "json"))),
-            shutdown_grace=self.duration(top, "shutdown_grace", "", 20.0, zero_is_off=True),
-            state=self.state(top),
-            hsts=self.hsts(top),
+            state=state,
             mcp=self.mcp(top),
             oci=self.oci(top),
         )

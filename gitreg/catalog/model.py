@@ -14,14 +14,11 @@ from gitreg.catalog.secrets import SecretRef
 from gitreg.catalog.settings import (
     ArchiveSettings,
     FreshnessSettings,
-    HstsPolicy,
-    Listen,
-    LogFormat,
     McpSettings,
     OciSettings,
     PostgresSettings,
+    ServerSettings,
     SigningKeys,
-    TlsFiles,
 )
 from gitreg.catalog.specs import ModuleSpec, ProviderSpec, SourceSpec
 from gitreg.git.credential import Credential
@@ -30,10 +27,11 @@ from gitreg.git.location import RepoLocation
 
 @dataclass(frozen=True)
 class Catalog:
-    source: Path
-    hostname: str
-    listen: Listen
-    tls: TlsFiles | None
+    """What registry.yaml says: the file, its settings by section, the Git credentials, and
+    what it lists to serve."""
+
+    source: Path  # registry.yaml, as given (a ConfigMap's symlink stays one)
+    server: ServerSettings
     cache_dir: Path
     freshness: FreshnessSettings
     credentials: tuple[Credential, ...]
@@ -44,13 +42,7 @@ class Catalog:
     mirror: MirrorSettings = MirrorSettings()
     archives: ArchiveSettings = ArchiveSettings()
     auth: AuthSettings | None = None  # None: open to all, as without an auth: section
-    log_format: LogFormat = "text"  # serve and demo; --log-format wins
-    shutdown_grace: float = 20.0  # seconds requests in flight get to finish after SIGTERM
     state: PostgresSettings | None = None  # None: the ledger on local disk, in cache_dir
-    # Where people open the pages (https://host[:port]), when not https://hostname: behind a
-    # proxy. Only that origin may post the sign-in form.
-    public_url: str | None = None
-    hsts: HstsPolicy | None = HstsPolicy()  # None: `hsts: false`, no Strict-Transport-Security
     mcp: McpSettings = McpSettings()
     oci: OciSettings = OciSettings()
 

@@ -1,4 +1,8 @@
-"""The catalog's smaller sections: the server, the MCP and OCI endpoints, the shared state."""
+"""The catalog's settings, one frozen value per section of registry.yaml.
+
+The server, keeping up with new tags, archives, signing keys, the MCP and OCI endpoints and the
+shared state, grouped as docs/reference/configuration.md groups their keys; `auth:` and
+`mirror:` have files of their own."""
 
 from __future__ import annotations
 
@@ -49,6 +53,22 @@ class HstsPolicy:
     def header(self) -> str:
         subdomains = "; includeSubDomains" if self.include_subdomains else ""
         return f"max-age={self.max_age}{subdomains}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerSettings:
+    """The server: the host name clients write, where it listens and how, what browsers are
+    told, and how it stops."""
+
+    hostname: str
+    listen: Listen
+    tls: TlsFiles | None  # None: plain HTTP, for a proxy that terminates TLS
+    # Where people open the pages (https://host[:port]), when not https://hostname: behind a
+    # proxy. Only that origin may post the sign-in form.
+    public_url: str | None = None
+    hsts: HstsPolicy | None = HstsPolicy()  # None: `hsts: false`, no Strict-Transport-Security
+    log_format: LogFormat = "text"  # serve and demo; --log-format wins
+    shutdown_grace: float = 20.0  # seconds requests in flight get to finish after SIGTERM
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -30,7 +30,7 @@ def add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
 def endpoint(catalog: Catalog, args: argparse.Namespace) -> Endpoint:
     """The address and TLS files `serve` uses with these flags (they win over registry.yaml),
     checked: raises StartupError (status 2) with one line saying which and why."""
-    listen = listen_flag(args.listen) if args.listen else catalog.listen
+    listen = listen_flag(args.listen) if args.listen else catalog.server.listen
     certfile, keyfile = getattr(args, "certfile", None), getattr(args, "keyfile", None)
     if bool(certfile) != bool(keyfile):
         given, missing = ("--certfile", "--keyfile") if certfile else ("--keyfile", "--certfile")
@@ -39,7 +39,7 @@ def endpoint(catalog: Catalog, args: argparse.Namespace) -> Endpoint:
         tls = TlsFiles(Path(certfile).resolve(), Path(keyfile).resolve())
         found = Endpoint(listen, tls, ("--certfile", "--keyfile"))
     else:
-        found = Endpoint(listen, catalog.tls)
+        found = Endpoint(listen, catalog.server.tls)
     if found.tls is not None:
         # Hypercorn is loaded to check TLS files, not to parse
         from gitreg.process.server import check_tls

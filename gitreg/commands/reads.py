@@ -106,7 +106,7 @@ def docs(catalog: Catalog, args: argparse.Namespace) -> int:
             service.close()
     finally:
         registry.shared.close()
-    print_docs(catalog.hostname, entry, release, module_docs)
+    print_docs(catalog.server.hostname, entry, release, module_docs)
     return 0
 
 

@@ -84,7 +84,7 @@ def run_server(
         return _serve(served, listen, tls, access_log, sock, worker=index)
 
     # A worker's stop: the grace its requests get, then at most SHUTDOWN_MOST to close.
-    stop_within = longest_stop(catalog.shutdown_grace) + 10.0
+    stop_within = longest_stop(catalog.server.shutdown_grace) + 10.0
     return run_workers(workers, work, sock, stop_within)
 
 
@@ -110,7 +110,7 @@ def _serve(
     # (gitreg.heap), once read; each swap after it refreezes.
     settled = freezer.settled
     app = create_app(state, start=True, settled=settled, access_log=access_log)
-    config = hypercorn_config(listen, tls, catalog.shutdown_grace, worker)
+    config = hypercorn_config(listen, tls, catalog.server.shutdown_grace, worker)
     if banner:
         print(banner, flush=True)
     try:
@@ -135,11 +135,12 @@ def demo(catalog: Catalog, args: argparse.Namespace) -> int:
     from gitreg.demo import demo_banner, demo_tls
 
     try:
-        listen = listen_flag(args.listen) if args.listen else catalog.listen
+        listen = listen_flag(args.listen) if args.listen else catalog.server.listen
     except StartupError as exc:
         print(f"gitreg: {exc}", file=sys.stderr)
         return exc.status
     material = demo_tls(catalog, listen)
     tls = TlsFiles(material.certfile, material.keyfile)
     banner = demo_banner(catalog, listen, material)
-    return run_server(dataclasses.replace(catalog, tls=tls), listen, tls, banner=banner)
+    catalog = dataclasses.replace(catalog, server=dataclasses.replace(catalog.server, tls=tls))
+    return run_server(catalog, listen, tls, banner=banner)

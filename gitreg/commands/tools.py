@@ -28,7 +28,9 @@ def mirror(catalog: Catalog, args: argparse.Namespace) -> int:
             where = "" if why.startswith(repr(text)) else f"{text}: "
             print(f"gitreg: {where}{why}", file=sys.stderr)
             return 2
-    read_through = ReadThrough(catalog.mirror, catalog.cache_dir, HashCache(), own=catalog.hostname)
+    read_through = ReadThrough(
+        catalog.mirror, catalog.cache_dir, HashCache(), own=catalog.server.hostname
+    )
     try:
         failures = sync(read_through, args.providers, set(args.platform or ()))
     finally:

@@ -15,7 +15,9 @@ from gitreg.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
+# The keys that wait for a restart, as registry.yaml names them; most are the server section's.
 RESTART_KEYS = ("listen", "tls", "cache_dir", "log_format", "shutdown_grace", "hsts", "mcp")
+_SERVER_KEYS = ("listen", "tls", "log_format", "shutdown_grace", "hsts")
 
 
 def read_again(served: Catalog) -> Catalog:
@@ -59,6 +61,11 @@ def _sharing_specs(old: Catalog, new: Catalog) -> Catalog:
 
 def _keep_what_needs_a_restart(old: Catalog, new: Catalog) -> Catalog:
     for key in RESTART_KEYS:
-        if getattr(old, key) != getattr(new, key):
+        if _restart_value(old, key) != _restart_value(new, key):
             log.warning("catalog reload: a change of %s takes effect at the next restart", key)
-    return dataclasses.replace(new, **{key: getattr(old, key) for key in RESTART_KEYS})
+    server = dataclasses.replace(new.server, **{k: getattr(old.server, k) for k in _SERVER_KEYS})
+    return dataclasses.replace(new, server=server, cache_dir=old.cache_dir, mcp=old.mcp)
+
+
+def _restart_value(catalog: Catalog, key: str) -> object:
+    return getattr(catalog.server if key in _SERVER_KEYS else catalog, key)

@@ -102,7 +102,7 @@ def _modules(snapshot: RegistrySnapshot) -> list[str]:
     catalog, lines = snapshot.catalog, []
     for spec in catalog.modules:
         entry = snapshot.index.get(*spec.address.key)
-        lines.append(f"{catalog.hostname}/{spec.address}")
+        lines.append(f"{catalog.server.hostname}/{spec.address}")
         details = [f"repo {without_userinfo(str(spec.repo))}", f"download {spec.download}"]
         if spec.path:
             details.insert(1, f"path {spec.path}")
@@ -133,7 +133,7 @@ def _providers(catalog: Catalog, providers: Providers) -> list[str]:
     lines = []
     for spec in catalog.providers:
         entry = providers.get(spec.namespace, spec.type)
-        lines.append(f"  {catalog.hostname}/{spec}")
+        lines.append(f"  {catalog.server.hostname}/{spec}")
         details = [f"artifacts {spec.artifacts}"]
         if spec.releases is not None:
             forge = spec.releases
@@ -165,7 +165,7 @@ def _network_mirror(catalog: Catalog) -> list[str]:
         return []
     lines = ["network mirror"]
     if catalog.providers:
-        lines.append(f"  hosted providers, under {catalog.hostname}")
+        lines.append(f"  hosted providers, under {catalog.server.hostname}")
     lines += [f"  folder {folder}" for folder in mirror.folders]
     if not mirror.read_through:
         lines.append("  read-through: off")

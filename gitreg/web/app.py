@@ -210,7 +210,7 @@ def create_app(
     ]
     if assistants is not None:
         routes.append(assistants[1])
-    hsts = catalog.hsts  # as tls: read once, at start
+    hsts = catalog.server.hsts  # as tls: read once, at start
     return RegistryApp(
         routes=routes,
         exception_handlers=HANDLERS,

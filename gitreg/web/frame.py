@@ -51,7 +51,7 @@ def html(request: Request, template: str, status: int = 200, **values: Any) -> H
     back_to = here(request)
     body = PAGES.render(
         template,
-        hostname=world_of(request).catalog.hostname,
+        hostname=world_of(request).catalog.server.hostname,
         auth_on=access.gate_of(request).on,
         reader=reader.name if isinstance(reader, Principal) else reader,
         sign_in_url=sign_in_url(here(request)),

@@ -149,10 +149,10 @@ def http_app(catalog: Catalog) -> tuple[Callable[[], AbstractAsyncContextManager
         # A line per request ("Terminating session: None") and per start: the access log's job.
         logging.getLogger(chatty).setLevel(logging.WARNING)
     server = registry_mcp(_from_http)
-    hosts = [catalog.hostname.split(":")[0], *_LOOPBACK]
-    origins = [f"https://{catalog.hostname}"]
-    if catalog.public_url:
-        parts = urlsplit(catalog.public_url)
+    hosts = [catalog.server.hostname.split(":")[0], *_LOOPBACK]
+    origins = [f"https://{catalog.server.hostname}"]
+    if catalog.server.public_url:
+        parts = urlsplit(catalog.server.public_url)
         hosts.append(parts.hostname or "")
         origins.append(f"{parts.scheme}://{parts.netloc}")
     allowed = [h for host in dict.fromkeys(hosts) if host for h in (host, f"{host}:*")]

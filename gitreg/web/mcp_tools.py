@@ -206,7 +206,7 @@ async def module_usage(request: Request, module_id: str) -> Answer:
 
 def _usage(request: Request, entry: ModuleEntry, release: Release, docs: ModuleDocs) -> str:
     a = entry.spec.address
-    source = f"{world_of(request).catalog.hostname}/{a.namespace}/{a.name}/{a.system}"
+    source = f"{world_of(request).catalog.server.hostname}/{a.namespace}/{a.name}/{a.system}"
     latest = latest_release(entry.versions.releases) or release
     version = constraint(release.version, newest=latest.version == release.version)
     return module_snippet(a.name, source, version, docs.root.inputs)
@@ -260,7 +260,9 @@ def _provider_answer(request: Request, entry: ProviderEntry, version: str | None
     if release is None:
         raise NotFound(f"{spec} has no version {version}" if version else f"{spec} has none yet")
     is_newest = newest_release is not None and newest_release.version == release.version
-    block = provider_snippet(world_of(request).catalog.hostname, entry, release.version, is_newest)
+    block = provider_snippet(
+        world_of(request).catalog.server.hostname, entry, release.version, is_newest
+    )
     versions = [r.version for r in entry.releases]
     warnings = deprecation_warnings(entry.deprecation, versions)
     reason = entry.deprecation(release.version)

@@ -77,7 +77,7 @@ async def _serve(request: Request, file: str) -> Response:
     principal = await access.admit(request, "mirror", _MIRROR.what)
     targets = [_MIRROR]
     params = request.path_params
-    own = world_of(request).catalog.hostname
+    own = world_of(request).catalog.server.hostname
     if params["hostname"].lower() == own and access.is_private(request, params["namespace"]):
         # The hosted providers are the registry's own: the mirror opens no namespace that
         # providers.v1 would keep closed to the same token.

@@ -44,7 +44,7 @@ def registry_origin(request: Request) -> WebOrigin:
     """The registry's own origin (`public_url`, else `hostname`), or the loopback address the
     connection reached when the request names it: never another Host a request names."""
     catalog = world_of(request).catalog
-    own = own_origin(catalog.hostname, catalog.public_url)
+    own = own_origin(catalog.server.hostname, catalog.server.public_url)
     reached = reached_loopback(request.url.scheme, request.scope.get("server"))
     named = parse_origin(f"{request.url.scheme}://{request.headers.get('host', '')}")
     return named if named is not None and named in reached else own

@@ -106,7 +106,7 @@ async def _mirrored(request: Request, name: str, parts: list[str], unknown: Refu
     except ValueError:
         raise unknown from None
     await _admit(request, name, _MIRROR_WHAT, None, None, "mirror")
-    own = world_of(request).catalog.hostname
+    own = world_of(request).catalog.server.hostname
     if address.hostname == own and access.is_private(request, address.namespace):
         what = f"provider {own}/{address.namespace}/{address.type}"
         await _admit(request, name, what, address.namespace, None)

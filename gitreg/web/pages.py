@@ -95,7 +95,7 @@ async def module(request: Request) -> Response:
     reader = await access.reader_of(request)
     view = await asyncio.to_thread(
         module_page,
-        snapshot.catalog.hostname,
+        snapshot.catalog.server.hostname,
         entry,
         release,
         docs,
@@ -127,7 +127,7 @@ def _situation(request: Request, entry: ModuleEntry, reader: Principal | None) -
 
 def _opened_at(request: Request) -> str:
     """The address the browser reached the registry by: public_url's, or the request's Host."""
-    public = world_of(request).catalog.public_url
+    public = world_of(request).catalog.server.public_url
     return urlsplit(public).netloc if public else request.headers.get("host", "")
 
 
@@ -171,7 +171,7 @@ async def provider(request: Request) -> Response:
         return RedirectResponse(provider_url(entry, found.version), status_code=303)
     text = request.path_params.get("version")
     release = _provider_release(entry, text) if text is not None else None
-    hostname = world_of(request).catalog.hostname
+    hostname = world_of(request).catalog.server.hostname
     login = access.gate_of(request).login is not None
     view = provider_page(
         hostname, entry, providers.public_keys(), release, _opened_at(request), login

@@ -142,7 +142,7 @@ def _same_origin(request: Request) -> None:
             return
         raise Forbidden("this form must be sent from this registry's own sign-in page")
     catalog = world_of(request).catalog
-    own = own_origin(catalog.hostname, catalog.public_url)
+    own = own_origin(catalog.server.hostname, catalog.server.public_url)
     reached = reached_loopback(request.scope.get("scheme", ""), request.scope.get("server"))
     if not is_own(origin, own, reached):
         raise Forbidden(

@@ -30,17 +30,17 @@ class ProviderSide:
         cls, catalog: Catalog, providers: Providers, previous: ProviderSide | None = None
     ) -> ProviderSide:
         hashes = previous.hashes if previous else HashCache()
-        origins_for = (catalog.hostname, catalog.mirror)
+        origins_for = (catalog.server.hostname, catalog.mirror)
         read_through: ReadThrough | None = None
         if previous is not None and previous.origins_for == origins_for:
             read_through = previous.read_through
         elif catalog.mirror.read_through:
             read_through = ReadThrough(
-                catalog.mirror, catalog.cache_dir, hashes, own=catalog.hostname
+                catalog.mirror, catalog.cache_dir, hashes, own=catalog.server.hostname
             )
-        sources: list[MirrorSource] = [HostedSource(catalog.hostname, providers, hashes)]
+        sources: list[MirrorSource] = [HostedSource(catalog.server.hostname, providers, hashes)]
         sources += [FolderSource(folder, hashes) for folder in catalog.mirror.folders]
-        mirror = NetworkMirror(sources, read_through, own=catalog.hostname)
+        mirror = NetworkMirror(sources, read_through, own=catalog.server.hostname)
         return cls(providers, mirror, hashes, read_through, origins_for, Answers())
 
     def rebuilt(self, catalog: Catalog, tags: RepositoryTags) -> ProviderSide:

@@ -104,5 +104,5 @@ def gate_for(
         credential_for=catalog.credential_for,
         ended=shared,
         issued=shared.issued if shared is not None else None,
-        origin=str(own_origin(catalog.hostname, catalog.public_url)),
+        origin=str(own_origin(catalog.server.hostname, catalog.server.public_url)),
     )

@@ -111,4 +111,4 @@ def test_a_bad_public_url_is_refused_at_start_with_its_line(
 
 def test_public_url_is_read(write_catalog: WriteCatalog) -> None:
     catalog = write_catalog(f"{MODULE}public_url: https://gitreg.example.org:8443/\n")
-    assert catalog.public_url == "https://gitreg.example.org:8443"
+    assert catalog.server.public_url == "https://gitreg.example.org:8443"

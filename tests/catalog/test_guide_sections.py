@@ -49,8 +49,9 @@ def test_the_guide_sections_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         # The container's catalog, with its cache where this test may write.
         container = page.take("yaml", "cache_dir: /var/lib/gitreg")
         catalog = _load(tmp_path, container.replace("/var/lib/gitreg", str(tmp_path / "c")), "")
-        assert catalog.hostname == "registry.example.com"
-        assert catalog.tls is not None and catalog.tls.certfile == tmp_path / "tls" / "server.pem"
+        server = catalog.server
+        assert server.hostname == "registry.example.com"
+        assert server.tls is not None and server.tls.certfile == tmp_path / "tls" / "server.pem"
         assert [str(m.address) for m in catalog.modules] == ["infra/vpc/aws"]
 
         catalog = _load(tmp_path, page.take("yaml", "state:"))

@@ -36,8 +36,8 @@ def test_hsts_shapes(
     write_catalog: WriteCatalog, section: str, policy: HstsPolicy | None, header: str | None
 ) -> None:
     catalog = write_catalog(MODULE + section)
-    assert catalog.hsts == policy
-    assert (catalog.hsts.header() if catalog.hsts else None) == header
+    assert catalog.server.hsts == policy
+    assert (catalog.server.hsts.header() if catalog.server.hsts else None) == header
 
 
 @pytest.mark.parametrize(

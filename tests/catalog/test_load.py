@@ -50,9 +50,9 @@ def test_full_catalog(write_catalog: WriteCatalog, tmp_path: Path) -> None:
             repo: repos/thing
         """
     )
-    assert catalog.hostname == "registry.example.com"
-    assert str(catalog.listen) == "0.0.0.0:9443"
-    assert catalog.tls and catalog.tls.certfile == tmp_path / "tls.crt"
+    assert catalog.server.hostname == "registry.example.com"
+    assert str(catalog.server.listen) == "0.0.0.0:9443"
+    assert catalog.server.tls and catalog.server.tls.certfile == tmp_path / "tls.crt"
     assert catalog.cache_dir == tmp_path / "cache"
     assert catalog.freshness.refresh_interval == 300
     vpc, dns, thing = catalog.modules

@@ -31,8 +31,8 @@ def test_service_keys(
 ) -> None:
     catalog = write_catalog(f"mirror: {{}}\n{text}")
     assert catalog.freshness.max_staleness == staleness
-    assert catalog.log_format == log_format
-    assert catalog.shutdown_grace == grace
+    assert catalog.server.log_format == log_format
+    assert catalog.server.shutdown_grace == grace
 
 
 @pytest.mark.parametrize(

@@ -330,7 +330,7 @@ def test_the_configmap_catalog_loads(
             )
         raise
     assert folder == "base" or "state" in yaml.safe_load(catalog_text(resources))
-    assert (catalog.listen.host, catalog.listen.port) == ("0.0.0.0", 8080)
+    assert (catalog.server.listen.host, catalog.server.listen.port) == ("0.0.0.0", 8080)
     assert str(catalog.cache_dir) == "/var/lib/gitreg"
     assert catalog.freshness.watch_catalog is False
     assert catalog.auth is not None

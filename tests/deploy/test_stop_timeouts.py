@@ -32,7 +32,7 @@ def default_grace(tmp_path_factory: pytest.TempPathFactory) -> float:
     """shutdown_grace of a catalog that does not set it."""
     path = tmp_path_factory.mktemp("catalog") / "registry.yaml"
     path.write_text("cache_dir: cache\nmirror: {}\n")
-    return load_catalog(path).shutdown_grace
+    return load_catalog(path).server.shutdown_grace
 
 
 def test_the_default_grace_is_the_one_the_server_uses(default_grace: float) -> None:
@@ -86,7 +86,7 @@ def test_kubernetes_waits_longer_than_the_prestop_sleep_and_a_stop(
     (config_map,) = (r for r in resources if r["kind"] == "ConfigMap")
     path = tmp_path / "registry.yaml"
     path.write_text(config_map["data"]["registry.yaml"])
-    grace = load_catalog(path, frozenset()).shutdown_grace  # its own, or the default
+    grace = load_catalog(path, frozenset()).server.shutdown_grace  # its own, or the default
     pod = deployment["spec"]["template"]["spec"]
     (container,) = pod["containers"]
     pre_stop = container["lifecycle"]["preStop"]["sleep"]["seconds"]

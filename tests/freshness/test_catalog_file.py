@@ -29,11 +29,12 @@ WAITING = ("listen", "tls", "cache_dir", "log_format", "shutdown_grace", "hsts",
 
 
 def _waiting(c: Catalog) -> tuple[object, ...]:
-    return (c.listen, c.tls, c.cache_dir, c.log_format, c.shutdown_grace, c.hsts, c.mcp)
+    s = c.server
+    return (s.listen, s.tls, c.cache_dir, s.log_format, s.shutdown_grace, s.hsts, c.mcp)
 
 
 def _applied(c: Catalog) -> tuple[object, ...]:
-    return (c.hostname, c.public_url, c.freshness.refresh_interval)
+    return (c.server.hostname, c.server.public_url, c.freshness.refresh_interval)
 
 
 def test_a_reload_keeps_what_waits_for_a_restart_and_applies_the_rest(
@@ -63,4 +64,4 @@ def test_a_reload_that_changes_none_of_them_says_nothing(
     path.write_text(BEFORE.replace("one.", "two.") + MODULE)
     with caplog.at_level(logging.WARNING, "gitreg.freshness.catalog_file"):
         reloaded = read_again(served)
-    assert reloaded.hostname == "two.example.com" and not caplog.records
+    assert reloaded.server.hostname == "two.example.com" and not caplog.records

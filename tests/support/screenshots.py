@@ -93,10 +93,10 @@ def _demo_port(catalog: Catalog) -> int | None:
     """The port `gitreg demo` listens on (what the pages show, in a CLI host block), if free."""
     with socket.socket() as probe:
         try:
-            probe.bind((catalog.listen.host, catalog.listen.port))
+            probe.bind((catalog.server.listen.host, catalog.server.listen.port))
         except OSError:
             return None
-    return catalog.listen.port
+    return catalog.server.listen.port
 
 
 @contextmanager
