@@ -1,34 +1,34 @@
-"""The exceptions gitreg raises, as one tree.
+"""The exceptions gitreg raises, as one tree, drawn below with what each means.
 
-web/errors.py's handlers say which HTTP status each one is; the OCI API, the token endpoint
-and MCP answer theirs in their own protocol's form.
+`web/errors.py`'s handlers say which HTTP status each one is; the OCI API, the token endpoint and
+MCP answer theirs in their own protocol's form. See docs/reference/http-api.md."""
 
-GitregError
-├── ConfigError          registry.yaml is invalid (carries every problem found)
-├── StartupError         the server cannot start: its address is taken, its TLS files are unusable
-├── ClientError          the client asked for something malformed
-│   ├── NotFound         well-formed, but we do not have it
-│   ├── Unauthorized     no credentials, or none we know: a webhook's signature, a client token
-│   ├── Forbidden        credentials we know, that do not open this (or a download URL's
-│   │                    signature that is expired, tampered with or for another path)
-│   ├── TooManyRequests  a client over a per-address limit (auth.git checks, wrong tokens)
-│   └── LoginRefused     a sign-in that cannot go on (auth.login): a bad redirect_uri, a code
-│                        spent or expired, a wrong PKCE verifier, an ID token that fails a check
-├── SourceError          a Git repository could not be fetched or read
-│   ├── StateUnavailable the shared state (PostgreSQL) cannot be reached: nothing new is published
-│   └── NotReadYet       a module's repository was never read: its versions are not known yet
-├── AuthUnavailable      who the client is cannot be told now: its issuer or Git server is down
-├── TokensAmbiguous      `gitreg token revoke` named no one token or person: an id's start that
-│                        several share, or a name that people of different subjects share
-├── ArchiveError         an archive could not be built from a commit, or kept on disk
-│   └── ArchiveTooLarge  the commit's tree is over a limit of `archives:` in registry.yaml
-├── OriginError          an origin registry's answer is missing, malformed or fails verification
-│   ├── OriginUnavailable    the origin could not be reached (or answered 5xx): try later
-│   └── OriginRefused        a URL read-through may not ask: not https, a host it may not reach
-├── OriginBusy           read-through's threads (or an origin's share of them) are all taken
-└── ClientGone           the client's connection failed while its answer was being sent (it
-                         left, or sent what does not decrypt): its business, not a server error
-"""
+# GitregError
+# ├── ConfigError          registry.yaml is invalid (carries every problem found)
+# ├── StartupError         the server cannot start: its address is taken, its TLS files unusable
+# ├── ClientError          the client asked for something malformed
+# │   ├── NotFound         well-formed, but we do not have it
+# │   ├── Unauthorized     no credentials, or none we know: a webhook's signature, a client token
+# │   ├── Forbidden        credentials we know, that do not open this (or a download URL's
+# │   │                    signature that is expired, tampered with or for another path)
+# │   ├── TooManyRequests  a client over a per-address limit (auth.git checks, wrong tokens)
+# │   └── LoginRefused     a sign-in that cannot go on (auth.login): a bad redirect_uri, a code
+# │                        spent or expired, a wrong PKCE verifier, an ID token that fails a check
+# ├── SourceError          a Git repository could not be fetched or read
+# │   ├── StateUnavailable the shared state (PostgreSQL) cannot be reached: nothing new published
+# │   ├── NotReadYet       a module's repository was never read: its versions are not known yet
+# │   └── FetchStopped     a fetch ended because the server stops: no fault of the Git server
+# ├── AuthUnavailable      who the client is cannot be told now: its issuer or Git server is down
+# ├── TokensAmbiguous      `gitreg token revoke` named no one token or person: an id's start that
+# │                        several share, or a name that people of different subjects share
+# ├── ArchiveError         an archive could not be built from a commit, or kept on disk
+# │   └── ArchiveTooLarge  the commit's tree is over a limit of `archives:` in registry.yaml
+# ├── OriginError          an origin registry's answer is missing, malformed or fails verification
+# │   ├── OriginUnavailable    the origin could not be reached (or answered 5xx): try later
+# │   └── OriginRefused        a URL read-through may not ask: not https, a host it may not reach
+# ├── OriginBusy           read-through's threads (or an origin's share of them) are all taken
+# └── ClientGone           the client's connection failed while its answer was being sent (it
+#                          left, or sent what does not decrypt): its business, not a server error
 
 from __future__ import annotations
 

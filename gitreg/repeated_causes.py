@@ -1,7 +1,8 @@
-"""A cause that repeats is logged once per interval, with a count of what it covered: 700
-requests answered 503 for one repository still being read make one line and a count, not 700
-lines. The first time a cause is met it is logged at once; its repeats within the interval are
-counted, and said when the cause is met again after it, or when any line is logged after it
+"""A cause that repeats is logged once per interval, with a count of what it covered.
+
+So 700 requests answered 503 for one repository still being read make one line and a count, not
+700 lines. The first time a cause is met it is logged at once; its repeats within the interval
+are counted, and said when the cause is met again after it, or when any line is logged after it
 (`(and 734 more requests in the last 60 s)`)."""
 
 from __future__ import annotations

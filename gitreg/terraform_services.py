@@ -1,9 +1,10 @@
-"""The services this registry offers Terraform (what discovery answers), and the `host` block of
-a Terraform CLI config that names them for a hostname that does not lead here: `gitreg demo`
-prints it, and a module page shows it when the browser reached the registry at another address.
+"""The services this registry offers Terraform, and a CLI `host` block that names them.
 
-A host block replaces discovery for its hostname, so it names `login.v1` too whenever sign-in is
-on: without it, `terraform login` says the host "does not support Terraform tokens API"."""
+Discovery answers the services. A Terraform CLI config's `host` block names them for a hostname
+that does not lead here: `gitreg demo` prints it, and a module page shows it when the browser
+reached the registry at another address. A host block replaces discovery for its hostname, so it
+names `login.v1` too whenever sign-in is on: without it, `terraform login` says the host "does
+not support Terraform tokens API"."""
 
 from __future__ import annotations
 

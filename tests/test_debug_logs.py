@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from gitreg.tlscert import TlsMaterial
-from tests.support.gitrepo import GitRepo, module_files
+from tests.support.login_registry import SECRET_ENV, LoginCatalog
 from tests.support.oidc_provider import Provider, oidc_provider, sign_in_as
 from tests.support.servers import answers, free_port, start_serve, wait_until
 from tests.support.tls_clients import trusting
@@ -67,45 +67,20 @@ class Run:
         )
 
 
-def registry_yaml(root: Path, repo: GitRepo, issuer: str, ca: Path, port: int) -> Path:
-    path = root / "registry.yaml"
-    path.write_text(f"""
-cache_dir: cache
-hostname: 127.0.0.1:{port}
-public_url: https://127.0.0.1:{port}
-modules:
-  - {{namespace: platform, name: net, system: aws, repo: {repo.path}}}
-mirror: {{read_through: false}}
-oci: {{enabled: true}}
-mcp: {{enabled: true}}
-auth:
-  tokens:
-    - {{name: reader, token_sha256: "{sha(READER)}", read: [platform]}}
-    - {{name: robot, token_sha256: "{sha(ROBOT)}", read: [platform]}}
-    - {{name: assistant, token_sha256: "{sha(ASSISTANT)}", read: [platform]}}
-  login:
-    name: Acme SSO
-    issuer: {issuer}
-    client_id: gitreg
-    client_secret_env: GITREG_TEST_DEBUG_OIDC_SECRET
-    scopes: [openid, email]
-    claims:
-      - {{match: {{groups: platform}}, read: [platform]}}
-    ca_file: {ca}
-""")
-    return path
+CATALOG = LoginCatalog(
+    tokens={"reader": sha(READER), "robot": sha(ROBOT), "assistant": sha(ASSISTANT)},
+    top=("oci: {enabled: true}", "mcp: {enabled: true}"),
+)
 
 
 @pytest.fixture
 def run(tmp_path: Path, tls: TlsMaterial, monkeypatch: pytest.MonkeyPatch) -> Iterator[Run]:
-    monkeypatch.setenv("GITREG_TEST_DEBUG_OIDC_SECRET", CLIENT_SECRET)
-    repo = GitRepo(tmp_path / "repo")
-    repo.release("v1.0.0", module_files("1.0.0"))
+    monkeypatch.setenv(SECRET_ENV, CLIENT_SECRET)
     verify = trusting(tls.ca_cert)
     with oidc_provider(tls) as provider:
         provider.person("alice", email="alice@acme.example", groups=["platform"])
         port = free_port()
-        config = registry_yaml(tmp_path, repo, provider.url, tls.ca_cert, port)
+        config = CATALOG.write(tmp_path, provider.url, port, tls.ca_cert)
         log = tmp_path / "serve.log"
         with log.open("w") as output:
             process = start_serve(config, port, tls, output, extra=("--log-level", "debug"))

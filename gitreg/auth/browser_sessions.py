@@ -1,6 +1,8 @@
-"""The browser side of the gate: a session opened by a pasted client token or by signing in with
-the OpenID provider (auth.login), checked against the tokens it was made for on every request,
-and ended everywhere at sign-out. A part of `Gate` (`gate.py`), kept apart to keep each short."""
+"""The browser side of the gate: sessions checked on every request and ended everywhere.
+
+A session is opened by a pasted client token or by signing in with the OpenID provider
+(auth.login), checked against the tokens it was made for on every request, and ended everywhere
+at sign-out. A part of `Gate` (`gate.py`), kept apart to keep each short."""
 
 from __future__ import annotations
 

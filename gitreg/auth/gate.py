@@ -1,6 +1,7 @@
-"""The one decision every protected request goes through: who sends it (a client token from
-registry.yaml, a CI identity token, or a token only the module's Git server knows) and whether
-that opens what it asks for. Counted per principal and outcome for /v1/status and /metrics."""
+"""The one decision every protected request goes through: who sends it, and what that opens.
+
+The sender is named by a client token from registry.yaml, a CI identity token, or a token only
+the module's Git server knows. Counted per principal and outcome for /v1/status and /metrics."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""What web/ asks of auth, and all it asks: one protocol that the gate of a catalog with an
-auth: section (`gate.py`) and the open gate of one without (`open_gate.py`) both keep, so that a
-handler asks the same questions of either and never asks whether auth is on to decide itself."""
+"""What web/ asks of auth, and all it asks: one protocol that both gates keep.
+
+The gate of a catalog with an auth: section (`gate.py`) and the open gate of one without
+(`open_gate.py`) both keep it, so that a handler asks the same questions of either and never
+asks whether auth is on to decide itself."""
 
 from __future__ import annotations
 

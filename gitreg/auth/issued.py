@@ -1,10 +1,11 @@
-"""Tokens issued here to people who signed in (auth.login), as the gate meets them: a token's
-principal, looked up by its SHA-256 in the state on every request (so that a revocation holds at
-once, on every worker and replica), and new ones issued. A token reads what it was issued for
-only as far as registry.yaml's claim rules, as they are now, still give it to the claims it was
-issued for: this is rebuilt with the gate at each reload. The state is asked off the event loop;
-a state that cannot answer makes the token one that cannot be checked now (a 503), never one
-that opens anything."""
+"""Tokens issued here to people who signed in (auth.login), as the gate meets them.
+
+A token's principal is looked up by its SHA-256 in the state on every request (so that a
+revocation holds at once, on every worker and replica), and new ones are issued here. A token
+reads what it was issued for only as far as registry.yaml's claim rules, as they are now, still
+give it to the claims it was issued for: this is rebuilt with the gate at each reload. The state
+is asked off the event loop; a state that cannot answer makes the token one that cannot be
+checked now (a 503), never one that opens anything."""
 
 from __future__ import annotations
 

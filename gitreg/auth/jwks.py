@@ -1,6 +1,8 @@
-"""An OIDC issuer's signing keys: found through its discovery document, fetched over HTTPS, kept
-for an hour, and fetched again sooner (at most once a minute) when a token names a key not seen
-yet, so that a rotated key is picked up and a flood of made-up key ids cannot hammer the issuer."""
+"""An OIDC issuer's signing keys, fetched over HTTPS and kept for an hour.
+
+They are found through the issuer's discovery document, and fetched again sooner (at most once a
+minute) when a token names a key not seen yet, so that a rotated key is picked up and a flood of
+made-up key ids cannot hammer the issuer. See docs/private.md."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""The OpenID provider people sign in at (auth.login), as gitreg is its client: its discovery
-document (read with authlib's metadata checks, kept an hour), the address a person is sent to
-(the code flow with PKCE S256 and a nonce), and the code it returns exchanged for an ID token,
-with the client secret when there is one. Each fault is said in gitreg's words: the provider
-refusing is a LoginRefused, the provider down or answering nonsense an AuthUnavailable. Neither
-ever holds the client secret, a code or a token."""
+"""The OpenID provider people sign in at (auth.login), with gitreg as its client.
+
+It covers its discovery document (read with authlib's metadata checks, kept an hour), the address
+a person is sent to (the code flow with PKCE S256 and a nonce), and the code it returns exchanged
+for an ID token, with the client secret when there is one. Each fault is said in gitreg's words:
+the provider refusing is a LoginRefused, the provider down or answering nonsense an
+AuthUnavailable. Neither ever holds the client secret, a code or a token. See docs/private.md."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""CI identity tokens (OIDC JWTs from GitLab CI, GitHub Actions or any issuer): the signature
-checked against the issuer's published keys, then issuer, audience, expiry and not-before, then
-the claims mapped to the namespaces `auth.oidc` opens to them; for auth.login, which shares the
-rules, the claims they read, kept with a token issued at sign-in to hold it to later rules."""
+"""CI identity tokens (OIDC JWTs from GitLab CI, GitHub Actions or any issuer), checked and mapped.
+
+The signature is checked against the issuer's published keys, then issuer, audience, expiry and
+not-before; then the claims are mapped to the namespaces `auth.oidc` opens to them. auth.login
+shares the rules: for it, the claims they read are kept with a token issued at sign-in, to hold
+it to later rules. See docs/private.md."""
 
 from __future__ import annotations
 

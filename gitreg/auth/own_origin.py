@@ -1,8 +1,8 @@
-"""The registry's own web origin, which alone may post the sign-in and sign-out forms: the
-scheme, host and port of `public_url` when registry.yaml gives one (a registry behind a proxy),
-else of `hostname` over HTTPS. Never what a request's Host header says: anyone can write that.
+"""The registry's own web origin, which alone may post the sign-in and sign-out forms.
 
-One more origin is honoured, since it cannot be another site's: the loopback address a
+It is the scheme, host and port of `public_url` when registry.yaml gives one (a registry behind a
+proxy), else of `hostname` over HTTPS; never what a request's Host header says: anyone can write
+that. One more origin is honoured, since it cannot be another site's: the loopback address a
 connection actually reached (its socket's address, and `localhost`, with the connection's own
 scheme and port), so that `gitreg demo` and a registry opened on http://127.0.0.1:PORT work."""
 

@@ -1,6 +1,7 @@
-"""What `gitreg check` says of an auth: section beyond its syntax: namespaces nothing opens,
-tokens that open nothing or are short enough to guess, a registry no one can read; and archives
-it narrowed to a folder."""
+"""What `gitreg check` says of an auth: section beyond its syntax.
+
+It names namespaces nothing opens, tokens that open nothing or are short enough to guess, a
+registry no one can read, and archives it narrowed to a folder."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""Small values the registry hands out and must find unchanged and unread when they come back
-(a sign-in under way, kept in the browser's cookie; a one-time authorization code): JSON sealed
-with AES-GCM under a key derived from the URL-signing keys, so that every worker and replica
-opens what another sealed, no one else can read or forge one, and a rotated key still opens
-what its predecessor sealed."""
+"""Small values the registry hands out and must find unchanged and unread when they come back.
+
+They are a sign-in under way, kept in the browser's cookie, and a one-time authorization code:
+JSON sealed with AES-GCM under a key derived from the URL-signing keys, so that every worker and
+replica opens what another sealed, no one else can read or forge one, and a rotated key still
+opens what its predecessor sealed."""
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
-"""Browser sessions: a person pastes a client token once, and the cookie set in return names
-that token, an expiry and a random session id, signed with a key derived from the URL-signing
-keys. It holds neither the token nor its digest: a stolen cookie is a session that ends, never
-a token to use elsewhere, and a token changed or removed in registry.yaml ends the sessions made
-with it (the signature covers the token's current digest, which only the registry knows).
-Signing out ends the session itself: its id is recorded as ended until the cookie would have
-expired (`EndedSessions`: in cache_dir, and in PostgreSQL under state:), so a copy of the cookie
-taken before opens nothing after, on any worker or replica."""
+"""Browser sessions: a signed cookie that names a client token the person pasted once.
+
+The cookie names that token, an expiry and a random session id, signed with a key derived from
+the URL-signing keys. It holds neither the token nor its digest: a stolen cookie is a session that
+ends, never a token to use elsewhere, and a token changed or removed in registry.yaml ends the
+sessions made with it (the signature covers the token's current digest, which only the registry
+knows). Signing out records the session's id as ended until the cookie would have expired
+(`EndedSessions`: in cache_dir, and in PostgreSQL under state:), so a copy of the cookie taken
+before opens nothing after, on any worker or replica. See docs/private.md."""
 
 from __future__ import annotations
 

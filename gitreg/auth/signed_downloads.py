@@ -1,7 +1,8 @@
-"""The download side of the gate: URLs signed for the reader an answer was made for (Terraform
-fetches archives and provider files without a token), bound to what the reader's name stands for
-now, and checked when they are fetched. A part of `Gate` (`gate.py`), kept apart to keep each
-short."""
+"""The download side of the gate: URLs signed for a reader, and checked when they are fetched.
+
+Terraform fetches archives and provider files without a token, so an answer's URLs are signed
+for the reader it was made for, bound to what the reader's name stands for now. A part of `Gate`
+(`gate.py`), kept apart to keep each short."""
 
 from __future__ import annotations
 

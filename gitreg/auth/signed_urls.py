@@ -1,9 +1,11 @@
-"""Download URLs that carry their own permission: Terraform fetches archives, provider zips,
-SHA256SUMS and its signature without a token, so the answer that points at them (given to a
-client whose token opens them) signs the path, an expiry, the token's name and what that name
-stands for now (`binding`: the token's digest, an issuer's URL) with HMAC-SHA256. A URL whose
-token was since removed or changed stops opening at the next reload. Keys rotate by listing
-the previous one after the new: all verify, the first signs."""
+"""Download URLs that carry their own permission, signed with HMAC-SHA256.
+
+Terraform fetches archives, provider zips, SHA256SUMS and its signature without a token, so the
+answer that points at them (given to a client whose token opens them) signs the path, an expiry,
+the token's name and what that name stands for now (`binding`: the token's digest, an issuer's
+URL). A URL whose token was since removed or changed stops opening at the next reload. Keys
+rotate by listing the previous one after the new: all verify, the first signs. See
+docs/private.md."""
 
 from __future__ import annotations
 

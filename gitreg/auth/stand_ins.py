@@ -1,9 +1,11 @@
-"""auth.git for what does not exist: a module or provider that is not in a namespace is checked
-at a stand-in repository, so that it costs the same Git request and answers the same status
-(403, or 503 when the Git server is down) as one that exists. The stand-in of a namespace is the
-first of its repositories, in the order of their addresses; a namespace the catalog does not
-hold has the catalog's first, whose yes opens nothing. A namespace whose repositories are never
-asked (none over https) asks nothing for a missing one either, as for those it holds."""
+"""auth.git for what does not exist: a missing module or provider is checked at a stand-in.
+
+A module or provider that is not in a namespace is checked at a stand-in repository, so that it
+costs the same Git request and answers the same status (403, or 503 when the Git server is down)
+as one that exists. The stand-in of a namespace is the first of its repositories, in the order
+of their addresses; a namespace the catalog does not hold has the catalog's first, whose yes
+opens nothing. A namespace whose repositories are never asked (none over https) asks nothing for
+a missing one either, as for those it holds."""
 
 from __future__ import annotations
 

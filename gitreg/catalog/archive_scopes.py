@@ -1,19 +1,12 @@
 """What a module's archive may hold where its repository also holds modules other clients read.
 
 With `auth:`, two modules have different readers when their namespaces differ (case aside) and
-one of them is not public; without it everything is public, and nothing here applies. An archive
-of the whole repository would show one module's readers the other's code, so:
-
-- a module whose `archive` is left out gets archives of its own folder (`folder`), and
-  `gitreg check` and `serve` say so;
-- `archive: repository` written on such a module is refused;
-- a module whose folder holds the folder of a module of other readers, not public, is refused
-  whatever its `archive` or `download`: its folder's archive and its docs (which read
-  `modules/*` and `examples/*`) would show that module's code.
-
-`download: git` modules get no archive from gitreg (their clients clone with their own Git
-credentials), but their code is in the repository: they count as neighbours all the same.
-"""
+one of them is not public. Such a module gets archives of its own folder when its `archive` is
+left out (`gitreg check` and `serve` say so); `archive: repository` on it is refused, and so is a
+module whose folder holds a non-public module of other readers, whatever its `archive` or
+`download` (its archive and its docs, which read `modules/*` and `examples/*`, would show that
+code). `download: git` modules get no archive from gitreg, but count as neighbours all the same.
+See docs/how-it-works/security.md."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""The `auth:` section of registry.yaml: public namespaces, client tokens, CI identity tokens
-(OIDC issuers), the key that signs download URLs, whether a module's Git server may decide,
-read by the same reader as the rest (every problem with its key path and line)."""
+"""The `auth:` section of registry.yaml, read by the same reader as the rest.
+
+It holds public namespaces, client tokens, CI identity tokens (OIDC issuers), the key that signs
+download URLs, and whether a module's Git server may decide; every problem is named with its key
+path and line. See docs/reference/configuration.md."""
 
 from __future__ import annotations
 

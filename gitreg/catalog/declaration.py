@@ -1,7 +1,8 @@
-"""A repository's own `.gitreg.yaml`: the modules it declares (a monorepo's) and the providers
-its releases hold, in entries shaped like registry.yaml's without `repo` (nor a provider's
-release location), read by the same reader, so that the rules and the refusals are the same; a
-refusal names the repository and the file."""
+"""A repository's own `.gitreg.yaml`: the modules it declares and the providers its releases hold.
+
+Its entries (a monorepo's modules) are shaped like registry.yaml's without `repo` (nor a
+provider's release location) and read by the same reader, so that the rules and the refusals are
+the same; a refusal names the repository and the file. See docs/sources.md."""
 
 from __future__ import annotations
 

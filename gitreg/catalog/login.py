@@ -1,6 +1,7 @@
-"""The `auth.login` section of registry.yaml (people sign in with the company's OpenID provider),
-and the claim rules it shares with `auth.oidc`: claim globs, and namespace patterns that may
-name a claim's value."""
+"""The `auth.login` section of registry.yaml, and the claim rules it shares with `auth.oidc`.
+
+With it, people sign in with the company's OpenID provider. The rules are claim globs, and
+namespace patterns that may name a claim's value. See docs/private.md."""
 
 from __future__ import annotations
 

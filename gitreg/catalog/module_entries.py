@@ -1,6 +1,7 @@
-"""Module entries, as registry.yaml's `modules:` writes them and as a repository's own
-`.gitreg.yaml` does (without `repo`: the repository it is in): one reader, so that both follow
-the same rules and are refused with the same words."""
+"""Module entries, as registry.yaml's `modules:` writes them and as a `.gitreg.yaml` does.
+
+A repository's own `.gitreg.yaml` writes them without `repo` (the repository it is in). One
+reader, so that both follow the same rules and are refused with the same words."""
 
 from __future__ import annotations
 

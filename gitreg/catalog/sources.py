@@ -1,6 +1,7 @@
-"""The `sources:` section of registry.yaml: Git servers' groups and local folders whose
-repositories are discovered rather than listed; read by the same reader as the rest (key path
-and line)."""
+"""The `sources:` section of registry.yaml, read by the same reader as the rest (key path and line).
+
+A source is a Git server's group or a local folder whose repositories are discovered rather than
+listed. See docs/sources.md."""
 
 from __future__ import annotations
 

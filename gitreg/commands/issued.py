@@ -1,7 +1,9 @@
-"""`gitreg token list` and `gitreg token revoke NAME|ID`: the tokens people were issued when they
-signed in (auth.login), as the state holds them (cache_dir, or PostgreSQL under `state:`), and
-their end, which every worker and replica honours at the next request. A NAME or ID that does
-not name one token or one person's tokens ends nothing, and says which it could mean."""
+"""`gitreg token list` and `gitreg token revoke NAME|ID`: the tokens people were issued.
+
+They were issued when people signed in (auth.login), and are listed as the state holds them
+(cache_dir, or PostgreSQL under `state:`); their end is honoured by every worker and replica at
+the next request. A NAME or ID that does not name one token or one person's tokens ends nothing,
+and says which it could mean. See docs/reference/commands.md."""
 
 from __future__ import annotations
 

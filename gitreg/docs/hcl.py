@@ -1,6 +1,8 @@
-"""python-hcl2's values made plain: what it hands back keeps HCL's own spelling (strings with
-their quotes and escapes, block labels quoted, expressions wrapped as `${...}`, heredocs as
-written when not converted), and documentation wants text people read, or HCL as written."""
+"""python-hcl2's values made plain: the text and HCL people read.
+
+What python-hcl2 hands back keeps HCL's own spelling (strings with their quotes and escapes,
+block labels quoted, expressions wrapped as `${...}`, heredocs as written when not converted),
+and documentation wants text people read, or HCL as written."""
 
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
-"""The documentation of module versions as handlers ask for it: built once per (clone, commit,
-folder) on threads of its own, never on the event loop; kept on disk (`cache.py`) and, for the
-most recent, in memory. Every description read is kept in memory too (a line of text, where
-whole docs are tens of kilobytes), so that a list of 10,000 modules reads them without waiting.
+"""The documentation of module versions as handlers ask for it: built once per key, then kept.
 
-Concurrent asks for one key share one build. A build runs on a small pool: parsing HCL is
-CPU-bound Python, and a burst of first visits must not take every thread a sync needs."""
+A key is a clone, commit and folder; a build runs on threads of its own, never on the event
+loop, and its result is kept on disk (`cache.py`) and, for the most recent, in memory. Every
+description read is kept in memory too (a line of text, where whole docs are tens of kilobytes),
+so that a list of 10,000 modules reads them without waiting. Concurrent asks for one key share
+one build. A build runs on a small pool: parsing HCL is CPU-bound Python, and a burst of first
+visits must not take every thread a sync needs. See docs/pages-and-api.md."""
 
 from __future__ import annotations
 

@@ -1,12 +1,11 @@
-"""Docs ready before anyone asks: after each snapshot swap, the latest version of every module
-is read from disk or built, in the background, one at a time, so that a list of every module
-finds its descriptions in memory (`DocsService.description`).
+"""Docs ready before anyone asks: each module's latest version documented after each swap.
 
-Never on a request's path: lists and pages read what is in memory and never wait for it. And
-bounded in time as in memory: parsing holds the GIL, which requests need too, so the CPU each
-module took on the docs' thread is counted in the background's one budget (`background_share`,
-with the fetches and polls: a fifth of a CPU for them all while requests arrive), and the
-warming rests until it is paid back. While no request arrives, it runs at full speed."""
+After each snapshot swap, the latest version of every module is read from disk or built, in the
+background, one at a time, so that a list of every module finds its descriptions in memory
+(`DocsService.description`); lists and pages never wait for it. Parsing holds the GIL, which
+requests need too, so the CPU each module took on the docs' thread counts in the background's
+one budget (`background_share`, with the fetches and polls), and the warming rests until it is
+paid back; while no request arrives, it runs at full speed. See docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 

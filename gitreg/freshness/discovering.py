@@ -1,6 +1,8 @@
-"""The sources discovered while serving: each source every `interval` (at once at start-up),
-off the event loop, through the queue webhooks ask too; a round's discoveries that change the
-modules served prepare the next world and swap it in, as a reload of registry.yaml does."""
+"""The sources discovered while serving, each at its interval; a change served as a reload is.
+
+Each source is discovered every `interval` (at once at start-up), off the event loop, through
+the queue webhooks ask too; a round's discoveries that change the modules served prepare the
+next world and swap it in, as a reload of registry.yaml does. See docs/sources.md."""
 
 from __future__ import annotations
 

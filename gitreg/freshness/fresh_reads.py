@@ -1,12 +1,12 @@
-"""Fresh reads: a `versions` request for a repository that no read has checked in the last
-`fresh_reads` seconds first lists the remote's tags (`git ls-remote`; a fetch only when they
-differ from the clone's), waiting a bounded time, so that a tag pushed a moment ago is
-installable without a webhook. Terraform asks `versions` before `download`, so this is where a
-client's read must be fresh.
+"""Fresh reads: a `versions` request lists the remote's tags first when none was checked lately.
 
-One check per repository at a time, shared by every request that wants it; a remote that
-fails is checked again later and later (backoff); within the window a read costs a clock read
-and a dictionary lookup, and the index is read as always."""
+A `versions` request for a repository no read has checked in the last `fresh_reads` seconds first
+lists the remote's tags (`git ls-remote`; a fetch only when they differ from the clone's),
+waiting a bounded time, so that a tag pushed a moment ago is installable without a webhook.
+Terraform asks `versions` before `download`, so this is where a client's read must be fresh. One
+check per repository at a time, shared by every request that wants it; a remote that fails is
+checked again later and later; within the window a read costs a clock read and a dictionary
+lookup, and the index is read as always. See docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 

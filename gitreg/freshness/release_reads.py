@@ -1,11 +1,11 @@
-"""Reads of a provider's release list on its forge, asked by its interval and by webhooks (a
-release event, a tag push): at most one running and one waiting per provider, whatever arrives,
-as the discovery queue bounds a source's discoveries.
+"""Reads of a provider's release list on its forge: one running and one waiting per provider.
 
-Nothing waits on these reads: a start serves what cache_dir holds of each provider's releases at
-once, and the first reads run here, beside the requests. The one waiting matters, since a release
-published while a read lists may come too late for that listing. Bookkeeping happens on the event
-loop, so it needs no lock."""
+They are asked by the provider's interval and by webhooks (a release event, a tag push), bounded
+as the discovery queue bounds a source's discoveries. Nothing waits on them: a start serves what
+cache_dir holds of each provider's releases at once, and the first reads run here, beside the
+requests. The one waiting matters, since a release published while a read lists may come too
+late for that listing. Bookkeeping happens on the event loop, so it needs no lock. See
+docs/providers.md."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""Workers on one host discover once: the first discovers every source at its interval, a
-webhook's discovery runs on the worker it reached, and each worker follows the others' through
-`cache_dir/sources.json`, within about a second, serving what changed as a reload does. So a
-forge is listed once an interval, not once a worker, and a repository a webhook announced is
-served by every worker."""
+"""Workers on one host discover once, and follow each other's discoveries.
+
+The first worker discovers every source at its interval, a webhook's discovery runs on the
+worker it reached, and each worker follows the others' through `cache_dir/sources.json`, within
+about a second, serving what changed as a reload does. So a forge is listed once an interval,
+not once a worker, and a repository a webhook announced is served by every worker."""
 
 from __future__ import annotations
 

@@ -1,13 +1,12 @@
-"""Syncs asked for by events (webhooks, watched repositories, clients asking for a version we
-lack, the start-up fetch): at most one running and one waiting per repository, whatever arrives,
-on threads of their own.
+"""Syncs asked for by events: at most one running and one waiting per repository.
 
-Coalescing bounds what a flood costs: 400 copies of one webhook cause one fetch under way and
-one after it, not 400. The one after it matters: an event that arrives during a fetch may name a
-tag that fetch started too early to see. Git's own threads mean a slow or hung Git server holds
-only them: archive builds and every other repository's sync go on. All bookkeeping happens on
-the event loop, so it needs no lock.
-"""
+The events are webhooks, watched repositories, clients asking for a version we lack and the
+start-up fetch; the syncs run on threads of their own. Coalescing bounds what a flood costs: 400
+copies of one webhook cause one fetch under way and one after it, not 400. The one after it
+matters: an event that arrives during a fetch may name a tag that fetch started too early to see.
+A slow or hung Git server holds only Git's threads: archive builds and every other repository's
+sync go on. All bookkeeping happens on the event loop, so it needs no lock. See
+docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 

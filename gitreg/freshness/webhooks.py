@@ -1,26 +1,11 @@
-"""Push webhooks from the forges: who sent it, which repositories it names, is it signed.
+"""Push webhooks from the forges: who sent one, which repositories it names, whether it is signed.
 
-Each forge has its own headers, payload and secret scheme:
-- GitHub: `X-GitHub-Event: push`, `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>`;
-- GitLab: `X-Gitlab-Event: Push Hook | Tag Push Hook`, `X-Gitlab-Token: <the secret itself>`;
-- Gitea/Forgejo: `X-Gitea-Event | X-Forgejo-Event: push`, `X-Gitea-Signature | X-Forgejo-Signature:
-  <hex HMAC-SHA256>` (no prefix);
-- Bitbucket Cloud (`X-Event-Key: repo:push`) and Server/Data Center (`repo:refs_changed`):
-  `X-Hub-Signature: sha256=<hex HMAC-SHA256>`;
-- generic: `POST {"repository": URL}` with `X-Gitreg-Signature: sha256=<hex>` or
-  `Authorization: Bearer <secret>`.
-
-Events about a repository's being (created, deleted, archived, renamed, its topics edited) name
-the group, organization or project it is in: a `sources:` entry of that forge and scope is
-discovered again. GitHub and Gitea/Forgejo send `repository` events from an organization's hook;
-GitLab sends `project_create` and its kin from system hooks (`X-Gitlab-Event: System Hook`) and
-project events from group hooks (`Project Hook`); Bitbucket Data Center sends `repo:modified` (a
-rename) but has no event for a repository created: its new repositories come at the interval.
-
-Release events (GitHub's and Gitea's/Forgejo's `release`, GitLab's `Release Hook`) and pushes
-name a repository whose releases a provider reads (`providers[].releases`): that provider's
-release list is read again at once (`matching_providers`).
-"""
+Each forge has its own headers, payload and secret scheme (`verifier`; the table is in
+docs/reference/http-api.md). A push names repositories to sync. An event about a repository's
+being (created, deleted, archived, renamed, its topics edited) names its group, organization or
+project, whose `sources:` entry of that forge is discovered again (docs/sources.md). A release
+event, or a push, naming a repository whose releases a provider reads (`providers[].releases`)
+has that provider's release list read again (`matching_providers`, docs/providers.md)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,12 @@
 """Deterministic .tar.gz archives of a Git tree: the same commit always gives the same bytes.
 
-Entries are sorted, owners and modes fixed, every mtime is the commit's time and the gzip
-header carries no timestamp or name. Executable bits and symlinks are kept; a symlink that
-points outside the archive root, and any path with `..` or `.git`, is left out.
-
-Memory and stack stay bounded whatever the tree holds: trees are walked with a stack of our own
-(a tree thousands of folders deep is fine), and file contents stream from one
-`git cat-file --batch` per archive in chunks, never whole (a 300 MB file costs no more than a
-small one). Every blob is asked for up front, by a thread of its own, so that git finds and
-inflates the next ones while this process works (one blob asked and waited for at a time made
-an archive slower: bench/RESULTS.md, bench.archives), and the tar stream is deflated in fixed
-blocks on every core at once (`parallel_gzip.py`: the same bytes whatever the number of cores).
-Limits on the largest file, the whole archive and the number of entries refuse a tree a
-registry should not serve, with a message naming the limit.
-"""
+Entries are sorted, owners and modes fixed, every mtime the commit's time, and the gzip header
+holds no timestamp or name; executable bits and symlinks are kept, but a symlink out of the
+archive root and any path with `..` or `.git` are left out. Trees are walked with a stack of our
+own; blobs stream in chunks from one `git cat-file --batch` per archive, every one asked for up
+front by a thread of its own so that git inflates the next while we work (bench/RESULTS.md:
+bench.archives); the tar stream is deflated in blocks on every core (`parallel_gzip.py`). Limits
+of `archives:` refuse a tree with a message naming the limit. See docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 

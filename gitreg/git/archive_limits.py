@@ -1,6 +1,7 @@
-"""What one module archive may hold, and how many archives' bytes a process keeps in memory:
-values of their own, so that registry.yaml's `archives:` section can name them without loading
-the archive builder (and dulwich) with the catalog."""
+"""What one module archive may hold, and how many archives' bytes a process keeps in memory.
+
+These are values of their own, so that registry.yaml's `archives:` section can name them without
+loading the archive builder (and dulwich) with the catalog."""
 
 from __future__ import annotations
 

@@ -1,14 +1,12 @@
-"""Fetches of one clone taken in turns across processes (workers on one host share cache_dir,
-and `gitreg list --fetch` may run beside a server): one at a time, under an exclusive file
-lock next to the clone, and none when another process's fetch already answered the need.
+"""Fetches of one clone taken in turns across processes, skipped when another's answered the need.
 
-A fetch asked for at some moment is answered by any fetch that *began* after that moment: it
-saw the remote at least as new. Asking takes a ticket (how many fetches had begun); the turn
-then skips the fetch when one begun since has completed. So fetches asked for while another
-runs wait for it and share the one after it: across every process, one under way and one after
-it, as the sync queue does within one. A fetch asked for by a poll also knows what it wants
-(the remote's tags, just listed): it skips when the clone holds them by its turn.
-"""
+Workers on one host share cache_dir, and `gitreg list --fetch` may run beside a server: a fetch
+runs under an exclusive file lock next to the clone. A fetch asked for at some moment is answered
+by any fetch that *began* after it (that one saw the remote at least as new): asking takes a
+ticket, how many fetches had begun, and the turn skips the fetch when one begun since completed.
+So across processes one fetch runs and one waits, as the sync queue does within one. A poll's
+fetch also knows what it wants (the tags just listed): it skips when the clone holds them by its
+turn. See docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 

@@ -1,15 +1,12 @@
-"""`git` run as a plain child process at little cost of ours: spawned in a session of its own,
-its output and its errors read by one loop, and the session ended at its timeout.
+"""`git` run as a plain child process at little cost of ours, and ended at its timeout.
 
-A poll of an unchanged repository is one `git ls-remote`: what this process spends around it,
-beyond git's own CPU, is what `bench.polling` compares with `xargs git ls-remote`. `communicate()`
-and `wait(timeout)` cost more than git's own start here (a selector, a polling wait loop); one
-`poll` loop and a wait on a pidfd cost little.
-
-The spawn itself is `subprocess.Popen`'s, which lets other threads run while the child starts.
-`os.posix_spawnp` costs less CPU but holds the GIL until git has started: on a busy machine, a
-background thread's git (at a lower priority) waits for a CPU, and every request waits with it,
-as a start-up's fetches at 10,000 modules did (bench/RESULTS.md: bench.polling)."""
+Each runs in a session of its own, its output and errors read by one `poll` loop, its exit
+awaited on a pidfd, the session ended at its timeout: `communicate()` and `wait(timeout)` cost
+more than git's own start (a selector, a polling wait loop). The spawn is `subprocess.Popen`'s,
+which lets other threads run while the child starts: `os.posix_spawnp` costs less CPU but holds
+the GIL until git has started, and on a busy machine a background thread's git (at a lower
+priority) waits for a CPU with every request behind it (bench/RESULTS.md: bench.polling). See
+docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 

@@ -1,15 +1,12 @@
-"""A gzip stream deflated in fixed blocks on several threads, as pigz does: the same bytes
-whatever the number of threads, since each block's deflate depends only on its bytes and the
-32 KiB before them (`deflate_blocks.py`).
+"""A gzip stream deflated in fixed blocks on several threads, as pigz does.
 
-The stream is cut at fixed offsets, every BLOCK bytes of input however it is written; the
-blocks' deflate, joined in order, is one deflate stream that any gunzip reads. zlib lets go of
-the GIL while it deflates, so blocks are deflated on every core at once while the writer's
-thread makes the next ones. Compared with one zlib stream: about the same size (the window
-carries over; each block adds a few bytes), other bytes (hence FORMAT_VERSION 2 of the
-archives), the same promise (the output of zlib's deflate, which has one code path whatever
-the CPU).
-"""
+The bytes are the same whatever the number of threads: the stream is cut every BLOCK bytes of
+input however it is written, and each block's deflate depends only on its bytes and the 32 KiB
+before them (`deflate_blocks.py`); joined in order, the blocks are one deflate stream any gunzip
+reads. zlib lets go of the GIL while it deflates, so blocks deflate on every core while the
+writer's thread makes the next. Against one zlib stream: about the same size (each block adds a
+few bytes), other bytes (hence the archives' FORMAT_VERSION 2), the same promise (zlib's deflate
+has one code path whatever the CPU). See docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 

@@ -1,18 +1,13 @@
-"""A new clone seeded from the clone of the same repository at another URL (a Git server that
-moved to another host name spelling, port or scheme): its objects are fetched from the old clone
-on disk, under refs of gitreg's own, so that the first fetch from the new URL negotiates with
-them and brings only what differs, not every object again. The seed refs are dropped after
-that fetch; the tags served come from the new URL alone.
+"""A new clone seeded from the clone of the same repository at another URL.
 
-The old clone is found by the repository's identity (`RepoLocation.identity`: host and path,
-whatever the scheme, port or user) in an index, `cache_dir/git/by-identity/`: one symbolic link
-an identity, named by its digest, to a clone of it. So adding a repository costs one `readlink`,
-whatever the number of clones, and opens no file of another clone. Clone folders keep their
-names (a digest of the URL), so an upgrade fetches nothing again.
-
-Each clone also names its identity in a file of its own (MARK), as before the index: the
-clones made before it are entered from those files once per cache, at the first lookup that
-finds no link, and the index's INDEXED file records that it was done."""
+When a Git server moved to another host name spelling, port or scheme, the old clone's objects
+are fetched from disk under refs of gitreg's own, so the first fetch from the new URL brings only
+what differs; the seed refs are dropped after it, and the tags served come from the new URL. The
+old clone is found by identity (`RepoLocation.identity`: host and path, whatever the scheme, port
+or user) in `cache_dir/git/by-identity/`, a symbolic link an identity: adding a repository costs
+one `readlink` and opens no file of another clone. Clones keep their folders' names (a digest of
+the URL), so an upgrade fetches nothing again; those made before the index are entered once, from
+their MARK files (`donor`). See docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 

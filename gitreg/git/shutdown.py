@@ -1,6 +1,7 @@
-"""The Git processes a stopping server ends, and how their fetches know it: a fetch killed
-because the server stops is no Git outage, and says so (`fetch of X stopped: the server is
-shutting down`)."""
+"""The Git processes a stopping server ends, and how their fetches know it.
+
+A fetch killed because the server stops is no Git outage, and says so (`fetch of X stopped: the
+server is shutting down`)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""Tag refs compared at the cost of `git ls-remote`: the remote's listed by one plain `git`
-subprocess, the clone's read from packed-refs and loose ref files (no Git object opened), and a
-poll that finds both as they were at the last match answers from one byte comparison.
+"""Tag refs compared at the cost of `git ls-remote`.
 
-A polling round over 1,000 unchanged repositories of 500 tags is then the `ls-remote` calls
-themselves (`bench.polling`)."""
+The remote's are listed by one plain `git` subprocess, the clone's read from packed-refs and
+loose ref files (no Git object opened), and a poll that finds both as they were at the last match
+answers from one byte comparison. A polling round over unchanged repositories then costs the
+`ls-remote` calls themselves (bench/RESULTS.md: bench.polling). See
+docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""What documentation reads of a commit: a module folder's `*.tf` files and README, and those
-of its submodules and examples, bounded; commit times; and a file at the root of many commits
-at once (each version's `.gitreg.yaml`). dulwich, in-process: no subprocess
-per question, as for tags (`clone.py`); but the files' sizes come first, from one
+"""What documentation reads of a commit, bounded, through dulwich in-process.
+
+It reads a module folder's `*.tf` files and README, and those of its submodules and examples;
+commit times; and a file at the root of many commits at once (each version's `.gitreg.yaml`).
+No subprocess per question, as for tags (`clone.py`); but the files' sizes come first, from one
 `git cat-file --batch-check` per build, which reads only each object's header: a file over the
-bound is never read (dulwich has no way to tell an object's size without inflating it whole)."""
+bound is never read (dulwich cannot tell an object's size without inflating it whole)."""
 
 from __future__ import annotations
 

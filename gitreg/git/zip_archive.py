@@ -1,11 +1,11 @@
-"""Deterministic zip archives of a Git tree, as OpenTofu's `oci://` module packages hold them:
-the same entries as the tarball of the same commit and folder (`archive.py`), the same bytes
-for the same commit on every replica.
+"""Deterministic zip archives of a Git tree, as OpenTofu's `oci://` module packages hold them.
 
-Entries are in the tarball's order, every time stamp the commit's (zip cannot say before
-1980), modes fixed as the tarball fixes them (0644, 0755 for executables and folders, symlinks
-as symlinks), no extra fields, and each file deflated at one fixed level. Contents stream from
-git in chunks, under the same limits as the tarball."""
+They have the same entries as the tarball of the same commit and folder (`archive.py`), and the
+same bytes for the same commit on every replica. Entries are in the tarball's order, every time
+stamp the commit's (zip cannot say before 1980), modes fixed as the tarball fixes them (0644,
+0755 for executables and folders, symlinks as symlinks), no extra fields, and each file deflated
+at one fixed level. Contents stream from git in chunks, under the same limits as the tarball.
+See docs/opentofu-oci.md."""
 
 from __future__ import annotations
 

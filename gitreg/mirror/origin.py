@@ -1,12 +1,12 @@
-"""Origin registries as the read-through mirror sees them: discovery, then providers.v1, and
-every answer checked before it is believed (the SHA256SUMS signature against the keys the
-origin lists, each package's checksum against that file, names and platforms against what the
-protocol allows). Work for one origin asks only the hosts `reach.py` allows it (its own, and
-download hosts), redirects followed here one by one, each checked before it is sent, and carries
-that origin's token to its own host and port alone; within the deadline of the work
-(`origin_work.py`). An
-origin that could not be reached is left alone for a while, so that while it is down a request
-costs a look at the cache and nothing more."""
+"""Origin registries as read-through sees them, every answer verified before it is believed.
+
+Read-through asks discovery, then providers.v1, and checks the SHA256SUMS signature against the
+keys the origin lists, each package's checksum against that file, names and platforms against
+what the protocol allows. Work for one origin asks only the hosts `reach.py` allows it (its own,
+and download hosts), follows redirects here one by one, each checked before it is sent, and
+carries that origin's token to its own host and port alone, within the deadline of the work
+(`origin_work.py`). An origin that could not be reached is left alone for a while, so that while
+it is down a request costs a look at the cache and nothing more. See docs/providers.md."""
 
 from __future__ import annotations
 

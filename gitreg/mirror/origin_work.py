@@ -1,7 +1,9 @@
-"""Read-through's own threads: a bounded pool apart from the event loop's default executor
-(which reloads registry.yaml and rescans providers), a cap on the threads one origin may hold,
-a deadline for each piece of work (connect and every read in it), and a refusal at once when
-full: an origin that stalls costs its share of threads, never a queue the rest waits in."""
+"""Read-through's own threads: a cap per origin, a deadline, and busy refused at once.
+
+They are a bounded pool apart from the event loop's default executor (which reloads
+registry.yaml and rescans providers), with a cap on the threads one origin may hold, a deadline
+for each piece of work (connect and every read in it), and a refusal at once when full: an origin
+that stalls costs its share of threads, never a queue the rest waits in."""
 
 from __future__ import annotations
 

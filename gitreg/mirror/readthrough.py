@@ -1,9 +1,11 @@
-"""Read-through: a provider the mirror lacks is fetched from its origin registry (`origin.py`
-verifies it first) and kept in cache_dir/mirror/HOST/NAMESPACE/TYPE/VERSION/: the verified
-release (`release.json`) and each package downloaded so far. While the origin is down, the
-mirror lists the versions and packages it holds, and nothing else. It reads only the origins
-`reach.py` allows (any other hostname costs nothing: no connection, no folder, no counter), in
-threads of its own (`origin_work.py`)."""
+"""Read-through: a provider the mirror lacks, fetched from its origin registry and kept.
+
+The origin's answer is verified first (`origin.py`), then kept in
+cache_dir/mirror/HOST/NAMESPACE/TYPE/VERSION/: the verified release (`release.json`) and each
+package downloaded so far. While the origin is down, the mirror lists the versions and packages
+it holds, and nothing else. It reads only the origins `reach.py` allows (any other hostname costs
+nothing: no connection, no folder, no counter), in threads of its own (`origin_work.py`). See
+docs/providers.md."""
 
 from __future__ import annotations
 

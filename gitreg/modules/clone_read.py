@@ -1,7 +1,9 @@
-"""What a clone's tags make: each module's entry, through its tag policies and the ledger of
-published tags, each version with the `deprecated:` line of `.gitreg.yaml` at its commit (read
-once a commit: a commit never changes). New tags are recorded in the ledger here, and held in
-the clone once published (so a tag moved or deleted upstream keeps its commit)."""
+"""What a clone's tags make: each module's entry, through its tag policies and the ledger.
+
+Each version carries the `deprecated:` line of `.gitreg.yaml` at its commit (read once a commit:
+a commit never changes). New tags are recorded in the ledger of published tags here, and held in
+the clone once published (so a tag moved or deleted upstream keeps its commit). See
+docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 

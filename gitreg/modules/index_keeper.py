@@ -1,15 +1,13 @@
-"""Keeps the persisted index (`persisted.py`) in cache_dir/index.jsonl, and, under state:
-postgres, in the database: each read of a repository is noted with what it was read from, and
-a write (off the event loop, at most every few seconds: freshness/background.py) keeps the
-repositories whose served entries are what their last read gave.
+"""Keeps the persisted index in cache_dir/index.jsonl, and in PostgreSQL under state: postgres.
 
-A read is noted before its entries are swapped in; a write that comes between finds the served
-entries differ and keeps the repository's line as it was until the next write. So a line never
-pairs entries with refs they were not read from: a stale copy is never written as current.
-
-No line is kept in memory, which at 10,000 modules would be a lot of it (bench/RESULTS.md:
-bench.scale): a write takes the lines of repositories not read again since from the file it
-replaces, and encodes only the others."""
+Each read of a repository is noted with what it was read from (`persisted.py`), and a write (off
+the event loop, at most every few seconds: freshness/background.py) keeps the repositories whose
+served entries are what their last read gave. A read is noted before its entries are swapped in;
+a write between finds the served entries differ and keeps the repository's line as it was until
+the next write, so a line never pairs entries with refs they were not read from. No line is kept
+in memory (their size: bench/RESULTS.md, bench.scale): a write copies the lines of repositories
+not read since from the file it replaces, and encodes only the others. See
+docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 

@@ -1,14 +1,13 @@
-"""The persisted index: what serving needs of one repository (its modules' versions, ignored
-tags and tag changes, and its tags), with what it was read from (`ReadFrom`: digests of the
-clone's tag refs and of the ledger's published tags), as one line of text. A start serves a
-repository whose clone and ledger still give those digests from its line, at once, instead of
-reading the clone (minutes at 10,000 modules); any other repository is read from its clone.
+"""The persisted index: what serving needs of one repository, as one line of text.
 
-A line is `<sha256 of the rest> <head>\t<body>`, both JSON (which never holds a raw tab): the
-head, `[format, url, refs, ledger]`, says what the line is without the body being parsed; a line
-cut short or changed on disk fails its digest and is not used. Strings are written once per
-line and named by their position, so that a repository's 50 commits are not written 500 times
-(the file's size: bench/RESULTS.md, bench.scale)."""
+A line holds its modules' versions, ignored tags and tag changes, and its tags, with what they
+were read from (`ReadFrom`: digests of the clone's tag refs and of the ledger's published tags):
+a start serves from it a repository whose clone and ledger still give those digests, rather than
+read the clone. It is `<sha256 of the rest> <head>\t<body>`, both JSON (which never holds a raw
+tab): the head, `[format, url, refs, ledger]`, says what the line is without the body parsed, and
+a line cut short or changed fails its digest. Strings are written once per line and named by
+position, so that 50 commits are not written 500 times (the file's size and a cold read's time:
+bench/RESULTS.md, bench.scale). See docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""What a start or a reload read, said in one line: the modules and versions served, what
-changed (modules added, removed or with other versions, versions new), the repositories read
-and how many failed, and the time it took. A line per module (or per version) is for DEBUG:
-at 2,000 modules it was 2,000 INFO lines at every start."""
+"""What a start or a reload read, said in one line.
+
+The line gives the modules and versions served, what changed (modules added, removed or with
+other versions, versions new), the repositories read and how many failed, and the time it took.
+A line per module (or per version) is for DEBUG: at 2,000 modules it was 2,000 INFO lines at
+every start."""
 
 from __future__ import annotations
 

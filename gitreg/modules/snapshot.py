@@ -1,7 +1,9 @@
-"""What the module side serves, as one immutable value: the catalog, a clone and a ledger per
-repository, the modules each holds, its tags as last read, and the VersionIndex built from
-them. A sync or a catalog reload makes a new snapshot and swaps it in whole, through the
-`SnapshotCell` that holds it (a server's is its world: gitreg.world)."""
+"""What the module side serves, as one immutable value swapped in whole.
+
+It holds the catalog, a clone and a ledger per repository, the modules each holds, its tags as
+last read, and the VersionIndex built from them. A sync or a catalog reload makes a new snapshot
+and swaps it in whole, through the `SnapshotCell` that holds it (a server's is its world:
+gitreg.world)."""
 
 from __future__ import annotations
 

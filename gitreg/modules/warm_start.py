@@ -1,11 +1,12 @@
-"""A start from the persisted index: before any clone is read, each repository whose clone's
-tag refs and ledger still give the digests its line was written from is served from that line,
-all of them in one swap; only the others are read from their clones (`ModuleSync.read_clones`).
+"""A start from the persisted index: a repository whose line still holds is served from it at once.
 
-Under state: postgres, a replica also has the lines other replicas shared: one checks them
-against its clone like its own, and serves them as they are where it has no clone yet (the
-database is the replicas' shared truth: what one read, the others serve until they read it).
-Either way the ledger's published tags must be what the line was read with."""
+Before any clone is read, each repository whose clone's tag refs and ledger still give the digests
+its line was written from is served from that line, all of them in one swap; only the others are
+read from their clones (`ModuleSync.read_clones`). Under state: postgres a replica also has the
+lines other replicas shared: it checks them against its clone like its own, and serves them as
+they are where it has no clone yet (what one replica read, the others serve until they read it).
+Either way the ledger's published tags must be what the line was read with. See
+docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""OCI documents as OpenTofu reads them: a module version's image manifest, a provider
-platform's, and a provider version's index; each serialised one way only, since its digest is
-the sha256 of its bytes."""
+"""OCI documents as OpenTofu reads them, each serialised one way only.
+
+They are a module version's image manifest, a provider platform's, and a provider version's
+index: one way only, since a document's digest is the sha256 of its bytes. See
+docs/opentofu-oci.md."""
 
 from __future__ import annotations
 

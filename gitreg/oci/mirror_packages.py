@@ -1,7 +1,8 @@
-"""Providers of the network mirror as OCI indexes, at `mirror/HOSTNAME/NAMESPACE/TYPE`: what its
-sources hold (hosted providers, `mirror.folders`) and, with read-through, what origin
-registries give, each zip verified and kept by read-through before it is named in an index
-(its size and digest are those of the bytes served)."""
+"""Providers of the network mirror as OCI indexes, at `mirror/HOSTNAME/NAMESPACE/TYPE`.
+
+They are what its sources hold (hosted providers, `mirror.folders`) and, with read-through, what
+origin registries give, each zip verified and kept by read-through before it is named in an
+index (its size and digest are those of the bytes served). See docs/opentofu-oci.md."""
 
 from __future__ import annotations
 

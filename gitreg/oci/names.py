@@ -1,6 +1,7 @@
-"""OCI names as the Distribution spec writes them: a module's repository
-(`<namespace>/<name>/<system>`, lowercase), a provider's (`providers/<namespace>/<type>`), tags
-made of versions (`+` written `_`), and digests; refusals that say what is wrong."""
+"""OCI names as the Distribution spec writes them, and refusals that say what is wrong.
+
+A module's repository (`<namespace>/<name>/<system>`, lowercase), a provider's
+(`providers/<namespace>/<type>`), tags made of versions (`+` written `_`), and digests."""
 
 from __future__ import annotations
 

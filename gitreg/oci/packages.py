@@ -1,7 +1,8 @@
-"""Module versions as OCI packages: each version's zip (the module's folder at its commit, built
-once by the zip cache) and the image manifest that names it; looked up by tag or by digest,
-within one repository only, so that a digest never opens another namespace's content. Beside
-them, what the network mirror's versions made (`mirror_packages.py`)."""
+"""Module versions as OCI packages: each version's zip and the image manifest that names it.
+
+The zip is the module's folder at its commit, built once by the zip cache. Both are looked up by
+tag or by digest, within one repository only, so that a digest never opens another namespace's
+content. Beside them, what the network mirror's versions made (`mirror_packages.py`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Provider versions as OCI indexes: one provider-target manifest per platform, whose one
-`archive/zip` layer is the release zip itself, byte for byte (so that OpenTofu's `zh:` hash is
-the SHA256SUMS line); nothing is built, every document is made from the zips a version has."""
+"""Provider versions as OCI indexes, made from the zips a version has: nothing is built.
+
+One provider-target manifest per platform, whose one `archive/zip` layer is the release zip
+itself, byte for byte, so that OpenTofu's `zh:` hash is the SHA256SUMS line."""
 
 from __future__ import annotations
 

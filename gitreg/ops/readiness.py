@@ -1,8 +1,10 @@
-"""Readiness (`/readyz`): the catalog is loaded, every repository's versions are known (fetched
-once, or read from its clone), and, when `readiness.max_staleness` is set, none was last synced
-(fetched, or its remote's tags listed) longer ago than that. Anyone may ask: with auth: the
-answer holds counts and reason codes alone (`public_body`), never a repository's URL or Git's
-words; the details are in /v1/status, behind the ops permission."""
+"""Readiness (`/readyz`): the catalog loaded, every repository's versions known, none too stale.
+
+A repository's versions are known once fetched or read from its clone; with
+`readiness.max_staleness` set, none may have been last synced (fetched, or its remote's tags
+listed) longer ago than that. Anyone may ask: with auth: the answer holds counts and reason codes
+alone (`public_body`), never a repository's URL or Git's words; the details are in /v1/status,
+behind the ops permission. See docs/reference/http-api.md."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""What the home page shows, a page at a time: the namespaces a reader may read with what each
-holds (and, when all of it fits one page, every module and provider under them); one
-namespace's modules and providers; or the matches of a search of the whole directory. Plain
-data for the template. A query string it cannot read is a ClientError that says which part; a
-page past the last is a NotFound, and so is a namespace the reader may not read, worded as for
-one that does not exist, so that neither its name nor its size leaks."""
+"""What the home page shows, a page at a time, as plain data for the template.
+
+It shows the namespaces a reader may read with what each holds (and, when all of it fits one
+page, every module and provider under them); one namespace's modules and providers; or the
+matches of a search of the whole directory. A query string it cannot read is a ClientError that
+says which part; a page past the last is a NotFound, and so is a namespace the reader may not
+read, worded as for one that does not exist, so that neither its name nor its size leaks."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""A placeholder for a required input, of the type its constraint names, so that a usage snippet
-pasted as it is passes `terraform validate`: `"..."` for a string, `0`, `false`, `[]`, `{}`, a
-tuple's and an object's required attributes spelled out. A constraint this reader does not know
-gets `null`, which Terraform accepts for any nullable input."""
+"""A placeholder for a required input, of the type its constraint names.
+
+A usage snippet pasted as it is then passes `terraform validate`: `"..."` for a string, `0`,
+`false`, `[]`, `{}`, a tuple's and an object's required attributes spelled out. A constraint
+this reader does not know gets `null`, which Terraform accepts for any nullable input."""
 
 from __future__ import annotations
 

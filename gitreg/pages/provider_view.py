@@ -1,7 +1,8 @@
-"""What a provider's page shows, at its newest version or another: the `required_providers`
-block for that version (`~> X.Y` on the newest, the exact version on any other, which is what
-its page is about), its platforms and their files, every version to go to, and the keys that
-sign them. Plain data for the template."""
+"""What a provider's page shows, at its newest version or another, as plain data for the template.
+
+It shows the `required_providers` block for that version (`~> X.Y` on the newest, the exact
+version on any other, which is what its page is about), its platforms and their files, every
+version to go to, and the keys that sign them."""
 
 from __future__ import annotations
 

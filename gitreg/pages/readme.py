@@ -1,6 +1,8 @@
-"""A repository's README as HTML safe to serve in the registry's origin: Markdown rendered by
-markdown-it-py, then cleaned by nh3 (an allow-list: no script, no event handlers, no style, no
-URL but http(s) and mailto, images over https only), headings moved under the page's own."""
+"""A repository's README as HTML safe to serve in the registry's origin.
+
+Markdown is rendered by markdown-it-py, then cleaned by nh3 (an allow-list: no script, no event
+handlers, no style, no URL but http(s) and mailto, images over https only), and its headings are
+moved under the page's own."""
 
 from __future__ import annotations
 

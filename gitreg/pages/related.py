@@ -1,6 +1,7 @@
-"""What a module page links to beside the module itself: the examples at its repository's root
-that call it (a monorepo keeps them there), and the other modules published from the same
-repository."""
+"""What a module page links to beside the module itself.
+
+They are the examples at its repository's root that call it (a monorepo keeps them there), and
+the other modules published from the same repository."""
 
 from __future__ import annotations
 

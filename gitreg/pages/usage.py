@@ -1,8 +1,9 @@
-"""What a module page tells Terraform users to write: the `module` block for the version shown
-(`~> X.Y` on the newest release's page, that exact version on any other, a prerelease's only
-ever exactly), its required inputs as placeholders of their types; and, when the browser
-reached the registry by another address than its hostname, the CLI config `host` block that
-leads Terraform there."""
+"""What a module page tells Terraform users to write.
+
+It is the `module` block for the version shown (`~> X.Y` on the newest release's page, that
+exact version on any other, a prerelease's only ever exactly), with its required inputs as
+placeholders of their types; and, when the browser reached the registry by another address than
+its hostname, the CLI config `host` block that leads Terraform there."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""What a page shows, worked out from the registry's values: the module page (its release, docs,
-usage snippet, requirements, versions with dates, what to know of them; the provider page's
-is `pages/provider_view.py`). Plain data for the templates."""
+"""What a page shows, worked out from the registry's values, as plain data for the templates.
+
+The module page's: its release, docs, usage snippet, requirements, versions with dates, what to
+know of them. The provider page's is `pages/provider_view.py`."""
 
 from __future__ import annotations
 

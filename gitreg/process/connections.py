@@ -1,28 +1,13 @@
 """Hypercorn's connections, hardened: a connection's failure ends that connection alone.
 
-- A connection that fails (a TLS shutdown its client never answers, a bug in Hypercorn's HTTP/2
-  code) is one DEBUG line. Unguarded, it is an ERROR with a traceback while serving, and at
-  shutdown Hypercorn re-raises the first failure of a connection still open: the exit status 1.
-- An HTTP/2 connection with more than MAX_RESETS stream resets in a second is sent GOAWAY with
-  ENHANCE_YOUR_CALM and closed: resets its client sends (CVE-2023-44487, "rapid reset": each
-  HEADERS starts a request, each RST_STREAM drops it at once) and resets it makes the server
-  send (CVE-2025-8671, "MadeYouReset": DATA after a request's END_STREAM, or any other frame h2
-  answers with RST_STREAM) alike. So is one whose requests in flight (handlers at work, their
-  stream reset or not) would exceed its SETTINGS_MAX_CONCURRENT_STREAMS: a reset frees h2's
-  stream slot, not the handler. Hypercorn 0.18 has neither bound: it only sends GOAWAY (and
-  keeps reading) after `keep_alive_max_requests` (1,000) requests on a connection.
-- A TLS connection gitreg closes waits TLS_SHUTDOWN_WAIT for its client's close-notify, not
-  asyncio's 30 s: a client that left without one holds a socket 5 s.
-- DATA for a stream already answered (a client may send its body after an early answer) is
-  acknowledged and dropped: Hypercorn 0.18 ends the whole connection on it (a KeyError).
-- A handler still answering when its HTTP/2 connection closes ends: Hypercorn 0.18 left it
-  waiting for its answer to be sent, and the connection with it, until shutdown cancelled
-  them (an asyncio ERROR with a traceback).
-
-Hypercorn has no hook for these: its TCPServer (one per connection) and H2Protocol are
-subclassed here, and `install` puts the subclasses where Hypercorn's asyncio server looks
-them up by name.
-"""
+A failing connection (a TLS shutdown never answered, a bug in Hypercorn's HTTP/2 code) is one
+DEBUG line, not an ERROR with a traceback, nor the exit status 1 at shutdown. HTTP/2 connections
+are sent GOAWAY and closed past MAX_RESETS stream resets a second, received or provoked
+(CVE-2023-44487, CVE-2025-8671), or past their concurrent streams in requests in flight (a reset
+frees h2's slot, not the handler). A closed TLS connection waits TLS_SHUTDOWN_WAIT for
+close-notify, not asyncio's 30 s; DATA for a stream already answered is dropped; a handler still
+answering when its connection closes ends. Hypercorn 0.18 does none of this and has no hook:
+`install` puts these subclasses where it looks them up. See docs/how-it-works/security.md."""
 
 from __future__ import annotations
 

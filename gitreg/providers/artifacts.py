@@ -1,15 +1,11 @@
-"""Provider releases from a folder of release files, as goreleaser writes them, flat or one
-folder per version:
+"""Provider releases from a folder of release files, as goreleaser writes them.
 
-    terraform-provider-TYPE_VERSION_OS_ARCH.zip
-    terraform-provider-TYPE_VERSION_SHA256SUMS        (and .sig, a detached signature)
-    terraform-provider-TYPE_VERSION_manifest.json     (its protocol_versions give `protocols`)
-
-gitreg serves a SHA256SUMS that lists the zips only (Terraform records a hash for every line),
-signed: the release's own signature when it covers exactly that file and a configured key
-verifies it, else gitreg's signing key. A release that fails a check is reported, not served.
-A release is checked again only when one of its files changes name, size or mtime.
-"""
+The folder is flat or holds one folder per version, of files named as `filenames.py` parses them;
+a release's `_manifest.json` gives its `protocols`. gitreg serves a SHA256SUMS that lists the zips
+only (Terraform records a hash for every line), signed: by the release's own signature when it
+covers exactly that file and a configured key verifies it, else by gitreg's signing key. A
+release that fails a check is reported, not served; a release is checked again only when one of
+its files changes name, size or mtime. See docs/providers.md."""
 
 from __future__ import annotations
 

@@ -1,18 +1,13 @@
-"""A provider's releases fetched from its forge into `cache_dir/provider-releases/<namespace>/
-<type>/<version>/`: each release whose tag fits the provider's templates, its goreleaser-named
-files fetched once into a folder beside, renamed into place only when every file is in. That
-folder is then a release folder like any other (artifacts.py checks it). Each replica fetches
-into its own cache_dir; a forge that is down leaves what was fetched served.
+"""A provider's releases fetched from its forge into `cache_dir/provider-releases/`.
 
-A release fetched whole and served is never fetched again. One the check refused (a checksum, a
-signature, a file missing) is fetched again when the forge lists its files otherwise (uploaded
-again: new ids, sizes or times), and otherwise at most every RETRY_EVERY seconds (and once after
-a start, which remembers no fetch), so that a release broken for good costs one download an
-hour, not one an interval.
-
-Beside its files, a release's folder keeps `.gitreg.yaml` as the repository holds it at the
-release's tag (empty when it holds none), asked of the forge once, for its `deprecated:` line:
-known to every answer from memory, and after a restart from the folder."""
+Each release whose tag fits the provider's templates has its goreleaser-named files fetched into
+a folder beside `<namespace>/<type>/<version>/`, renamed into place once every file is in: then a
+release folder like any other (artifacts.py checks it). A release fetched whole and served is
+never fetched again; one the check refused is fetched again when the forge lists its files
+otherwise (new ids, sizes or times), else at most every RETRY_EVERY seconds and once after a
+start. Each replica fetches into its own cache_dir; a forge that is down leaves what was fetched
+served. The folder also keeps `.gitreg.yaml` as the repository held it at the release's tag
+(asked once), for its `deprecated:` line. See docs/providers.md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Provider release file names, parsed and written here only:
+"""Provider release file names, parsed and written here only.
 
     terraform-provider-TYPE_VERSION_OS_ARCH.zip                (a package: PackageFile)
     terraform-provider-TYPE_VERSION_SHA256SUMS, its .sig, _manifest.json   (ReleaseFile)

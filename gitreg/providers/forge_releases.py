@@ -1,8 +1,10 @@
-"""A provider's releases as its forge lists them, each with its files' names and where to
-download them: GitLab's `GET /api/v4/projects/:id/releases` (its `assets.links`), Gitea's and
+"""A provider's releases as its forge lists them, each with its files' names and download places.
+
+They come from GitLab's `GET /api/v4/projects/:id/releases` (its `assets.links`), Gitea's and
 Forgejo's `GET /api/v1/repos/:owner/:repo/releases` and GitHub's `GET /repos/:owner/:repo/
 releases` (their `assets`); and a file of the repository at a release's tag (GitLab's
-`repository/files/:path/raw`, Gitea's `raw/:path`, GitHub's `contents/:path`, each `?ref=`)."""
+`repository/files/:path/raw`, Gitea's `raw/:path`, GitHub's `contents/:path`, each `?ref=`).
+See docs/providers.md."""
 
 from __future__ import annotations
 

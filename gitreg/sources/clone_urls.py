@@ -1,9 +1,10 @@
-"""Which clone URLs a forge may name: places on the forge itself (its host, and for http(s) its
-port too) or on a host its source lists under `clone_hosts`; never a path or a `file://` URL on
-this machine, a remote helper (`ext::`), a password, or another server.
+"""Which clone URLs a forge may name: places on the forge itself, or hosts its source lists.
 
-A forge's JSON is the forge's word, not registry.yaml's: a compromised forge, or anyone on the
-path of an `http://` one, writes it. Only registry.yaml says where gitreg may fetch from."""
+That is the forge's host (for http(s) its port too) or a host its source lists under
+`clone_hosts`; never a path or a `file://` URL on this machine, a remote helper (`ext::`), a
+password, or another server. A forge's JSON is the forge's word, not registry.yaml's: a
+compromised forge, or anyone on the path of an `http://` one, writes it. Only registry.yaml says
+where gitreg may fetch from. See docs/sources.md."""
 
 from __future__ import annotations
 

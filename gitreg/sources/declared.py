@@ -1,6 +1,7 @@
-"""Where discovery reads a repository's `.gitreg.yaml`: at its default branch, in the repository
-itself for a folder source, else in the bare clone gitreg keeps of it (the default branch
-fetched beside the tags)."""
+"""Where discovery reads a repository's `.gitreg.yaml`: at its default branch.
+
+It is read in the repository itself for a folder source, else in the bare clone gitreg keeps of
+it (the default branch fetched beside the tags). See docs/sources.md."""
 
 from __future__ import annotations
 

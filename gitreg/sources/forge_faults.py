@@ -1,6 +1,7 @@
-"""A forge's answer that is not a page, as a fault naming the source: down or rate-limiting is
-unavailable now (with how long it asked to be left alone), a token it refuses or a group it
-does not have is refused."""
+"""A forge's answer that is not a page, as a fault naming the source.
+
+Down or rate-limiting is unavailable now (with how long it asked to be left alone); a token it
+refuses or a group it does not have is refused."""
 
 from __future__ import annotations
 

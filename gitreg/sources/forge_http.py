@@ -1,6 +1,7 @@
-"""What the forge listers share: one HTTP client per source, the token in a header and nowhere
-else, pages followed on the forge's own origin within a bound, and every answer that is not a
-page turned into a fault that names the source."""
+"""What the forge listers share: one HTTP client per source.
+
+The token goes in a header and nowhere else, pages are followed on the forge's own origin within
+a bound, and every answer that is not a page becomes a fault that names the source."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""A GitHub organization's repositories from the REST API (`GET /orgs/:org/repos`), on
-github.com or a GitHub Enterprise Server (`api_url` `https://HOST/api/v3`): a fine-grained token
-with read access to the organization's repositories' metadata, or a classic one with `repo`
-(private repositories) or none (public ones)."""
+"""A GitHub organization's repositories from the REST API (`GET /orgs/:org/repos`).
+
+On github.com or a GitHub Enterprise Server (`api_url` `https://HOST/api/v3`), with a
+fine-grained token with read access to the organization's repositories' metadata, or a classic
+one with `repo` (private repositories) or none (public ones). See docs/sources.md."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""A repository as GitHub's REST API writes it, which Gitea's and Forgejo's v1 API write the same
-way (`name`, `full_name`, `clone_url`, `ssh_url`, `default_branch`, `topics`, `archived`): read
-once for both listers."""
+"""A repository as GitHub's REST API writes it, read once for both listers.
+
+Gitea's and Forgejo's v1 API write it the same way (`name`, `full_name`, `clone_url`, `ssh_url`,
+`default_branch`, `topics`, `archived`)."""
 
 from __future__ import annotations
 

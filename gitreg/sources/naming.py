@@ -1,7 +1,8 @@
-"""What a repository's name makes of it, by the public registry's rules:
+"""What a repository's name makes of it, by the public registry's rules.
+
 `terraform-<SYSTEM>-<NAME>` is the module `<NAME>` for `<SYSTEM>` (`terraform-aws-vpc-peering`:
-the name `vpc-peering`, the system `aws`), and `terraform-provider-<TYPE>` the provider
-`<TYPE>`, whose releases are the repository's own."""
+the name `vpc-peering`, the system `aws`), and `terraform-provider-<TYPE>` the provider `<TYPE>`,
+whose releases are the repository's own. See docs/sources.md."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""What a source's listings cost and met, counted for `/v1/status` and `/metrics`: API calls,
-rate-limit waits, errors; and, per source, those of every discovery of this process added up,
-with the discoveries by outcome."""
+"""What a source's listings cost and met, counted for `/v1/status` and `/metrics`.
+
+API calls, rate-limit waits and errors; and, per source, those of every discovery of this
+process added up, with the discoveries by outcome."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""One connection to PostgreSQL, shared by the threads of a replica: opened at first use, the
-schema brought up to date then, reopened after a failure (not more often than a backoff allows,
-so an outage costs each sync an instant, not a connect timeout), and every failure turned into
-a StateUnavailable that names no host, user or password (the driver's messages may)."""
+"""One connection to PostgreSQL, shared by the threads of a replica.
+
+It is opened at first use, the schema brought up to date then, and reopened after a failure (not
+more often than a backoff allows, so an outage costs each sync an instant, not a connect
+timeout). Every failure becomes a StateUnavailable that names no host, user or password (the
+driver's messages may)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""Browser sign-outs as the state holds them: what a record of them answers (`EndedSessions`;
-the gate asks it, the state keeps it), and the record on this machine: one empty file per ended
-session in cache_dir/auth/ended-sessions, named by when the cookie expires and the session's id,
-so that every worker sees one the moment it is written (a look costs one stat) and entries whose
-cookie has expired anyway are swept."""
+"""Browser sign-outs as the state holds them, and their record on this machine.
+
+`EndedSessions` is what a record of them answers (the gate asks it, the state keeps it). On this
+machine the record is one empty file per ended session in cache_dir/auth/ended-sessions, named by
+when the cookie expires and the session's id, so that every worker sees one the moment it is
+written (a look costs one stat) and entries whose cookie has expired anyway are swept."""
 
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
-"""Tokens this registry issued to people who signed in (`terraform login`, the sign-in page), as
-the state holds them: what a record of them answers (`IssuedTokens`: the gate asks it on every
-request that carries one, `gitreg token list` and `revoke` read and end them), and the record
-on this machine: one JSON file per token in cache_dir/auth/issued-tokens, named by the token's
-SHA-256, so that every worker finds one by a single open and a revocation (the file removed)
-holds on all of them at once. The authorization codes spent once are kept beside them until
-they expire."""
+"""Tokens this registry issued to people who signed in, as the state holds them.
+
+People sign in by `terraform login` or the sign-in page. `IssuedTokens` is what a record of the
+tokens answers: the gate asks it on every request that carries one, `gitreg token list` and
+`revoke` read and end them. On this machine the record is one JSON file per token in
+cache_dir/auth/issued-tokens, named by the token's SHA-256, so that every worker finds one by a
+single open and a revocation (the file removed) holds on all of them at once. The authorization
+codes spent once are kept beside them until they expire."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""Change notices between replicas: a replica whose served versions of a repository changed
-NOTIFYs; every other one LISTENs on a connection of its own, in a thread of its own, and syncs
-that repository. The connection is reopened after a failure, with backoff; once it is back,
-every repository is due a sync (notices sent meanwhile were lost)."""
+"""Change notices between replicas, by PostgreSQL's NOTIFY and LISTEN.
+
+A replica whose served versions of a repository changed NOTIFYs; every other one LISTENs on a
+connection of its own, in a thread of its own, and syncs that repository. The connection is
+reopened after a failure, with backoff; once it is back, every repository is due a sync (notices
+sent meanwhile were lost). See docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 

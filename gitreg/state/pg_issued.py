@@ -1,6 +1,7 @@
-"""Issued tokens and spent authorization codes in PostgreSQL (state.postgres), so that a token
-issued on one replica opens every replica, and a revocation holds on all of them at once: each
-request's token is looked up in the database, never in a copy a replica keeps."""
+"""Issued tokens and spent authorization codes in PostgreSQL (state.postgres).
+
+So a token issued on one replica opens every replica, and a revocation holds on all of them at
+once: each request's token is looked up in the database, never in a copy a replica keeps."""
 
 from __future__ import annotations
 

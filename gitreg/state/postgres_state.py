@@ -1,7 +1,9 @@
-"""The state replicas share, in PostgreSQL (state.postgres): the ledger of published tags,
-notices of change (NOTIFY/LISTEN), poll leases (one replica polls a repository at a time),
-browser sessions signed out, tokens issued at sign-in (`pg_issued.py`), and each repository's
-last read (`shared_reads.py`)."""
+"""The state replicas share, in PostgreSQL (state.postgres).
+
+It holds the ledger of published tags, notices of change (NOTIFY/LISTEN), poll leases (one
+replica polls a repository at a time), browser sessions signed out, tokens issued at sign-in
+(`pg_issued.py`), and each repository's last read (`shared_reads.py`). See
+docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 

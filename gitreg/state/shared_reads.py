@@ -1,7 +1,8 @@
-"""The reads replicas share in PostgreSQL: per repository, the line of the persisted index the
-replica that last read it wrote (gitreg.modules.persisted), so that a replica with an empty
-cache_dir serves `versions` before its clones exist. The lines are opaque here: whoever reads
-one checks its digest and format."""
+"""The reads replicas share in PostgreSQL: per repository, its line of the persisted index.
+
+The line is the one the replica that last read the repository wrote (gitreg.modules.persisted),
+so that a replica with an empty cache_dir serves `versions` before its clones exist. The lines
+are opaque here: whoever reads one checks its digest and format."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Headers every answer carries, set in one place rather than by each handler:
+"""Headers every answer carries, set in one place rather than by each handler.
 
 - `X-Content-Type-Options: nosniff`: a browser never takes a JSON answer, an archive or an error
   for HTML or script, whatever bytes a repository put in it;

@@ -1,15 +1,12 @@
-"""Request bodies are read whole, and bounded, before the app answers.
+"""Request bodies read whole and bounded before the app answers: too large is a 413.
 
-Two reasons: a body over the limit is refused with 413, and Hypercorn 0.18's HTTP/2 code
-drops the whole connection (every stream on it) when DATA arrives for a stream that was
-already answered, which happens whenever a handler answers before reading the body
-(`gitreg.process.connections` now drops such DATA instead: the bodies of GET and HEAD, not
-read here).
-
-A body whose Content-Length says it is far over the limit (FAR_OVER times) is refused at once,
-unread, and its connection closed: reading gigabytes to refuse them would tie up the server. One
-a little over is still read and dropped, so that its HTTP/2 connection survives (above).
-"""
+Reading first also keeps HTTP/2 connections whole: Hypercorn 0.18 drops a connection, every
+stream on it, when DATA arrives for a stream already answered, as when a handler answers before
+reading the body (`process/connections.py` now drops such DATA: the bodies of GET and HEAD, not
+read here). A body whose Content-Length is FAR_OVER times the limit is refused at once, unread,
+and its connection closed: reading gigabytes to refuse them would tie up the server. One a
+little over is still read and dropped, so that its HTTP/2 connection survives. See
+docs/reference/http-api.md."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Remote service discovery: `/.well-known/terraform.json`; with auth.login, `login.v1` too
-(`terraform login`: gitreg's own authorization and token endpoints, Terraform's client id and
-the ports its local listener may take)."""
+"""Remote service discovery: `/.well-known/terraform.json`, with `login.v1` under auth.login.
+
+`login.v1` names gitreg's own authorization and token endpoints for `terraform login`,
+Terraform's client id and the ports its local listener may take."""
 
 from __future__ import annotations
 

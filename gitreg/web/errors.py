@@ -1,6 +1,9 @@
-"""The one place where errors become HTTP responses: JSON `{"errors": [...]}` for clients, never a
-traceback; for a person (a page's error, or a browser that asked for an address with no page), a
-page that says what happened and what to do (`web/error_pages.py`)."""
+"""The app's exception handlers: gitreg's exceptions as JSON errors, or a page for a person.
+
+Clients get JSON `{"errors": [...]}`, never a traceback; a person (a page's error, or a browser
+that asked for an address with no page) gets a page that says what happened and what to do
+(`web/error_pages.py`). Some routes answer their own errors, the OCI API, the token endpoint and
+MCP among them: ARCHITECTURE.md lists them."""
 
 from __future__ import annotations
 

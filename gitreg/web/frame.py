@@ -1,6 +1,8 @@
-"""What every page is rendered with, the frame around its own content: the registry's
-hostname, who reads it, the address of the sign-in page that brings the person back here, and
-the headers every page carries; and the page an error becomes for a person."""
+"""What every page is rendered with: the frame around its own content.
+
+The frame holds the registry's hostname, who reads it, the address of the sign-in page that
+brings the person back here, and the headers every page carries; and the page an error becomes
+for a person."""
 
 from __future__ import annotations
 

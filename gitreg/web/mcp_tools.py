@@ -1,6 +1,8 @@
-"""What the MCP tools answer, for a request: the modules and providers its sender may read, as
-`/v1/modules` shows them (the same gate, the same listing), in Markdown for a person or a model
-to read and as structured data beside it. One function a tool; `web/mcp.py` registers them."""
+"""What each MCP tool answers, for a request; `web/mcp.py` registers them.
+
+A tool answers with the modules and providers its sender may read, as `/v1/modules` shows them
+(the same gate, the same listing), in Markdown for a person or a model to read and as structured
+data beside it. One function a tool. See docs/mcp.md."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""The OCI Distribution API, read-only, at /v2/ (`oci: {enabled: true}`): module versions as
-OpenTofu's `oci://` module packages, provider versions (hosted, and the network mirror's) as its
-`oci_mirror` reads them. Every repository is admitted by the gate before it is looked up
-(`oci_repositories.py`), as modules.v1 is."""
+"""The OCI Distribution API, read-only, at /v2/ (`oci: {enabled: true}`).
+
+It serves module versions as OpenTofu's `oci://` module packages, and provider versions (hosted,
+and the network mirror's) as its `oci_mirror` reads them. Every repository is admitted by the
+gate before it is looked up (`oci_repositories.py`), as modules.v1 is. See docs/opentofu-oci.md."""
 
 from __future__ import annotations
 

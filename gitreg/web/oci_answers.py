@@ -1,6 +1,8 @@
-"""How the OCI Distribution API answers: its error bodies (`{"errors": [{"code": ...}]}`, the
-codes OpenTofu and oras read), the Bearer challenge whose realm is this registry's own
-`/v2/token`, and manifests with exact type, length and digest on HEAD and GET alike."""
+"""How the OCI Distribution API answers: its errors, its Bearer challenge, its manifests' headers.
+
+Error bodies are `{"errors": [{"code": ...}]}`, the codes OpenTofu and oras read; the Bearer
+challenge's realm is this registry's own `/v2/token`; manifests carry their exact type, length
+and digest on HEAD and GET alike."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""The repository an OCI request names, admitted by the gate before anything is looked up: a
-module's (`NAMESPACE/NAME/SYSTEM`), a hosted provider's (`providers/NAMESPACE/TYPE`) or one of
-the network mirror's (`mirror/HOSTNAME/NAMESPACE/TYPE`). A name that cannot be one of ours is
-unknown by its shape alone; one outside the token's scope is refused the same way whether it
+"""The repository an OCI request names, admitted by the gate before anything is looked up.
+
+It is a module's (`NAMESPACE/NAME/SYSTEM`), a hosted provider's (`providers/NAMESPACE/TYPE`) or
+one of the network mirror's (`mirror/HOSTNAME/NAMESPACE/TYPE`). A name that cannot be one of ours
+is unknown by its shape alone; one outside the token's scope is refused the same way whether it
 exists or not."""
 
 from __future__ import annotations

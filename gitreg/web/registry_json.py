@@ -1,7 +1,8 @@
-"""The registry API's JSON, in the shapes the public registry documents (module objects, a
-version's root, submodules and examples, `meta` paging), with gitreg's own fields added beside
-theirs: the tag and commit, a version's `deprecated` reason, inputs' and outputs' `sensitive`,
-`nullable`, `deprecated`, and files that did not parse."""
+"""The registry API's JSON, in the shapes the public registry documents.
+
+Module objects, a version's root, submodules and examples, `meta` paging; with gitreg's own
+fields beside theirs: the tag and commit, a version's `deprecated` reason, inputs' and outputs'
+`sensitive`, `nullable`, `deprecated`, and files that did not parse."""
 
 from __future__ import annotations
 

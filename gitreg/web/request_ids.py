@@ -1,12 +1,11 @@
-"""The outermost middleware: every request gets an id (the client's `X-Request-Id` when it is
-sane, else a new one), returned in the response's `X-Request-Id` and carried by every log line
-the request causes; with the access log on, one line per request, written here.
+"""The outermost middleware: a request id on every log line, and the access log.
 
-Pure ASGI and cheap: without the access log it costs a header scan, a contextvar set and one
-header added, on every request of the hot path. The access log names the route template and the
-path without its query string: a signed URL's signature, or anything else a query may carry,
-never reaches a line. Headers other than User-Agent are never read for it, so neither is a token.
-"""
+Every request gets an id (the client's `X-Request-Id` when it is sane, else a new one), returned
+in the response's `X-Request-Id` and carried by every log line the request causes; with the
+access log on, one line per request is written here. Pure ASGI and cheap: without the access log
+it costs a header scan, a contextvar set and one header added. The access log names the route
+template and the path without its query string, so a signed URL's signature never reaches a
+line; headers other than User-Agent are never read for it, so neither is a token."""
 
 from __future__ import annotations
 

@@ -1,15 +1,13 @@
-"""Signing a browser in with a pasted client token, and out again. The cookie is `HttpOnly`
-(no script reads it), `SameSite=Strict` (no other site's page makes the browser send it),
-`Path=/` and always `Secure`: browsers keep a Secure cookie from http://localhost and
-http://127.0.0.1 (trustworthy origins), so tests and `gitreg demo` work over plain HTTP, while
-over plain HTTP to any other host the browser drops it, as it should: a session sent in clear
-text could be taken. The sign-in page then says why. Both POSTs must come from a page of this
-registry: their Origin must be its own (`auth/own_origin.py`: from hostname or public_url, never
-from the Host header), so another site cannot sign a browser in or out.
+"""Signing a browser in with a pasted client token, and out again.
 
-A person signs in from the page that needed it (`?next=`, a path of this registry: anything else
-is `/`, `web/return_path.py`) and lands back on it, through `/signin?done=1`, which sends a
-browser that kept the cookie on at once and tells one that did not why."""
+The cookie is `HttpOnly`, `SameSite=Strict`, `Path=/` and always `Secure`: browsers keep a Secure
+cookie from http://localhost and http://127.0.0.1 (trustworthy origins), so tests and `gitreg
+demo` work over plain HTTP, while over plain HTTP to any other host the browser drops it, as it
+should (a session sent in clear text could be taken), and the sign-in page says why. Both POSTs
+must come from this registry's own origin (`auth/own_origin.py`: hostname or public_url, never
+the Host header). A person lands back on the page that needed the sign-in (`?next=`,
+`web/return_path.py`) through `/signin?done=1`, which tells a browser that did not keep the
+cookie why. See docs/private.md."""
 
 from __future__ import annotations
 

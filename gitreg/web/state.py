@@ -1,6 +1,8 @@
-"""What the app's handlers share, as one typed value that the lifespan yields (Starlette's
-lifespan state), never an untyped bag; and the world a request reads, `world_of(request)`: the
-same one from the request's first read to its answer, whatever a reload swaps meanwhile."""
+"""What the app's handlers share, as one typed value the lifespan yields.
+
+It is Starlette's lifespan state, never an untyped bag; and the world a request reads,
+`world_of(request)`: the same one from the request's first read to its answer, whatever a reload
+swaps meanwhile."""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
-"""`/v1/status` (per repository: the last sync, the last error, what last updated it, and the
+"""`/v1/status` and `/metrics`: the registry's state, for operators and for Prometheus.
+
+`/v1/status` gives, per repository, the last sync, the last error, what last updated it, and the
 published tags that moved or were deleted; readiness, naming the repositories; per hosted
-provider: its versions and the releases refused, and why; the hosts read-through asked and how
-they did) and `/metrics` (the same, and the network mirror's requests, for Prometheus)."""
+provider, its versions and the releases refused, and why; the hosts read-through asked and how
+they did. `/metrics` gives the same, and the network mirror's requests. See
+docs/reference/metrics.md."""
 
 from __future__ import annotations
 

@@ -1,14 +1,13 @@
-"""Webhook endpoints: verify the forge's signature, answer at once, refresh in the background
-only the catalogued repositories the payload names (and read again the release lists of the
-providers whose releases are in one), or discover again the sources whose group an event about a
-repository's being (created, deleted, renamed...) names.
+"""Webhook endpoints: the signature verified, answered at once, the work done in the background.
 
-The answer is what the forge's delivery log shows: 202 when a refresh started; 200 when the
-delivery was understood and there is nothing to refresh (an event that is no push, or no
-catalogued repository named: an organisation-wide hook delivers those for every repository,
-and a forge counts a 4xx as a failure, GitLab disabling the hook after a few); 401 and 400 for
-a refused one. A 2xx body says which URLs the payload named.
-"""
+A delivery refreshes only the catalogued repositories the payload names (and reads again the
+release lists of providers whose releases are in one), or discovers again the sources whose group
+an event about a repository's being (created, deleted, renamed...) names. The answer is what the
+forge's delivery log shows: 202 when work started; 200 when the delivery was understood and there
+is nothing to do (no push, or no catalogued repository: an organisation-wide hook delivers those
+for every repository, and a forge counts a 4xx as a failure, GitLab disabling the hook after a
+few); 401 and 400 for a refused one. A 2xx body says which URLs the payload named.
+See docs/new-tags.md."""
 
 from __future__ import annotations
 

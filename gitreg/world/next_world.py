@@ -1,8 +1,10 @@
-"""A reload's next world, built beside the one served and swapped in whole: the modules the new
-catalog changes read from their clones (`modules/next_catalog.py`), its gate (the same one when
-auth: did not change) and its provider side, rescanned. Until the one assignment that swaps it
-in, requests read the old world whole; from then on, the new one whole: a module the new
-catalog adds is never served under the old gate, nor an old module under the new one."""
+"""A reload's next world, built beside the one served and swapped in whole.
+
+It holds the modules the new catalog changes, read from their clones (`modules/next_catalog.py`),
+its gate (the same one when auth: did not change) and its provider side, rescanned. Until the one
+assignment that swaps it in, requests read the old world whole; from then on, the new one whole:
+a module the new catalog adds is never served under the old gate, nor an old module under the
+new one. See docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 

@@ -17,16 +17,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.settings import TlsFiles
 from gitreg.tlscert import TlsMaterial
-from tests.support.gitrepo import GitRepo, module_files
+from tests.support.login_registry import login_registry
 from tests.support.oidc_provider import oidc_provider
-from tests.support.servers import RegistryServer, free_port
 from tests.support.site_snippets import claimed
 from tests.support.terraform_cli import needs_terraform
 from tests.support.tls_clients import trusting
-from tests.web.test_login import registry_yaml
+from tests.web.test_login import CATALOG
 
 pytestmark = [pytest.mark.terraform, needs_terraform]
 
@@ -62,19 +59,14 @@ class Served:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("login-e2e")
-    repo = GitRepo(root / "repo")
-    repo.release("v1.0.0", module_files("1.0.0"))
-    with pytest.MonkeyPatch.context() as env, oidc_provider(tls) as provider:
-        env.setenv("GITREG_TEST_OIDC_SECRET", "e2e-client-secret")
+    with oidc_provider(tls) as provider:
         provider.person(
             "alice", email="alice@acme.example", email_verified=True, groups=["platform"]
         )
         provider.person("eve", email="eve@elsewhere.example", email_verified=True)
         provider.person("ci", groups=["platform"])  # named by its sub: a token's name
-        port = free_port()
-        catalog = load_catalog(registry_yaml(root, repo, provider.url, tls.ca_cert, port))
-        with RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile), port=port):
-            yield Served(f"127.0.0.1:{port}", tls, root)
+        with login_registry(root, provider.url, tls, CATALOG) as (server, _):
+            yield Served(f"127.0.0.1:{server.port}", tls, root)
 
 
 def terraform(

@@ -8,21 +8,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.settings import TlsFiles
 from gitreg.terraform_services import host_block
 from gitreg.tlscert import TlsMaterial
 from tests.e2e.test_login import Served, terraform
-from tests.support.gitrepo import GitRepo, module_files
+from tests.support.login_registry import login_registry
 from tests.support.oidc_provider import oidc_provider
-from tests.support.servers import RegistryServer, free_port
 from tests.support.site_snippets import claimed, on_port
 from tests.support.terraform_cli import needs_terraform
-from tests.web.test_login import registry_yaml
+from tests.web.test_login import CATALOG
 
 pytestmark = [pytest.mark.terraform, needs_terraform]
 
@@ -32,19 +30,12 @@ NAME = "registry.example.com"  # what people write in `source`, before DNS leads
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("login-host-block")
-    repo = GitRepo(root / "repo")
-    repo.release("v1.0.0", module_files("1.0.0"))
-    with pytest.MonkeyPatch.context() as env, oidc_provider(tls) as provider:
-        env.setenv("GITREG_TEST_OIDC_SECRET", "e2e-client-secret")
+    # The registry's own name is NAME, and the browser opens it at 127.0.0.1:PORT.
+    catalog = replace(CATALOG, hostname=NAME)
+    with oidc_provider(tls) as provider:
         provider.person("alice", email="alice@acme.example", groups=["platform"])
-        port = free_port()
-        config = registry_yaml(root, repo, provider.url, tls.ca_cert, port)
-        # The registry's own name is NAME, and the browser opens it at 127.0.0.1:PORT.
-        text = config.read_text().replace(f"hostname: 127.0.0.1:{port}", f"hostname: {NAME}")
-        config.write_text(text)
-        catalog = load_catalog(config)
-        with RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile), port=port):
-            yield Served(f"127.0.0.1:{port}", tls, root)
+        with login_registry(root, provider.url, tls, catalog) as (server, _):
+            yield Served(f"127.0.0.1:{server.port}", tls, root)
 
 
 def stored_token(home: Path) -> str:

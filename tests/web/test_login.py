@@ -19,13 +19,11 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 import pytest
 
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.settings import TlsFiles
 from gitreg.state.issued_tokens import IssuedTokenFiles
 from gitreg.tlscert import TlsMaterial
-from tests.support.gitrepo import GitRepo, module_files
+from tests.support.login_registry import LoginCatalog, login_registry
 from tests.support.oidc_provider import Provider, oidc_provider, sign_in_as
-from tests.support.servers import RegistryServer, free_port, run_gitreg
+from tests.support.servers import free_port, run_gitreg
 from tests.support.site_snippets import claimed
 from tests.support.tls_clients import trusting
 
@@ -44,43 +42,21 @@ class Served:
         return httpx.Client(verify=self.verify, timeout=15)
 
 
-def registry_yaml(root: Path, repo: GitRepo, issuer: str, ca: Path, port: int) -> Path:
-    path = root / "registry.yaml"
-    path.write_text(
-        f"""
-cache_dir: cache
-hostname: 127.0.0.1:{port}
-public_url: https://127.0.0.1:{port}
-modules:
-  - {{namespace: platform, name: net, system: aws, repo: {repo.path}}}
-  - {{namespace: shared-net, name: vpc, system: aws, repo: {repo.path}}}
-mirror: {{read_through: false}}
-auth:
-  tokens:
-    - {{name: ci, token_sha256: "{"0" * 64}", read: [platform]}}
-  login:
-    name: Acme SSO
-    issuer: {issuer}
-    client_id: gitreg
-    client_secret_env: GITREG_TEST_OIDC_SECRET
-    scopes: [openid, email]
-    claims:
-      - {{match: {{groups: platform}}, read: [platform, "shared-*"]}}
-      - {{match: {{groups: "*"}}, read: ["shared-*"]}}
-    token_ttl: 30d
-    ca_file: {ca}
-"""
-    )
-    return path
+CATALOG = LoginCatalog(
+    modules=("platform/net/aws", "shared-net/vpc/aws"),
+    tokens={"ci": "0" * 64},
+    claims=(
+        '{match: {groups: platform}, read: [platform, "shared-*"]}',
+        '{match: {groups: "*"}, read: ["shared-*"]}',
+    ),
+    login=("token_ttl: 30d",),
+)
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("login")
-    repo = GitRepo(root / "repo")
-    repo.release("v1.0.0", module_files("1.0.0"))
-    with pytest.MonkeyPatch.context() as env, oidc_provider(tls) as provider:
-        env.setenv("GITREG_TEST_OIDC_SECRET", SECRET)
+    with oidc_provider(tls) as provider:
         provider.person(
             "alice", email="alice@acme.example", email_verified=True, groups=["platform", "dev"]
         )
@@ -90,12 +66,9 @@ def served(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Iterat
             "carol", email="carol@acme.example", email_verified=True, groups=["platform"]
         )
         provider.person("ci", groups=["platform"])  # no email: named by its sub
-        port = free_port()
-        catalog = load_catalog(registry_yaml(root, repo, provider.url, tls.ca_cert, port))
-        verify = trusting(tls.ca_cert)
-        files = TlsFiles(tls.certfile, tls.keyfile)
-        with RegistryServer(catalog, files, port=port, access_log=True) as server:
-            yield Served(server.url, provider, verify, root)
+        registry = login_registry(root, provider.url, tls, CATALOG, secret=SECRET, access_log=True)
+        with registry as (server, _):
+            yield Served(server.url, provider, trusting(tls.ca_cert), root)
 
 
 def pkce() -> tuple[str, str]:
@@ -390,16 +363,10 @@ def test_sign_ins_are_limited_per_address(served: Served) -> None:
     assert set(statuses) <= {302, 429}
 
 
-def test_a_provider_that_is_down_is_a_503_page(
-    tmp_path: Path, tls: TlsMaterial, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("GITREG_TEST_OIDC_SECRET", SECRET)
-    repo = GitRepo(tmp_path / "repo")
-    repo.release("v1.0.0", module_files("1.0.0"))
-    port, down = free_port(), f"https://127.0.0.1:{free_port()}"
-    catalog = load_catalog(registry_yaml(tmp_path, repo, down, tls.ca_cert, port))
+def test_a_provider_that_is_down_is_a_503_page(tmp_path: Path, tls: TlsMaterial) -> None:
+    down = f"https://127.0.0.1:{free_port()}"
     verify = trusting(tls.ca_cert)
-    with RegistryServer(catalog, TlsFiles(tls.certfile, tls.keyfile), port=port) as server:
+    with login_registry(tmp_path, down, tls, CATALOG, secret=SECRET) as (server, _):
         served = Served(server.url, Provider(down, None, verify), verify, tmp_path)  # type: ignore[arg-type]
         _, challenge = pkce()
         with served.browser() as browser:

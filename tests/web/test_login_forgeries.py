@@ -17,12 +17,9 @@ import httpx
 import pytest
 
 from gitreg.auth.login import SIGN_INS_PER_MINUTE
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.settings import TlsFiles
 from gitreg.tlscert import TlsMaterial
-from tests.support.gitrepo import GitRepo, module_files
+from tests.support.login_registry import LoginCatalog, login_registry
 from tests.support.oidc_provider import Provider, oidc_provider, sign_in_as
-from tests.support.servers import RegistryServer, free_port
 from tests.support.tls_clients import trusting
 
 CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"  # RFC 7636's example
@@ -48,32 +45,14 @@ def provider(tls: TlsMaterial) -> Iterator[Provider]:
 @contextlib.contextmanager
 def registry(root: Path, provider: Provider, tls: TlsMaterial) -> Iterator[Served]:
     """A registry whose sign-in goes through `provider`, served over TLS until the block ends."""
-    repo = GitRepo(root / "repo")
-    repo.release("v1.0.0", module_files("1.0.0"))
-    port = free_port()
-    config = root / "registry.yaml"
-    config.write_text(f"""
-cache_dir: cache
-hostname: 127.0.0.1:{port}
-public_url: https://127.0.0.1:{port}
-modules:
-  - {{namespace: dev, name: net, system: aws, repo: {repo.path}}}
-mirror: {{read_through: false}}
-auth:
-  login:
-    issuer: {provider.url}
-    client_id: gitreg
-    client_secret_env: GITREG_TEST_FORGERY_SECRET
-    claims:
-      - {{match: {{groups: dev}}, read: [dev]}}
-    ca_file: {tls.ca_cert}
-""")
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("GITREG_TEST_FORGERY_SECRET", "the-client-secret")
-        catalog = load_catalog(config)
-        files = TlsFiles(tls.certfile, tls.keyfile)
-        with RegistryServer(catalog, files, port=port) as server:
-            yield Served(server.url, trusting(tls.ca_cert))
+    catalog = LoginCatalog(
+        modules=("dev/net/aws",),
+        name=None,
+        scopes=None,
+        claims=("{match: {groups: dev}, read: [dev]}",),
+    )
+    with login_registry(root, provider.url, tls, catalog) as (server, _):
+        yield Served(server.url, trusting(tls.ca_cert))
 
 
 @pytest.fixture(scope="module")

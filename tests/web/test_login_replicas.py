@@ -16,10 +16,11 @@ from gitreg.catalog.load import load_catalog
 from gitreg.catalog.settings import TlsFiles
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
+from tests.support.login_registry import SECRET_ENV
 from tests.support.oidc_provider import oidc_provider, sign_in_as
 from tests.support.servers import RegistryServer, free_port, run_gitreg
+from tests.web.test_login import CATALOG, exchange, pkce
 from tests.web.test_login import Served as One
-from tests.web.test_login import exchange, pkce, registry_yaml
 
 
 @dataclass
@@ -34,7 +35,7 @@ def replicas(tmp_path: Path, tls: TlsMaterial, database_url: str) -> Iterator[Re
     repo.release("v1.0.0", module_files("1.0.0"))
     (tmp_path / "url.key").write_text("the-signing-key-both-replicas-share\n")
     with pytest.MonkeyPatch.context() as env, oidc_provider(tls) as provider:
-        env.setenv("GITREG_TEST_OIDC_SECRET", "replicas-client-secret")
+        env.setenv(SECRET_ENV, "replicas-client-secret")
         env.setenv("GITREG_TEST_LOGIN_DSN", database_url)
         provider.person(
             "alice", email="alice@acme.example", email_verified=True, groups=["platform"]
@@ -44,7 +45,7 @@ def replicas(tmp_path: Path, tls: TlsMaterial, database_url: str) -> Iterator[Re
             root = tmp_path / name
             root.mkdir()
             port = free_port()
-            path = registry_yaml(root, repo, provider.url, tls.ca_cert, port)
+            path = CATALOG.write(root, provider.url, port, tls.ca_cert, repo.path)
             path.write_text(
                 path.read_text()
                 + f"  signing_key_file: {tmp_path / 'url.key'}\n"

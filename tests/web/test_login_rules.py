@@ -12,55 +12,36 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import pytest
 
 from gitreg.auth.tokens import digest, new_token
-from gitreg.catalog.load import load_catalog
-from gitreg.catalog.settings import TlsFiles
 from gitreg.state.issued_tokens import IssuedToken, IssuedTokenFiles
 from gitreg.tlscert import TlsMaterial
-from tests.support.gitrepo import GitRepo, module_files
+from tests.support.login_registry import LoginCatalog, claim_line, login_registry
 from tests.support.oidc_provider import Provider, oidc_provider, sign_in_as
-from tests.support.servers import RegistryServer, free_port, run_gitreg
+from tests.support.servers import RegistryServer, run_gitreg
 from tests.support.tls_clients import trusting
 from tests.web.test_login import SECRET, Served, refused_login, status, token_of
 
-PLATFORM_RULE = "      - {match: {groups: platform}, read: [platform], mirror: true}\n"
-SHARED_RULE = '      - {match: {groups: "*"}, read: ["shared-*"]}\n'
-
-
-def registry_yaml(root: Path, repo: GitRepo, provider: Provider, ca: Path, port: int) -> str:
-    return f"""
-cache_dir: cache
-hostname: 127.0.0.1:{port}
-public_url: https://127.0.0.1:{port}
-modules:
-  - {{namespace: platform, name: net, system: aws, repo: {repo.path}}}
-  - {{namespace: shared-net, name: vpc, system: aws, repo: {repo.path}}}
-mirror: {{read_through: false}}
-auth:
-  tokens:
-    - {{name: Priv-Reader, token_sha256: "{"0" * 64}", read: [platform]}}
-    - {{name: deploy, token_sha256: "{"1" * 64}", read: [platform]}}
-  login:
-    name: Acme SSO
-    issuer: {provider.url}
-    client_id: gitreg
-    client_secret_env: GITREG_TEST_OIDC_SECRET
-    scopes: [openid, email, profile]
-    token_ttl: 30d
-    ca_file: {ca}
-    claims:
-{PLATFORM_RULE}{SHARED_RULE}"""
+PLATFORM = "{match: {groups: platform}, read: [platform], mirror: true}"
+SHARED = '{match: {groups: "*"}, read: ["shared-*"]}'
+PLATFORM_RULE, SHARED_RULE = claim_line(PLATFORM), claim_line(SHARED)  # as registry.yaml has them
+CATALOG = LoginCatalog(
+    modules=("platform/net/aws", "shared-net/vpc/aws"),
+    tokens={"Priv-Reader": "0" * 64, "deploy": "1" * 64},
+    scopes=("openid", "email", "profile"),
+    claims=(PLATFORM, SHARED),
+    login=("token_ttl: 30d",),
+)
 
 
 @pytest.fixture(scope="module")
 def provider(tls: TlsMaterial) -> Iterator[Provider]:
-    with pytest.MonkeyPatch.context() as env, oidc_provider(tls) as provider:
-        env.setenv("GITREG_TEST_OIDC_SECRET", SECRET)
+    with oidc_provider(tls) as provider:
         provider.person("dana", email="dana@acme.example", email_verified=False, groups=["dev"])
         provider.person("erin", email="erin@acme.example", email_verified=True, groups=["dev"])
         provider.person("gus", email="gus@acme.example", email_verified="true", groups=["dev"])
@@ -80,20 +61,13 @@ Serve = Callable[[str], AbstractContextManager[tuple[Served, RegistryServer]]]
 
 @pytest.fixture
 def serve(tmp_path: Path, tls: TlsMaterial, provider: Provider) -> Serve:
-    """A registry of its own for a test, with `extra` lines under auth.login."""
+    """A registry of its own for a test, with `extra`, a key of auth.login, as a line."""
 
     @contextmanager
     def served(extra: str = "") -> Iterator[tuple[Served, RegistryServer]]:
-        repo = GitRepo(tmp_path / "repo")
-        repo.release("v1.0.0", module_files("1.0.0"))
-        port = free_port()
-        path = tmp_path / "registry.yaml"
-        text = registry_yaml(tmp_path, repo, provider, tls.ca_cert, port)
-        path.write_text(text.replace("    claims:\n", extra + "    claims:\n"))
-        verify = trusting(tls.ca_cert)
-        files = TlsFiles(tls.certfile, tls.keyfile)
-        with RegistryServer(load_catalog(path), files, port=port) as server:
-            yield Served(server.url, provider, verify, tmp_path), server
+        catalog = replace(CATALOG, login=(*CATALOG.login, *([extra] if extra else [])))
+        with login_registry(tmp_path, provider.url, tls, catalog, secret=SECRET) as (server, _):
+            yield Served(server.url, provider, trusting(tls.ca_cert), tmp_path), server
 
     return served
 
@@ -125,7 +99,7 @@ def test_an_email_names_a_person_only_when_the_provider_verified_it(serve: Serve
 
 
 def test_the_name_claim_names_people(serve: Serve) -> None:
-    with serve("    name_claim: preferred_username\n") as (served, _):
+    with serve("name_claim: preferred_username") as (served, _):
         hal = token_of(served, "hal-1")
         erin = token_of(served, "erin")  # no preferred_username: named by the sub
         listing = listed(served)
@@ -154,7 +128,7 @@ def test_revoke_by_id_ends_that_token_alone(serve: Serve) -> None:
 
 
 def test_a_name_two_people_share_is_not_revoked_on_a_guess(serve: Serve) -> None:
-    with serve("    name_claim: preferred_username\n") as (served, _):
+    with serve("name_claim: preferred_username") as (served, _):
         one, other = token_of(served, "hal-1"), token_of(served, "hal-2")
         path = "/v1/modules/shared-net/vpc/aws/versions"
         config = str(served.root / "registry.yaml")
