@@ -119,13 +119,13 @@ async def archive(request: Request) -> Response:
         headers = {"ETag": etag, "Cache-Control": caching}
         return FileResponse(path, media_type="application/gzip", headers=headers)
     # A held archive is answered without a look at the disk: equal names mean equal bytes.
-    held = state.archive_answers.held(name, caching)
+    held = state.held_archives.held(name, caching)
     if held is not None:
         if world_of(request).gate.on:  # signed URLs and tokens: the gate's download check
             return held
         return keep(request, held, archive=(name, caching))
     path = await state.archives.get(entry.clone_path, key)
-    return await state.archive_answers.of_file(path, name, etag, caching)
+    return await state.held_archives.of_file(path, name, etag, caching)
 
 
 def _conditions(request: Request) -> tuple[str | None, bool]:

@@ -187,7 +187,7 @@ def _held_archive(
     for key, _ in scope["headers"]:
         if key == b"if-none-match" or key == b"range":
             return None
-    return state.archive_answers.held_parts(*archive)
+    return state.held_archives.held_parts(*archive)
 
 
 def _current(answer: PreparedAnswer, state: RegistryState, world: World) -> bool:

@@ -45,7 +45,7 @@ class PreparedAnswer:
     counted: tuple[str, str] | None = None  # the mirror's (kind, outcome) to count
     cached: tuple[str, bytes] | None = None  # the mirror's: while its answer cache holds this
     signed: SignedUrls | None = None  # made for each reader from these pieces, not `body`
-    # A module archive held in memory (its name, its Cache-Control): sent as ArchiveAnswers
+    # A module archive held in memory (its name, its Cache-Control): sent as HeldArchives
     # holds it now, while it does (`body` and `headers` are then empty).
     archive: tuple[str, str] | None = None
 

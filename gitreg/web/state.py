@@ -20,7 +20,7 @@ from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.modules.archive_cache import ZIP, ArchiveCache
 from gitreg.modules.sync import ModuleSync
 from gitreg.oci.packages import ModulePackages
-from gitreg.web.archive_answers import ArchiveAnswers
+from gitreg.web.held_archives import HeldArchives
 from gitreg.web.prepared_answers import PreparedAnswers
 from gitreg.world.world import CurrentWorld, World
 
@@ -44,7 +44,7 @@ class RegistryState:
     background: BackgroundWork
     docs: DocsService  # module docs, built once per commit, warmed after each swap
     packages: ModulePackages  # module versions as OCI packages: zips and their manifests
-    archive_answers: ArchiveAnswers  # archives.memory_budget's: this process's alone
+    held_archives: HeldArchives  # archives.memory_budget's: this process's alone
     webhook_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (forge, outcome)
     webhook_log: DeliveryLog = field(default_factory=DeliveryLog)
     seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
@@ -83,7 +83,7 @@ class RegistryState:
             ModulePackages(
                 ArchiveCache(catalog.cache_dir, limits=catalog.archive_limits, form=ZIP)
             ),
-            ArchiveAnswers(catalog.archive_memory_budget),
+            HeldArchives(catalog.archive_memory_budget),
         )
 
 
