@@ -143,7 +143,7 @@ def create_app(
         state.fresh_reads.close()
 
     routes = [
-        # First: a busy network mirror answers many requests a second from its answer cache, and
+        # First: a busy network mirror answers many requests a second from its recent bodies, and
         # every route tried before the right one costs a regular expression match.
         Route(
             f"{MIRROR_PREFIX}/{{hostname}}/{{namespace}}/{{type}}/{{file}}",

@@ -85,7 +85,7 @@ async def _serve(request: Request, file: str) -> Response:
         targets.append(Target("read", what, params["namespace"]))
         await access.admit(request, "read", what, params["namespace"])
     response = await _answer(request, file)
-    # Kept for as long as the answer cache reuses the body it was made from.
+    # Kept for as long as the mirror reuses the body it was made from (its recent bodies).
     cached = (_asked(request, file), bytes(response.body)) if file.endswith(".json") else None
     counted = (_kind(file), "ok")
     if cached is not None and (principal is None or file == "index.json"):
@@ -111,7 +111,7 @@ def _private(response: Response) -> Response:
 def _with_signed_urls(
     request: Request, body: bytes, folder: str, principal: Principal
 ) -> tuple[Response, list[tuple[str, str, str]]]:
-    """A version's archives, each URL signed for `principal` (the answer cache keeps them
+    """A version's archives, each URL signed for `principal` (its recent bodies keep them
     unsigned: a signature is for one client, for a while); and those URLs, as `keep` takes them."""
     answer = json.loads(body)
     urls = []
@@ -124,10 +124,10 @@ def _with_signed_urls(
 
 async def _answer(request: Request, file: str) -> Response:
     side = world_of(request).side
-    answers = side.answers
+    bodies = side.recent_bodies
     asked = _asked(request, file)
-    if file.endswith(".json") and (body := answers.get(asked)) is not None:
-        # The same request answered a moment ago: only answers that passed every check are kept.
+    if file.endswith(".json") and (body := bodies.get(asked)) is not None:
+        # The same request answered a moment ago: only bodies that passed every check are kept.
         return Response(body, media_type="application/json")
     address = _address(request)
     mirror = side.mirror
@@ -138,7 +138,7 @@ async def _answer(request: Request, file: str) -> Response:
         def archive(source: MirrorSource) -> Path | None:
             return source.archive(address, file)
 
-        path = await answers.shared(key, partial(mirror.answer, address, archive, True))
+        path = await bodies.shared(key, partial(mirror.answer, address, archive, True))
         if path is None:
             raise NotFound(f"the mirror has no archive {file} of {name}{mirror.missing(address)}")
         return zip_response(path, f"the mirror no longer has {file} of {name}")
@@ -148,13 +148,13 @@ async def _answer(request: Request, file: str) -> Response:
         render = partial(_version_json, mirror, address, _version(file[:-5]))
     else:
         raise NotFound(f"{file!r} is not index.json, VERSION.json or a provider zip")
-    body = await answers.shared(key, render)
-    answers.put(asked, body)
+    body = await bodies.shared(key, render)
+    bodies.put(asked, body)
     return Response(body, media_type="application/json")
 
 
 def _asked(request: Request, file: str) -> str:
-    """The answer cache's key of a request."""
+    """The key of a request's body among the mirror's recent bodies."""
     params = request.path_params
     return f"{params['hostname']}/{params['namespace']}/{params['type']}/{file}"
 

@@ -196,7 +196,7 @@ def _current(answer: PreparedAnswer, state: RegistryState, world: World) -> bool
     due."""
     if answer.cached is not None:
         asked, body = answer.cached
-        if world.side.answers.get(asked) is not body:
+        if world.side.recent_bodies.get(asked) is not body:
             return False
     if answer.provider is not None:
         key, entry = answer.provider
