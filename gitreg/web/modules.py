@@ -34,7 +34,7 @@ async def versions(request: Request) -> Response:
         await fresh.check(entry.spec.repo)
         snapshot, entry = _read(request, synced=True)
     versions_known(request, snapshot, entry)
-    response = Prepared(entry.versions_json())
+    response = JsonBytesResponse(entry.versions_json())
     if not entry.versions.releases:  # whether none is known may change without a swap
         return response
     return keep(request, response, module_target(request), fresh=entry.spec.repo)
@@ -56,7 +56,7 @@ async def download(request: Request) -> Response:
     # Terraform reads the header, OpenTofu the JSON body: send both, with the same value.
     if not access.is_private(request, entry.spec.address.namespace):
         body, header = entry.download_json(release)
-        response = Prepared(body, (b"x-terraform-get", header))
+        response = JsonBytesResponse(body, (b"x-terraform-get", header))
         settings = world_of(request).catalog.oci
         if settings.enabled and settings.module_locations:
             return response  # OpenTofu 1.10+ is pointed elsewhere, by its User-Agent
@@ -75,7 +75,7 @@ async def download(request: Request) -> Response:
     return keep(request, made, module_target(request), signed=signed) if signed else made
 
 
-class Prepared(Response):
+class JsonBytesResponse(Response):
     """A JSON answer whose body was made before the request (ModuleEntry keeps them): only its
     headers are put together, with none of Response's rendering and header parsing."""
 
