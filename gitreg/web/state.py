@@ -21,7 +21,7 @@ from gitreg.modules.archive_cache import ZIP, ArchiveCache
 from gitreg.modules.sync import ModuleSync
 from gitreg.oci.packages import ModulePackages
 from gitreg.web.held_archives import HeldArchives
-from gitreg.web.prepared_answers import PreparedAnswers
+from gitreg.web.kept import KeptAnswers
 from gitreg.world.world import CurrentWorld, World
 
 STATE_KEY = "gitreg"
@@ -50,7 +50,7 @@ class RegistryState:
     seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
     mirror_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (kind, outcome)
     started: float = field(default_factory=time.time)  # readiness counts a never-synced age from it
-    prepared: PreparedAnswers = field(default_factory=PreparedAnswers)  # the hot routes' answers
+    kept: KeptAnswers = field(default_factory=KeptAnswers)  # the hot routes' answers, kept
 
     @property
     def auth_counts(self) -> Counter[tuple[str, str]]:
@@ -101,7 +101,7 @@ def world_of(request: Request) -> World:
 
 
 def world_read(scope: Scope, world: World) -> None:
-    """`world`, read for the request of `scope` before any handler (`web/prepared.py`)."""
+    """`world`, read for the request of `scope` before any handler (`web/kept_routes.py`)."""
     scope[_WORLD_KEY] = world
 
 

@@ -66,7 +66,7 @@ async def metrics(request: Request) -> Response:
     origin = side.read_through.origin if side.read_through else None
     providers = ProviderCollector(side.providers, origin, state.mirror_counts)
     archives = state.held_archives
-    memory = ServingMemory(archives.held_bytes, len(archives), archives.budget, len(state.prepared))
+    memory = ServingMemory(archives.held_bytes, len(archives), archives.budget, len(state.kept))
     body = exposition(
         registry, state.webhook_counts, providers, state.auth_counts, state.current.sources, memory
     )

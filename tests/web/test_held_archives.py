@@ -28,6 +28,7 @@ from gitreg.web.held_archives import (
     HeldArchives,
     StreamedAnswer,
 )
+from gitreg.web.hot_routes import MODULE_ARCHIVE
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer
 
@@ -121,8 +122,8 @@ def test_a_held_archive_is_kept_as_an_answer_and_sent_while_it_is_held(pair: Pai
     first = httpx.get(server.url + path)  # read from its file (or held already)
     httpx.get(server.url + path).raise_for_status()  # held: kept from here on
     state = server.state
-    kept = state.prepared.get(state.current.world, path)
-    assert kept is not None and kept.archive is not None and kept.body == b""
+    kept = state.kept.get(state.current.world, path)
+    assert kept is not None and kept.route is MODULE_ARCHIVE and kept.body == b""
     assert _answer(httpx.get(server.url + path)) == _answer(first)
     state.held_archives._held.clear()  # the budget let it go
     state.held_archives._held_bytes = 0
@@ -285,4 +286,4 @@ def test_over_http_the_budget_is_held_to(tmp_path: Path) -> None:
         assert gauges["gitreg_archive_memory_bytes"] == archives.held_bytes
         assert gauges["gitreg_archive_memory_budget_bytes"] == budget
         assert gauges["gitreg_archives_held"] == len(archives)
-        assert gauges["gitreg_prepared_answers"] == len(server.state.prepared) > 0
+        assert gauges["gitreg_prepared_answers"] == len(server.state.kept) > 0
