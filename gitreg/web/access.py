@@ -1,6 +1,7 @@
-"""Auth as the handlers meet it: every question goes to the request's gate (`auth/gatekeeper.py`),
-open or not, which alone decides; here, what a request carries is read for it, and an answer
-made for a principal is marked so (`answered_to`), which a shared cache must not keep."""
+"""Auth as the handlers meet it: what a request carries, handed to its gate.
+Every question goes to the request's gate (`auth/gatekeeper.py`), open or not, which alone
+decides; an answer made for a principal is marked so (`answered_to`), which a shared cache must
+not keep."""
 
 from __future__ import annotations
 
