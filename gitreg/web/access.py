@@ -1,8 +1,7 @@
 """Auth as the handlers meet it: what a request carries, handed to its gate.
-
 Every question goes to the request's gate (`auth/gatekeeper.py`), open or not, which alone
-decides; here, what a request carries is read for it, and an answer made for a principal is
-marked so (`answered_to`), which a shared cache must not keep."""
+decides; an answer made for a principal is marked so (`answered_to`), which a shared cache must
+not keep."""
 
 from __future__ import annotations
 
@@ -111,13 +110,6 @@ def is_private(request: Request, namespace: str) -> bool:
     return not gate_of(request).is_public(namespace)
 
 
-def signed(request: Request, path: str, principal: Principal | None, suffix: str = "") -> str:
-    """`path` (then `suffix`, a `//folder`) as the gate hands it to `principal`: with a
-    signature that lets it fetch it without a token until the download TTL runs out, when it
-    must."""
-    return gate_of(request).signed(path, principal, suffix)
-
-
 async def download_admitted(request: Request, target: Target) -> str | None:
     """Who a file an answer pointed at is opened to, by its signed URL or a token that opens it
     (the gate's `admit_download`); None when it is anyone's."""
@@ -150,14 +142,10 @@ async def admit_download(request: Request, what: str, namespace: str) -> bool:
 
 
 def module_git(request: Request, address: ModuleAddress) -> Callable[[], GitQuestion | None]:
-    """With auth.git, what is asked for a module: its repository, or its namespace's stand-in
-    when there is no such module (the same cost and status: `gitreg/auth/stand_ins.py`)."""
-    return lambda: _module_question(world_of(request), address)
-
-
-def module_git_in(world: World, address: ModuleAddress) -> Callable[[], GitQuestion | None]:
-    """`module_git` in `world`, without a request: for an answer kept with its world."""
-    return partial(_module_question, world, address)
+    """With auth.git, what is asked for a module in the request's world: its repository, or its
+    namespace's stand-in when there is no such module (the same cost and status:
+    `gitreg/auth/stand_ins.py`). Bound to that world: a kept answer asks it again."""
+    return partial(_module_question, world_of(request), address)
 
 
 def _module_question(world: World, address: ModuleAddress) -> GitQuestion | None:
@@ -170,12 +158,7 @@ def _module_question(world: World, address: ModuleAddress) -> GitQuestion | None
 
 def provider_git(request: Request, address: ProviderAddress) -> Callable[[], GitQuestion | None]:
     """As `module_git`, for a hosted provider (asked at its `repo`, when it has one)."""
-    return lambda: _provider_question(world_of(request), address)
-
-
-def provider_git_in(world: World, address: ProviderAddress) -> Callable[[], GitQuestion | None]:
-    """`provider_git` in `world`, without a request."""
-    return partial(_provider_question, world, address)
+    return partial(_provider_question, world_of(request), address)
 
 
 def _provider_question(world: World, address: ProviderAddress) -> GitQuestion | None:

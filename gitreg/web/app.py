@@ -37,8 +37,8 @@ from gitreg.web import providers as provider_routes
 from gitreg.web.answer_headers import AnswerHeaders
 from gitreg.web.bodies import BufferedBodies
 from gitreg.web.errors import HANDLERS
+from gitreg.web.kept_routes import KeptRoutes
 from gitreg.web.mirror import MIRROR_PREFIX
-from gitreg.web.prepared import PreparedRoutes
 from gitreg.web.providers import FILES_PREFIX
 from gitreg.web.request_ids import RequestIds
 from gitreg.web.slashes import TrailingSlashes
@@ -103,8 +103,8 @@ class RegistryApp(Starlette):
         self.router.default = TrailingSlashes(self.router)
 
     def build_middleware_stack(self) -> ASGIApp:
-        prepared = PreparedRoutes(super().build_middleware_stack())
-        answers = AnswerHeaders(prepared, self.hsts)
+        kept = KeptRoutes(super().build_middleware_stack())
+        answers = AnswerHeaders(kept, self.hsts)
         return RequestIds(answers, access=self.access_log)
 
 
@@ -143,7 +143,7 @@ def create_app(
         state.fresh_reads.close()
 
     routes = [
-        # First: a busy network mirror answers many requests a second from its answer cache, and
+        # First: a busy network mirror answers many requests a second from its recent bodies, and
         # every route tried before the right one costs a regular expression match.
         Route(
             f"{MIRROR_PREFIX}/{{hostname}}/{{namespace}}/{{type}}/{{file}}",

@@ -10,13 +10,14 @@ from starlette.responses import JSONResponse, Response
 
 from gitreg.terraform_services import SERVICES, login_v1
 from gitreg.web.access import gate_of
-from gitreg.web.prepared import keep
+from gitreg.web.hot_routes import DISCOVERY, admit
 
 LOGIN_V1 = login_v1()
 
 
 async def terraform_json(request: Request) -> Response:
+    admission = await admit(request, DISCOVERY, None)
     # Service URLs must end with "/": Terraform joins paths onto them.
     if gate_of(request).login is None:
-        return keep(request, JSONResponse(SERVICES))
-    return keep(request, JSONResponse({**SERVICES, "login.v1": LOGIN_V1}))
+        return admission.keep(request, JSONResponse(SERVICES), None)
+    return admission.keep(request, JSONResponse({**SERVICES, "login.v1": LOGIN_V1}), None)

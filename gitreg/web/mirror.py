@@ -11,8 +11,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gitreg.address import ProviderAddress
-from gitreg.auth.principal import Principal
-from gitreg.auth.target import Target
 from gitreg.errors import (
     ClientError,
     Forbidden,
@@ -25,11 +23,10 @@ from gitreg.mirror.sources import MirrorSource, NetworkMirror
 from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.files import zip_response
-from gitreg.web.prepared import keep
+from gitreg.web.hot_routes import MIRROR, MIRROR_INDEX, MIRROR_VERSION, Admission, admit
 from gitreg.web.state import state_of, world_of
 
 MIRROR_PREFIX = "/v1/mirror"
-_MIRROR = Target("mirror", "the network mirror")
 
 
 async def serve(request: Request) -> Response:
@@ -71,34 +68,22 @@ def _outcome(exc: Exception) -> str:
 async def _serve(request: Request, file: str) -> Response:
     if file.endswith(".zip") and access.authorization_of(request) is None:
         # Terraform fetches the archives without a token: their URLs carry the permission.
-        signer = await access.download_admitted(request, _MIRROR)
+        signer = await access.download_admitted(request, MIRROR)
         response = await _answer(request, file)
         return response if signer is None else _private(response)
-    principal = await access.admit(request, "mirror", _MIRROR.what)
-    targets = [_MIRROR]
     params = request.path_params
-    own = world_of(request).catalog.server.hostname
-    if params["hostname"].lower() == own and access.is_private(request, params["namespace"]):
-        # The hosted providers are the registry's own: the mirror opens no namespace that
-        # providers.v1 would keep closed to the same token.
-        what = f"provider {own}/{params['namespace']}/{params['type']}"
-        targets.append(Target("read", what, params["namespace"]))
-        await access.admit(request, "read", what, params["namespace"])
+    route = MIRROR_INDEX if file == "index.json" else MIRROR_VERSION  # and an archive's asks
+    asked = (params["hostname"], params["namespace"], params["type"])
+    admission = await admit(request, route, asked)
     response = await _answer(request, file)
-    # Kept for as long as the answer cache reuses the body it was made from.
-    cached = (_asked(request, file), bytes(response.body)) if file.endswith(".json") else None
-    counted = (_kind(file), "ok")
-    if cached is not None and (principal is None or file == "index.json"):
-        keep(request, response, *targets, counted=counted, cached=cached)
-    if principal is None:  # admitted as no one in particular: the answer is anyone's
-        return response
     if file.endswith(".zip"):
-        return _private(response)
-    if cached is not None and file != "index.json":
-        folder = request.url.path.rsplit("/", 1)[0]
-        signed, urls = _with_signed_urls(request, cached[1], folder, principal)
-        return keep(request, signed, *targets, counted=counted, cached=cached, signed=urls)
-    return response
+        return response if admission.principal is None else _private(response)
+    # Kept for as long as the mirror reuses the body it was made from (its recent bodies).
+    witness = (_asked(request, file), bytes(response.body))
+    if admission.principal is None or route is MIRROR_INDEX:  # the answer is anyone's
+        return admission.keep(request, response, witness)
+    folder = request.url.path.rsplit("/", 1)[0]
+    return admission.keep(request, _with_signed_urls(admission, witness[1], folder), witness)
 
 
 def _private(response: Response) -> Response:
@@ -109,25 +94,22 @@ def _private(response: Response) -> Response:
 
 
 def _with_signed_urls(
-    request: Request, body: bytes, folder: str, principal: Principal
-) -> tuple[Response, list[tuple[str, str, str]]]:
-    """A version's archives, each URL signed for `principal` (the answer cache keeps them
-    unsigned: a signature is for one client, for a while); and those URLs, as `keep` takes them."""
+    admission: Admission[tuple[str, str, str], tuple[str, bytes]], body: bytes, folder: str
+) -> Response:
+    """A version's archives, each URL signed for the reader admitted (its recent bodies keep
+    them unsigned: a signature is for one client, for a while)."""
     answer = json.loads(body)
-    urls = []
     for archive in answer["archives"].values():
-        path = f"{folder}/{archive['url']}"
-        archive["url"] = access.signed(request, path, principal)
-        urls.append((path, "", archive["url"]))
-    return Response(_json(answer), media_type="application/json"), urls
+        archive["url"] = admission.sign(f"{folder}/{archive['url']}")
+    return Response(_json(answer), media_type="application/json")
 
 
 async def _answer(request: Request, file: str) -> Response:
     side = world_of(request).side
-    answers = side.answers
+    bodies = side.recent_bodies
     asked = _asked(request, file)
-    if file.endswith(".json") and (body := answers.get(asked)) is not None:
-        # The same request answered a moment ago: only answers that passed every check are kept.
+    if file.endswith(".json") and (body := bodies.get(asked)) is not None:
+        # The same request answered a moment ago: only bodies that passed every check are kept.
         return Response(body, media_type="application/json")
     address = _address(request)
     mirror = side.mirror
@@ -138,7 +120,7 @@ async def _answer(request: Request, file: str) -> Response:
         def archive(source: MirrorSource) -> Path | None:
             return source.archive(address, file)
 
-        path = await answers.shared(key, partial(mirror.answer, address, archive, True))
+        path = await bodies.shared(key, partial(mirror.answer, address, archive, True))
         if path is None:
             raise NotFound(f"the mirror has no archive {file} of {name}{mirror.missing(address)}")
         return zip_response(path, f"the mirror no longer has {file} of {name}")
@@ -148,13 +130,13 @@ async def _answer(request: Request, file: str) -> Response:
         render = partial(_version_json, mirror, address, _version(file[:-5]))
     else:
         raise NotFound(f"{file!r} is not index.json, VERSION.json or a provider zip")
-    body = await answers.shared(key, render)
-    answers.put(asked, body)
+    body = await bodies.shared(key, render)
+    bodies.put(asked, body)
     return Response(body, media_type="application/json")
 
 
 def _asked(request: Request, file: str) -> str:
-    """The answer cache's key of a request."""
+    """The key of a request's body among the mirror's recent bodies."""
     params = request.path_params
     return f"{params['hostname']}/{params['namespace']}/{params['type']}/{file}"
 

@@ -10,7 +10,6 @@ from starlette.responses import FileResponse, JSONResponse, Response
 
 from gitreg.address import ModuleAddress
 from gitreg.auth.principal import Principal
-from gitreg.auth.target import Target
 from gitreg.errors import ClientError, NotFound, NotReadYet
 from gitreg.modules.downloads import archive_key
 from gitreg.modules.index import ModuleEntry
@@ -19,7 +18,13 @@ from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.tags import parse_version
 from gitreg.web import access, oci
 from gitreg.web.files import etag_matches
-from gitreg.web.prepared import keep
+from gitreg.web.hot_routes import (
+    MODULE_ARCHIVE,
+    MODULE_DOWNLOAD,
+    MODULE_VERSIONS,
+    admit,
+    module_target,
+)
 from gitreg.web.state import state_of, world_of, world_synced
 
 _ARCHIVE_FILE = re.compile(r"(?P<commit>[0-9a-f]{40}|[0-9a-f]{64})(?:-[0-9a-f]{16})?\.tar\.gz")
@@ -28,24 +33,28 @@ ON_MISS_WAIT = 5.0  # seconds; Terraform gives up on a registry after 10
 
 
 async def versions(request: Request) -> Response:
-    snapshot, entry, _ = await admitted(request)
+    address = module_address(request)
+    admission = await admit(request, MODULE_VERSIONS, address)
+    snapshot, entry = _read(request, address)
     fresh = state_of(request).fresh_reads
     if fresh.due(entry.spec.repo):  # a tag pushed a moment ago is listed without a webhook
         await fresh.check(entry.spec.repo)
-        snapshot, entry = _read(request, synced=True)
+        snapshot, entry = _read(request, address, synced=True)
     versions_known(request, snapshot, entry)
-    response = Prepared(entry.versions_json())
+    response = JsonBytesResponse(entry.versions_json())
     if not entry.versions.releases:  # whether none is known may change without a swap
         return response
-    return keep(request, response, module_target(request), fresh=entry.spec.repo)
+    return admission.keep(request, response, entry.spec.repo)
 
 
 async def download(request: Request) -> Response:
-    snapshot, entry, principal = await admitted(request)
+    address = module_address(request)
+    admission = await admit(request, MODULE_DOWNLOAD, address)
+    snapshot, entry = _read(request, address)
     text = request.path_params["version"]
     release = release_of(entry, text)
     if release is None and await _refreshed_on_miss(request, entry):
-        snapshot, entry = _read(request, synced=True)
+        snapshot, entry = _read(request, address, synced=True)
         release = release_of(entry, text)
     if release is None:
         versions_known(request, snapshot, entry)
@@ -56,26 +65,24 @@ async def download(request: Request) -> Response:
     # Terraform reads the header, OpenTofu the JSON body: send both, with the same value.
     if not access.is_private(request, entry.spec.address.namespace):
         body, header = entry.download_json(release)
-        response = Prepared(body, (b"x-terraform-get", header))
+        response = JsonBytesResponse(body, (b"x-terraform-get", header))
         settings = world_of(request).catalog.oci
         if settings.enabled and settings.module_locations:
             return response  # OpenTofu 1.10+ is pointed elsewhere, by its User-Agent
-        return keep(request, response, module_target(request))
+        return admission.keep(request, response, None)
     location = entry.location(release)
-    answer: dict[str, object] = {"location": location}
-    signed = []
-    if location.startswith("/"):
-        # Terraform fetches the archive without a token: the URL carries its permission.
-        # OpenTofu 1.12+ may fetch it itself, with the registry's token.
-        archive, suffix, folder = location.partition(".tar.gz")
-        location = access.signed(request, archive + suffix, principal, folder)
-        answer = {"location": location, "use_registry_credentials": True}
-        signed.append((archive + suffix, folder, location))
+    if not location.startswith("/"):
+        return JSONResponse({"location": location}, headers={"X-Terraform-Get": location})
+    # Terraform fetches the archive without a token: the URL carries its permission.
+    # OpenTofu 1.12+ may fetch it itself, with the registry's token.
+    archive, suffix, folder = location.partition(".tar.gz")
+    location = admission.sign(archive + suffix, folder)
+    answer = {"location": location, "use_registry_credentials": True}
     made = JSONResponse(answer, headers={"X-Terraform-Get": location})
-    return keep(request, made, module_target(request), signed=signed) if signed else made
+    return admission.keep(request, made, None)
 
 
-class Prepared(Response):
+class JsonBytesResponse(Response):
     """A JSON answer whose body was made before the request (ModuleEntry keeps them): only its
     headers are put together, with none of Response's rendering and header parsing."""
 
@@ -119,13 +126,14 @@ async def archive(request: Request) -> Response:
         headers = {"ETag": etag, "Cache-Control": caching}
         return FileResponse(path, media_type="application/gzip", headers=headers)
     # A held archive is answered without a look at the disk: equal names mean equal bytes.
-    held = state.archive_answers.held(name, caching)
+    held = state.held_archives.held(name, caching)
     if held is not None:
         if world_of(request).gate.on:  # signed URLs and tokens: the gate's download check
             return held
-        return keep(request, held, archive=(name, caching))
+        admission = await admit(request, MODULE_ARCHIVE, None)
+        return admission.keep(request, held, (name, caching))
     path = await state.archives.get(entry.clone_path, key)
-    return await state.archive_answers.of_file(path, name, etag, caching)
+    return await state.held_archives.of_file(path, name, etag, caching)
 
 
 def _conditions(request: Request) -> tuple[str | None, bool]:
@@ -146,16 +154,8 @@ async def admitted(
     """`_read`, once the request is admitted to the module's namespace: before anything is
     looked up, so a client outside it learns nothing of what it holds."""
     address = module_address(request)
-    git = access.module_git(request, address)
-    principal = await access.admit(request, "read", f"module {address}", address.namespace, git)
+    principal = await access.admit_all(request, (module_target(request, address),))
     return (*_read(request, address), principal)
-
-
-def module_target(request: Request) -> Target:
-    """What `admitted` asks the gate, for an answer kept with the request's world."""
-    address = module_address(request)
-    git = access.module_git_in(world_of(request), address)
-    return Target("read", f"module {address}", address.namespace, git)
 
 
 def module_address(request: Request) -> ModuleAddress:
@@ -168,11 +168,10 @@ def module_address(request: Request) -> ModuleAddress:
 
 
 def _read(
-    request: Request, address: ModuleAddress | None = None, synced: bool = False
+    request: Request, address: ModuleAddress, synced: bool = False
 ) -> tuple[RegistrySnapshot, ModuleEntry]:
     """The request's snapshot, and the module's entry in it; `synced`: with what the syncs it
     waited for swapped in."""
-    address = address or module_address(request)
     snapshot = (world_synced(request) if synced else world_of(request)).snapshot
     entry = snapshot.index.get(address.namespace, address.name, address.system)
     if entry is None:

@@ -10,8 +10,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from gitreg.address import ProviderAddress
-from gitreg.auth.principal import Principal
-from gitreg.auth.target import Target
 from gitreg.errors import ClientError, NotFound, NotReadYet
 from gitreg.providers.artifacts import ProviderRelease
 from gitreg.providers.filenames import platform_problem
@@ -19,7 +17,7 @@ from gitreg.providers.hosted import ProviderEntry
 from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.files import zip_response
-from gitreg.web.prepared import keep
+from gitreg.web.hot_routes import PROVIDER_DOWNLOAD, PROVIDER_VERSIONS, admit
 from gitreg.web.state import world_of
 
 FILES_PREFIX = "/v1/provider-files"
@@ -27,7 +25,9 @@ _IMMUTABLE = "public, max-age=31536000, immutable"
 
 
 async def versions(request: Request) -> Response:
-    entry, _ = await _admitted(request)
+    address = _address(request)
+    admission = await admit(request, PROVIDER_VERSIONS, address)
+    entry = _entry(request, address)
     listed = [
         {
             "version": r.version,
@@ -40,7 +40,7 @@ async def versions(request: Request) -> Response:
     # Terraform and OpenTofu print `warnings` at init, whichever version they pick: each says
     # which versions it is about.
     response = JSONResponse({"versions": listed, **({"warnings": warnings} if warnings else {})})
-    return _kept(request, response, entry)
+    return admission.keep(request, response, (address, entry))
 
 
 def deprecation_warnings(
@@ -66,7 +66,9 @@ def _versions_text(versions: list[str]) -> str:
 
 
 async def download(request: Request) -> Response:
-    entry, principal = await _admitted(request)
+    address = _address(request)
+    admission = await admit(request, PROVIDER_DOWNLOAD, address)
+    entry = _entry(request, address)
     release = _release(entry, request.path_params["version"])
     os_name, arch = request.path_params["os"], request.path_params["arch"]
     problem = platform_problem(os_name, arch)
@@ -80,15 +82,12 @@ async def download(request: Request) -> Response:
         )
     base = _files_url(entry, release)
     private = access.is_private(request, entry.spec.namespace)
-    signed: list[tuple[str, str, str]] = []
 
     def url(name: str) -> str:
         path = f"{base}/{quote(name, safe='')}"
-        if private:
-            # Terraform fetches these three without a token: each URL carries its permission.
-            signed.append((path, "", access.signed(request, path, principal)))
-            return signed[-1][2]
-        return path
+        # Terraform fetches these three without a token: a private one's URL carries its
+        # permission.
+        return admission.sign(path) if private else path
 
     providers = world_of(request).side.providers
     keys = [
@@ -114,29 +113,14 @@ async def download(request: Request) -> Response:
             "signing_keys": {"gpg_public_keys": keys},
         }
     )
-    return _kept(request, response, entry, signed)
-
-
-def _kept(
-    request: Request,
-    response: Response,
-    entry: ProviderEntry,
-    signed: list[tuple[str, str, str]] | None = None,
-) -> Response:
-    """`response`, kept with the request's world while `entry` is the one served; `signed`: its
-    URLs signed for this reader, signed again for each."""
-    address = _address(request)
-    git = access.provider_git_in(world_of(request), address)
-    target = Target("read", f"provider {address}", address.namespace, git)
-    key = (address.namespace, address.type)
-    return keep(request, response, target, provider=(key, entry), signed=signed or ())
+    return admission.keep(request, response, (address, entry))
 
 
 async def files(request: Request) -> Response:
     """A release's zip, SHA256SUMS or SHA256SUMS.sig, with Content-Length, ETag and HEAD."""
     address = _address(request)
     private = await access.admit_download(request, f"provider {address}", address.namespace)
-    entry = _entry(request)
+    entry = _entry(request, address)
     release = _release(entry, request.path_params["version"])
     name = request.path_params["file"]
     caching = access.PRIVATE_CACHING if private else _IMMUTABLE
@@ -171,15 +155,6 @@ def _files_url(entry: ProviderEntry, release: ProviderRelease) -> str:
     return f"{FILES_PREFIX}/" + "/".join(quote(p, safe="") for p in parts)
 
 
-async def _admitted(request: Request) -> tuple[ProviderEntry, Principal | None]:
-    """`_entry`, once the request is admitted to the provider's namespace (before the lookup:
-    a client outside it learns nothing of what it holds)."""
-    address = _address(request)
-    git = access.provider_git(request, address)
-    principal = await access.admit(request, "read", f"provider {address}", address.namespace, git)
-    return _entry(request), principal
-
-
 def _address(request: Request) -> ProviderAddress:
     try:
         return ProviderAddress.of(request.path_params["namespace"], request.path_params["type"])
@@ -187,8 +162,9 @@ def _address(request: Request) -> ProviderAddress:
         raise ClientError(str(exc)) from exc
 
 
-def _entry(request: Request) -> ProviderEntry:
-    address = _address(request)
+def _entry(request: Request, address: ProviderAddress) -> ProviderEntry:
+    """The provider's entry, once the request is admitted to its namespace (before the lookup:
+    a client outside it learns nothing of what it holds)."""
     providers = world_of(request).side.providers
     entry = providers.get(address.namespace, address.type)
     if entry is None and not providers.scanned:

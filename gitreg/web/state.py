@@ -22,8 +22,8 @@ from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.modules.archive_cache import ZIP, ArchiveCache
 from gitreg.modules.sync import ModuleSync
 from gitreg.oci.packages import ModulePackages
-from gitreg.web.archive_answers import ArchiveAnswers
-from gitreg.web.prepared_answers import PreparedAnswers
+from gitreg.web.held_archives import HeldArchives
+from gitreg.web.kept import KeptAnswers
 from gitreg.world.world import CurrentWorld, World
 
 STATE_KEY = "gitreg"
@@ -46,13 +46,13 @@ class RegistryState:
     background: BackgroundWork
     docs: DocsService  # module docs, built once per commit, warmed after each swap
     packages: ModulePackages  # module versions as OCI packages: zips and their manifests
-    archive_answers: ArchiveAnswers  # archives.memory_budget's: this process's alone
+    held_archives: HeldArchives  # archives.memory_budget's: this process's alone
     webhook_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (forge, outcome)
     webhook_log: DeliveryLog = field(default_factory=DeliveryLog)
     seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
     mirror_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (kind, outcome)
     started: float = field(default_factory=time.time)  # readiness counts a never-synced age from it
-    prepared: PreparedAnswers = field(default_factory=PreparedAnswers)  # the hot routes' answers
+    kept: KeptAnswers = field(default_factory=KeptAnswers)  # the hot routes' answers, kept
 
     @property
     def auth_counts(self) -> Counter[tuple[str, str]]:
@@ -85,7 +85,7 @@ class RegistryState:
             ModulePackages(
                 ArchiveCache(catalog.cache_dir, limits=catalog.archives.limits, form=ZIP)
             ),
-            ArchiveAnswers(catalog.archives.memory_budget),
+            HeldArchives(catalog.archives.memory_budget),
         )
 
 
@@ -103,7 +103,7 @@ def world_of(request: Request) -> World:
 
 
 def world_read(scope: Scope, world: World) -> None:
-    """`world`, read for the request of `scope` before any handler (`web/prepared.py`)."""
+    """`world`, read for the request of `scope` before any handler (`web/kept_routes.py`)."""
     scope[_WORLD_KEY] = world
 
 

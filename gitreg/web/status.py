@@ -68,8 +68,8 @@ async def metrics(request: Request) -> Response:
     registry, side = state.registry, world_of(request).side
     origin = side.read_through.origin if side.read_through else None
     providers = ProviderCollector(side.providers, origin, state.mirror_counts)
-    archives = state.archive_answers
-    memory = ServingMemory(archives.held_bytes, len(archives), archives.budget, len(state.prepared))
+    archives = state.held_archives
+    memory = ServingMemory(archives.held_bytes, len(archives), archives.budget, len(state.kept))
     body = exposition(
         registry, state.webhook_counts, providers, state.auth_counts, state.current.sources, memory
     )

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from gitreg.catalog.mirror_settings import MirrorSettings
 from gitreg.catalog.model import Catalog
-from gitreg.mirror.answers import Answers
 from gitreg.mirror.readthrough import ReadThrough
+from gitreg.mirror.recent_bodies import RecentBodies
 from gitreg.mirror.sources import FolderSource, HostedSource, MirrorSource, NetworkMirror
 from gitreg.providers.hashes import HashCache
 from gitreg.providers.hosted import Providers, RepositoryTags
@@ -23,7 +23,7 @@ class ProviderSide:
     hashes: HashCache
     read_through: ReadThrough | None
     origins_for: tuple[str, MirrorSettings]  # the hostname and settings read_through was made for
-    answers: Answers  # the mirror's rendered answers: they go with the sources that made them
+    recent_bodies: RecentBodies  # the mirror's rendered JSON: it goes with the sources that made it
 
     @classmethod
     def build(
@@ -41,7 +41,7 @@ class ProviderSide:
         sources: list[MirrorSource] = [HostedSource(catalog.server.hostname, providers, hashes)]
         sources += [FolderSource(folder, hashes) for folder in catalog.mirror.folders]
         mirror = NetworkMirror(sources, read_through, own=catalog.server.hostname)
-        return cls(providers, mirror, hashes, read_through, origins_for, Answers())
+        return cls(providers, mirror, hashes, read_through, origins_for, RecentBodies())
 
     def rebuilt(self, catalog: Catalog, tags: RepositoryTags) -> ProviderSide:
         """A new catalog's side, scanned and ready to serve (this blocks: run it in a thread).

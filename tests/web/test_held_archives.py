@@ -21,13 +21,14 @@ from starlette.types import Message
 
 from gitreg.catalog.load import load_catalog
 from gitreg.errors import ArchiveError
-from gitreg.web.archive_answers import (
+from gitreg.web.held_archives import (
     CHUNK,
     ENTRY_COST,
-    ArchiveAnswers,
     HeldAnswer,
+    HeldArchives,
     StreamedAnswer,
 )
+from gitreg.web.hot_routes import MODULE_ARCHIVE
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer
 
@@ -121,11 +122,11 @@ def test_a_held_archive_is_kept_as_an_answer_and_sent_while_it_is_held(pair: Pai
     first = httpx.get(server.url + path)  # read from its file (or held already)
     httpx.get(server.url + path).raise_for_status()  # held: kept from here on
     state = server.state
-    kept = state.prepared.get(state.current.world, path)
-    assert kept is not None and kept.archive is not None and kept.body == b""
+    kept = state.kept.get(state.current.world, path)
+    assert kept is not None and kept.route is MODULE_ARCHIVE and kept.body == b""
     assert _answer(httpx.get(server.url + path)) == _answer(first)
-    state.archive_answers._held.clear()  # the budget let it go
-    state.archive_answers._held_bytes = 0
+    state.held_archives._held.clear()  # the budget let it go
+    state.held_archives._held_bytes = 0
     assert _answer(httpx.get(server.url + path)) == _answer(first)
     assert _answer(httpx.get(server.url + path)) == _answer(first)  # held again, and kept
     # Conditional and ranged requests are their handler's, kept or not.
@@ -137,9 +138,9 @@ def test_only_the_small_archive_is_held(pair: Pair) -> None:
     for version in ("1.0.0", "2.0.0"):
         for server in (pair.held, pair.disk):
             httpx.get(server.url + _archive_path(server, version)).raise_for_status()
-    held = pair.held.state.archive_answers
+    held = pair.held.state.held_archives
     assert len(held) == 1 and 0 < held.held_bytes <= held.budget
-    assert len(pair.disk.state.archive_answers) == 0
+    assert len(pair.disk.state.held_archives) == 0
 
 
 def test_a_new_tag_serves_its_own_archive(pair: Pair) -> None:
@@ -194,18 +195,16 @@ def test_answers_are_file_responses_own(tmp_path: Path, size: int) -> None:
             "file": await _sent(FileResponse(path, media_type="application/gzip", headers=headers))
         }
         for budget in (0, 16 * 8192):
-            answers = ArchiveAnswers(budget)
-            answer = await answers.of_file(path, "a", '"abc"', headers["Cache-Control"])
+            archives = HeldArchives(budget)
+            answer = await archives.of_file(path, "a", '"abc"', headers["Cache-Control"])
             got[f"{budget} first"] = await _sent(answer)
-            again = answers.held("a", headers["Cache-Control"])
+            again = archives.held("a", headers["Cache-Control"])
             if again is not None:
                 assert isinstance(again, HeldAnswer) and size <= 8192
                 got[f"{budget} held"] = await _sent(again)
             else:
                 assert isinstance(answer, StreamedAnswer)
-        got["head"] = await _sent(
-            await ArchiveAnswers(2**20).of_file(path, "a", '"abc"', ""), "HEAD"
-        )
+        got["head"] = await _sent(await HeldArchives(2**20).of_file(path, "a", '"abc"', ""), "HEAD")
         return got
 
     got = asyncio.run(answers())
@@ -218,41 +217,41 @@ def test_answers_are_file_responses_own(tmp_path: Path, size: int) -> None:
 
 def test_the_budget_is_never_exceeded_and_the_least_recent_goes_first(tmp_path: Path) -> None:
     budget = 64 * 1024
-    answers = ArchiveAnswers(budget)
+    archives = HeldArchives(budget)
     rng = random.Random(7)
     files = []
     for n in range(200):  # far more than the budget holds
         path = tmp_path / f"{n}.tar.gz"
-        path.write_bytes(rng.randbytes(rng.randrange(0, answers.largest + 1)))
+        path.write_bytes(rng.randbytes(rng.randrange(0, archives.largest + 1)))
         files.append(path)
 
     async def serve_all() -> None:
         for n, path in enumerate(files):
-            await answers.of_file(path, str(n), '"x"', "")
-            assert answers.held_bytes <= budget
+            await archives.of_file(path, str(n), '"x"', "")
+            assert archives.held_bytes <= budget
             # The first archive, sent again each time, is never the one dropped; of the others,
             # those held are the ones sent last.
-            assert answers.held("0", "") is not None
-            held = [m for m in range(1, n + 1) if str(m) in answers]
+            assert archives.held("0", "") is not None
+            held = [m for m in range(1, n + 1) if str(m) in archives]
             assert held == list(range(n + 1 - len(held), n + 1))
 
     asyncio.run(serve_all())
-    assert 1 < len(answers) < len(files)
+    assert 1 < len(archives) < len(files)
     body = sum(len(p.read_bytes()) for p in files)
-    assert answers.held_bytes > budget - answers.largest - ENTRY_COST and body > 2 * budget
+    assert archives.held_bytes > budget - archives.largest - ENTRY_COST and body > 2 * budget
 
 
 def test_no_budget_holds_nothing(tmp_path: Path) -> None:
     (tmp_path / "a").write_bytes(b"x")
-    answers = ArchiveAnswers(0)
-    answer = asyncio.run(answers.of_file(tmp_path / "a", "a", '"a"', ""))
-    assert isinstance(answer, StreamedAnswer) and len(answers) == answers.held_bytes == 0
+    archives = HeldArchives(0)
+    answer = asyncio.run(archives.of_file(tmp_path / "a", "a", '"a"', ""))
+    assert isinstance(answer, StreamedAnswer) and len(archives) == archives.held_bytes == 0
     asyncio.run(_sent(answer))
 
 
 def test_a_file_gone_before_it_is_read_is_unavailable_not_a_crash(tmp_path: Path) -> None:
     with pytest.raises(ArchiveError, match="removed as it was sent: try again"):
-        asyncio.run(ArchiveAnswers(2**20).of_file(tmp_path / "gone", "gone", '"gone"', ""))
+        asyncio.run(HeldArchives(2**20).of_file(tmp_path / "gone", "gone", '"gone"', ""))
 
 
 def test_over_http_the_budget_is_held_to(tmp_path: Path) -> None:
@@ -269,22 +268,22 @@ def test_over_http_the_budget_is_held_to(tmp_path: Path) -> None:
         f"  - {{namespace: infra, name: many, system: aws, repo: {repo.path}}}\n"
     )
     with RegistryServer(load_catalog(tmp_path / "registry.yaml")) as server:
-        answers = server.state.archive_answers
+        archives = server.state.held_archives
         for round_ in range(2):
             for n in range(24):
                 location = httpx.get(f"{server.url}/v1/modules/infra/many/aws/1.{n}.0/download")
                 got = httpx.get(server.url + location.json()["location"])
                 assert got.status_code == 200, (round_, n)
                 assert f'"1.{n}.0"'.encode() in _member(got.content, "main.tf")
-                assert answers.held_bytes <= budget
-        assert 2 <= len(answers) < 24
+                assert archives.held_bytes <= budget
+        assert 2 <= len(archives) < 24
         scraped = httpx.get(f"{server.url}/metrics").text
         gauges = {
             sample.name: sample.value
             for family in text_string_to_metric_families(scraped)
             for sample in family.samples
         }
-        assert gauges["gitreg_archive_memory_bytes"] == answers.held_bytes
+        assert gauges["gitreg_archive_memory_bytes"] == archives.held_bytes
         assert gauges["gitreg_archive_memory_budget_bytes"] == budget
-        assert gauges["gitreg_archives_held"] == len(answers)
-        assert gauges["gitreg_prepared_answers"] == len(server.state.prepared) > 0
+        assert gauges["gitreg_archives_held"] == len(archives)
+        assert gauges["gitreg_prepared_answers"] == len(server.state.kept) > 0

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from gitreg.errors import NotFound
-from gitreg.mirror.answers import ANSWER_TTL, Answers
+from gitreg.mirror.recent_bodies import BODY_TTL, RecentBodies
 
 
 class Clock:
@@ -21,7 +21,7 @@ class Clock:
 
 def test_work_asked_for_at_once_is_done_once() -> None:
     async def scenario() -> tuple[list[bytes], int]:
-        answers, runs, release = Answers(), 0, asyncio.Event()
+        bodies, runs, release = RecentBodies(), 0, asyncio.Event()
 
         async def work() -> bytes:
             nonlocal runs
@@ -29,7 +29,7 @@ def test_work_asked_for_at_once_is_done_once() -> None:
             await release.wait()
             return b"body"
 
-        waiting = [asyncio.create_task(answers.shared("k", work)) for _ in range(10)]
+        waiting = [asyncio.create_task(bodies.shared("k", work)) for _ in range(10)]
         await asyncio.sleep(0)
         release.set()
         return await asyncio.gather(*waiting), runs
@@ -40,7 +40,7 @@ def test_work_asked_for_at_once_is_done_once() -> None:
 
 def test_an_error_reaches_every_waiter_and_the_next_call_tries_again() -> None:
     async def scenario() -> tuple[list[BaseException | bytes], bytes]:
-        answers, calls = Answers(), 0
+        bodies, calls = RecentBodies(), 0
 
         async def work() -> bytes:
             nonlocal calls
@@ -51,9 +51,9 @@ def test_an_error_reaches_every_waiter_and_the_next_call_tries_again() -> None:
             return b"now"
 
         first = await asyncio.gather(
-            *(answers.shared("k", work) for _ in range(3)), return_exceptions=True
+            *(bodies.shared("k", work) for _ in range(3)), return_exceptions=True
         )
-        return first, await answers.shared("k", work)
+        return first, await bodies.shared("k", work)
 
     first, again = asyncio.run(scenario())
     assert all(isinstance(e, NotFound) for e in first) and again == b"now"
@@ -61,14 +61,14 @@ def test_an_error_reaches_every_waiter_and_the_next_call_tries_again() -> None:
 
 def test_a_waiter_that_hangs_up_does_not_cancel_the_work_for_the_others() -> None:
     async def scenario() -> bytes:
-        answers, release = Answers(), asyncio.Event()
+        bodies, release = RecentBodies(), asyncio.Event()
 
         async def work() -> bytes:
             await release.wait()
             return b"done"
 
-        leaver = asyncio.create_task(answers.shared("k", work))
-        stayer = asyncio.create_task(answers.shared("k", work))
+        leaver = asyncio.create_task(bodies.shared("k", work))
+        stayer = asyncio.create_task(bodies.shared("k", work))
         await asyncio.sleep(0)
         leaver.cancel()
         await asyncio.sleep(0)
@@ -82,8 +82,8 @@ def test_a_waiter_that_hangs_up_does_not_cancel_the_work_for_the_others() -> Non
 
 def test_rendered_answers_are_kept_for_a_few_seconds() -> None:
     clock = Clock()
-    answers = Answers(clock)
-    answers.put("k", b"v")
-    assert answers.get("k") == b"v"
-    clock.now += ANSWER_TTL + 0.1
-    assert answers.get("k") is None
+    bodies = RecentBodies(clock)
+    bodies.put("k", b"v")
+    assert bodies.get("k") == b"v"
+    clock.now += BODY_TTL + 0.1
+    assert bodies.get("k") is None

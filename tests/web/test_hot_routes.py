@@ -1,6 +1,7 @@
-"""Answers kept with the world served (`gitreg/web/prepared.py`), over real HTTP: a kept answer
-is the answer its handler made, byte for byte, headers included; a swap or a reload makes them
-again (a new tag, a namespace made private); and what is signed for one reader is never kept."""
+"""Each hot route's answers kept with the world served (`gitreg/web/hot_routes.py`,
+`kept_routes.py`), over real HTTP: a kept answer is the answer its handler made, byte for byte,
+headers included; a swap or a reload makes them again (a new tag, a namespace made private);
+and what is signed for one reader is never kept."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def _served(config: Path, tls: TlsMaterial) -> Iterator[tuple[RegistryServer, ht
 
 
 def _kept(server: RegistryServer, path: str) -> bool:
-    return server.state.prepared.get(server.state.current.world, path) is not None
+    return server.state.kept.get(server.state.current.world, path) is not None
 
 
 def _answer(response: httpx.Response) -> tuple[int, list[tuple[str, str]], bytes]:
@@ -98,14 +99,30 @@ def test_a_head_of_a_kept_path_is_its_handlers_head(tmp_path: Path, tls: TlsMate
             assert not _kept(server, path), path  # a HEAD keeps nothing
             got = client.get(path)
             world = server.state.current.world
-            answer = server.state.prepared.get(world, path)
+            answer = server.state.kept.get(world, path)
             assert answer is not None, path
             marked = replace(answer, headers=(*answer.headers, (b"x-kept", b"yes")))
-            server.state.prepared.keep(world, world, path, marked)
+            server.state.kept.keep(world, world, path, marked)
             kept = client.head(path)
             assert kept.headers.pop("x-kept") == "yes", path  # answered from the kept answer
             assert _answer(kept) == _answer(made), path
             assert kept.content == b"" and kept.headers["content-length"] == str(len(got.content))
+
+
+def test_a_refusal_of_a_kept_path_is_its_handlers_refusal(tmp_path: Path, tls: TlsMaterial) -> None:
+    """The gate's no before a path's answer is kept (its handler's) and after (sent before
+    routing): the same status, headers and body, for a token that may not read it and for none."""
+    asked: list[dict[str, str]] = [{}, bearer(OTHER)]
+    refused = 0
+    for server, client in _served(write_private_registry(tmp_path, ""), tls):
+        for path, token in {**ROUTES, **SIGNED}.items():
+            before = [_answer(client.get(path, headers=headers)) for headers in asked]
+            assert client.get(path, headers=bearer(token)).status_code == 200, path
+            assert _kept(server, path), path
+            after = [_answer(client.get(path, headers=headers)) for headers in asked]
+            assert after == before, path
+            refused += sum(status in (401, 403) for status, _, _ in before)
+    assert refused >= 2 * len(SIGNED)  # the secret namespace's and the mirror's, both ways
 
 
 def test_a_new_tag_is_in_the_next_versions_answer(tmp_path: Path, tls: TlsMaterial) -> None:

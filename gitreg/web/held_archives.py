@@ -1,6 +1,8 @@
-"""Cached archives answered without a thread-pool round trip at every step: small ones held in
-memory with their headers, within a byte budget per process, the least recently sent dropped
-first; larger ones streamed from one open file, a large chunk a read."""
+"""Module archives held in memory, within a byte budget per process, and answered from there.
+An archive from the archive cache is answered without a thread-pool round trip at every step:
+a small one is held with its headers, the least recently sent dropped first; a larger one is
+streamed from one open file, a large chunk a read. Which cache serves what:
+docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 
@@ -40,10 +42,11 @@ class HeldArchive:
         return len(self.body) + ENTRY_COST
 
 
-class ArchiveAnswers:
-    """The answers of one kind of archive (`media_type`), for one process: workers hold their
-    own. Headers are those Starlette's FileResponse sent, in its order, so that an archive reads
-    the same from memory, from its file, or from FileResponse (which still answers a Range)."""
+class HeldArchives:
+    """The archives of one kind (`media_type`) held in memory, and the answers made of them and
+    of the larger ones' files, for one process: workers hold their own. Headers are those
+    Starlette's FileResponse sent, in its order, so that an archive reads the same from memory,
+    from its file, or from FileResponse (which still answers a Range)."""
 
     def __init__(self, budget: int, media_type: str = "application/gzip") -> None:
         self.budget = budget

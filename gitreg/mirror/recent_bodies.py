@@ -1,5 +1,6 @@
-"""The network mirror's answer cache: rendered JSON reused for a few seconds, and work shared by
-everyone who asks for it at the same moment."""
+"""The network mirror's recent bodies: rendered JSON reused for a few seconds, and work shared by
+everyone who asks for it at the same moment. Which cache serves what:
+docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-ANSWER_TTL = 5.0  # seconds an index.json or VERSION.json answer is reused
+BODY_TTL = 5.0  # seconds an index.json or VERSION.json body is reused
 
 
-class Answers:
-    """Rendered JSON answers, reused for a few seconds; and any work done once however many ask
+class RecentBodies:
+    """Rendered JSON bodies, reused for a few seconds; and any work done once however many ask
     for it at the same moment. The sources behind the mirror read disks and origins, a busy
     mirror gets the same question many times a second, and a cold read-through download must
     hold one worker thread, not one per waiting client."""
@@ -32,7 +33,7 @@ class Answers:
     def put(self, key: str, body: bytes) -> None:
         if len(self._known) > 10_000:
             self._known.clear()
-        self._known[key] = (self.clock() + ANSWER_TTL, body)
+        self._known[key] = (self.clock() + BODY_TTL, body)
 
     async def shared(self, key: str, work: Callable[[], Awaitable[T]]) -> T:
         """`work()`'s result, or its error; callers that ask while it runs share it, and one that
