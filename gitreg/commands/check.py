@@ -46,7 +46,7 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
         for i, spec in enumerate(catalog.providers)
     }
     catalog = _discovered(catalog, problems, warnings, paths, provider_paths)
-    registry = ModuleSync(catalog)
+    sync = ModuleSync(catalog)
 
     def reach(clone: BareClone) -> str | None:
         try:
@@ -55,16 +55,16 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
             return str(exc)
         return None
 
-    clones = registry.snapshot.clones
+    clones = sync.snapshot.clones
     with ThreadPoolExecutor(8) as pool:
         errors = dict(zip(clones, pool.map(reach, clones.values()), strict=True))
     for location, error in errors.items():
-        for spec in registry.snapshot.specs[location] if error else ():
+        for spec in sync.snapshot.specs[location] if error else ():
             problems.append(f"{paths[spec.address.key]}.repo: {error}")
-    registry.refresh()
-    problems += _versionless(registry, paths)
-    warnings += _slipped_tags(registry, paths)
-    providers = Providers(catalog, registry)
+    sync.refresh()
+    problems += _versionless(sync, paths)
+    warnings += _slipped_tags(sync, paths)
+    providers = Providers(catalog, sync)
     providers.refresh(poll_forges=True)  # every forge's release list, several at once
     for provider in providers.entries():
         where = provider_paths[provider.spec.key]
@@ -163,21 +163,21 @@ def _plain_http_warnings(catalog: Catalog) -> list[str]:
     return warnings
 
 
-def _versionless(registry: ModuleSync, paths: dict[Key, str]) -> list[str]:
+def _versionless(sync: ModuleSync, paths: dict[Key, str]) -> list[str]:
     """Each module read without a version, and why: the tags left out with their reasons (as
     `gitreg list` shows them), or the tags that fit none of its templates."""
-    snapshot, problems = registry.snapshot, []
+    snapshot, problems = sync.snapshot, []
     for entry in snapshot.index.entries():
         spec = entry.spec
-        if not entry.versions.releases and registry.status[spec.repo].last_error is None:
+        if not entry.versions.releases and sync.status[spec.repo].last_error is None:
             why = no_version_text(spec, entry.versions, snapshot.tags.get(spec.repo, ()))
             problems.append(f"{paths[spec.address.key]}: {spec.address} has no version: {why}")
     return problems
 
 
-def _slipped_tags(registry: ModuleSync, paths: dict[Key, str]) -> list[str]:
+def _slipped_tags(sync: ModuleSync, paths: dict[Key, str]) -> list[str]:
     """Tags of a module with versions that would release one but for letter case (`V2.0.0`)."""
-    snapshot, warnings = registry.snapshot, []
+    snapshot, warnings = sync.snapshot, []
     for entry in snapshot.index.entries():
         spec = entry.spec
         if entry.versions.releases and (names := slips(spec, snapshot.tags.get(spec.repo, ()))):

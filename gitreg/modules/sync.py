@@ -4,8 +4,9 @@ replaces it.
 Every change goes through `sync_repo`, whatever triggered it (start-up, polling, watching, a
 webhook, a fresh read, a client asking for a version we lack, a catalog reload): it fetches one
 repository, reads its tags through the module policies, and swaps in a new RegistrySnapshot
-whole (one assignment under a lock). A request reads `registry.snapshot` once and sees one
-consistent world; each repository's RepoStatus is kept beside it, in `registry.status`.
+whole (one assignment under a lock). A request reads the snapshot once and sees one
+consistent world; each repository's RepoStatus is kept beside it, in `ModuleSync.status`.
+Its users ask it through narrow protocols of their own (`SyncQueue`'s `RepositorySync`, ...).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class ModuleSync:
         """`on_swap`: called after each snapshot swap, once the new one is served (a server
         refreezes its heap: gitreg.heap). `cell`: what holds the snapshot served, and those
         that replace it (a server's world: gitreg.world), holding one of `catalog` already;
-        by default, a cell of the registry's own. `reads`: where each read of a repository is
+        by default, a cell of its own. `reads`: where each read of a repository is
         noted, for the persisted index (a server's)."""
         move_old_clones(catalog.cache_dir)
         self._on_swap = on_swap

@@ -11,8 +11,7 @@ from gitreg.catalog.model import PUBLIC_ORIGINS, Catalog, MirrorSettings, Secret
 from gitreg.modules.resolve import unmatched_text
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.status import StatusBoard
-from gitreg.modules.sync import ModuleSync
-from gitreg.ops.reports import repository_reports
+from gitreg.ops.reports import ModuleStatuses, repository_reports
 from gitreg.ops.source_reports import SourceReport, source_lines
 from gitreg.providers.hosted import Providers
 
@@ -48,13 +47,13 @@ class ReadFailures:
         return lines
 
 
-def read_failures(registry: ModuleSync) -> ReadFailures:
-    snapshot, failed, stale = registry.snapshot, [], []
+def read_failures(modules: ModuleStatuses) -> ReadFailures:
+    snapshot, failed, stale = modules.snapshot, [], []
     locations = [location for location, specs in snapshot.specs.items() if specs]
     for location in locations:
         url = without_userinfo(str(location))
-        why = registry.unknown_versions(snapshot, location)
-        last_error = registry.status[location].last_error
+        why = modules.unknown_versions(snapshot, location)
+        last_error = modules.status[location].last_error
         if why is not None:
             failed.append((url, _plain(why, url)))
         elif last_error:
@@ -74,20 +73,20 @@ def without_userinfo(text: str) -> str:
 
 
 def print_listing(
-    registry: ModuleSync,
+    modules: ModuleStatuses,
     providers: Providers,
     out: Out = print,
     sources: Sequence[SourceReport] = (),
 ) -> None:
-    snapshot = registry.snapshot
+    snapshot = modules.snapshot
     catalog = snapshot.catalog
     sections = [
         _modules(snapshot),
         _providers(catalog, providers),
         _network_mirror(catalog),
         source_lines(sources),
-        _repositories(snapshot, registry.status),
-        read_failures(registry).lines(),
+        _repositories(snapshot, modules.status),
+        read_failures(modules).lines(),
     ]
     for i, lines in enumerate(s for s in sections if s):
         if i:

@@ -306,7 +306,7 @@ async def _module(request: Request, address: ModuleAddress) -> ModuleEntry:
     if entry is None:
         raise NotFound(f"no module {address}")
     if not entry.versions.releases:
-        reason = state_of(request).registry.unknown_versions(
+        reason = state_of(request).modules.unknown_versions(
             world_of(request).snapshot, entry.spec.repo
         )
         if reason is not None:

@@ -119,7 +119,7 @@ def _situation(request: Request, entry: ModuleEntry, reader: Principal | None) -
     )
     return ModuleSituation(
         repository=repository,
-        unreadable=state_of(request).registry.status[entry.spec.repo].last_error is not None,
+        unreadable=state_of(request).modules.status[entry.spec.repo].last_error is not None,
         address=_opened_at(request),
         login=access.gate_of(request).login is not None,
     )

@@ -19,7 +19,7 @@ def no_description(entry: ModuleEntry, release: Release) -> str:
 
 
 def everything(served: Served) -> Listing:
-    snapshot = served.registry.snapshot
+    snapshot = served.sync.snapshot
     return readable_listing(snapshot, served.providers, lambda ns: True, no_description)
 
 
@@ -54,7 +54,7 @@ def test_only_what_the_reader_may_read(served: Served) -> None:
         asked.append(namespace)
         return namespace.lower() == "infra"
 
-    listing = readable_listing(served.registry.snapshot, served.providers, may_read, no_description)
+    listing = readable_listing(served.sync.snapshot, served.providers, may_read, no_description)
     assert {m.namespace.lower() for m in listing.modules} == {"infra"}
     assert listing.providers == ()
     assert len(asked) == len({a.lower() for a in asked})  # once per namespace
@@ -65,7 +65,7 @@ def test_opened_beyond_the_namespaces(served: Served) -> None:
         return getattr(spec, "path", None) == "modules/vpc"
 
     listing = readable_listing(
-        served.registry.snapshot, served.providers, lambda ns: False, no_description, opened
+        served.sync.snapshot, served.providers, lambda ns: False, no_description, opened
     )
     assert [m.address for m in listing.modules] == ["Infra/vpc/aws"]
 
@@ -74,9 +74,7 @@ def test_descriptions_are_asked_for_the_newest_version(served: Served) -> None:
     def describe(entry: ModuleEntry, release: Release) -> str:
         return f"{entry.spec.address.name} at {release.version}"
 
-    listing = readable_listing(
-        served.registry.snapshot, served.providers, lambda ns: True, describe
-    )
+    listing = readable_listing(served.sync.snapshot, served.providers, lambda ns: True, describe)
     assert listing.modules[-1].description == "vpc at 1.1.0"
 
 
@@ -127,7 +125,7 @@ def test_a_description_is_asked_for_until_known_then_kept(served: Served) -> Non
         return "" if name == "dns" else f"about {name}"
 
     def listing() -> Listing:
-        snapshot = served.registry.snapshot
+        snapshot = served.sync.snapshot
         return readable_listing(snapshot, served.providers, lambda ns: True, describe)
 
     assert [m.description for m in listing().modules] == ["", "", "", ""]

@@ -58,7 +58,7 @@ def test_numbered_pages(
 
 def test_runs_by_namespace_name_and_system(served: Served) -> None:
     listing = readable_listing(
-        served.registry.snapshot, served.providers, lambda ns: True, no_description
+        served.sync.snapshot, served.providers, lambda ns: True, no_description
     )
 
     def addresses(namespace: str | None, name: str | None, system: str | None) -> list[str]:
@@ -85,7 +85,7 @@ def test_runs_by_namespace_name_and_system(served: Served) -> None:
 
 def test_a_reader_opened_to_some_modules_of_a_namespace(served: Served) -> None:
     listing = readable_listing(
-        served.registry.snapshot,
+        served.sync.snapshot,
         served.providers,
         lambda ns: False,
         no_description,

@@ -23,7 +23,7 @@ def listing(served: Served) -> Listing:
     def describe(entry: ModuleEntry, release: Release) -> str:
         return DESCRIPTIONS[entry.spec.address.name]
 
-    return readable_listing(served.registry.snapshot, served.providers, lambda ns: True, describe)
+    return readable_listing(served.sync.snapshot, served.providers, lambda ns: True, describe)
 
 
 def names(listing: Listing, query: str) -> list[str]:
