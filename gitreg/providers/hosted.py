@@ -40,7 +40,7 @@ _NONE_DECLARED: Mapping[str, str] = MappingProxyType({})
 
 
 class RepositoryTags(Protocol):
-    """Where a gating repository's tags come from (the module registry, as it last read them)."""
+    """Where a gating repository's tags come from (the module side, as it last read them)."""
 
     def tags_of(self, location: RepoLocation) -> Sequence[TagRef]: ...
 

@@ -36,7 +36,7 @@ class World:
 
 
 class CurrentWorld:
-    """Holds the world served now. It is the registry's snapshot cell (a sync swaps its
+    """Holds the world served now. It is the module sync's snapshot cell (a sync swaps its
     snapshot in here) and the providers' source of tags (they gate on the snapshot's)."""
 
     def __init__(
