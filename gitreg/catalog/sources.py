@@ -1,6 +1,6 @@
 """The `sources:` section of registry.yaml: Git servers' groups and local folders whose
-repositories are discovered rather than listed; read by the same reader as the rest (key path
-and line)."""
+repositories are surveyed for modules rather than named one by one; read by the same reader as
+the rest (key path and line)."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from gitreg.modules.resolve import a_few, no_version_text, slips
 from gitreg.modules.sync import ModuleSync
 from gitreg.oci.names import module_repository
 from gitreg.providers.hosted import Providers
-from gitreg.sources.discovered import SourceDiscoveries
+from gitreg.sources.surveys import SourceSurveys
 
 Key = tuple[str, str, str]
 
@@ -45,7 +45,7 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
         spec.key: f"providers[{i}].{'releases' if spec.releases else 'artifacts'}"
         for i, spec in enumerate(catalog.providers)
     }
-    catalog = _discovered(catalog, problems, warnings, paths, provider_paths)
+    catalog = _surveyed(catalog, problems, warnings, paths, provider_paths)
     sync = ModuleSync(catalog)
 
     def reach(clone: BareClone) -> str | None:
@@ -85,19 +85,19 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def _discovered(
+def _surveyed(
     catalog: Catalog,
     problems: list[str],
     warnings: list[str],
     paths: dict[Key, str],
     provider_paths: dict[tuple[str, str], str],
 ) -> Catalog:
-    """Every source discovered once (nothing written to cache_dir: a server's last discovery
-    stays its own); the catalog with what they discovered, each discovered module's and
+    """Every source surveyed once (nothing written to cache_dir: a server's last survey
+    stays its own); the catalog with what they found, each found module's and
     provider's path being its source and repository."""
-    sources = SourceDiscoveries(catalog)
+    sources = SourceSurveys(catalog)
     for spec in catalog.sources:
-        sources.discover(spec, write=False)
+        sources.survey(spec, write=False)
         found = sources.last(spec)
         if found is None:
             continue

@@ -16,20 +16,20 @@ from gitreg.ops.docs_text import print_docs
 from gitreg.ops.listing import print_listing, read_failures
 from gitreg.ops.source_reports import source_reports
 from gitreg.providers.hosted import Providers
-from gitreg.sources.discovered import SourceDiscoveries
+from gitreg.sources.surveys import SourceSurveys
 from gitreg.tags import parse_version
 
 
 def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
     """What a server on this cache_dir serves: mirrors are read as they are, and fetched only
     when they do not exist yet (or with --fetch), so the repositories' state is the server's."""
-    # The sources as a server on this cache_dir last discovered them (cache_dir/sources.json);
-    # with --fetch, discovered again first (nothing written: the server's discoveries stay its
-    # own), and the listing says what this run's discoveries counted.
-    sources = SourceDiscoveries(catalog)
+    # The sources as a server on this cache_dir last surveyed them (cache_dir/sources.json);
+    # with --fetch, surveyed again first (nothing written: the server's surveys stay its
+    # own), and the listing says what this run's surveys counted.
+    sources = SourceSurveys(catalog)
     if args.fetch and not args.offline:
         for spec in catalog.sources:
-            sources.discover(spec, write=False)
+            sources.survey(spec, write=False)
     sync = ModuleSync(sources.served(catalog))
     clones = sync.snapshot.clones
 
@@ -37,12 +37,12 @@ def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
         return not args.offline and (args.fetch or not clones[location].exists())
 
     sync.refresh(fetch=fetch, mechanism="cli")
-    providers = Providers(sync.snapshot.catalog, sync)  # with the discovered ones
+    providers = Providers(sync.snapshot.catalog, sync)  # with the found ones
     providers.refresh()  # what cache_dir holds of forges' releases: a listing never waits on one
     print_listing(
         sync,
         providers,
-        sources=source_reports(sources.discoveries(), sources.settlement, sources.totals),
+        sources=source_reports(sources.surveys(), sources.settlement, sources.totals),
     )
     failures = read_failures(sync)
     if failures.nothing_read:  # a server on this cache_dir would serve no module at all

@@ -4,8 +4,8 @@ when a stop is asked for (SIGTERM), before the requests in flight are drained, s
 stopping server starts no new fetch, and again, harmlessly, when the lifespan ends.
 
 Of several workers on one host (`gitreg serve --workers N`), only the first polls, fetches at
-start-up, watches local repositories and discovers the sources at their interval; every worker
-follows what the others fetch into the shared clones (`shared_cache.py`) and discover
+start-up, watches local repositories and surveys the sources at their interval; every worker
+follows what the others fetch into the shared clones (`shared_cache.py`) and survey
 (`shared_sources.py`), and each handles the webhooks and clients that reach it."""
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from collections.abc import Callable
 from functools import partial
 
 from gitreg.background_share import SHARED
-from gitreg.freshness.discovering import discover_sources
-from gitreg.freshness.discovery_queue import DiscoveryQueue
 from gitreg.freshness.live import LiveCatalog
 from gitreg.freshness.poller import Poller
 from gitreg.freshness.release_reads import ReleaseReads
 from gitreg.freshness.shared_cache import follow_shared_cache
-from gitreg.freshness.shared_sources import follow_shared_discoveries
+from gitreg.freshness.shared_sources import follow_shared_surveys
+from gitreg.freshness.survey_queue import SurveyQueue
+from gitreg.freshness.surveying import survey_sources
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.freshness.watching import watch_catalog, watch_repositories
 from gitreg.git.location import RepoLocation
@@ -50,7 +50,7 @@ class BackgroundWork:
         self.live = live
         self.sync = sync
         self.syncs = syncs
-        self.discoveries = DiscoveryQueue(live)  # sources discovered: at their interval, by webhook
+        self.surveys = SurveyQueue(live)  # sources surveyed: at their interval, by webhook
         # Providers' release lists read from their forges: at their interval, by webhook.
         self.release_reads = ReleaseReads(self._providers)
         self.worker = worker  # which of several workers (None: the only server process)
@@ -70,11 +70,11 @@ class BackgroundWork:
         if self.fetcher:
             self._tasks.append(asyncio.create_task(Poller(sync).run()))
             self._tasks.append(asyncio.create_task(watch_repositories(sync, self.syncs)))
-            # The sources too, at their interval; a webhook's discovery runs where it arrived.
-            self._tasks.append(asyncio.create_task(discover_sources(self.discoveries)))
+            # The sources too, at their interval; a webhook's survey runs where it arrived.
+            self._tasks.append(asyncio.create_task(survey_sources(self.surveys)))
         if self.worker is not None:
             self._tasks.append(asyncio.create_task(follow_shared_cache(sync, self.syncs)))
-            self._tasks.append(asyncio.create_task(follow_shared_discoveries(self.live)))
+            self._tasks.append(asyncio.create_task(follow_shared_surveys(self.live)))
         catalog = sync.snapshot.catalog
         if catalog.watch_catalog:
             self._tasks.append(asyncio.create_task(watch_catalog(catalog.source, self.live.reload)))
@@ -222,7 +222,7 @@ class BackgroundWork:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self.syncs.close()
-        self.discoveries.close()
+        self.surveys.close()
         self.release_reads.close()
 
     async def close(self) -> None:

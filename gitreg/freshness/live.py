@@ -22,7 +22,7 @@ from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.sync import ModuleSync
 from gitreg.paced import paced
 from gitreg.providers.hosted import Providers
-from gitreg.sources.discovered import SourceDiscoveries
+from gitreg.sources.surveys import SourceSurveys
 from gitreg.state.configured import open_state
 from gitreg.state.shared import SharedState
 from gitreg.world.next_world import NextWorld
@@ -42,12 +42,12 @@ def open_world(
     on_swap: Callable[[], None] | None = None,
     auth_counts: Counter[tuple[str, str]] | None = None,
 ) -> tuple[CurrentWorld, ModuleSync]:
-    """The first world of `catalog` and of what its sources last discovered, every repository
+    """The first world of `catalog` and of what its sources' last surveys found, every repository
     listed and none read yet (a server then reads the clones, `ModuleSync.read_clones`, and
     fetches), and the module sync that keeps its snapshot fresh. `serve`, `demo`, the tests
     and the benches all start here."""
-    current = CurrentWorld(SourceDiscoveries(catalog), auth_counts)
-    # What the sources discovered before this start (cache_dir/sources.json) serves at once.
+    current = CurrentWorld(SourceSurveys(catalog), auth_counts)
+    # What the sources' surveys found before this start (cache_dir/sources.json) serves at once.
     catalog = current.sources.served(catalog)
     shared = open_state(catalog)
     snapshot = RegistrySnapshot.serving(catalog, ledger_for=shared.ledger)
@@ -94,14 +94,14 @@ class LiveCatalog:
                 return False
             return await self._serve(declared)
 
-    async def rediscovered(self) -> bool:
-        """Serve what the sources discovered now, beside registry.yaml as last read: a changed
+    async def surveyed(self) -> bool:
+        """Serve what the sources' surveys found now, beside registry.yaml as last read: a changed
         set of modules, prepared and swapped in as a reload of registry.yaml is."""
         async with self._lock:
             return await self._serve(self.current.sources.declared)
 
     async def _serve(self, declared: Catalog) -> bool:
-        """Serve `declared` beside what the sources discovered: the next world prepared, swapped
+        """Serve `declared` beside what the sources' surveys found: the next world prepared, swapped
         in, the repositories it added fetched, what changed said; in that order."""
         composed = self.current.sources.composed(declared)
         catalog = composed.served

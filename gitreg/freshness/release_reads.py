@@ -1,6 +1,6 @@
 """Reads of a provider's release list on its forge, asked by its interval and by webhooks (a
 release event, a tag push): at most one running and one waiting per provider, whatever arrives,
-as the discovery queue bounds a source's discoveries.
+as the survey queue bounds a source's surveys.
 
 Nothing waits on these reads: a start serves what cache_dir holds of each provider's releases at
 once, and the first reads run here, beside the requests. The one waiting matters, since a release

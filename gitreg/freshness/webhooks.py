@@ -12,7 +12,7 @@ Each forge has its own headers, payload and secret scheme:
 
 Events about a repository's being (created, deleted, archived, renamed, its topics edited) name
 the group, organization or project it is in: a `sources:` entry of that forge and scope is
-discovered again. GitHub and Gitea/Forgejo send `repository` events from an organization's hook;
+surveyed again. GitHub and Gitea/Forgejo send `repository` events from an organization's hook;
 GitLab sends `project_create` and its kin from system hooks (`X-Gitlab-Event: System Hook`) and
 project events from group hooks (`Project Hook`); Bitbucket Data Center sends `repo:modified` (a
 rename) but has no event for a repository created: its new repositories come at the interval.
@@ -50,8 +50,8 @@ class Push:
     urls: tuple[str, ...]
     triggers: bool  # a push (of tags or anything): worth a refresh
     # An event about a repository's being, and the paths of the groups, organizations or
-    # projects it names (both sides of a rename or a transfer): worth a discovery of them.
-    discovers: bool = False
+    # projects it names (both sides of a rename or a transfer): worth a survey of them.
+    asks_survey: bool = False
     owners: tuple[str, ...] = ()
     releases: bool = False  # a release published, edited or deleted: its tag may be new too
 

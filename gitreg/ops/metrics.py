@@ -16,8 +16,8 @@ from gitreg.mirror.origin import OriginRegistry
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.status import StatusBoard
 from gitreg.providers.hosted import Providers
-from gitreg.sources.discovered import SourceDiscoveries
-from gitreg.sources.stats import OUTCOMES as DISCOVERY_OUTCOMES
+from gitreg.sources.stats import OUTCOMES as SURVEY_OUTCOMES
+from gitreg.sources.surveys import SourceSurveys
 
 
 class CountedModules(Protocol):
@@ -209,14 +209,14 @@ class AuthCollector(Collector):
 
 
 class SourceCollector(Collector):
-    """Each source's discoveries in this process, by outcome, and what their listings counted;
+    """Each source's surveys in this process, by outcome, and what their listings counted;
     labelled by its key path in registry.yaml (`sources[0]`), never its URL or token."""
 
-    def __init__(self, sources: SourceDiscoveries) -> None:
+    def __init__(self, sources: SourceSurveys) -> None:
         self.sources = sources
 
     def collect(self) -> Iterator[Metric]:
-        discoveries = CounterMetricFamily(
+        surveys = CounterMetricFamily(
             "gitreg_source_discoveries",
             "Discoveries of a source, by outcome (ok, unavailable, refused, held)",
             labels=["source", "outcome"],
@@ -229,15 +229,15 @@ class SourceCollector(Collector):
                 ("errors", "Listings of a source that ended in a fault other than a wait"),
             )
         }
-        for spec, _ in self.sources.discoveries():
+        for spec, _ in self.sources.surveys():
             totals = self.sources.totals(spec)
             # Every outcome, from zero: an alert on a rate sees the first failure.
-            for outcome in DISCOVERY_OUTCOMES:
-                discoveries.add_metric([spec.key_path, outcome], totals.discoveries[outcome])
+            for outcome in SURVEY_OUTCOMES:
+                surveys.add_metric([spec.key_path, outcome], totals.surveys[outcome])
             counted["api_calls"].add_metric([spec.key_path], totals.api_calls)
             counted["rate_limit_waits"].add_metric([spec.key_path], totals.rate_limit_waits)
             counted["errors"].add_metric([spec.key_path], totals.errors)
-        yield discoveries
+        yield surveys
         yield from counted.values()
 
 
@@ -283,7 +283,7 @@ def exposition(
     webhooks: Counter[tuple[str, str]],
     providers: ProviderCollector | None = None,
     auth: Counter[tuple[str, str]] | None = None,
-    sources: SourceDiscoveries | None = None,
+    sources: SourceSurveys | None = None,
     memory: ServingMemory | None = None,
 ) -> bytes:
     collectors = CollectorRegistry(auto_describe=False)

@@ -25,7 +25,7 @@ async def status(request: Request) -> JSONResponse:
     state = state_of(request)
     modules, side = state.modules, world_of(request).side
     origin = side.read_through.origin if side.read_through else None
-    discovered = state.current.sources
+    sources = state.current.sources
     pending = [str(entry.spec) for entry in side.providers.entries() if entry.pending]
     return JSONResponse(
         {
@@ -38,9 +38,7 @@ async def status(request: Request) -> JSONResponse:
             ).body(),
             "sources": [
                 asdict(r)
-                for r in source_reports(
-                    discovered.discoveries(), discovered.settlement, discovered.totals
-                )
+                for r in source_reports(sources.surveys(), sources.settlement, sources.totals)
             ],
             "providers": [asdict(r) for r in provider_reports(side.providers)],
             "mirror_origins": [asdict(h) for h in origin_reports(origin)],

@@ -1,6 +1,6 @@
 """Webhook endpoints: verify the forge's signature, answer at once, refresh in the background
 only the catalogued repositories the payload names (and read again the release lists of the
-providers whose releases are in one), or discover again the sources whose group an event about a
+providers whose releases are in one), or survey again the sources whose group an event about a
 repository's being (created, deleted, renamed...) names.
 
 The answer is what the forge's delivery log shows: 202 when a refresh started; 200 when the
@@ -52,10 +52,10 @@ async def receive(request: Request) -> Response:
     if delivery.outcome == "no_repository":
         warning = "none of the repositories named is in the registry's catalog: nothing to refresh"
         return JSONResponse({"refreshing": [], "named": named, "warning": warning})
-    if delivery.discover:
-        for spec in delivery.discover:
-            state.background.discoveries.request(spec)  # coalesced, as syncs are
-        discovering = [spec.key_path for spec in delivery.discover]
+    if delivery.survey:
+        for spec in delivery.survey:
+            state.background.surveys.request(spec)  # coalesced, as syncs are
+        discovering = [spec.key_path for spec in delivery.survey]
         return JSONResponse({"discovering": discovering, "refreshing": [], "named": named}, 202)
     for location in delivery.refresh:
         state.syncs.request(location, "webhook")  # coalesced: a flood costs one fetch or two

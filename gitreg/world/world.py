@@ -19,7 +19,7 @@ from gitreg.catalog.model import Catalog
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
 from gitreg.modules.snapshot import RegistrySnapshot
-from gitreg.sources.discovered import SourceDiscoveries
+from gitreg.sources.surveys import SourceSurveys
 from gitreg.state.shared import SharedState
 from gitreg.world.provider_side import ProviderSide
 
@@ -41,11 +41,11 @@ class CurrentWorld:
 
     def __init__(
         self,
-        sources: SourceDiscoveries,
+        sources: SourceSurveys,
         auth_counts: Counter[tuple[str, str]] | None = None,
     ) -> None:
         self._world: World | None = None
-        # What the catalog's sources last discovered: an input of every world, beside
+        # What the catalog's sources' last surveys found: an input of every world, beside
         # registry.yaml (the catalog a world serves holds both).
         self.sources = sources
         self._lock = threading.Lock()
