@@ -302,7 +302,7 @@ def _list_modules(entries: Iterable[ModuleEntry]) -> tuple[ListedModule, ...]:
     urls: dict[object, str | None] = {}
     for entry in entries:
         release = newest(entry.versions.releases)
-        if release is None or not entry.spec.listed:
+        if release is None or entry.spec.hidden:
             continue
         spec = entry.spec
         if spec.repo not in urls:
@@ -329,7 +329,7 @@ def _providers_of(entries: Iterable[ProviderEntry]) -> list[ListedProvider]:
     listed = []
     for entry in entries:
         release = newest(entry.releases)
-        if release is None or not entry.spec.listed:
+        if release is None or entry.spec.hidden:
             continue
         spec = entry.spec
         url = web_url(spec.repo) if spec.repo is not None else None

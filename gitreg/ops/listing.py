@@ -106,8 +106,8 @@ def _modules(snapshot: RegistrySnapshot) -> list[str]:
         details.append(f"moved tags: {spec.moved_tags}, deleted tags: {spec.deleted_tags}")
         lines.append(f"  {', '.join(details)}")
         if spec.removed:
-            unlisted = "" if spec.listed else ", and it is left out of lists and search"
-            lines.append(f"  removed from its source: its published versions still serve{unlisted}")
+            hidden = ", and it is left out of lists and search" if spec.hidden else ""
+            lines.append(f"  removed from its source: its published versions still serve{hidden}")
         if entry is None:
             continue
         for release in entry.versions.releases:
@@ -140,8 +140,8 @@ def _providers(catalog: Catalog, providers: Providers) -> list[str]:
             details.append(f"repo {without_userinfo(str(spec.repo))}, tags {tags}")
         lines.append(f"    {', '.join(details)}")
         if spec.removed:
-            unlisted = "" if spec.listed else ", and it is left out of lists"
-            lines.append(f"    removed from its source: what was fetched still serves{unlisted}")
+            hidden = ", and it is left out of lists" if spec.hidden else ""
+            lines.append(f"    removed from its source: what was fetched still serves{hidden}")
         if entry is None:
             continue
         for release in entry.releases:

@@ -42,10 +42,10 @@ class Settlement:
 
     @property
     def specs(self) -> tuple[ModuleSpec, ...]:
-        """What serves: a removed module's spec marked, a hidden one's unlisted too (its
-        versions resolve all the same)."""
+        """What serves: a removed module's spec marked so, and hidden under on_removed: hide
+        (its versions resolve all the same)."""
         return tuple(
-            replace(m.spec, removed=True, listed=not m.hidden) if m.removed else m.spec
+            replace(m.spec, removed=True, hidden=m.hidden) if m.removed else m.spec
             for m in self.served
         )
 
@@ -53,7 +53,7 @@ class Settlement:
     def provider_specs(self) -> tuple[ProviderSpec, ...]:
         """The providers that serve, a removed one's marked (its forge no longer read)."""
         return tuple(
-            replace(p.spec, removed=True, listed=not p.hidden) if p.removed else p.spec
+            replace(p.spec, removed=True, hidden=p.hidden) if p.removed else p.spec
             for p in self.providers
         )
 

@@ -233,7 +233,7 @@ def test_a_repository_gone_from_its_source_keeps_serving_what_was_fetched(
         assert found is not None and found.removed == ("platform/terraform-provider-widget",)
         served = sources.served(catalog)
         (widget,) = served.providers
-        assert widget.removed and widget.listed
+        assert widget.removed and not widget.hidden
         asked = release_lists(p.forge)
         providers = served_versions(served, previous=providers)
         assert versions(providers, "acme", "widget") == ["1.0.0"]

@@ -118,8 +118,8 @@ def test_hidden_modules_are_served_unlisted(write_catalog: WriteCatalog, tmp_pat
     sources.survey(spec)
     (tmp_path / "srv" / "terraform-aws-dns").rename(tmp_path / "gone")
     assert sources.survey(spec) is True
-    served = {str(m.address): m.listed for m in sources.served(catalog).modules}
-    assert served == {"infra/keep/generic": True, "local/dns/aws": False, "local/vpc/aws": True}
+    hidden = {str(m.address): m.hidden for m in sources.served(catalog).modules}
+    assert hidden == {"infra/keep/generic": False, "local/dns/aws": True, "local/vpc/aws": False}
 
 
 def test_a_survey_read_back_is_the_one_written(write_catalog: WriteCatalog, tmp_path: Path) -> None:
