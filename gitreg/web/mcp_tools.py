@@ -1,6 +1,7 @@
 """What the MCP tools answer, for a request: the modules and providers its sender may read, as
-`/v1/modules` shows them (the same gate, the same listing), in Markdown for a person or a model
-to read and as structured data beside it. One function a tool; `web/mcp.py` registers them."""
+`/v1/modules` shows them (the same gate, the same directory view), in Markdown for a person or
+a model to read and as structured data beside it. One function a tool; `web/mcp.py` registers
+them."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from typing import Any
 from starlette.requests import Request
 
 from gitreg.address import ModuleAddress, ProviderAddress
-from gitreg.directory.listing import ListedModule, newest
 from gitreg.directory.repository_url import web_url
 from gitreg.directory.search import query_problem, search, search_providers
+from gitreg.directory.view import DirectoryModule, newest
 from gitreg.docs.model import FolderDocs, ModuleDocs
 from gitreg.errors import ClientError, NotFound
 from gitreg.modules.index import ModuleEntry
@@ -21,7 +22,7 @@ from gitreg.pages.provider_view import snippet as provider_snippet
 from gitreg.pages.usage import constraint, latest_release, module_snippet
 from gitreg.providers.hosted import ProviderEntry
 from gitreg.web import access
-from gitreg.web.listings import listing_for
+from gitreg.web.directory import directory_for
 from gitreg.web.modules import normalised, release_of
 from gitreg.web.providers import deprecation_warnings
 from gitreg.web.registry_json import Json, details_json, module_json
@@ -44,7 +45,7 @@ async def search_modules(request: Request, query: str, offset: int) -> Answer:
         raise ClientError(problem)
     if offset < 0:
         raise ClientError(f"current_offset must be 0 or more, not {offset}")
-    found = search(await listing_for(request), query)
+    found = search(await directory_for(request), query)
     page = found[offset : offset + PAGE]
     lines = [f"{len(found)} module{'s' * (len(found) != 1)} match {query!r}" if query else ""]
     lines[0] = lines[0] or f"{len(found)} module{'s' * (len(found) != 1)}"
@@ -60,12 +61,12 @@ async def search_modules(request: Request, query: str, offset: int) -> Answer:
         "total": len(found),
         "offset": offset,
         "next_offset": offset + len(page) if more else None,
-        "modules": [_listed(m) for m in page],
+        "modules": [_module_json(m) for m in page],
     }
     return Answer("\n".join(lines), data)
 
 
-def _listed(m: ListedModule) -> Json:
+def _module_json(m: DirectoryModule) -> Json:
     return {
         "module_id": f"{m.address}/{m.version}",
         "namespace": m.namespace,
@@ -218,7 +219,7 @@ async def search_providers_answer(request: Request, query: str, offset: int) -> 
         raise ClientError(problem)
     if offset < 0:
         raise ClientError(f"current_offset must be 0 or more, not {offset}")
-    found = search_providers(await listing_for(request), query)
+    found = search_providers(await directory_for(request), query)
     page = found[offset : offset + PAGE]
     lines = [f"{len(found)} provider{'s' * (len(found) != 1)}" + (":" if page else ".")]
     rows = []
