@@ -13,7 +13,7 @@ from gitreg.git.location import RepoLocation
 from gitreg.modules.acceptance import accept as accept_moved_tag
 from gitreg.modules.sync import ModuleSync
 from gitreg.ops.docs_text import print_docs
-from gitreg.ops.listing import print_listing, read_failures
+from gitreg.ops.list_text import print_list, read_failures
 from gitreg.ops.source_reports import source_reports
 from gitreg.providers.hosted import Providers
 from gitreg.sources.surveys import SourceSurveys
@@ -25,7 +25,7 @@ def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
     when they do not exist yet (or with --fetch), so the repositories' state is the server's."""
     # The sources as a server on this cache_dir last surveyed them (cache_dir/sources.json);
     # with --fetch, surveyed again first (nothing written: the server's surveys stay its
-    # own), and the listing says what this run's surveys counted.
+    # own), and the list says what this run's surveys counted.
     sources = SourceSurveys(catalog)
     if args.fetch and not args.offline:
         for spec in catalog.sources:
@@ -38,8 +38,8 @@ def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
 
     sync.refresh(fetch=fetch, mechanism="cli")
     providers = Providers(sync.snapshot.catalog, sync)  # with the found ones
-    providers.refresh()  # what cache_dir holds of forges' releases: a listing never waits on one
-    print_listing(
+    providers.refresh()  # what cache_dir holds of forges' releases: the list never waits on one
+    print_list(
         sync,
         providers,
         sources=source_reports(sources.surveys(), sources.settlement, sources.totals),

@@ -22,7 +22,7 @@ _USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class ReadFailures:
-    """The module repositories a listing could not read (none of their versions is known), and
+    """The module repositories `gitreg list` could not read (none of their versions is known), and
     those whose last fetch failed (listed as their clones hold them), each with why."""
 
     unread: tuple[tuple[str, str], ...]
@@ -68,11 +68,11 @@ def _plain(why: str, url: str) -> str:
 
 def without_userinfo(text: str) -> str:
     """URLs in `text` without their user part: a token may be given as the user name
-    (`https://TOKEN@host/...`), and a listing is pasted into tickets."""
+    (`https://TOKEN@host/...`), and `gitreg list`'s text is pasted into tickets."""
     return _USERINFO.sub(r"\1", text)
 
 
-def print_listing(
+def print_list(
     modules: ModuleStatuses,
     providers: Providers,
     out: Out = print,
