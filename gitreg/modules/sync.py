@@ -214,8 +214,8 @@ class ModuleSync:
         expect: Mapping[str, str] | None = None,
     ) -> bool:
         """Fetch one repository and swap in its versions; False when the fetch or read failed.
-        `expect`: the remote's tags, as a poll listed them (no fetch if the clone holds them by
-        its turn: another worker fetched them meanwhile).
+        `expect`: the remote's tags, as a poll's ls-remote saw them (no fetch if the clone holds
+        them by its turn: another worker fetched them meanwhile).
 
         A repository that cannot be fetched keeps the versions it had, or, at start-up, serves
         what its clone already holds: a Git server outage never removes a version.
@@ -304,7 +304,7 @@ class ModuleSync:
             self._count(mechanism, "skipped")
             return False
         try:
-            listing = clone.list_remote()
+            remote = clone.ls_remote()
         except FetchStopped:
             raise  # no failure of the repository's: nothing recorded
         except SourceError as exc:
@@ -313,7 +313,7 @@ class ModuleSync:
             self._set_status(clone, lambda s: s.failed(message))
             raise
         try:
-            unchanged = clone.holds(listing)
+            unchanged = clone.holds(remote)
         except SourceError:
             unchanged = False
         fingerprint = status.fingerprint
@@ -326,7 +326,7 @@ class ModuleSync:
                 clone, lambda s: s.succeeded(when, s.fingerprint or fingerprint, mechanism)
             )
             return False
-        if not self.sync_repo(location, mechanism, expect=listing.tags()):
+        if not self.sync_repo(location, mechanism, expect=remote.tags()):
             raise SourceError(self.status[location].last_error or f"fetch from {location} failed")
         return True
 
