@@ -117,9 +117,9 @@ def main() -> None:
         (root / "registry.yaml").write_text(
             "cache_dir: cache\nmodules:\n  - {namespace: bench, name: big, system: generic, repo: big}\n"
         )
-        registry = ModuleSync(load_catalog(root / "registry.yaml"))
-        registry.refresh()
-        entry = registry.snapshot.index.get("bench", "big", "generic")
+        sync = ModuleSync(load_catalog(root / "registry.yaml"))
+        sync.refresh()
+        entry = sync.snapshot.index.get("bench", "big", "generic")
         assert entry is not None
         releases = sorted(entry.versions.releases, key=lambda r: r.tag)
         files = len(git(repo, "ls-files", "*.tf", "**/*.tf", "README.md").splitlines())

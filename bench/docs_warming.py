@@ -65,9 +65,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        registry = ModuleSync(load_catalog(_catalog(root, args.modules)))
-        registry.refresh()
-        entries = registry.snapshot.index.entries()
+        sync = ModuleSync(load_catalog(_catalog(root, args.modules)))
+        sync.refresh()
+        entries = sync.snapshot.index.entries()
         print(f"{args.modules} modules, one docs build each")
         print(
             f"{'rests':>6} {'wall s':>8} {'CPU s':>7} {'CPU/wall':>9} {'ms/module':>10} {'RSS MiB':>8}"

@@ -49,12 +49,12 @@ def main() -> None:
         warmed = warm(config)
         if warmed is not None:
             print(f"first clone of every repository (cold, not a figure below): {warmed:.1f} s")
-        registry = ModuleSync(load_catalog(config))
-        registry.read_clones()
+        sync = ModuleSync(load_catalog(config))
+        sync.read_clones()
         gc.freeze()  # as `gitreg serve` does once its clones are read: no collection walks them
-        poller = Poller(registry)
-        locations = list(registry.snapshot.clones)
-        concurrency = registry.snapshot.catalog.freshness.poll_concurrency
+        poller = Poller(sync)
+        locations = list(sync.snapshot.clones)
+        concurrency = sync.snapshot.catalog.freshness.poll_concurrency
 
         def ours() -> None:
             with ThreadPoolExecutor(concurrency) as pool:
@@ -68,7 +68,7 @@ def main() -> None:
         rows = []
         for _ in range(args.rounds):
             rows.append((wall_and_cpu(xargs), wall_and_cpu(ours)))
-            fetched = registry.sync_counts[("poll", "ok")]
+            fetched = sync.sync_counts[("poll", "ok")]
             assert fetched == 0, f"nothing changed, yet {fetched} repositories were fetched"
             failed = sum(poller.failures.values())
             assert failed == 0, f"{failed} polls failed"

@@ -201,7 +201,7 @@ def _parser() -> argparse.ArgumentParser:
         "list",
         list_modules,
         "show every module and provider, their versions, and what was ignored or refused",
-        "error",  # what could not be read is said in the listing, plainly, not as log lines
+        "error",  # what could not be read is said in the list's text, plainly, not as log lines
         frozenset({"git", "state"}),
     )
     sub.add_argument("--offline", action="store_true", help="never fetch, not even new mirrors")

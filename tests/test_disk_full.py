@@ -65,10 +65,10 @@ def test_a_full_cache_disk_loses_nothing_served(tmp_path: Path) -> None:
             location = httpx.get(f"{base}/1.0.0/download").headers["x-terraform-get"]
             filler = _fill(cache)
             repo.release("v1.1.0", module_files("1.1.0"))
-            (location_of,) = list(server.registry.snapshot.clones)
+            (location_of,) = list(server.sync.snapshot.clones)
             for _ in range(3):  # a poll each: the fetch or the status write fails for want of room
                 with contextlib.suppress(SourceError):
-                    server.registry.poll_repo(location_of)
+                    server.sync.poll_repo(location_of)
             versions = httpx.get(f"{base}/versions")
             assert versions.status_code == 200
             listed = [v["version"] for v in versions.json()["modules"][0]["versions"]]
@@ -77,7 +77,7 @@ def test_a_full_cache_disk_loses_nothing_served(tmp_path: Path) -> None:
             assert archive.status_code == 503 and "retry-after" in archive.headers
             assert not _temporaries(cache)  # no half-written archive, status or ledger
             filler.unlink()
-            server.registry.poll_repo(location_of)
+            server.sync.poll_repo(location_of)
             listed = httpx.get(f"{base}/versions").json()["modules"][0]["versions"]
             assert [v["version"] for v in listed] == ["1.1.0", "1.0.0"]
             assert httpx.get(f"{server.url}{location}").status_code == 200

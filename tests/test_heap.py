@@ -59,14 +59,14 @@ def test_a_new_tag_is_served_at_once_from_a_frozen_index(tmp_path: Path) -> None
         RegistryServer(catalog, on_swap=freezer.swapped) as server,
         httpx.Client(base_url=server.url) as client,
     ):
-        registry = server.registry
+        sync = server.sync
         freezer.freeze_now(full=True)  # as `gitreg serve` does once it has read its clones
         assert _listed(client) == ["1.0.0"]
         first = client.get("/v1/modules/org/mod/x/1.0.0/download")
 
         commit = repo.release("v1.1.0", module_files("1.1.0"))
         refreezes = freezer.refreezes
-        registry.sync_repo(registry.snapshot.index.entries()[0].spec.repo, "webhook")
+        sync.sync_repo(sync.snapshot.index.entries()[0].spec.repo, "webhook")
         # Served from the moment of the swap, whether the refreeze it asked for ran yet or not.
         assert _listed(client) == ["1.1.0", "1.0.0"]
         download = client.get("/v1/modules/org/mod/x/1.1.0/download")
@@ -83,15 +83,15 @@ def test_reloads_do_not_grow_the_heap(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "repo")
     repo.release("v1.0.0", module_files("1.0.0"))
     freezer = Freezer(delay=3600.0)  # refrozen below, after each reload, as the timer would
-    registry = ModuleSync(load_catalog(_catalog(tmp_path, 20)), on_swap=freezer.swapped)
-    registry.refresh()
+    sync = ModuleSync(load_catalog(_catalog(tmp_path, 20)), on_swap=freezer.swapped)
+    sync.refresh()
     freezer.freeze_now(full=True)
     tracemalloc.start()
     try:
         sizes, objects = [], []
         for n in range(100):
             # A module added, then taken away again: every reload builds a new catalog.
-            registry.apply_catalog(load_catalog(_catalog(tmp_path, 20 + n % 2)))
+            sync.apply_catalog(load_catalog(_catalog(tmp_path, 20 + n % 2)))
             freezer.freeze_now()
             sizes.append(tracemalloc.get_traced_memory()[0])
             objects.append(len(gc.get_objects()) + gc.get_freeze_count())
@@ -114,8 +114,8 @@ def test_start_up_keeps_the_collector_off_then_freezes_what_it_read_without_a_wa
     freezer.start_up()  # as `gitreg serve` does before it opens its world
     try:
         assert not gc.isenabled()
-        registry = ModuleSync(load_catalog(_catalog(tmp_path, 5)), on_swap=freezer.swapped)
-        registry.refresh()  # swaps: `settled` freezes what they made, not a refreeze each
+        sync = ModuleSync(load_catalog(_catalog(tmp_path, 5)), on_swap=freezer.swapped)
+        sync.refresh()  # swaps: `settled` freezes what they made, not a refreeze each
         assert freezer._timer is None and freezer.refreezes == 0
         walks = [generation["collections"] for generation in gc.get_stats()]
         frozen = gc.get_freeze_count()
@@ -123,7 +123,7 @@ def test_start_up_keeps_the_collector_off_then_freezes_what_it_read_without_a_wa
         assert gc.isenabled() and freezer.refreezes == 1
         assert gc.get_freeze_count() > frozen  # what start-up read is frozen...
         assert [generation["collections"] for generation in gc.get_stats()] == walks  # unwalked
-        assert registry.snapshot.index.get("org", "mod", "x") is not None
+        assert sync.snapshot.index.get("org", "mod", "x") is not None
     finally:
         gc.enable()
 
@@ -140,7 +140,7 @@ def test_a_start_up_that_fails_still_turns_the_collector_back_on(
         def broken(*_: object) -> int:
             raise RuntimeError("a defect while the clones are read")
 
-        monkeypatch.setattr(state.registry, "read_clones", broken)
+        monkeypatch.setattr(state.background.sync, "read_clones", broken)
         with pytest.raises(RuntimeError, match="a defect"):
             asyncio.run(state.background._read_at_start(freezer.settled))
         assert gc.isenabled() and freezer.refreezes == 1

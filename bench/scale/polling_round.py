@@ -43,14 +43,14 @@ def polling_round(config: Path) -> Round:
     from gitreg.freshness.poller import Poller
     from gitreg.modules.sync import ModuleSync
 
-    registry = ModuleSync(load_catalog(config))
+    sync = ModuleSync(load_catalog(config))
     start = time.perf_counter()
-    registry.read_clones()
+    sync.read_clones()
     read = time.perf_counter() - start
     gc.freeze()
-    poller = Poller(registry)
-    locations = list(registry.snapshot.clones)
-    concurrency = registry.snapshot.catalog.freshness.poll_concurrency
+    poller = Poller(sync)
+    locations = list(sync.snapshot.clones)
+    concurrency = sync.snapshot.catalog.freshness.poll_concurrency
 
     def ours() -> None:
         with ThreadPoolExecutor(concurrency) as pool:
@@ -85,7 +85,7 @@ def polling_round(config: Path) -> Round:
         timed,
         baseline,
         sum(poller.failures.values()),
-        registry.sync_counts[("poll", "ok")],
+        sync.sync_counts[("poll", "ok")],
         failed_calls,
     )
 

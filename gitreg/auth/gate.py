@@ -16,7 +16,7 @@ from pathlib import Path
 from gitreg.auth.authorization import bearer_token
 from gitreg.auth.browser_sessions import BrowserSessions
 from gitreg.auth.git_access import GitAccess, check_url
-from gitreg.auth.git_listing import GitAsk, Opens, opened_by_git
+from gitreg.auth.git_opened import GitAsk, Opens, opened_by_git
 from gitreg.auth.issued import IssuedPrincipals
 from gitreg.auth.login import CALLBACK, Login
 from gitreg.auth.oidc import OidcVerifier

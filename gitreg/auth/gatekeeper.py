@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
-from gitreg.auth.git_listing import Opens
+from gitreg.auth.git_opened import Opens
 from gitreg.auth.issued import Identity
 from gitreg.auth.login import Login
 from gitreg.auth.principal import Principal

@@ -141,7 +141,7 @@ class _Reader(
         signing = self.signing(top)
         sources = tuple(self.sources(top))
         served = ("modules", "sources", "providers")
-        if not (any(_listed(top, key) for key in served) or "mirror" in top):
+        if not (any(_has_entries(top, key) for key in served) or "mirror" in top):
             # A registry of the network mirror alone says so with a mirror: section.
             self.problem(
                 "modules",
@@ -274,8 +274,8 @@ class _Reader(
         return result
 
 
-def _listed(top: yamldoc.Mapping, key: str) -> bool:
-    """Whether `key` lists anything (a value that is no list is reported on its own)."""
+def _has_entries(top: yamldoc.Mapping, key: str) -> bool:
+    """Whether `key` has entries (a value that is no list is reported on its own)."""
     value = top.get(key)
     if value is None:
         return False

@@ -1,7 +1,7 @@
 """The `sources:` section of registry.yaml, read by the same reader as the rest (key path and line).
 
-A source is a Git server's group or a local folder whose repositories are discovered rather than
-listed. See docs/sources.md."""
+A source is a Git server's group or a local folder whose repositories are surveyed rather than
+named one by one. See docs/sources.md."""
 
 from __future__ import annotations
 

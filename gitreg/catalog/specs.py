@@ -50,9 +50,9 @@ class ModuleSpec:
     # A discovered module whose repository left its source (or was archived, or no longer
     # declares it): its published versions still serve, and pages and status say so.
     removed: bool = False
-    # False: such a module under on_removed: hide: its versions still resolve, but lists and
+    # True: such a module under on_removed: hide: its versions still resolve, but lists and
     # search leave it out.
-    listed: bool = True
+    hidden: bool = False
     deprecated: tuple[Deprecation, ...] = ()
 
 
@@ -123,7 +123,7 @@ class ProviderSpec:
     # A discovered provider whose repository left its source (or was archived): what was
     # fetched into `artifacts` still serves, its forge no longer read; pages and status say so.
     removed: bool = False
-    listed: bool = True  # False: removed under on_removed: hide, left out of lists
+    hidden: bool = False  # True: removed under on_removed: hide, left out of lists
     deprecated: tuple[Deprecation, ...] = ()
 
     @property

@@ -25,7 +25,7 @@ from gitreg.modules.resolve import a_few, no_version_text, slips
 from gitreg.modules.sync import ModuleSync
 from gitreg.oci.names import module_repository
 from gitreg.providers.hosted import Providers
-from gitreg.sources.discovered import SourceDiscoveries
+from gitreg.sources.surveys import SourceSurveys
 
 Key = tuple[str, str, str]
 
@@ -47,8 +47,8 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
         spec.key: f"providers[{i}].{'releases' if spec.releases else 'artifacts'}"
         for i, spec in enumerate(catalog.providers)
     }
-    catalog = _discovered(catalog, problems, warnings, paths, provider_paths)
-    registry = ModuleSync(catalog)
+    catalog = _surveyed(catalog, problems, warnings, paths, provider_paths)
+    sync = ModuleSync(catalog)
 
     def reach(clone: BareClone) -> str | None:
         try:
@@ -57,16 +57,16 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
             return str(exc)
         return None
 
-    clones = registry.snapshot.clones
+    clones = sync.snapshot.clones
     with ThreadPoolExecutor(8) as pool:
         errors = dict(zip(clones, pool.map(reach, clones.values()), strict=True))
     for location, error in errors.items():
-        for spec in registry.snapshot.specs[location] if error else ():
+        for spec in sync.snapshot.specs[location] if error else ():
             problems.append(f"{paths[spec.address.key]}.repo: {error}")
-    registry.refresh()
-    problems += _versionless(registry, paths)
-    warnings += _slipped_tags(registry, paths)
-    providers = Providers(catalog, registry)
+    sync.refresh()
+    problems += _versionless(sync, paths)
+    warnings += _slipped_tags(sync, paths)
+    providers = Providers(catalog, sync)
     providers.refresh(poll_forges=True)  # every forge's release list, several at once
     for provider in providers.entries():
         where = provider_paths[provider.spec.key]
@@ -87,19 +87,19 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def _discovered(
+def _surveyed(
     catalog: Catalog,
     problems: list[str],
     warnings: list[str],
     paths: dict[Key, str],
     provider_paths: dict[tuple[str, str], str],
 ) -> Catalog:
-    """Every source discovered once (nothing written to cache_dir: a server's last discovery
-    stays its own); the catalog with what they discovered, each discovered module's and
+    """Every source surveyed once (nothing written to cache_dir: a server's last survey
+    stays its own); the catalog with what they found, each found module's and
     provider's path being its source and repository."""
-    sources = SourceDiscoveries(catalog)
+    sources = SourceSurveys(catalog)
     for spec in catalog.sources:
-        sources.discover(spec, write=False)
+        sources.survey(spec, write=False)
         found = sources.last(spec)
         if found is None:
             continue
@@ -165,21 +165,21 @@ def _plain_http_warnings(catalog: Catalog) -> list[str]:
     return warnings
 
 
-def _versionless(registry: ModuleSync, paths: dict[Key, str]) -> list[str]:
+def _versionless(sync: ModuleSync, paths: dict[Key, str]) -> list[str]:
     """Each module read without a version, and why: the tags left out with their reasons (as
     `gitreg list` shows them), or the tags that fit none of its templates."""
-    snapshot, problems = registry.snapshot, []
+    snapshot, problems = sync.snapshot, []
     for entry in snapshot.index.entries():
         spec = entry.spec
-        if not entry.versions.releases and registry.status[spec.repo].last_error is None:
+        if not entry.versions.releases and sync.status[spec.repo].last_error is None:
             why = no_version_text(spec, entry.versions, snapshot.tags.get(spec.repo, ()))
             problems.append(f"{paths[spec.address.key]}: {spec.address} has no version: {why}")
     return problems
 
 
-def _slipped_tags(registry: ModuleSync, paths: dict[Key, str]) -> list[str]:
+def _slipped_tags(sync: ModuleSync, paths: dict[Key, str]) -> list[str]:
     """Tags of a module with versions that would release one but for letter case (`V2.0.0`)."""
-    snapshot, warnings = registry.snapshot, []
+    snapshot, warnings = sync.snapshot, []
     for entry in snapshot.index.entries():
         spec = entry.spec
         if entry.versions.releases and (names := slips(spec, snapshot.tags.get(spec.repo, ()))):

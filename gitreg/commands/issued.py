@@ -21,7 +21,7 @@ def issued_tokens(catalog: Catalog, args: argparse.Namespace) -> int:
     state = open_state(catalog)
     try:
         if args.action == "list":
-            return _list(state.issued.listed())
+            return _list(state.issued.live_tokens())
         if not args.name:
             print("gitreg: token revoke: give the NAME or ID of the tokens to end", file=sys.stderr)
             return 2

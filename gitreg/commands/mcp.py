@@ -20,8 +20,8 @@ TOKEN_VARIABLE = "GITREG_TOKEN"
 
 
 def mcp_stdio(catalog: Catalog, args: argparse.Namespace) -> int:
-    current, registry = open_world(catalog)
-    state = RegistryState.build(current, registry)
+    current, sync = open_world(catalog)
+    state = RegistryState.build(current, sync)
     # The app is never served here: its lifespan reads the clones and the release folders, then
     # fetches every repository, while the tools answer, as `serve` starts.
     app = create_app(state, background=False, start=True)

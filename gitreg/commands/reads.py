@@ -13,38 +13,38 @@ from gitreg.git.location import RepoLocation
 from gitreg.modules.acceptance import accept as accept_moved_tag
 from gitreg.modules.sync import ModuleSync
 from gitreg.ops.docs_text import print_docs
-from gitreg.ops.listing import print_listing, read_failures
+from gitreg.ops.list_text import print_list, read_failures
 from gitreg.ops.source_reports import source_reports
 from gitreg.providers.hosted import Providers
-from gitreg.sources.discovered import SourceDiscoveries
+from gitreg.sources.surveys import SourceSurveys
 from gitreg.tags import parse_version
 
 
 def list_modules(catalog: Catalog, args: argparse.Namespace) -> int:
     """What a server on this cache_dir serves: mirrors are read as they are, and fetched only
     when they do not exist yet (or with --fetch), so the repositories' state is the server's."""
-    # The sources as a server on this cache_dir last discovered them (cache_dir/sources.json);
-    # with --fetch, discovered again first (nothing written: the server's discoveries stay its
-    # own), and the listing says what this run's discoveries counted.
-    sources = SourceDiscoveries(catalog)
+    # The sources as a server on this cache_dir last surveyed them (cache_dir/sources.json);
+    # with --fetch, surveyed again first (nothing written: the server's surveys stay its
+    # own), and the list says what this run's surveys counted.
+    sources = SourceSurveys(catalog)
     if args.fetch and not args.offline:
         for spec in catalog.sources:
-            sources.discover(spec, write=False)
-    registry = ModuleSync(sources.served(catalog))
-    clones = registry.snapshot.clones
+            sources.survey(spec, write=False)
+    sync = ModuleSync(sources.served(catalog))
+    clones = sync.snapshot.clones
 
     def fetch(location: RepoLocation) -> bool:
         return not args.offline and (args.fetch or not clones[location].exists())
 
-    registry.refresh(fetch=fetch, mechanism="cli")
-    providers = Providers(registry.snapshot.catalog, registry)  # with the discovered ones
-    providers.refresh()  # what cache_dir holds of forges' releases: a listing never waits on one
-    print_listing(
-        registry,
+    sync.refresh(fetch=fetch, mechanism="cli")
+    providers = Providers(sync.snapshot.catalog, sync)  # with the found ones
+    providers.refresh()  # what cache_dir holds of forges' releases: the list never waits on one
+    print_list(
+        sync,
         providers,
-        sources=source_reports(sources.discoveries(), sources.settlement, sources.totals),
+        sources=source_reports(sources.surveys(), sources.settlement, sources.totals),
     )
-    failures = read_failures(registry)
+    failures = read_failures(sync)
     if failures.nothing_read:  # a server on this cache_dir would serve no module at all
         print(
             f"gitreg: could not read any of the {failures.total} repositories:"
@@ -73,15 +73,15 @@ def docs(catalog: Catalog, args: argparse.Namespace) -> int:
             why = "give the module as NAMESPACE/NAME/SYSTEM"
         print(f"gitreg: {args.module}: {why}", file=sys.stderr)
         return 2
-    registry = ModuleSync(catalog)
+    sync = ModuleSync(catalog)
     try:
-        clone = registry.snapshot.clones[spec.repo]
+        clone = sync.snapshot.clones[spec.repo]
         fetch = not args.offline and (args.fetch or not clone.exists())
-        registry.sync_repo(spec.repo, "cli", fetch=fetch)
-        entry = registry.snapshot.index.get(*spec.address.key)
+        sync.sync_repo(spec.repo, "cli", fetch=fetch)
+        entry = sync.snapshot.index.get(*spec.address.key)
         releases = entry.versions.releases if entry else ()
         if entry is None or not releases:
-            why = registry.status[spec.repo].last_error or "no tag fits its templates"
+            why = sync.status[spec.repo].last_error or "no tag fits its templates"
             print(f"gitreg: {spec.address}: has no versions: {why}", file=sys.stderr)
             return 2
         wanted = _version(args.version) if args.version else releases[0].version
@@ -105,7 +105,7 @@ def docs(catalog: Catalog, args: argparse.Namespace) -> int:
         finally:
             service.close()
     finally:
-        registry.shared.close()
+        sync.shared.close()
     print_docs(catalog.server.hostname, entry, release, module_docs)
     return 0
 
@@ -124,10 +124,10 @@ def accept(catalog: Catalog, args: argparse.Namespace) -> int:
         print(f"gitreg: {args.module}: give the module as NAMESPACE/NAME/SYSTEM", file=sys.stderr)
         return 2
     namespace, name, system = args.module.split("/")
-    registry = ModuleSync(catalog)
-    registry.refresh(fetch=False, mechanism="cli")
+    sync = ModuleSync(catalog)
+    sync.refresh(fetch=False, mechanism="cli")
     try:
-        print(accept_moved_tag(registry, namespace, name, system, args.version))
+        print(accept_moved_tag(sync, namespace, name, system, args.version))
     except ClientError as exc:  # it names the module and the version
         print(f"gitreg: {exc}", file=sys.stderr)
         return 1
@@ -135,7 +135,7 @@ def accept(catalog: Catalog, args: argparse.Namespace) -> int:
         print(f"gitreg: {args.module} {args.version}: {exc}", file=sys.stderr)
         return 2
     finally:
-        registry.shared.close()
+        sync.shared.close()
     if catalog.state is not None:
         print("the replicas on the same database were told, and serve it now")
         return 0

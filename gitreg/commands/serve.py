@@ -104,8 +104,8 @@ def _serve(
     prompt_handover()
     freezer = Freezer(quiet=SHARED.quiet)  # its full walks wait for a moment without requests
     freezer.start_up()
-    current, registry = open_world(catalog, on_swap=freezer.swapped)
-    state = RegistryState.build(current, registry, worker=worker)
+    current, sync = open_world(catalog, on_swap=freezer.swapped)
+    state = RegistryState.build(current, sync, worker=worker)
     # What start-up read lives until its repositories change: out of the collector's full walks
     # (gitreg.heap), once read; each swap after it refreezes.
     settled = freezer.settled

@@ -1,5 +1,7 @@
-"""Search of a listing: every term of a query must match a module's namespace, name, system or
-description (case-insensitively); the best matches come first, an exact name before the rest."""
+"""Search of a directory view, best matches first.
+
+Every term of a query must match a module's namespace, name, system or description
+(case-insensitively); an exact name comes before the rest."""
 
 from __future__ import annotations
 
@@ -7,14 +9,14 @@ import re
 from collections.abc import Sequence
 from typing import TypeVar
 
-from gitreg.directory.listing import ListedModule, ListedProvider, Listing
+from gitreg.directory.view import DirectoryModule, DirectoryProvider, DirectoryView
 
 MAX_QUERY = 200  # characters: a query is a few words, not a document
 MAX_TERMS = 16
 
 _SPLIT = re.compile(r"[\s/]+")  # `infra/vpc` finds the module at that address
 
-_Listed = TypeVar("_Listed", ListedModule, ListedProvider)
+_Item = TypeVar("_Item", DirectoryModule, DirectoryProvider)
 
 
 def query_problem(query: str) -> str | None:
@@ -30,18 +32,18 @@ def terms_of(query: str) -> list[str]:
     return [t for t in _SPLIT.split(query.casefold()) if t]
 
 
-def search(listing: Listing, query: str) -> list[ListedModule]:
-    """The listing's modules that match every term of `query`, best first (all of them, in the
-    listing's order, for a query without terms). ValueError for a query too long to search."""
-    return _ranked(listing.modules, query)
+def search(view: DirectoryView, query: str) -> list[DirectoryModule]:
+    """The view's modules that match every term of `query`, best first (all of them, in the
+    view's order, for a query without terms). ValueError for a query too long to search."""
+    return _ranked(view.modules, query)
 
 
-def search_providers(listing: Listing, query: str) -> list[ListedProvider]:
+def search_providers(view: DirectoryView, query: str) -> list[DirectoryProvider]:
     """As `search`, for the hosted providers (their type stands for the module's name)."""
-    return _ranked(listing.providers, query)
+    return _ranked(view.providers, query)
 
 
-def _ranked(items: Sequence[_Listed], query: str) -> list[_Listed]:
+def _ranked(items: Sequence[_Item], query: str) -> list[_Item]:
     problem = query_problem(query)
     if problem:
         raise ValueError(problem)
@@ -58,10 +60,10 @@ def _ranked(items: Sequence[_Listed], query: str) -> list[_Listed]:
     return [item for _, _, item in scored]
 
 
-def _score(item: ListedModule | ListedProvider, terms: list[str], whole: str) -> int:
+def _score(item: DirectoryModule | DirectoryProvider, terms: list[str], whole: str) -> int:
     """0 when a term matches nothing; otherwise higher for better matches: the address or name
     exactly, then a name that starts with a term, then any field that holds it."""
-    if isinstance(item, ListedModule):
+    if isinstance(item, DirectoryModule):
         name, system = item.name.casefold(), item.system.casefold()
     else:
         name, system = item.type.casefold(), ""

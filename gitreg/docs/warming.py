@@ -13,12 +13,13 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
+from typing import Protocol
 
 from gitreg.background_share import SHARED
 from gitreg.docs.service import DocsService
 from gitreg.modules.index import ModuleEntry, VersionIndex
 from gitreg.modules.resolve import Release
-from gitreg.modules.sync import ModuleSync
+from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.paced import paced
 
 log = logging.getLogger(__name__)
@@ -30,8 +31,18 @@ Sleep = Callable[[float], Awaitable[None]]
 Owe = Callable[[float], float]  # CPU seconds spent → seconds of rest that pay them back
 
 
+class WarmedModules(Protocol):
+    """What warming reads of the module sync: the snapshot served; and what it tells it, that
+    docs were just kept beside that snapshot."""
+
+    @property
+    def snapshot(self) -> RegistrySnapshot: ...
+
+    def kept_beside(self) -> None: ...
+
+
 async def keep_warm(
-    docs: DocsService, registry: ModuleSync, *, every: float = CHECK_EVERY, at_once: int = AT_ONCE
+    docs: DocsService, modules: WarmedModules, *, every: float = CHECK_EVERY, at_once: int = AT_ONCE
 ) -> None:
     """Warm the latest versions each time the snapshot is replaced; runs until cancelled.
     Syncs swap the snapshot on their own threads; comparing which one is served, once a
@@ -41,7 +52,7 @@ async def keep_warm(
     # forgotten then: its entries need no look again while none is forgotten.
     warmed: tuple[VersionIndex, int] | None = None
     while True:
-        snapshot = registry.snapshot
+        snapshot = modules.snapshot
         if snapshot is not seen:
             seen = snapshot
             try:
@@ -55,7 +66,7 @@ async def keep_warm(
                 if loaded:
                     # Docs of every module now live as long as the snapshot: out of the
                     # collector's full walks with it (gitreg.heap).
-                    registry.kept_beside()
+                    modules.kept_beside()
                 if loaded == len(wanted):  # otherwise, the ones that failed are tried again
                     warmed = (snapshot.index, forgotten)
             except Exception:  # a bug here must not end the warming for good

@@ -4,8 +4,8 @@ when a stop is asked for (SIGTERM), before the requests in flight are drained, s
 stopping server starts no new fetch, and again, harmlessly, when the lifespan ends.
 
 Of several workers on one host (`gitreg serve --workers N`), only the first polls, fetches at
-start-up, watches local repositories and discovers the sources at their interval; every worker
-follows what the others fetch into the shared clones (`shared_cache.py`) and discover
+start-up, watches local repositories and surveys the sources at their interval; every worker
+follows what the others fetch into the shared clones (`shared_cache.py`) and survey
 (`shared_sources.py`), and each handles the webhooks and clients that reach it."""
 
 from __future__ import annotations
@@ -17,18 +17,19 @@ from collections.abc import Callable
 from functools import partial
 
 from gitreg.background_share import SHARED
-from gitreg.freshness.discovering import discover_sources
-from gitreg.freshness.discovery_queue import DiscoveryQueue
 from gitreg.freshness.live import LiveCatalog
 from gitreg.freshness.poller import Poller
 from gitreg.freshness.release_reads import ReleaseReads
 from gitreg.freshness.shared_cache import follow_shared_cache
-from gitreg.freshness.shared_sources import follow_shared_discoveries
+from gitreg.freshness.shared_sources import follow_shared_surveys
+from gitreg.freshness.survey_queue import SurveyQueue
+from gitreg.freshness.surveying import survey_sources
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.freshness.watching import watch_catalog, watch_repositories
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import VersionIndex
 from gitreg.modules.read_summary import summarize
+from gitreg.modules.sync import ModuleSync
 from gitreg.modules.warm_start import WarmStart, warm_start
 from gitreg.paced import paced
 from gitreg.providers.hosted import Providers, watch_providers
@@ -40,10 +41,16 @@ REQUESTED_AT_ONCE = 4  # start-up syncs asked for between two turns of the event
 
 
 class BackgroundWork:
-    def __init__(self, live: LiveCatalog, syncs: SyncQueue, worker: int | None = None) -> None:
+    """The background work around one module sync (`sync`, whose start-up reads, fetches,
+    polls and persisted index it runs), the reloads (`live`) and the event-driven syncs."""
+
+    def __init__(
+        self, live: LiveCatalog, sync: ModuleSync, syncs: SyncQueue, worker: int | None = None
+    ) -> None:
         self.live = live
+        self.sync = sync
         self.syncs = syncs
-        self.discoveries = DiscoveryQueue(live)  # sources discovered: at their interval, by webhook
+        self.surveys = SurveyQueue(live)  # sources surveyed: at their interval, by webhook
         # Providers' release lists read from their forges: at their interval, by webhook.
         self.release_reads = ReleaseReads(self._providers)
         self.worker = worker  # which of several workers (None: the only server process)
@@ -54,21 +61,21 @@ class BackgroundWork:
     def start(self) -> None:
         """Poll the repositories, watch the local ones, the provider folders and registry.yaml
         (unless watch_catalog is off); on the event loop."""
-        registry = self.live.registry
+        sync = self.sync
         SHARED.start()  # the clone readers, from the event loop: at the server's priority
         self._tasks = [asyncio.create_task(watch_providers(self._providers))]
         # Every worker reads its providers' forges, as each rescans its folders: a release one
         # fetched into the shared cache_dir is not fetched again by the others.
         self._tasks.append(asyncio.create_task(self.release_reads.run()))
         if self.fetcher:
-            self._tasks.append(asyncio.create_task(Poller(registry).run()))
-            self._tasks.append(asyncio.create_task(watch_repositories(registry, self.syncs)))
-            # The sources too, at their interval; a webhook's discovery runs where it arrived.
-            self._tasks.append(asyncio.create_task(discover_sources(self.discoveries)))
+            self._tasks.append(asyncio.create_task(Poller(sync).run()))
+            self._tasks.append(asyncio.create_task(watch_repositories(sync, self.syncs)))
+            # The sources too, at their interval; a webhook's survey runs where it arrived.
+            self._tasks.append(asyncio.create_task(survey_sources(self.surveys)))
         if self.worker is not None:
-            self._tasks.append(asyncio.create_task(follow_shared_cache(registry, self.syncs)))
-            self._tasks.append(asyncio.create_task(follow_shared_discoveries(self.live)))
-        catalog = registry.snapshot.catalog
+            self._tasks.append(asyncio.create_task(follow_shared_cache(sync, self.syncs)))
+            self._tasks.append(asyncio.create_task(follow_shared_surveys(self.live)))
+        catalog = sync.snapshot.catalog
         if catalog.freshness.watch_catalog:
             self._tasks.append(asyncio.create_task(watch_catalog(catalog.source, self.live.reload)))
         loop = asyncio.get_running_loop()
@@ -78,7 +85,7 @@ class BackgroundWork:
             # may have, while this replica was not listening).
             loop.call_soon_threadsafe(self._sync_from_peer, repository)
 
-        registry.shared.listen(changed)
+        sync.shared.listen(changed)
 
     def _providers(self) -> Providers:
         return self.live.current.world.side.providers
@@ -86,7 +93,7 @@ class BackgroundWork:
     def _sync_from_peer(self, repository: str | None) -> None:
         if self._stopped:
             return
-        for location in self.live.registry.snapshot.clones:
+        for location in self.sync.snapshot.clones:
             if repository is None or location.url == repository:
                 self.syncs.request(location, "peer")
 
@@ -107,8 +114,8 @@ class BackgroundWork:
                 settled()
 
     async def _read_clones_at_start(self) -> None:
-        registry = self.live.registry
-        snapshot = registry.snapshot
+        sync = self.sync
+        snapshot = sync.snapshot
         log.info(
             "reading %d repositories for %d modules",
             len(snapshot.clones),
@@ -117,15 +124,15 @@ class BackgroundWork:
         started = time.monotonic()
         # First what the persisted index still vouches for, in one swap: served in seconds.
         try:
-            warm = await asyncio.to_thread(warm_start, registry)
+            warm = await asyncio.to_thread(warm_start, sync)
         except Exception:  # a bug, or a line no check foresaw: the clones are read instead
             log.exception("cannot serve from the persisted index; reading every clone")
             warm = WarmStart(frozenset(), 0, 0.0)
         if warm.served:
             log.info("start-up: %s", warm)
         others = [location for location in snapshot.clones if location not in warm.served]
-        uncloned = await asyncio.to_thread(registry.read_clones, others)
-        after = registry.snapshot
+        uncloned = await asyncio.to_thread(sync.read_clones, others)
+        after = sync.snapshot
         seconds = time.monotonic() - started
         # Paced: at start-up every entry changed, and comparing them all held the loop long
         # (bench/RESULTS.md: bench.scale).
@@ -148,12 +155,12 @@ class BackgroundWork:
             await asyncio.sleep(INDEX_EVERY)
 
     async def _write_index(self, last: bool = False) -> None:
-        reads = self.live.registry.reads
+        reads = self.sync.reads
         if reads is None or not (reads.dirty or last):
             return
         started, writes = time.monotonic(), reads.writes
         try:
-            snapshot = self.live.registry.snapshot
+            snapshot = self.sync.snapshot
             if last:  # stopping: at once
                 await asyncio.to_thread(reads.flush, snapshot)
             else:  # paced: long at 10,000 modules (bench/RESULTS.md: bench.scale)
@@ -177,9 +184,8 @@ class BackgroundWork:
         several workers, the first alone: the others read what it fetched."""
         if not self.fetcher:
             return
-        registry = self.live.registry
-        before, started = registry.snapshot.index, time.monotonic()
-        locations = list(registry.snapshot.clones)
+        before, started = self.sync.snapshot.index, time.monotonic()
+        locations = list(self.sync.snapshot.clones)
         self._tasks.append(asyncio.create_task(self._fetched(locations, before, started)))
 
     async def _fetched(
@@ -198,7 +204,7 @@ class BackgroundWork:
             # once: asyncio.wait adds a callback to each, and takes it back, in one go.
             await asyncio.wait((sync,))
         failed = sum(1 for s in syncs if s.cancelled() or s.exception() or not s.result())
-        after = self.live.registry.snapshot.index
+        after = self.sync.snapshot.index
         seconds = time.monotonic() - started
         summary = await paced(partial(summarize, before, after, len(syncs), failed, seconds))
         log.info("start-up fetch: %s", summary)
@@ -216,7 +222,7 @@ class BackgroundWork:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self.syncs.close()
-        self.discoveries.close()
+        self.surveys.close()
         self.release_reads.close()
 
     async def close(self) -> None:
@@ -226,4 +232,4 @@ class BackgroundWork:
         await self.stop()
         if self.fetcher:
             await self._write_index(last=True)
-        await asyncio.to_thread(self.live.registry.shared.close)
+        await asyncio.to_thread(self.sync.shared.close)

@@ -58,7 +58,7 @@ class Delivery:
     event: str = ""
     named: tuple[str, ...] = ()  # the URLs the payload gave, shown without credentials
     refresh: tuple[RepoLocation, ...] = ()  # catalogued and authenticated: to refresh
-    discover: tuple[SourceSpec, ...] = ()  # sources named and authenticated: to discover
+    survey: tuple[SourceSpec, ...] = ()  # sources named and authenticated: to survey
     releases: tuple[ProviderSpec, ...] = ()  # providers whose release list is to be read again
     why: str = ""  # for the log (the server's operator): what was wrong; never a secret
 
@@ -76,7 +76,7 @@ def judge(catalog: Catalog, forge: str, headers: Headers, body: bytes) -> Delive
     check = verifier(forge, headers, body)
     # An event about a repository's being, in a group a source lists, is the sources'; in any
     # other, it is judged as today's events that are no push are: ignored when signed.
-    sources = matching_sources(catalog, forge, push) if push.discovers else []
+    sources = matching_sources(catalog, forge, push) if push.asks_survey else []
     if sources:
         return _judge_sources(catalog, forge, push, named, sources, check)
     candidates = matching_repositories(catalog, push.urls)
@@ -128,7 +128,7 @@ def _judge_sources(
     sources: list[SourceSpec],
     check: Callable[[str], bool],
 ) -> Delivery:
-    """An event about a repository's being: the `sources` it names, discovered again when the
+    """An event about a repository's being: the `sources` it names, surveyed again when the
     request is signed with a secret that applies (the source's `webhook:`, else the global)."""
     verified, known = authorised(catalog, sources, lambda s: _source_secret(catalog, s), check)
     if not known:
@@ -139,7 +139,7 @@ def _judge_sources(
         )
         why = f"the signature matches no secret that applies ({listed})"
         return Delivery(forge, "unauthorized", push.event, named, why=why)
-    return Delivery(forge, "accepted", push.event, named, discover=tuple(verified))
+    return Delivery(forge, "accepted", push.event, named, survey=tuple(verified))
 
 
 def _source_secret(catalog: Catalog, spec: SourceSpec) -> SecretRef | None:
@@ -249,8 +249,8 @@ class DeliveryLog:
     def record(self, delivery: Delivery) -> None:
         d = delivery
         urls = _listed(d.named)
-        if d.outcome == "accepted" and d.discover:
-            sources = ", ".join(s.key_path for s in d.discover)
+        if d.outcome == "accepted" and d.survey:
+            sources = ", ".join(s.key_path for s in d.survey)
             log.info("%s webhook (%r) for %s: discovering %s", d.forge, d.event, urls, sources)
         elif d.outcome == "accepted":
             what = ", ".join([*map(str, d.refresh), *(f"the releases of {s}" for s in d.releases)])

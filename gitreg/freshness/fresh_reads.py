@@ -18,8 +18,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from gitreg.errors import SourceError
+from gitreg.freshness.poller import PollingSync
 from gitreg.git.location import RepoLocation
-from gitreg.modules.sync import ModuleSync
 
 log = logging.getLogger(__name__)
 
@@ -30,11 +30,11 @@ WORKERS = 8  # checks at the same time, each of another repository
 class FreshReads:
     def __init__(
         self,
-        registry: ModuleSync,
+        sync: PollingSync,
         clock: Callable[[], float] = time.monotonic,
         wait: float = WAIT,
     ) -> None:
-        self.registry = registry
+        self.sync = sync
         self.clock = clock
         self.wait = wait
         self._lock = threading.Lock()
@@ -46,7 +46,7 @@ class FreshReads:
 
     def due(self, location: RepoLocation) -> bool:
         """Whether a read of the repository should check its remote first (no I/O)."""
-        if self.registry.snapshot.catalog.freshness.fresh_reads <= 0:
+        if self.sync.snapshot.catalog.freshness.fresh_reads <= 0:
             return False
         return self.clock() >= self._fresh_until.get(location, float("-inf"))
 
@@ -79,14 +79,14 @@ class FreshReads:
     def _check(self, location: RepoLocation) -> None:
         failed = True
         try:
-            self.registry.poll_repo(location, "fresh-read")
+            self.sync.poll_repo(location, "fresh-read")
             failed = False
         except SourceError as exc:
             log.debug("fresh read of %s: %s", location, exc)
         except Exception:  # a background check: it must not end the checks to come
             log.exception("fresh read of %s failed", location)
         finally:
-            catalog = self.registry.snapshot.catalog
+            catalog = self.sync.snapshot.catalog
             with self._lock:
                 failures = self._failures.pop(location, 0) + 1 if failed else 0
                 delay = catalog.freshness.fresh_reads

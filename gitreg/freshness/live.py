@@ -9,19 +9,22 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from functools import partial
+from typing import Protocol
 
 from gitreg.catalog.model import Catalog
 from gitreg.errors import ConfigError
 from gitreg.freshness.catalog_file import read_again, refused
 from gitreg.mirror.readthrough import ReadThrough
 from gitreg.modules.index_keeper import IndexKeeper
+from gitreg.modules.next_catalog import NextCatalog
 from gitreg.modules.read_summary import summarize
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.sync import ModuleSync
 from gitreg.paced import paced
 from gitreg.providers.hosted import Providers
-from gitreg.sources.discovered import SourceDiscoveries
+from gitreg.sources.surveys import SourceSurveys
 from gitreg.state.configured import open_state
+from gitreg.state.shared import SharedState
 from gitreg.world.next_world import NextWorld
 from gitreg.world.provider_side import ProviderSide
 from gitreg.world.world import CurrentWorld, World, gate_for
@@ -39,12 +42,12 @@ def open_world(
     on_swap: Callable[[], None] | None = None,
     auth_counts: Counter[tuple[str, str]] | None = None,
 ) -> tuple[CurrentWorld, ModuleSync]:
-    """The first world of `catalog` and of what its sources last discovered, every repository
+    """The first world of `catalog` and of what its sources' last surveys found, every repository
     listed and none read yet (a server then reads the clones, `ModuleSync.read_clones`, and
-    fetches), and the registry that syncs it. `serve`, `demo`, the tests and the benches all
-    start here."""
-    current = CurrentWorld(SourceDiscoveries(catalog), auth_counts)
-    # What the sources discovered before this start (cache_dir/sources.json) serves at once.
+    fetches), and the module sync that keeps its snapshot fresh. `serve`, `demo`, the tests
+    and the benches all start here."""
+    current = CurrentWorld(SourceSurveys(catalog), auth_counts)
+    # What the sources' surveys found before this start (cache_dir/sources.json) serves at once.
     catalog = current.sources.served(catalog)
     shared = open_state(catalog)
     snapshot = RegistrySnapshot.serving(catalog, ledger_for=shared.ledger)
@@ -55,14 +58,28 @@ def open_world(
     return current, ModuleSync(catalog, shared, on_swap, cell=current, reads=reads)
 
 
+class CatalogSync(Protocol):
+    """What a reload asks of the module sync: the next catalog's module side prepared, adopted
+    once swapped in, its new repositories fetched; and the state replicas share."""
+
+    @property
+    def shared(self) -> SharedState: ...
+
+    def prepare(self, catalog: Catalog) -> NextCatalog: ...
+
+    def adopted(self, next_catalog: NextCatalog) -> None: ...
+
+    def fetch_new(self, next_catalog: NextCatalog) -> int: ...
+
+
 class LiveCatalog:
     """registry.yaml applied while serving, one reload at a time: the next world is built off
     the event loop and swapped in whole (gitreg.world.next_world); then the repositories it
     added are fetched, and what changed is said in one line."""
 
-    def __init__(self, current: CurrentWorld, registry: ModuleSync) -> None:
+    def __init__(self, current: CurrentWorld, sync: CatalogSync) -> None:
         self.current = current
-        self.registry = registry
+        self.sync = sync
         self._lock = asyncio.Lock()
         self._retiring: set[asyncio.Task[None]] = set()
 
@@ -77,14 +94,14 @@ class LiveCatalog:
                 return False
             return await self._serve(declared)
 
-    async def rediscovered(self) -> bool:
-        """Serve what the sources discovered now, beside registry.yaml as last read: a changed
+    async def surveyed(self) -> bool:
+        """Serve what the sources' surveys found now, beside registry.yaml as last read: a changed
         set of modules, prepared and swapped in as a reload of registry.yaml is."""
         async with self._lock:
             return await self._serve(self.current.sources.declared)
 
     async def _serve(self, declared: Catalog) -> bool:
-        """Serve `declared` beside what the sources discovered: the next world prepared, swapped
+        """Serve `declared` beside what the sources' surveys found: the next world prepared, swapped
         in, the repositories it added fetched, what changed said; in that order."""
         composed = self.current.sources.composed(declared)
         catalog = composed.served
@@ -104,7 +121,7 @@ class LiveCatalog:
             task = asyncio.create_task(_close_later(retired))
             self._retiring.add(task)
             task.add_done_callback(self._retiring.discard)
-        failed = await asyncio.to_thread(self.registry.fetch_new, next_world.modules)
+        failed = await asyncio.to_thread(self.sync.fetch_new, next_world.modules)
         read = len(next_world.modules.read) + len(next_world.modules.fetch)
         seconds = time.monotonic() - started
         index = self.current.snapshot.index
@@ -113,12 +130,12 @@ class LiveCatalog:
         return True
 
     def _prepare(self, catalog: Catalog) -> NextWorld:
-        modules = self.registry.prepare(catalog)
-        return NextWorld.prepare(self.current, modules, catalog, self.registry.shared)
+        modules = self.sync.prepare(catalog)
+        return NextWorld.prepare(self.current, modules, catalog, self.sync.shared)
 
     def _swap(self, next_world: NextWorld) -> World:
         old = next_world.swap(self.current)
-        self.registry.adopted(next_world.modules)
+        self.sync.adopted(next_world.modules)
         return old
 
     async def close(self) -> None:

@@ -11,25 +11,37 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from typing import Protocol
 
 from gitreg.background_share import SHARED, background_thread
 from gitreg.errors import FetchStopped, SourceError
 from gitreg.git.location import RepoLocation
-from gitreg.modules.sync import ModuleSync
+from gitreg.modules.snapshot import RegistrySnapshot
+from gitreg.modules.status import Mechanism
 
 log = logging.getLogger(__name__)
 
 JITTER = 0.1  # each wait is the interval ± 10%, so a thousand repositories never poll in step
 
 
+class PollingSync(Protocol):
+    """What a poll asks of the module sync: the repositories served, and one's remote
+    polled (`ModuleSync.poll_repo`); fresh reads ask the same."""
+
+    @property
+    def snapshot(self) -> RegistrySnapshot: ...
+
+    def poll_repo(self, location: RepoLocation, mechanism: Mechanism = "poll") -> bool: ...
+
+
 class Poller:
     def __init__(
         self,
-        registry: ModuleSync,
+        sync: PollingSync,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
     ) -> None:
-        self.registry = registry
+        self.sync = sync
         self.clock = clock
         self.rng = rng or random.Random()
         self.due: dict[RepoLocation, float] = {}
@@ -45,7 +57,7 @@ class Poller:
 
     def next_delay(self, location: RepoLocation) -> float:
         """The interval with jitter, doubled for each failure in a row, up to max_backoff."""
-        catalog = self.registry.snapshot.catalog
+        catalog = self.sync.snapshot.catalog
         failures = self.failures.get(location, 0)
         base = min(
             catalog.freshness.refresh_interval * 2.0**failures,
@@ -55,7 +67,7 @@ class Poller:
 
     def schedule(self) -> None:
         """Track the catalog's repositories: new ones are spread over the first interval."""
-        snapshot = self.registry.snapshot
+        snapshot = self.sync.snapshot
         if snapshot.clones is self._scheduled_for:
             return  # the same repositories (a world is swapped whole: a change is a new mapping)
         self._scheduled_for = snapshot.clones
@@ -87,7 +99,7 @@ class Poller:
     def poll(self, location: RepoLocation) -> None:
         """One poll, in a worker thread; reschedules the repository."""
         try:
-            self.registry.poll_repo(location)
+            self.sync.poll_repo(location)
             failed = self.failures.pop(location, 0)
             if failed:
                 log.info("%s: reachable again, after %d failed polls", location, failed)
@@ -123,7 +135,7 @@ class Poller:
 
     async def run(self) -> None:
         """Poll until cancelled: at most poll_concurrency repositories at a time."""
-        workers = self.registry.snapshot.catalog.freshness.poll_concurrency
+        workers = self.sync.snapshot.catalog.freshness.poll_concurrency
         running: set[RepoLocation] = set()
         loop = asyncio.get_running_loop()
         pool = ThreadPoolExecutor(

@@ -15,26 +15,38 @@ import asyncio
 import logging
 from functools import partial
 from pathlib import Path
+from typing import Protocol
 
 from watchfiles import awatch
 
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.git.fetch_turns import FetchTurns
 from gitreg.git.location import RepoLocation
-from gitreg.modules.sync import ModuleSync
+from gitreg.modules.snapshot import RegistrySnapshot
+from gitreg.modules.status import StatusBoard
 
 log = logging.getLogger(__name__)
 
 _CHECK_MS = 1000  # how often the watch wakes up to notice a catalog change
 
 
-async def follow_shared_cache(registry: ModuleSync, syncs: SyncQueue) -> None:
+class FollowedModules(Protocol):
+    """What following reads of the module sync: the repositories served, and their statuses."""
+
+    @property
+    def snapshot(self) -> RegistrySnapshot: ...
+
+    @property
+    def status(self) -> StatusBoard: ...
+
+
+async def follow_shared_cache(modules: FollowedModules, syncs: SyncQueue) -> None:
     """Read a repository again whenever another worker fetched it or changed its ledger, and
     take its status as stored; runs until cancelled."""
     # A status is written at every poll: watchfiles' own line per change would flood the log.
     logging.getLogger("watchfiles.main").setLevel(logging.WARNING)
     while True:
-        snapshot = registry.snapshot
+        snapshot = modules.snapshot
         catalog = snapshot.catalog
         folders = [catalog.cache_dir / name for name in ("git", "ledgers", "state")]
         for folder in folders:
@@ -65,13 +77,13 @@ async def follow_shared_cache(registry: ModuleSync, syncs: SyncQueue) -> None:
                 caught_up = True
                 paths = set(watched)
             for path in paths & statuses.keys():
-                registry.status.reread(*statuses[path])
+                modules.status.reread(*statuses[path])
             read = {ledgers[path] for path in paths & ledgers.keys()}
             # Written as a fetch begins, too: the clone is worth reading once it completed.
             read |= {fetches[p][0] for p in paths & fetches.keys() if fetches[p][1].settled()}
             for location in read:
                 syncs.request(location, "watch", fetch=False)
-            if registry.snapshot.catalog is not catalog:
+            if modules.snapshot.catalog is not catalog:
                 break  # the repositories may have changed: watch anew
         await asyncio.sleep(0)
 

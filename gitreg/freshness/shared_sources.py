@@ -1,6 +1,6 @@
-"""Workers on one host discover once, and follow each other's discoveries.
+"""Workers on one host survey once, and follow each other's surveys.
 
-The first worker discovers every source at its interval, a webhook's discovery runs on the
+The first worker surveys every source at its interval, a webhook's survey runs on the
 worker it reached, and each worker follows the others' through `cache_dir/sources.json`, within
 about a second, serving what changed as a reload does. So a forge is listed once an interval,
 not once a worker, and a repository a webhook announced is served by every worker."""
@@ -20,8 +20,8 @@ from gitreg.sources import persisted
 _CHECK_MS = 1000  # how often the watch wakes up to notice a reload's other cache_dir
 
 
-async def follow_shared_discoveries(live: LiveCatalog) -> None:
-    """Serve what another worker discovered, whenever it writes it; runs until cancelled."""
+async def follow_shared_surveys(live: LiveCatalog) -> None:
+    """Serve what another worker surveyed, whenever it writes it; runs until cancelled."""
     logging.getLogger("watchfiles.main").setLevel(logging.WARNING)
     while True:
         cache_dir = live.current.sources.declared.cache_dir
@@ -36,9 +36,9 @@ async def follow_shared_discoveries(live: LiveCatalog) -> None:
             yield_on_timeout=True,
         ):
             if _moved(live, cache_dir):
-                break  # a reload's catalog keeps its discoveries elsewhere: watch anew
+                break  # a reload's catalog keeps its surveys elsewhere: watch anew
             if changes and await _followed(live):
-                await live.rediscovered()
+                await live.surveyed()
         await asyncio.sleep(0)
 
 

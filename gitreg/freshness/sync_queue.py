@@ -14,18 +14,30 @@ import asyncio
 import contextvars
 import logging
 from collections import Counter
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from gitreg.background_share import SHARED, background_thread
 from gitreg.git.location import RepoLocation
 from gitreg.modules.status import Mechanism
-from gitreg.modules.sync import ModuleSync
 
 log = logging.getLogger(__name__)
 
 WORKERS = 16  # repositories synced at the same time; a hung one holds one thread, not a slot each
+
+
+class RepositorySync(Protocol):
+    """What the queue runs: one repository synced (`ModuleSync.sync_repo`)."""
+
+    def sync_repo(
+        self,
+        location: RepoLocation,
+        mechanism: Mechanism,
+        fetch: bool = True,
+        expect: Mapping[str, str] | None = None,
+    ) -> bool: ...
 
 
 class _Waiting(NamedTuple):
@@ -38,8 +50,8 @@ class _Waiting(NamedTuple):
 
 
 class SyncQueue:
-    def __init__(self, registry: ModuleSync, workers: int = WORKERS) -> None:
-        self.registry = registry
+    def __init__(self, sync: RepositorySync, workers: int = WORKERS) -> None:
+        self.sync = sync
         self.coalesced: Counter[str] = Counter()  # by mechanism: requests folded into another
         self._pool = ThreadPoolExecutor(
             workers, thread_name_prefix="gitreg-git", initializer=background_thread
@@ -94,8 +106,8 @@ class SyncQueue:
         # In the context of the request that asked for it: its log lines carry its request id.
         # Its own CPU counts in the background's share: at 10,000 modules, 16 syncs at once held
         # the interpreter from the requests, a start-up's fetch long.
-        sync = partial(SHARED.sliced, partial(self.registry.sync_repo, location, mechanism, fetch))
-        running = loop.run_in_executor(self._pool, context.run, sync)
+        one = partial(SHARED.sliced, partial(self.sync.sync_repo, location, mechanism, fetch))
+        running = loop.run_in_executor(self._pool, context.run, one)
         self._running[location] = running
         running.add_done_callback(lambda done: self._finished(location, done))
         return running

@@ -9,12 +9,13 @@ import os
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
+from typing import Protocol
 
 from watchfiles import awatch
 
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.git.location import RepoLocation
-from gitreg.modules.sync import ModuleSync
+from gitreg.modules.snapshot import RegistrySnapshot
 
 log = logging.getLogger(__name__)
 
@@ -42,15 +43,22 @@ def _owner(watched: dict[str, RepoLocation], path: str) -> RepoLocation | None:
     return next((loc for prefix, loc in watched.items() if path.startswith(prefix)), None)
 
 
-async def watch_repositories(registry: ModuleSync, syncs: SyncQueue) -> None:
+class ServedSnapshot(Protocol):
+    """What the watch reads of the module sync: the snapshot served, with its repositories."""
+
+    @property
+    def snapshot(self) -> RegistrySnapshot: ...
+
+
+async def watch_repositories(modules: ServedSnapshot, syncs: SyncQueue) -> None:
     """Sync a local repository as soon as its tags change; runs until cancelled."""
     while True:
-        snapshot = registry.snapshot
+        snapshot = modules.snapshot
         catalog = snapshot.catalog
         local = [loc for loc in snapshot.clones if loc.transport == "local"]
         dirs = {d: loc for loc in local if (d := git_dir(loc)).is_dir()}
         if not dirs:
-            while registry.snapshot.catalog is catalog:
+            while modules.snapshot.catalog is catalog:
                 await asyncio.sleep(_CHECK_MS / 1000)
             continue
         owner = partial(_owner, _tag_change(dirs))
@@ -64,7 +72,7 @@ async def watch_repositories(registry: ModuleSync, syncs: SyncQueue) -> None:
         ):
             for location in {loc for _, p in changes if (loc := owner(p)) is not None}:
                 await asyncio.shield(syncs.request(location, "watch"))
-            if registry.snapshot.catalog is not catalog:
+            if modules.snapshot.catalog is not catalog:
                 break  # the set of local repositories may have changed: watch anew
 
 

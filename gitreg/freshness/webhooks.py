@@ -3,7 +3,7 @@
 Each forge has its own headers, payload and secret scheme (`verifier`; the table is in
 docs/reference/http-api.md). A push names repositories to sync. An event about a repository's
 being (created, deleted, archived, renamed, its topics edited) names its group, organization or
-project, whose `sources:` entry of that forge is discovered again (docs/sources.md). A release
+project, whose `sources:` entry of that forge is surveyed again (docs/sources.md). A release
 event, or a push, naming a repository whose releases a provider reads (`providers[].releases`)
 has that provider's release list read again (`matching_providers`, docs/providers.md)."""
 
@@ -37,8 +37,8 @@ class Push:
     urls: tuple[str, ...]
     triggers: bool  # a push (of tags or anything): worth a refresh
     # An event about a repository's being, and the paths of the groups, organizations or
-    # projects it names (both sides of a rename or a transfer): worth a discovery of them.
-    discovers: bool = False
+    # projects it names (both sides of a rename or a transfer): worth a survey of them.
+    asks_survey: bool = False
     owners: tuple[str, ...] = ()
     releases: bool = False  # a release published, edited or deleted: its tag may be new too
 

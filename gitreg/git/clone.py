@@ -35,7 +35,7 @@ from gitreg.git.fetch_turns import FetchTurns
 from gitreg.git.git_command import GitFailed, git_said, run_git
 from gitreg.git.location import RepoLocation
 from gitreg.git.shutdown import stopping
-from gitreg.git.tag_refs import LocalTags, RemoteListing, list_remote
+from gitreg.git.tag_refs import LocalTags, RemoteTags, ls_remote
 
 log = logging.getLogger(__name__)
 
@@ -110,15 +110,15 @@ class BareClone:
 
     def fetch_changed(self) -> bool:
         """`fetch`, when the remote's tags (`git ls-remote`) differ from the clone's. A fetch that
-        brings nothing costs about three times the CPU of the listing: git then checks the
+        brings nothing costs about three times the CPU of the ls-remote: git then checks the
         connectivity of every tag and runs its maintenance, two processes more."""
         if not self.exists():
             return self.fetch()
         try:
-            listing = list_remote(self.location.url, self._environment(), self.timeout)
+            remote = ls_remote(self.location.url, self._environment(), self.timeout)
         except GitFailed as exc:
             raise self._failed("fetch", f"fetch from {self.location} failed: {exc}") from exc
-        return not self.holds(listing) and self.fetch(listing.tags())
+        return not self.holds(remote) and self.fetch(remote.tags())
 
     def fetch_branch(self, branch: str | None) -> str | None:
         """Bring the remote's branch (its default: where `.gitreg.yaml` is read; None: the one
@@ -146,15 +146,15 @@ class BareClone:
         except SourceError:
             return False
 
-    def holds(self, listing: RemoteListing) -> bool:
-        """Whether the clone's tags are exactly the listed ones: a poll's question, answered
+    def holds(self, remote: RemoteTags) -> bool:
+        """Whether the clone's tags are exactly the remote's: a poll's question, answered
         without opening the clone when neither side changed since the last match."""
         if not self.exists():
             return False
         try:
-            return self._local.matches(listing)
+            return self._local.matches(remote)
         except (OSError, ValueError):
-            return self.local_tags() == listing.tags()
+            return self.local_tags() == remote.tags()
 
     def _git(self, *args: str) -> bytes:
         """`git ARGS` in the clone, with the credential's environment; GitFailed on failure."""
@@ -176,12 +176,12 @@ class BareClone:
 
     def remote_tags(self) -> dict[str, str]:
         """The remote's tags and what they point at, without fetching (`git ls-remote`)."""
-        return self.list_remote().tags(peeled=True)
+        return self.ls_remote().tags(peeled=True)
 
-    def list_remote(self) -> RemoteListing:
+    def ls_remote(self) -> RemoteTags:
         """`git ls-remote --tags`, as printed; SourceError when the remote cannot be reached."""
         try:
-            return list_remote(self.location.url, self._environment(), self.timeout)
+            return ls_remote(self.location.url, self._environment(), self.timeout)
         except GitFailed as exc:
             raise self._failed("listing the tags", f"cannot reach {self.location}: {exc}") from exc
 

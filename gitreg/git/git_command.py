@@ -20,7 +20,7 @@ import time
 from gitreg.background_share import SHARED
 from gitreg.git.location import redact
 
-_CHUNK = 1 << 16  # a pipe's buffer: a listing of 500 tags (~35 kB) in one or two reads
+_CHUNK = 1 << 16  # a pipe's buffer: an ls-remote of 500 tags (~35 kB) in one or two reads
 _EVENTS = select.POLLIN | select.POLLHUP | select.POLLERR
 
 

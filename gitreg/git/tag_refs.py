@@ -20,7 +20,7 @@ TAGS = "refs/tags/"
 PEELED = "^{}"
 
 
-class RemoteListing(NamedTuple):
+class RemoteTags(NamedTuple):
     """What `git ls-remote --tags` printed, kept as bytes: a poll compares it whole."""
 
     raw: bytes
@@ -35,8 +35,8 @@ class RemoteListing(NamedTuple):
         return refs
 
 
-def list_remote(url: str, env: dict[str, str], timeout: float) -> RemoteListing:
-    return RemoteListing(run_git(["ls-remote", "--tags", url], env, timeout))
+def ls_remote(url: str, env: dict[str, str], timeout: float) -> RemoteTags:
+    return RemoteTags(run_git(["ls-remote", "--tags", url], env, timeout))
 
 
 # What changes whenever a tag ref does: packed-refs' stat, and each loose tag ref's.
@@ -44,32 +44,32 @@ _RefsKey = tuple[object, tuple[tuple[str, str, object], ...]]
 
 
 class LocalTags:
-    """A clone's tag refs (refs/tags/NAME → object id), and the last remote listing found equal
+    """A clone's tag refs (refs/tags/NAME → object id), and the last ls-remote found equal
     to them while packed-refs and the loose tag refs stayed the same (by stat: git and dulwich
     replace both by a rename, so a rewrite is a new inode). Only digests are kept: with 1,000
-    clones of 500 tags, the refs parsed and the listings as printed held a lot of memory for
+    clones of 500 tags, the refs parsed and the ls-remote output held a lot of memory for
     good (bench/RESULTS.md: bench.polling), to spare a parse a poll makes only when something
     changed."""
 
     def __init__(self, clone_path: Path) -> None:
         self.path = clone_path
-        self._matched: tuple[_RefsKey, bytes] | None = None  # (refs' key, listing's digest)
+        self._matched: tuple[_RefsKey, bytes] | None = None  # (refs' key, ls-remote's digest)
         self._digest: tuple[_RefsKey, str] | None = None
 
-    def matches(self, listing: RemoteListing) -> bool:
-        """Whether the clone holds exactly the listed tags."""
+    def matches(self, remote: RemoteTags) -> bool:
+        """Whether the clone holds exactly the remote's tags."""
         key = self._key()
-        listed = hashlib.sha256(listing.raw).digest()
-        if self._matched == (key, listed):
+        digest = hashlib.sha256(remote.raw).digest()
+        if self._matched == (key, digest):
             return True
-        if not (self._packed_lists(key, listing) or self._tags() == listing.tags()):
+        if not (self._packed_lists(key, remote) or self._tags() == remote.tags()):
             return False
-        self._matched = (key, listed)
+        self._matched = (key, digest)
         return True
 
-    def _packed_lists(self, key: _RefsKey, listing: RemoteListing) -> bool:
+    def _packed_lists(self, key: _RefsKey, remote: RemoteTags) -> bool:
         """Whether packed-refs, with no loose tag ref beside it (as a fetch leaves a clone),
-        holds exactly the listed tags: compared as bytes, an eighth of the cost of parsing both
+        holds exactly the remote's tags: compared as bytes, an eighth of the cost of parsing both
         (a start compares 1,000 clones). Both are sorted by name, one `ID NAME` line a tag,
         with a line for what an annotated tag points at (`^ID`; `ID\tNAME^{}`). False also
         when they differ only in form: the parsed comparison then decides."""
@@ -85,11 +85,11 @@ class LocalTags:
         packed = packed[packed.rfind(b"\n", 0, first) + 1 :]
         if packed.startswith(b"^") or b"\n^" in packed:
             packed = b"\n".join(line for line in packed.split(b"\n") if not line.startswith(b"^"))
-        listed = listing.raw
+        printed = remote.raw
         peeled = PEELED.encode()
-        if peeled + b"\n" in listed:
-            listed = b"\n".join(line for line in listed.split(b"\n") if not line.endswith(peeled))
-        return packed == listed.replace(b"\t", b" ")
+        if peeled + b"\n" in printed:
+            printed = b"\n".join(line for line in printed.split(b"\n") if not line.endswith(peeled))
+        return packed == printed.replace(b"\t", b" ")
 
     def read(self) -> dict[str, str]:
         return self._tags()

@@ -39,7 +39,7 @@ class ModuleEntry:
 
     def deprecation(self, release: Release) -> str | None:
         """Why `release` is deprecated, or None. The entry's `deprecated:` list (registry.yaml's,
-        or for a discovered module its repository's `.gitreg.yaml` at the default branch) wins:
+        or for a found module its repository's `.gitreg.yaml` at the default branch) wins:
         it is the later word; else the `deprecated:` line of `.gitreg.yaml` at the version's own
         commit. Every page, answer and tool asks this, so that they agree."""
         return deprecation_of(self.spec.deprecated, release.version) or release.deprecated or None

@@ -4,8 +4,9 @@ replaces it.
 Every change goes through `sync_repo`, whatever triggered it (start-up, polling, watching, a
 webhook, a fresh read, a client asking for a version we lack, a catalog reload): it fetches one
 repository, reads its tags through the module policies, and swaps in a new RegistrySnapshot
-whole (one assignment under a lock). A request reads `registry.snapshot` once and sees one
-consistent world; each repository's RepoStatus is kept beside it, in `registry.status`.
+whole (one assignment under a lock). A request reads the snapshot once and sees one
+consistent world; each repository's RepoStatus is kept beside it, in `ModuleSync.status`.
+Its users ask it through narrow protocols of their own (`SyncQueue`'s `RepositorySync`, ...).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class ModuleSync:
         """`on_swap`: called after each snapshot swap, once the new one is served (a server
         refreezes its heap: gitreg.heap). `cell`: what holds the snapshot served, and those
         that replace it (a server's world: gitreg.world), holding one of `catalog` already;
-        by default, a cell of the registry's own. `reads`: where each read of a repository is
+        by default, a cell of its own. `reads`: where each read of a repository is
         noted, for the persisted index (a server's)."""
         move_old_clones(catalog.cache_dir)
         self._on_swap = on_swap
@@ -213,8 +214,8 @@ class ModuleSync:
         expect: Mapping[str, str] | None = None,
     ) -> bool:
         """Fetch one repository and swap in its versions; False when the fetch or read failed.
-        `expect`: the remote's tags, as a poll listed them (no fetch if the clone holds them by
-        its turn: another worker fetched them meanwhile).
+        `expect`: the remote's tags, as a poll's ls-remote saw them (no fetch if the clone holds
+        them by its turn: another worker fetched them meanwhile).
 
         A repository that cannot be fetched keeps the versions it had, or, at start-up, serves
         what its clone already holds: a Git server outage never removes a version.
@@ -303,7 +304,7 @@ class ModuleSync:
             self._count(mechanism, "skipped")
             return False
         try:
-            listing = clone.list_remote()
+            remote = clone.ls_remote()
         except FetchStopped:
             raise  # no failure of the repository's: nothing recorded
         except SourceError as exc:
@@ -312,7 +313,7 @@ class ModuleSync:
             self._set_status(clone, lambda s: s.failed(message))
             raise
         try:
-            unchanged = clone.holds(listing)
+            unchanged = clone.holds(remote)
         except SourceError:
             unchanged = False
         fingerprint = status.fingerprint
@@ -325,7 +326,7 @@ class ModuleSync:
                 clone, lambda s: s.succeeded(when, s.fingerprint or fingerprint, mechanism)
             )
             return False
-        if not self.sync_repo(location, mechanism, expect=listing.tags()):
+        if not self.sync_repo(location, mechanism, expect=remote.tags()):
             raise SourceError(self.status[location].last_error or f"fetch from {location} failed")
         return True
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from gitreg.errors import SourceError
 from gitreg.git.clone import BareClone, TagRef
@@ -23,7 +24,6 @@ from gitreg.modules.index import ModuleEntry
 from gitreg.modules.index_keeper import IndexKeeper
 from gitreg.modules.persisted import RepositoryLine, Unreadable, decode
 from gitreg.modules.snapshot import RegistrySnapshot
-from gitreg.modules.sync import ModuleSync
 from gitreg.state.ledger import TagLedger
 
 log = logging.getLogger(__name__)
@@ -45,13 +45,26 @@ class WarmStart:
         )
 
 
-def warm_start(registry: ModuleSync) -> WarmStart:
+class StartingSync(Protocol):
+    """What a warm start asks of the module sync: the persisted index, the snapshot served,
+    and the repositories read from it served in one swap."""
+
+    @property
+    def reads(self) -> IndexKeeper | None: ...
+
+    @property
+    def snapshot(self) -> RegistrySnapshot: ...
+
+    def serve_reads(self, read: Mapping[RepoLocation, Read]) -> None: ...
+
+
+def warm_start(sync: StartingSync) -> WarmStart:
     """Serve what the persisted index still vouches for (this blocks: run it in a thread)."""
     started = time.monotonic()
-    keeper = registry.reads
+    keeper = sync.reads
     if keeper is None:
         return WarmStart(frozenset(), 0, 0.0)
-    snapshot = registry.snapshot
+    snapshot = sync.snapshot
     unread = {location.url: location for location in snapshot.unread}
     read: dict[RepoLocation, Read] = {}
     # A million small tuples, nothing in them to collect: made in a burst, they would trigger
@@ -81,7 +94,7 @@ def warm_start(registry: ModuleSync) -> WarmStart:
                 continue
             if _use(snapshot, location, clone, line, keeper, read, in_file=False):
                 from_shared += not clone.exists()
-        registry.serve_reads(read)
+        sync.serve_reads(read)
     return WarmStart(frozenset(read), from_shared, time.monotonic() - started)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -13,20 +13,38 @@ from prometheus_client.registry import Collector
 from gitreg.freshness.deliveries import OUTCOMES
 from gitreg.freshness.webhooks import PARSERS
 from gitreg.mirror.origin import OriginRegistry
-from gitreg.modules.sync import ModuleSync
+from gitreg.modules.snapshot import RegistrySnapshot
+from gitreg.modules.status import StatusBoard
 from gitreg.providers.hosted import Providers
-from gitreg.sources.discovered import SourceDiscoveries
-from gitreg.sources.stats import OUTCOMES as DISCOVERY_OUTCOMES
+from gitreg.sources.stats import OUTCOMES as SURVEY_OUTCOMES
+from gitreg.sources.surveys import SourceSurveys
 
 
-class RegistryCollector(Collector):
-    def __init__(self, registry: ModuleSync, webhooks: Counter[tuple[str, str]]) -> None:
-        self.registry = registry
+class CountedModules(Protocol):
+    """What metrics read of the module sync: the snapshot served, each repository's status,
+    and the syncs counted by mechanism and result."""
+
+    @property
+    def snapshot(self) -> RegistrySnapshot: ...
+
+    @property
+    def status(self) -> StatusBoard: ...
+
+    @property
+    def sync_counts(self) -> Counter[tuple[str, str]]: ...
+
+
+class ModuleCollector(Collector):
+    """The module side's metrics (versions, tag changes, each repository's syncs), and the
+    webhooks received."""
+
+    def __init__(self, modules: CountedModules, webhooks: Counter[tuple[str, str]]) -> None:
+        self.modules = modules
         self.webhooks = webhooks
 
     def collect(self) -> Iterator[Metric]:
-        registry = self.registry
-        snapshot = registry.snapshot
+        modules = self.modules
+        snapshot = modules.snapshot
         versions = GaugeMetricFamily(
             "gitreg_module_versions", "Versions served, per module", labels=["module"]
         )
@@ -54,7 +72,7 @@ class RegistryCollector(Collector):
             labels=["repository"],
         )
         for location in snapshot.clones:
-            status = registry.status[location]
+            status = modules.status[location]
             up.add_metric([str(location)], 0 if status.last_error else 1)
             if status.last_success:
                 last.add_metric([str(location)], status.last_success)
@@ -65,7 +83,7 @@ class RegistryCollector(Collector):
             "Syncs, by what started them and how they ended",
             labels=["mechanism", "result"],
         )
-        for (mechanism, result), n in sorted(list(registry.sync_counts.items())):
+        for (mechanism, result), n in sorted(list(modules.sync_counts.items())):
             syncs.add_metric([mechanism, result], n)
         yield syncs
         hooks = CounterMetricFamily(
@@ -191,14 +209,14 @@ class AuthCollector(Collector):
 
 
 class SourceCollector(Collector):
-    """Each source's discoveries in this process, by outcome, and what their listings counted;
+    """Each source's surveys in this process, by outcome, and what their listings counted;
     labelled by its key path in registry.yaml (`sources[0]`), never its URL or token."""
 
-    def __init__(self, sources: SourceDiscoveries) -> None:
+    def __init__(self, sources: SourceSurveys) -> None:
         self.sources = sources
 
     def collect(self) -> Iterator[Metric]:
-        discoveries = CounterMetricFamily(
+        surveys = CounterMetricFamily(
             "gitreg_source_discoveries",
             "Discoveries of a source, by outcome (ok, unavailable, refused, held)",
             labels=["source", "outcome"],
@@ -211,15 +229,15 @@ class SourceCollector(Collector):
                 ("errors", "Listings of a source that ended in a fault other than a wait"),
             )
         }
-        for spec, _ in self.sources.discoveries():
+        for spec, _ in self.sources.surveys():
             totals = self.sources.totals(spec)
             # Every outcome, from zero: an alert on a rate sees the first failure.
-            for outcome in DISCOVERY_OUTCOMES:
-                discoveries.add_metric([spec.key_path, outcome], totals.discoveries[outcome])
+            for outcome in SURVEY_OUTCOMES:
+                surveys.add_metric([spec.key_path, outcome], totals.surveys[outcome])
             counted["api_calls"].add_metric([spec.key_path], totals.api_calls)
             counted["rate_limit_waits"].add_metric([spec.key_path], totals.rate_limit_waits)
             counted["errors"].add_metric([spec.key_path], totals.errors)
-        yield discoveries
+        yield surveys
         yield from counted.values()
 
 
@@ -261,15 +279,15 @@ class ServingMemoryCollector(Collector):
 
 
 def exposition(
-    registry: ModuleSync,
+    modules: CountedModules,
     webhooks: Counter[tuple[str, str]],
     providers: ProviderCollector | None = None,
     auth: Counter[tuple[str, str]] | None = None,
-    sources: SourceDiscoveries | None = None,
+    sources: SourceSurveys | None = None,
     memory: ServingMemory | None = None,
 ) -> bytes:
     collectors = CollectorRegistry(auto_describe=False)
-    collectors.register(RegistryCollector(registry, webhooks))
+    collectors.register(ModuleCollector(modules, webhooks))
     if memory is not None:
         collectors.register(ServingMemoryCollector(memory))
     if sources is not None:

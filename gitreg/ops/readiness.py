@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from gitreg.modules.sync import ModuleSync
-from gitreg.ops.reports import iso
+from gitreg.ops.reports import ModuleStatuses, iso
+from gitreg.state.shared import SharedState
 
 
 @dataclass(frozen=True)
@@ -69,8 +69,16 @@ class Readiness:
         }
 
 
+class ReadinessModules(ModuleStatuses, Protocol):
+    """What readiness reads of the module sync: what reports read, and the shared state, which
+    may be degraded."""
+
+    @property
+    def shared(self) -> SharedState: ...
+
+
 def readiness(
-    registry: ModuleSync,
+    modules: ReadinessModules,
     now: float,
     started: float,
     providers_read: bool = True,
@@ -82,7 +90,7 @@ def readiness(
     the release folders were scanned once (a server scans them as it starts);
     `providers_pending`: providers whose forge was not read yet, with none of its releases in
     cache_dir (a new replica's)."""
-    snapshot = registry.snapshot
+    snapshot = modules.snapshot
     bound = snapshot.catalog.freshness.max_staleness
     waiting: list[dict[str, str]] = []
     stale, outdated = [], []
@@ -93,8 +101,8 @@ def readiness(
         reason = "its releases are being read from its forge (none in cache_dir yet)"
         waiting.append({"provider": provider, "reason": reason})
     for location in snapshot.clones:
-        status = registry.status[location]
-        unknown = registry.unknown_versions(snapshot, location)
+        status = modules.status[location]
+        unknown = modules.unknown_versions(snapshot, location)
         if unknown is not None:
             waiting.append({"repository": str(location), "reason": unknown})
             continue
@@ -117,4 +125,4 @@ def readiness(
                     "reason": reason,
                 }
             )
-    return Readiness(waiting, stale, outdated, bound, registry.shared.problem())
+    return Readiness(waiting, stale, outdated, bound, modules.shared.problem())

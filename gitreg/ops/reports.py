@@ -4,9 +4,26 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
+from typing import Protocol
 
+from gitreg.git.location import RepoLocation
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.status import StatusBoard
+
+
+class ModuleStatuses(Protocol):
+    """What reports read of the module sync: the snapshot served, each repository's status,
+    and why a repository's versions are not known yet."""
+
+    @property
+    def snapshot(self) -> RegistrySnapshot: ...
+
+    @property
+    def status(self) -> StatusBoard: ...
+
+    def unknown_versions(
+        self, snapshot: RegistrySnapshot, location: RepoLocation
+    ) -> str | None: ...
 
 
 @dataclass(frozen=True)

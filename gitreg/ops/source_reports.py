@@ -1,5 +1,6 @@
-"""Per source, for people: its last discovery, what it found, what it skipped and why, what is
-removed, held or in conflict. `gitreg list` prints it, `/v1/status` serves it as JSON."""
+"""Per source, for people: its last survey (its "discovery", as people read it), what it found,
+what it skipped and why, what is removed, held or in conflict. `gitreg list` prints it,
+`/v1/status` serves it as JSON."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from gitreg.catalog.specs import SourceSpec
 from gitreg.git.location import redact
 from gitreg.ops.reports import iso
 from gitreg.sources.claims import Settlement
-from gitreg.sources.discovery import Discovery
 from gitreg.sources.stats import OUTCOMES, SourceTotals
+from gitreg.sources.survey import Survey
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,9 @@ class SourceReport:
     conflicts: list[str]  # addresses it claims with another repository: neither serves
     problems: list[str]  # repositories whose .gitreg.yaml is refused
     notes: list[str]
-    # This process's discoveries of it, by outcome (ok, unavailable, refused, held), and what
+    # This process's surveys of it, by outcome (ok, unavailable, refused, held), and what
     # their listings counted: the forge's API answers, rate-limit waits and errors.
-    discoveries: dict[str, int]
+    discoveries: dict[str, int]  # a key of /v1/status: "discovery" is the surveys' public name
     api_calls: int
     rate_limit_waits: int
     errors: int
@@ -50,17 +51,17 @@ def _none(spec: SourceSpec) -> SourceTotals:
 
 
 def source_reports(
-    discoveries: Sequence[tuple[SourceSpec, Discovery | None]],
+    surveys: Sequence[tuple[SourceSpec, Survey | None]],
     settlement: Settlement,
     totals: Callable[[SourceSpec], SourceTotals] = _none,
 ) -> list[SourceReport]:
-    return [_report(spec, found, settlement, totals(spec)) for spec, found in discoveries]
+    return [_report(spec, found, settlement, totals(spec)) for spec, found in surveys]
 
 
 def _report(
-    spec: SourceSpec, found: Discovery | None, settled: Settlement, totals: SourceTotals
+    spec: SourceSpec, found: Survey | None, settled: Settlement, totals: SourceTotals
 ) -> SourceReport:
-    found = found or Discovery(spec.key_path, 0.0)
+    found = found or Survey(spec.key_path, 0.0)
     served = [m for m in settled.served if m.source == spec.key_path]
     providers = [p for p in settled.providers if p.source == spec.key_path]
     mine = f"{spec.key_path} "
@@ -90,14 +91,14 @@ def _report(
         conflicts=conflicts,
         problems=list(found.problems),
         notes=list(found.notes),
-        discoveries={outcome: totals.discoveries[outcome] for outcome in OUTCOMES},
+        discoveries={outcome: totals.surveys[outcome] for outcome in OUTCOMES},
         api_calls=totals.api_calls,
         rate_limit_waits=totals.rate_limit_waits,
         errors=totals.errors,
     )
 
 
-def _state(found: Discovery) -> str:
+def _state(found: Survey) -> str:
     if found.refused:
         return "refused"
     if found.error:
@@ -132,7 +133,7 @@ def source_lines(reports: Sequence[SourceReport]) -> list[str]:
         lines += [f"    conflict: {text}" for text in r.conflicts]
         lines += [f"    problem: {text}" for text in r.problems]
         lines += [f"    note: {text}" for text in r.notes]
-        if ran := sum(r.discoveries.values()):  # this run discovered it (`list --fetch`)
+        if ran := sum(r.discoveries.values()):  # this run surveyed it (`list --fetch`)
             outcomes = ", ".join(f"{n} {o}" for o, n in r.discoveries.items() if n)
             lines.append(
                 f"    this run: {ran} discoveries ({outcomes}), {r.api_calls} API calls,"

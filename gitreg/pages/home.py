@@ -15,9 +15,9 @@ from typing import NamedTuple
 from urllib.parse import urlencode
 
 from gitreg.address import name_problem
-from gitreg.directory.listing import ListedModule, ListedProvider, Listing, NamespaceGroup
 from gitreg.directory.paging import Page
 from gitreg.directory.search import query_problem, search, search_providers
+from gitreg.directory.view import DirectoryModule, DirectoryProvider, DirectoryView, NamespaceGroup
 from gitreg.errors import ClientError, NotFound
 
 PAGE_SIZE = 100  # modules and providers of a namespace, or matches of a search, on one page
@@ -106,16 +106,16 @@ class HomePage:
         return self.ask.url(following) if following is not None else None
 
 
-def home_page(listing: Listing, ask: HomeQuery) -> HomePage:
+def home_page(view: DirectoryView, ask: HomeQuery) -> HomePage:
     if ask.query:
-        return _search(listing, ask)
+        return _search(view, ask)
     if ask.namespace is not None:
-        return _namespace(listing, ask, ask.namespace)
-    return _index(listing, ask)
+        return _namespace(view, ask, ask.namespace)
+    return _index(view, ask)
 
 
-def _index(listing: Listing, ask: HomeQuery) -> HomePage:
-    shelves = listing.shelves
+def _index(view: DirectoryView, ask: HomeQuery) -> HomePage:
+    shelves = view.shelves
     page = _existing(Page(ask.page, NAMESPACES_PER_PAGE, len(shelves)), "the namespaces")
     index = tuple(
         NamespaceLine(s.namespace, len(s.positions), len(s.providers))
@@ -123,34 +123,34 @@ def _index(listing: Listing, ask: HomeQuery) -> HomePage:
     )
     entries = sum(s.size for s in shelves)
     # A directory that fits one page is shown whole, as one page that the script filters.
-    groups = tuple(listing.namespaces()) if entries <= PAGE_SIZE else ()
+    groups = tuple(view.namespaces()) if entries <= PAGE_SIZE else ()
     return HomePage(ask, None, index, groups, len(shelves), entries, page)
 
 
-def _namespace(listing: Listing, ask: HomeQuery, namespace: str) -> HomePage:
-    shelf = listing.shelf(namespace)
+def _namespace(view: DirectoryView, ask: HomeQuery, namespace: str) -> HomePage:
+    shelf = view.shelf(namespace)
     if shelf is None:
         raise NotFound(f"there is nothing you may read in a namespace {namespace!r} here")
     page = _existing(
         Page(ask.page, PAGE_SIZE, shelf.size), f"the modules and providers of {shelf.namespace}"
     )
     modules = len(shelf.positions)
-    shown = listing.described(shelf.positions[page.start : page.stop])
+    shown = view.described(shelf.positions[page.start : page.stop])
     providers = shelf.providers[max(0, page.start - modules) : max(0, page.stop - modules)]
     group = NamespaceGroup(shelf.namespace, tuple(shown), providers)
     return HomePage(ask, shelf.namespace, (), (group,), shelf.size, shelf.size, page)
 
 
-def _search(listing: Listing, ask: HomeQuery) -> HomePage:
+def _search(view: DirectoryView, ask: HomeQuery) -> HomePage:
     try:
-        modules, providers = search(listing, ask.query), search_providers(listing, ask.query)
+        modules, providers = search(view, ask.query), search_providers(view, ask.query)
     except ValueError as exc:
         raise ClientError(str(exc)) from exc
     if ask.namespace is not None:  # one namespace's matches: none where it may not be read
         key = ask.namespace.lower()
         modules = [m for m in modules if m.key[0] == key]
         providers = [p for p in providers if p.namespace.lower() == key]
-    found: list[ListedModule | ListedProvider] = [*modules, *providers]
+    found: list[DirectoryModule | DirectoryProvider] = [*modules, *providers]
     page = _existing(Page(ask.page, PAGE_SIZE, len(found)), "the matches")
     groups = _grouped(found[page.start : page.stop])
     return HomePage(ask, None, (), groups, len(found), len(found), page)
@@ -163,15 +163,15 @@ def _existing(page: Page, what: str) -> Page:
     return page
 
 
-def _grouped(items: Sequence[ListedModule | ListedProvider]) -> tuple[NamespaceGroup, ...]:
+def _grouped(items: Sequence[DirectoryModule | DirectoryProvider]) -> tuple[NamespaceGroup, ...]:
     """By namespace (sorted, case-insensitively), each in the order given (best match first)."""
     spelled: dict[str, str] = {}
-    modules: dict[str, list[ListedModule]] = {}
-    providers: dict[str, list[ListedProvider]] = {}
+    modules: dict[str, list[DirectoryModule]] = {}
+    providers: dict[str, list[DirectoryProvider]] = {}
     for item in items:
         key = item.namespace.lower()
         spelled.setdefault(key, item.namespace)
-        if isinstance(item, ListedModule):
+        if isinstance(item, DirectoryModule):
             modules.setdefault(key, []).append(item)
         else:
             providers.setdefault(key, []).append(item)

@@ -56,7 +56,7 @@ class ProviderPage:
     choices: tuple[VersionChoice, ...]  # newest first, one for each version served
     keys: tuple[PublicKey, ...]
     problems: tuple[ReleaseProblem, ...]
-    removed: bool = False  # discovered, and its repository left its source: its versions serve
+    removed: bool = False  # found by a survey, its repository since gone: its versions serve
     deprecated: str = ""  # why the version shown is deprecated; "" when it is not
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from gitreg.directory.listing import ListedModule, ListedProvider
+from gitreg.directory.view import DirectoryModule, DirectoryProvider
 
 _PACKAGE = "gitreg.pages"
 _STATIC_TYPES = {
@@ -55,9 +55,9 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def _deprecation(item: ListedModule | ListedProvider) -> str:
+def _deprecation(item: DirectoryModule | DirectoryProvider) -> str:
     """Why a listed module's or provider's version is deprecated; "" when it is not."""
-    if isinstance(item, ListedModule):
+    if isinstance(item, DirectoryModule):
         return item.entry.deprecation(item.release) or ""
     return item.entry.deprecation(item.version) or ""
 

@@ -81,7 +81,7 @@ class ModulePage:
     deprecations: tuple[Deprecation, ...]
     deprecated: str  # why this version is deprecated (registry.yaml, .gitreg.yaml); "" if not
     unreadable: bool  # the repository's last read failed: the versions are those read before
-    removed: bool  # discovered, and its repository left its source: its versions still serve
+    removed: bool  # found by a survey, its repository since gone: its versions still serve
     kept_tag: str  # why this version is served from a commit its tag no longer names
     siblings: tuple[Sibling, ...]
     repository_examples: tuple[FolderDocs, ...]  # paths in the repository

@@ -41,7 +41,7 @@ _NONE_DECLARED: Mapping[str, str] = MappingProxyType({})
 
 
 class RepositoryTags(Protocol):
-    """Where a gating repository's tags come from (the module registry, as it last read them)."""
+    """Where a gating repository's tags come from (the module side, as it last read them)."""
 
     def tags_of(self, location: RepoLocation) -> Sequence[TagRef]: ...
 
@@ -69,7 +69,7 @@ class ProviderEntry:
 
     def deprecation(self, version: str) -> str | None:
         """Why `version` is deprecated, or None. The entry's `deprecated:` list (registry.yaml's,
-        or for a discovered provider its repository's `.gitreg.yaml` at the default branch)
+        or for a found provider its repository's `.gitreg.yaml` at the default branch)
         wins: it is the later word; else the `deprecated:` line of `.gitreg.yaml` at the
         release's tag. The `versions` answer, pages and tools ask this, so that they agree."""
         return deprecation_of(self.spec.deprecated, version) or self.declared.get(version) or None

@@ -1,8 +1,8 @@
-"""Who serves an address: registry.yaml's `modules:` and `providers:` and what the sources
-discovered, settled.
+"""Who serves an address: registry.yaml's `modules:` and `providers:` and what the sources'
+surveys found, settled.
 
-An explicit entry wins over a discovered module or provider of its address, which is then set
-aside (and `gitreg list` says so). Two claims on one address by discovery, from two sources or
+An explicit entry wins over a found module or provider of its address, which is then set
+aside (and `gitreg list` says so). Two claims on one address by surveys, from two sources or
 two repositories of one, are a conflict: neither is served until it is resolved, never a silent
 pick, and `gitreg check` and the status say so."""
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from gitreg.catalog.specs import ModuleSpec, ProviderSpec
-from gitreg.sources.discovery import DiscoveredModule, DiscoveredProvider, Discovery
+from gitreg.sources.survey import FoundModule, FoundProvider, Survey
 
 
 @dataclass(frozen=True)
@@ -31,21 +31,21 @@ class Conflict:
 
 @dataclass(frozen=True)
 class Settlement:
-    """The discovered modules and providers to serve beside registry.yaml's, and what was not
+    """The found modules and providers to serve beside registry.yaml's, and what was not
     served."""
 
-    served: tuple[DiscoveredModule, ...] = ()
+    served: tuple[FoundModule, ...] = ()
     conflicts: tuple[Conflict, ...] = ()
-    shadowed: tuple[DiscoveredModule, ...] = ()  # an explicit entry names their address
-    providers: tuple[DiscoveredProvider, ...] = ()
-    shadowed_providers: tuple[DiscoveredProvider, ...] = ()
+    shadowed: tuple[FoundModule, ...] = ()  # an explicit entry names their address
+    providers: tuple[FoundProvider, ...] = ()
+    shadowed_providers: tuple[FoundProvider, ...] = ()
 
     @property
     def specs(self) -> tuple[ModuleSpec, ...]:
-        """What serves: a removed module's spec marked, a hidden one's unlisted too (its
-        versions resolve all the same)."""
+        """What serves: a removed module's spec marked so, and hidden under on_removed: hide
+        (its versions resolve all the same)."""
         return tuple(
-            replace(m.spec, removed=True, listed=not m.hidden) if m.removed else m.spec
+            replace(m.spec, removed=True, hidden=m.hidden) if m.removed else m.spec
             for m in self.served
         )
 
@@ -53,7 +53,7 @@ class Settlement:
     def provider_specs(self) -> tuple[ProviderSpec, ...]:
         """The providers that serve, a removed one's marked (its forge no longer read)."""
         return tuple(
-            replace(p.spec, removed=True, listed=not p.hidden) if p.removed else p.spec
+            replace(p.spec, removed=True, hidden=p.hidden) if p.removed else p.spec
             for p in self.providers
         )
 
@@ -61,18 +61,18 @@ class Settlement:
         return [str(c) for c in self.conflicts]
 
 
-_D = TypeVar("_D", DiscoveredModule, DiscoveredProvider)
+_D = TypeVar("_D", FoundModule, FoundProvider)
 
 
 def settle(
     explicit: Sequence[ModuleSpec],
-    discoveries: Sequence[Discovery],
+    surveys: Sequence[Survey],
     explicit_providers: Sequence[ProviderSpec] = (),
 ) -> Settlement:
-    modules = [m for d in discoveries for m in d.modules]
+    modules = [m for d in surveys for m in d.modules]
     named = {spec.address.key for spec in explicit}
     served, conflicts, shadowed = _settled(modules, named, lambda m: m.spec.address.key, "module")
-    providers = [p for d in discoveries for p in d.providers]
+    providers = [p for d in surveys for p in d.providers]
     hosted = {spec.key for spec in explicit_providers}
     served_providers, provider_conflicts, shadowed_providers = _settled(
         providers, hosted, lambda p: p.spec.key, "provider"
@@ -87,13 +87,13 @@ def settle(
 
 
 def _settled(
-    discovered: Sequence[_D], named: Container[object], key: Callable[[_D], object], kind: str
+    candidates: Sequence[_D], named: Container[object], key: Callable[[_D], object], kind: str
 ) -> tuple[list[_D], list[Conflict], list[_D]]:
-    """What serves of `discovered`, the conflicts, and what `named` (explicit entries) sets
+    """What serves of `candidates`, the conflicts, and what `named` (explicit entries) sets
     aside."""
     claims: dict[object, list[_D]] = {}
     shadowed = []
-    for found in discovered:
+    for found in candidates:
         if key(found) in named:
             shadowed.append(found)
         else:

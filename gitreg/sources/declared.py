@@ -1,4 +1,4 @@
-"""Where discovery reads a repository's `.gitreg.yaml`: at its default branch.
+"""Where a survey reads a repository's `.gitreg.yaml`: at its default branch.
 
 It is read in the repository itself for a folder source, else in the bare clone gitreg keeps of
 it (the default branch fetched beside the tags). See docs/sources.md."""

@@ -95,7 +95,7 @@ def token_headers(kind: str, token: str | None) -> dict[str, str]:
 
 class OnForgeApi:
     """What a lister of a forge is through its API: the requests it made counted (`stats`), its
-    connection closed after a discovery."""
+    connection closed after a survey."""
 
     _api: ForgeApi
 

@@ -1,5 +1,5 @@
-"""A repository as a source lists it: what discovery knows of it before reading any of its Git;
-what a source is to discovery (a Lister), and how it fails."""
+"""A repository as a source lists it: what a survey knows of it before reading any of its Git;
+what a source is to a survey (a Lister), and how it fails."""
 
 from __future__ import annotations
 
@@ -49,9 +49,9 @@ class FoundRepository:
 
 
 class Lister(Protocol):
-    """What a source is to discovery: the repositories it lists now, all pages followed. Raises
+    """What a source is to a survey: the repositories it lists now, all pages followed. Raises
     SourceUnavailable when the source cannot answer now (down, slow, rate-limiting: the last
-    discovery keeps serving) and SourceRefused when it answered no (a token without access, an
+    survey keeps serving) and SourceRefused when it answered no (a token without access, an
     unknown group: an error naming the source)."""
 
     def repositories(self) -> Sequence[FoundRepository]: ...

@@ -1,5 +1,5 @@
 """The Lister of a source in registry.yaml: the one place a kind of source becomes the code that
-lists it, opened for one discovery and closed after it."""
+lists it, opened for one survey and closed after it."""
 
 from __future__ import annotations
 
@@ -20,14 +20,14 @@ from gitreg.sources.gitlab import GitLabLister
 
 
 class ForgeLister(Lister, Protocol):
-    """A forge's Lister: it holds a connection to the forge's API, closed after a discovery."""
+    """A forge's Lister: it holds a connection to the forge's API, closed after a survey."""
 
     def close(self) -> None: ...
 
 
 @contextmanager
 def opened_lister(spec: SourceSpec, credentials: Sequence[Credential]) -> Iterator[Lister]:
-    """The source's Lister, for one discovery. A forge's API is reached with the source's token,
+    """The source's Lister, for one survey. A forge's API is reached with the source's token,
     over HTTPS that trusts what Git trusts there: the `credentials` entry's `ca_file` for its
     URL, else the system's store."""
     if spec.kind == "folder":

@@ -1,9 +1,9 @@
-"""The sources' last discoveries on disk, `cache_dir/sources.json`: so that a restart with a
-forge down still serves what it discovered. One JSON document, written whole (gitreg.atomic);
-a discovery is kept under its source's identity (kind, server, scope), so that reordering
+"""The sources' last surveys on disk, `cache_dir/sources.json`: so that a restart with a
+forge down still serves what it surveyed. One JSON document, written whole (gitreg.atomic);
+a survey is kept under its source's identity (kind, server, scope), so that reordering
 `sources:` in registry.yaml loses nothing. Secrets are never in it: a module's webhook secret is
 its source's, given again at load, as a provider's release location and token are. A file
-written before providers were discovered has no `providers`: it reads as none."""
+written before providers were surveyed has no `providers`: it reads as none."""
 
 from __future__ import annotations
 
@@ -27,11 +27,11 @@ from gitreg.catalog.specs import (
 )
 from gitreg.git.location import RepoLocation, Transport
 from gitreg.sources.clone_urls import ClonePlaces
-from gitreg.sources.discovery import (
-    DiscoveredModule,
-    DiscoveredProvider,
-    Discovery,
+from gitreg.sources.survey import (
+    FoundModule,
+    FoundProvider,
     Skipped,
+    Survey,
     own_releases,
 )
 from gitreg.tags import TagTemplate
@@ -47,26 +47,26 @@ def identity(spec: SourceSpec) -> str:
     return f"{spec.kind} {spec.where} {spec.scope}"
 
 
-def save(cache_dir: Path, found: dict[str, Discovery]) -> None:
-    """Every source's last discovery, by identity; OSError when it cannot be written. Workers of
-    one host share the file (`serve --workers`): a source another worker discovered since this
-    one read it keeps that later discovery, and writers take turns under a lock."""
+def save(cache_dir: Path, found: dict[str, Survey]) -> None:
+    """Every source's last survey, by identity; OSError when it cannot be written. Workers of
+    one host share the file (`serve --workers`): a source another worker surveyed since this
+    one read it keeps that later survey, and writers take turns under a lock."""
     cache_dir.mkdir(parents=True, exist_ok=True)
     with open(cache_dir / f"{FILE}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         stored = _stored(cache_dir / FILE)
         sources: dict[str, object] = {}
-        for key, discovery in sorted(found.items()):
+        for key, survey in sorted(found.items()):
             theirs = stored.get(key)
-            later = isinstance(theirs, dict) and _at(theirs) > discovery.at
-            sources[key] = theirs if later else _discovery(discovery)
+            later = isinstance(theirs, dict) and _at(theirs) > survey.at
+            sources[key] = theirs if later else _survey(survey)
         document = {"format": FORMAT, "sources": sources}
         text = json.dumps(document, indent=1, sort_keys=True)
         write_atomically(cache_dir / FILE, text.encode())
 
 
 def _stored(path: Path) -> dict[str, object]:
-    """The file's discoveries as written, by identity; none when it is absent or unreadable."""
+    """The file's surveys as written, by identity; none when it is absent or unreadable."""
     try:
         document = json.loads(path.read_bytes())
     except (OSError, ValueError):
@@ -82,9 +82,9 @@ def _at(stored: dict[str, object]) -> float:
     return float(at) if isinstance(at, int | float) and not isinstance(at, bool) else 0.0
 
 
-def load(cache_dir: Path, specs: tuple[SourceSpec, ...]) -> dict[str, Discovery]:
-    """The last discoveries of the sources `specs` names, by identity: none when the file is
-    absent, unreadable or of another format (the next discovery makes it again)."""
+def load(cache_dir: Path, specs: tuple[SourceSpec, ...]) -> dict[str, Survey]:
+    """The last surveys of the sources `specs` names, by identity: none when the file is
+    absent, unreadable or of another format (the next survey makes it again)."""
     path = cache_dir / FILE
     try:
         document = json.loads(path.read_bytes())
@@ -104,7 +104,7 @@ def load(cache_dir: Path, specs: tuple[SourceSpec, ...]) -> dict[str, Discovery]
         return {}
 
 
-def _discovery(found: Discovery) -> dict[str, Any]:
+def _survey(found: Survey) -> dict[str, Any]:
     return {
         "source": found.source,
         "at": found.at,
@@ -121,7 +121,7 @@ def _discovery(found: Discovery) -> dict[str, Any]:
     }
 
 
-def _module(module: DiscoveredModule) -> dict[str, Any]:
+def _module(module: FoundModule) -> dict[str, Any]:
     spec = module.spec
     return {
         "address": [spec.address.namespace, spec.address.name, spec.address.system],
@@ -138,7 +138,7 @@ def _module(module: DiscoveredModule) -> dict[str, Any]:
     }
 
 
-def _provider(provider: DiscoveredProvider) -> dict[str, Any]:
+def _provider(provider: FoundProvider) -> dict[str, Any]:
     spec = provider.spec
     return {
         "address": [spec.namespace, spec.type],
@@ -158,10 +158,10 @@ def _read_deprecated(stored: list[list[str]]) -> tuple[Deprecation, ...]:
     return tuple(Deprecation(VersionConstraint.parse(v), str(r)) for v, r in stored)
 
 
-def _read_provider(m: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> DiscoveredProvider:
+def _read_provider(m: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> FoundProvider:
     namespace, kind = str(m["address"][0]), str(m["address"][1])
     repository = str(m["repository"])
-    # Where its releases are: the source's forge, as discovery found it there.
+    # Where its releases are: the source's forge, as its survey found it there.
     releases = own_releases(spec, repository)
     if isinstance(releases, str):
         raise ValueError(f"{spec}: {releases}")  # a source of another kind under its identity
@@ -175,15 +175,15 @@ def _read_provider(m: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> Disc
     )
     removed = bool(m["removed"])
     hidden = removed and spec.on_removed == "hide"
-    return DiscoveredProvider(provider, spec.key_path, repository, removed, hidden)
+    return FoundProvider(provider, spec.key_path, repository, removed, hidden)
 
 
-def _read(stored: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> Discovery:
+def _read(stored: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> Survey:
     modules = []
     places = ClonePlaces.of(spec) if spec.kind != "folder" else None
     for m in stored["modules"]:
         repo = RepoLocation(str(m["repo"][0]), cast(Transport, m["repo"][1]))
-        # Discovered before clone URLs were held to the forge: one outside it is not served.
+        # Surveyed before clone URLs were held to the forge: one outside it is not served.
         if places and (refused := places.refusal(repo.url)):
             log.warning("%s: %s: %s: not served", spec.key_path, m["repository"], refused)
             continue
@@ -200,11 +200,9 @@ def _read(stored: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> Discover
         )
         hidden = bool(m["removed"]) and spec.on_removed == "hide"
         modules.append(
-            DiscoveredModule(
-                module, spec.key_path, str(m["repository"]), bool(m["removed"]), hidden
-            )
+            FoundModule(module, spec.key_path, str(m["repository"]), bool(m["removed"]), hidden)
         )
-    return Discovery(
+    return Survey(
         source=spec.key_path,
         at=float(stored["at"]),
         repositories=tuple(stored["repositories"]),

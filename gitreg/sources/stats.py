@@ -1,7 +1,7 @@
 """What a source's listings cost and met, counted for `/v1/status` and `/metrics`.
 
-API calls, rate-limit waits and errors; and, per source, those of every discovery of this
-process added up, with the discoveries by outcome."""
+API calls, rate-limit waits and errors; and, per source, those of every survey of this
+process added up, with the surveys by outcome."""
 
 from __future__ import annotations
 
@@ -43,18 +43,18 @@ class Counted(Protocol):
 
 @dataclass(frozen=True)
 class SourceTotals:
-    """A source's discoveries in this process, by outcome, and what their listings counted."""
+    """A source's surveys in this process, by outcome, and what their listings counted."""
 
-    discoveries: Counter[Outcome] = field(default_factory=Counter)
+    surveys: Counter[Outcome] = field(default_factory=Counter)
     api_calls: int = 0
     rate_limit_waits: int = 0
     errors: int = 0
 
     def after(self, outcome: Outcome, stats: SourceStats | None) -> SourceTotals:
-        """These totals with one more discovery, of `outcome`, whose lister counted `stats`."""
+        """These totals with one more survey, of `outcome`, whose lister counted `stats`."""
         counted = stats or SourceStats()
         return SourceTotals(
-            self.discoveries + Counter({outcome: 1}),
+            self.surveys + Counter({outcome: 1}),
             self.api_calls + counted.api_calls,
             self.rate_limit_waits + counted.rate_limit_waits,
             self.errors + counted.errors,

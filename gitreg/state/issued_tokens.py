@@ -152,7 +152,7 @@ class IssuedTokens(Protocol):
         """The live tokens issued to `name` (blocks)."""
         ...
 
-    def listed(self) -> list[IssuedToken]:
+    def live_tokens(self) -> list[IssuedToken]:
         """Every live token, oldest first (blocks)."""
         ...
 
@@ -190,7 +190,7 @@ class IssuedTokenFiles:
         found = [self.find(d) for d in _names(self._person(name)) if DIGEST.fullmatch(d)]
         return sorted((t for t in found if t and t.name == name), key=lambda t: (t.issued, t.id))
 
-    def listed(self) -> list[IssuedToken]:
+    def live_tokens(self) -> list[IssuedToken]:
         now = time.time()
         try:
             names = os.listdir(self.folder)
@@ -200,7 +200,7 @@ class IssuedTokenFiles:
         return sorted((t for t in found if t and t.live(now)), key=lambda t: (t.issued, t.id))
 
     def revoke(self, which: str) -> list[IssuedToken]:
-        ended = chosen(self.listed(), which)
+        ended = chosen(self.live_tokens(), which)
         for token in ended:
             for path in (self._path(token.digest), self._person(token.name) / token.digest):
                 with contextlib.suppress(FileNotFoundError):

@@ -52,13 +52,13 @@ class PostgresIssuedTokens:
             ).fetchall()
         return _live(rows)
 
-    def listed(self) -> list[IssuedToken]:
+    def live_tokens(self) -> list[IssuedToken]:
         with self.db.transaction() as conn:
             rows = conn.execute(f"SELECT {_COLUMNS} FROM gitreg_issued_tokens").fetchall()
         return _live(rows)
 
     def revoke(self, which: str) -> list[IssuedToken]:
-        ended = chosen(self.listed(), which)
+        ended = chosen(self.live_tokens(), which)
         if ended:
             with self.db.transaction() as conn:
                 conn.execute(

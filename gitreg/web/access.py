@@ -41,7 +41,7 @@ async def reader_of(request: Request) -> Principal | None:
     token or a session (who sees every namespace without auth:, and only `auth.public` ones
     with it). A token that is sent but not accepted is Unauthorized, as on every other route.
     With auth.git, a token no one here knows is the `git` principal, which reads what its Git
-    servers accept (`web/listings.py` has the gate ask them)."""
+    servers accept (`web/directory.py` has the gate ask them)."""
     gate = gate_of(request)
     reader = await gate.reader(authorization_of(request), session_of(request), client_of(request))
     if reader is not None:

@@ -83,7 +83,7 @@ async def readyz(request: Request) -> JSONResponse:
     state = state_of(request)
     providers = world_of(request).side.providers
     pending = [str(entry.spec) for entry in providers.entries() if entry.pending]
-    answer = readiness(state.registry, time.time(), state.started, providers.scanned, pending)
+    answer = readiness(state.modules, time.time(), state.started, providers.scanned, pending)
     body = answer.public_body() if world_of(request).gate.on else answer.body()
     return JSONResponse(body, status_code=200 if answer.ready else 503)
 
@@ -130,7 +130,7 @@ def create_app(
             state.background.start()
         if start:
             state.background.start_up(settled)
-        warming = asyncio.create_task(keep_warm(state.docs, state.registry))
+        warming = asyncio.create_task(keep_warm(state.docs, state.modules))
         async with contextlib.AsyncExitStack() as stack:
             if assistants is not None:  # a mounted app's own lifespan never runs
                 await stack.enter_async_context(assistants[0]())

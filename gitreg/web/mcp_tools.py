@@ -1,8 +1,8 @@
 """What each MCP tool answers, for a request; `web/mcp.py` registers them.
 
-A tool answers with the modules and providers its sender may read, as `/v1/modules` shows them
-(the same gate, the same listing), in Markdown for a person or a model to read and as structured
-data beside it. One function a tool. See docs/mcp.md."""
+A tool answers with the modules and providers its sender may read, as `/v1/modules` shows
+them (the same gate, the same directory view), in Markdown for a person or a model to read and
+as structured data beside it. One function a tool. See docs/mcp.md."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 from starlette.requests import Request
 
 from gitreg.address import ModuleAddress, ProviderAddress
-from gitreg.directory.listing import ListedModule, newest
 from gitreg.directory.repository_url import web_url
 from gitreg.directory.search import query_problem, search, search_providers
+from gitreg.directory.view import DirectoryModule, newest
 from gitreg.docs.model import FolderDocs, ModuleDocs
 from gitreg.errors import ClientError, NotFound
 from gitreg.modules.index import ModuleEntry
@@ -23,7 +23,7 @@ from gitreg.pages.provider_view import snippet as provider_snippet
 from gitreg.pages.usage import constraint, latest_release, module_snippet
 from gitreg.providers.hosted import ProviderEntry
 from gitreg.web import access
-from gitreg.web.listings import listing_for
+from gitreg.web.directory import directory_for
 from gitreg.web.modules import normalised, release_of
 from gitreg.web.providers import deprecation_warnings
 from gitreg.web.registry_json import Json, details_json, module_json
@@ -46,7 +46,7 @@ async def search_modules(request: Request, query: str, offset: int) -> Answer:
         raise ClientError(problem)
     if offset < 0:
         raise ClientError(f"current_offset must be 0 or more, not {offset}")
-    found = search(await listing_for(request), query)
+    found = search(await directory_for(request), query)
     page = found[offset : offset + PAGE]
     lines = [f"{len(found)} module{'s' * (len(found) != 1)} match {query!r}" if query else ""]
     lines[0] = lines[0] or f"{len(found)} module{'s' * (len(found) != 1)}"
@@ -62,12 +62,12 @@ async def search_modules(request: Request, query: str, offset: int) -> Answer:
         "total": len(found),
         "offset": offset,
         "next_offset": offset + len(page) if more else None,
-        "modules": [_listed(m) for m in page],
+        "modules": [_module_json(m) for m in page],
     }
     return Answer("\n".join(lines), data)
 
 
-def _listed(m: ListedModule) -> Json:
+def _module_json(m: DirectoryModule) -> Json:
     return {
         "module_id": f"{m.address}/{m.version}",
         "namespace": m.namespace,
@@ -220,7 +220,7 @@ async def search_providers_answer(request: Request, query: str, offset: int) -> 
         raise ClientError(problem)
     if offset < 0:
         raise ClientError(f"current_offset must be 0 or more, not {offset}")
-    found = search_providers(await listing_for(request), query)
+    found = search_providers(await directory_for(request), query)
     page = found[offset : offset + PAGE]
     lines = [f"{len(found)} provider{'s' * (len(found) != 1)}" + (":" if page else ".")]
     rows = []
@@ -310,7 +310,7 @@ async def _module(request: Request, address: ModuleAddress) -> ModuleEntry:
     if entry is None:
         raise NotFound(f"no module {address}")
     if not entry.versions.releases:
-        reason = state_of(request).registry.unknown_versions(
+        reason = state_of(request).modules.unknown_versions(
             world_of(request).snapshot, entry.spec.repo
         )
         if reason is not None:

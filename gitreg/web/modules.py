@@ -184,7 +184,7 @@ def versions_known(request: Request, snapshot: RegistrySnapshot, entry: ModuleEn
     Retry-After) tries again rather than concluding the module has no version."""
     if entry.versions.releases:
         return
-    reason = state_of(request).registry.unknown_versions(snapshot, entry.spec.repo)
+    reason = state_of(request).modules.unknown_versions(snapshot, entry.spec.repo)
     if reason is not None:
         raise NotReadYet(f"{entry.spec.address}: its versions are not known yet: {reason}")
 
@@ -205,7 +205,7 @@ async def _refreshed_on_miss(request: Request, entry: ModuleEntry) -> bool:
     """Replicas behind a load balancer can disagree for a moment: a version we lack may have
     just been tagged. Refresh its repository (rate-limited), waiting a bounded time."""
     state = state_of(request)
-    if not state.registry.on_demand.due(entry.spec.repo):
+    if not state.modules.on_demand.due(entry.spec.repo):
         return False
     sync = state.syncs.request(entry.spec.repo, "on-demand")
     try:

@@ -27,10 +27,10 @@ from gitreg.providers.artifacts import ProviderRelease
 from gitreg.providers.hosted import ProviderEntry
 from gitreg.tags import parse_version
 from gitreg.web import access
+from gitreg.web.directory import directory_for
 from gitreg.web.error_pages import PAGE_KEY
 from gitreg.web.files import etag_matches
 from gitreg.web.frame import SECURITY_HEADERS, html
-from gitreg.web.listings import listing_for
 from gitreg.web.modules import module_address, versions_known
 from gitreg.web.state import state_of, world_of
 
@@ -57,7 +57,7 @@ async def home(request: Request) -> Response:
     matches, a page at a time (`?page=`; `gitreg/pages/home.py`). Search runs on the server: the
     page works without script, which only filters what is shown as one types."""
     ask = HomeQuery.parse(request.query_params.multi_items())
-    view = home_page(await listing_for(request), ask)
+    view = home_page(await directory_for(request), ask)
     reader = await access.reader_of(request)
     return html(request, "home.html", page=view, reader=reader, query=ask.query)
 
@@ -119,7 +119,7 @@ def _situation(request: Request, entry: ModuleEntry, reader: Principal | None) -
     )
     return ModuleSituation(
         repository=repository,
-        unreadable=state_of(request).registry.status[entry.spec.repo].last_error is not None,
+        unreadable=state_of(request).modules.status[entry.spec.repo].last_error is not None,
         address=_opened_at(request),
         login=access.gate_of(request).login is not None,
     )

@@ -1,7 +1,7 @@
 """The registry API beyond what Terraform needs, shaped like the public registry's: lists and
 search of the modules a requester may read, and a version's documentation from its code.
 
-Lists are filtered, never refused (`web/listings.py`); a module's own routes go through the
+Lists are filtered, never refused (`web/directory.py`); a module's own routes go through the
 gate as `versions` does, before anything is looked up."""
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from gitreg.address import name_problem, system_problem
 from gitreg.auth.principal import Principal
-from gitreg.directory.listing import ListedModule, newest
 from gitreg.directory.paging import window
 from gitreg.directory.repository_url import web_url
 from gitreg.directory.search import query_problem, search
+from gitreg.directory.view import DirectoryModule, newest
 from gitreg.docs.service import DocsService
 from gitreg.errors import ClientError, NotFound
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.web import access
-from gitreg.web.listings import listing_for
+from gitreg.web.directory import directory_for
 from gitreg.web.modules import admitted, normalised, release_of, versions_known
 from gitreg.web.registry_json import Json, details_json, module_json, page_meta
 from gitreg.web.state import state_of, world_of
@@ -47,7 +47,7 @@ async def list_modules(request: Request) -> Response:
     namespace = request.path_params.get("namespace")
     if namespace is not None:
         _check_name(namespace, "namespace")
-    return await _listed(request, "", namespace)
+    return await _modules_page(request, "", namespace)
 
 
 async def search_modules(request: Request) -> Response:
@@ -58,7 +58,7 @@ async def search_modules(request: Request) -> Response:
     problem = query_problem(query)
     if problem:
         raise ClientError(problem)
-    return await _listed(request, query, None)
+    return await _modules_page(request, query, None)
 
 
 async def module_systems(request: Request) -> Response:
@@ -66,7 +66,7 @@ async def module_systems(request: Request) -> Response:
     namespace, name = request.path_params["namespace"], request.path_params["name"]
     _check_name(namespace, "namespace")
     _check_name(name, "name")
-    return await _listed(request, "", namespace, name)
+    return await _modules_page(request, "", namespace, name)
 
 
 async def latest(request: Request) -> Response:
@@ -99,7 +99,7 @@ async def download_latest(request: Request) -> Response:
     )
 
 
-async def _listed(
+async def _modules_page(
     request: Request, query: str, namespace: str | None, name: str | None = None
 ) -> Response:
     params = request.query_params
@@ -122,21 +122,21 @@ async def _listed(
         if verified not in ("true", "false"):
             raise ClientError(f"verified must be true or false, not {verified[:40]!r}")
         kept["verified"] = verified
-    listing = await listing_for(request)
+    view = await directory_for(request)
     key = (
         namespace.lower() if namespace is not None else None,
         name.lower() if name is not None else None,
         system,
     )
-    page: list[ListedModule]
+    page: list[DirectoryModule]
     if verified == "true":  # nothing here is verified
         page, total = [], 0
     elif query:  # a search ranks every readable module
-        found = [m for m in search(listing, query) if _matches(m, *key)]
+        found = [m for m in search(view, query) if _matches(m, *key)]
         page, total = found[offset : offset + limit], len(found)
     else:  # a list is cut from the namespaces' runs: only the page is described
-        positions, total = window(listing.module_runs(*key), offset, limit)
-        page = listing.described(positions)
+        positions, total = window(view.module_runs(*key), offset, limit)
+        page = view.described(positions)
     times = await _commit_times_of(_docs(request), page)
     body = {
         "meta": page_meta(request.url.path, kept, limit, offset, total),
@@ -148,7 +148,7 @@ async def _listed(
     return JSONResponse(body)
 
 
-async def _commit_times_of(docs: DocsService, page: list[ListedModule]) -> list[int | None]:
+async def _commit_times_of(docs: DocsService, page: list[DirectoryModule]) -> list[int | None]:
     """The listed releases' commit times: from memory where known (once the docs are warmed,
     all of them), the others read at once."""
     times = [docs.known_commit_time(m.entry, m.release) for m in page]
@@ -215,7 +215,7 @@ def _systems(request: Request, entry: ModuleEntry, principal: Principal | None) 
 
 
 def _matches(
-    module: ListedModule, namespace: str | None, name: str | None, system: str | None
+    module: DirectoryModule, namespace: str | None, name: str | None, system: str | None
 ) -> bool:
     ns, n, sys = module.key
     return (

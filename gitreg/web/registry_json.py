@@ -45,7 +45,7 @@ def module_json(
         "tag": release.tag,
         "commit": release.commit,
     }
-    if entry.spec.removed:  # discovered, and its repository left its source: no new version
+    if entry.spec.removed:  # found by a survey, and its repository left its source: no new version
         answer["removed"] = True
     reason = entry.deprecation(release)
     if reason is not None:  # still installable; said only of a version that is deprecated

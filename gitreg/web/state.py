@@ -9,19 +9,24 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from starlette.requests import Request
 from starlette.types import Scope
 
 from gitreg.docs.service import DocsService
+from gitreg.docs.warming import WarmedModules
 from gitreg.freshness.background import BackgroundWork
 from gitreg.freshness.deliveries import DeliveryLog, SeenDeliveries
 from gitreg.freshness.fresh_reads import FreshReads
 from gitreg.freshness.live import LiveCatalog
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.modules.archive_cache import ZIP, ArchiveCache
+from gitreg.modules.on_demand import OnDemand
 from gitreg.modules.sync import ModuleSync
 from gitreg.oci.packages import ModulePackages
+from gitreg.ops.metrics import CountedModules
+from gitreg.ops.readiness import ReadinessModules
 from gitreg.web.held_archives import HeldArchives
 from gitreg.web.kept import KeptAnswers
 from gitreg.world.world import CurrentWorld, World
@@ -30,15 +35,23 @@ STATE_KEY = "gitreg"
 _WORLD_KEY = "gitreg.world"  # in a request's scope: the world it reads
 
 
+class ServedModules(ReadinessModules, CountedModules, WarmedModules, Protocol):
+    """What handlers ask of the module sync: each repository's status, why its versions are
+    not known yet, the refreshes a cache miss may cause; and what readiness, metrics and the
+    docs warming they start read."""
+
+    @property
+    def on_demand(self) -> OnDemand: ...
+
+
 @dataclass(frozen=True)
 class RegistryState:
-    """The world served (`current`), the module sync that keeps its snapshot fresh (`registry`,
-    and the checks that ask it), the reloads that replace it whole (`live`), the archive
-    cache and the answers of the archives it holds, and the counters and tasks that outlive a
-    reload."""
+    """The world served (`current`), the module sync that keeps its snapshot fresh as handlers
+    see it (`modules`), the reloads that replace it whole (`live`), the archive cache and the
+    answers of the archives it holds, and the counters and tasks that outlive a reload."""
 
     current: CurrentWorld
-    registry: ModuleSync
+    modules: ServedModules
     archives: ArchiveCache
     live: LiveCatalog
     fresh_reads: FreshReads
@@ -63,7 +76,7 @@ class RegistryState:
     def build(
         cls,
         current: CurrentWorld,
-        registry: ModuleSync,
+        sync: ModuleSync,
         fresh_reads: FreshReads | None = None,
         worker: int | None = None,
     ) -> RegistryState:
@@ -71,16 +84,16 @@ class RegistryState:
         `gitreg serve --workers` this process is (None: the only server process)."""
         catalog = current.world.catalog
         archives = ArchiveCache(catalog.cache_dir, limits=catalog.archives.limits)
-        live = LiveCatalog(current, registry)
-        syncs = SyncQueue(registry)
+        live = LiveCatalog(current, sync)
+        syncs = SyncQueue(sync)
         return cls(
             current,
-            registry,
+            sync,
             archives,
             live,
-            fresh_reads or FreshReads(registry),
+            fresh_reads or FreshReads(sync),
             syncs,
-            BackgroundWork(live, syncs, worker),
+            BackgroundWork(live, sync, syncs, worker),
             DocsService(catalog.cache_dir),
             ModulePackages(
                 ArchiveCache(catalog.cache_dir, limits=catalog.archives.limits, form=ZIP)

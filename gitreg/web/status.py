@@ -26,24 +26,22 @@ from gitreg.web.state import state_of, world_of
 async def status(request: Request) -> JSONResponse:
     await access.admit(request, "ops", "/v1/status")
     state = state_of(request)
-    registry, side = state.registry, world_of(request).side
+    modules, side = state.modules, world_of(request).side
     origin = side.read_through.origin if side.read_through else None
-    discovered = state.current.sources
+    sources = state.current.sources
     pending = [str(entry.spec) for entry in side.providers.entries() if entry.pending]
     return JSONResponse(
         {
             "repositories": [
-                asdict(r) for r in repository_reports(world_of(request).snapshot, registry.status)
+                asdict(r) for r in repository_reports(world_of(request).snapshot, modules.status)
             ],
             # /readyz in full: with auth:, anyone gets its counts and reason codes alone.
             "readiness": readiness(
-                registry, time.time(), state.started, providers_pending=pending
+                modules, time.time(), state.started, providers_pending=pending
             ).body(),
             "sources": [
                 asdict(r)
-                for r in source_reports(
-                    discovered.discoveries(), discovered.settlement, discovered.totals
-                )
+                for r in source_reports(sources.surveys(), sources.settlement, sources.totals)
             ],
             "providers": [asdict(r) for r in provider_reports(side.providers)],
             "mirror_origins": [asdict(h) for h in origin_reports(origin)],
@@ -65,12 +63,12 @@ async def status(request: Request) -> JSONResponse:
 async def metrics(request: Request) -> Response:
     await access.admit(request, "ops", "/metrics")
     state = state_of(request)
-    registry, side = state.registry, world_of(request).side
+    modules, side = state.modules, world_of(request).side
     origin = side.read_through.origin if side.read_through else None
     providers = ProviderCollector(side.providers, origin, state.mirror_counts)
     archives = state.held_archives
     memory = ServingMemory(archives.held_bytes, len(archives), archives.budget, len(state.kept))
     body = exposition(
-        registry, state.webhook_counts, providers, state.auth_counts, state.current.sources, memory
+        modules, state.webhook_counts, providers, state.auth_counts, state.current.sources, memory
     )
     return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")

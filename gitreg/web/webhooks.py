@@ -51,10 +51,10 @@ async def receive(request: Request) -> Response:
     if delivery.outcome == "no_repository":
         warning = "none of the repositories named is in the registry's catalog: nothing to refresh"
         return JSONResponse({"refreshing": [], "named": named, "warning": warning})
-    if delivery.discover:
-        for spec in delivery.discover:
-            state.background.discoveries.request(spec)  # coalesced, as syncs are
-        discovering = [spec.key_path for spec in delivery.discover]
+    if delivery.survey:
+        for spec in delivery.survey:
+            state.background.surveys.request(spec)  # coalesced, as syncs are
+        discovering = [spec.key_path for spec in delivery.survey]
         return JSONResponse({"discovering": discovering, "refreshing": [], "named": named}, 202)
     for location in delivery.refresh:
         state.syncs.request(location, "webhook")  # coalesced: a flood costs one fetch or two

@@ -19,7 +19,7 @@ from gitreg.catalog.model import Catalog
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
 from gitreg.modules.snapshot import RegistrySnapshot
-from gitreg.sources.discovered import SourceDiscoveries
+from gitreg.sources.surveys import SourceSurveys
 from gitreg.state.shared import SharedState
 from gitreg.world.provider_side import ProviderSide
 
@@ -36,16 +36,16 @@ class World:
 
 
 class CurrentWorld:
-    """Holds the world served now. It is the registry's snapshot cell (a sync swaps its
+    """Holds the world served now. It is the module sync's snapshot cell (a sync swaps its
     snapshot in here) and the providers' source of tags (they gate on the snapshot's)."""
 
     def __init__(
         self,
-        sources: SourceDiscoveries,
+        sources: SourceSurveys,
         auth_counts: Counter[tuple[str, str]] | None = None,
     ) -> None:
         self._world: World | None = None
-        # What the catalog's sources last discovered: an input of every world, beside
+        # What the catalog's sources' last surveys found: an input of every world, beside
         # registry.yaml (the catalog a world serves holds both).
         self.sources = sources
         self._lock = threading.Lock()

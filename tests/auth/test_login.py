@@ -103,7 +103,7 @@ def test_a_code_expires_after_a_minute(login: Login, clock: Clock) -> None:
     token, lifetime = asyncio.run(login.exchange(form, "192.0.2.1"))
     assert token.startswith("gitreg_") and lifetime == 90 * 86400
     # The code carried who the provider named, and the claims the rules read, to the record.
-    (record,) = login.issued.store.listed()
+    (record,) = login.issued.store.live_tokens()
     assert (record.subject, record.issuer, record.claims) == (
         "alice-sub",
         login.settings.issuer,

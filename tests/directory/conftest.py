@@ -17,7 +17,7 @@ from tests.support.provider_releases import new_key, write_key, write_release
 
 @dataclass
 class Served:
-    registry: ModuleSync
+    sync: ModuleSync
     providers: Providers
 
 
@@ -56,8 +56,8 @@ mirror: {{read_through: false}}
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Served:
     catalog = load_catalog(write_catalog(tmp_path_factory.mktemp("directory")))
-    registry = ModuleSync(catalog)
-    registry.refresh()
-    providers = Providers(catalog, registry)
+    sync = ModuleSync(catalog)
+    sync.refresh()
+    providers = Providers(catalog, sync)
     providers.refresh()
-    return Served(registry, providers)
+    return Served(sync, providers)

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 import pytest
 
-from gitreg.directory.listing import readable_listing
 from gitreg.directory.paging import Page, window
+from gitreg.directory.view import directory_view
 from tests.directory.conftest import Served
-from tests.directory.test_listing import no_description
+from tests.directory.test_view import no_description
 
 RUNS: list[Sequence[int]] = [range(0, 3), (), (10, 11), range(20, 25)]
 
@@ -57,15 +57,13 @@ def test_numbered_pages(
 
 
 def test_runs_by_namespace_name_and_system(served: Served) -> None:
-    listing = readable_listing(
-        served.registry.snapshot, served.providers, lambda ns: True, no_description
-    )
+    view = directory_view(served.sync.snapshot, served.providers, lambda ns: True, no_description)
 
     def addresses(namespace: str | None, name: str | None, system: str | None) -> list[str]:
-        runs = listing.module_runs(namespace, name, system)
-        return [m.address for run in runs for m in listing.described(run)]
+        runs = view.module_runs(namespace, name, system)
+        return [m.address for run in runs for m in view.described(run)]
 
-    assert addresses(None, None, None) == [m.address for m in listing.modules]
+    assert addresses(None, None, None) == [m.address for m in view.modules]
     assert addresses("INFRA", None, None) == [
         "infra/dns/aws",
         "infra/naming/generic",
@@ -76,7 +74,7 @@ def test_runs_by_namespace_name_and_system(served: Served) -> None:
     assert addresses("infra", "vpc", "generic") == []
     assert addresses("acme", None, None) == []  # providers only
     assert addresses("nothing", None, None) == []
-    assert [(s.namespace, s.size) for s in listing.shelves] == [
+    assert [(s.namespace, s.size) for s in view.shelves] == [
         ("acme", 1),
         ("apps", 1),
         ("infra", 3),
@@ -84,17 +82,17 @@ def test_runs_by_namespace_name_and_system(served: Served) -> None:
 
 
 def test_a_reader_opened_to_some_modules_of_a_namespace(served: Served) -> None:
-    listing = readable_listing(
-        served.registry.snapshot,
+    view = directory_view(
+        served.sync.snapshot,
         served.providers,
         lambda ns: False,
         no_description,
         lambda spec: getattr(spec, "path", None) in ("modules/vpc", "modules/dns"),
     )
-    assert [(s.namespace, tuple(s.positions) != ()) for s in listing.shelves] == [("infra", True)]
-    runs = listing.module_runs(None, None, "aws")
-    assert [m.address for run in runs for m in listing.described(run)] == [
+    assert [(s.namespace, tuple(s.positions) != ()) for s in view.shelves] == [("infra", True)]
+    runs = view.module_runs(None, None, "aws")
+    assert [m.address for run in runs for m in view.described(run)] == [
         "infra/dns/aws",
         "Infra/vpc/aws",
     ]
-    assert listing.module_runs("infra", "naming", None) == []
+    assert view.module_runs("infra", "naming", None) == []

@@ -53,9 +53,9 @@ def test_the_warming_build_reads_no_byte_of_a_200_mib_file_from_a_pack(
     catalog = write_catalog(
         f"modules:\n  - {{namespace: a, name: m, system: x, repo: {repo.path}}}\n"
     )
-    registry = ModuleSync(catalog)
-    registry.refresh()
-    entry = registry.snapshot.index.get("a", "m", "x")
+    sync = ModuleSync(catalog)
+    sync.refresh()
+    entry = sync.snapshot.index.get("a", "m", "x")
     assert entry is not None and entry.versions.releases
     service = DocsService(catalog.cache_dir)
     _parser_loaded()

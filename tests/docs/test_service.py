@@ -32,20 +32,20 @@ VPC = {
 }
 
 
-def _entry(registry: ModuleSync, name: str = "vpc") -> ModuleEntry:
-    entry = registry.snapshot.index.get("a", name, "aws")
+def _entry(sync: ModuleSync, name: str = "vpc") -> ModuleEntry:
+    entry = sync.snapshot.index.get("a", name, "aws")
     assert entry is not None and entry.versions.releases
     return entry
 
 
-def _registry(write_catalog: WriteCatalog, repo: GitRepo, extra: str = "") -> ModuleSync:
-    registry = ModuleSync(
+def _synced(write_catalog: WriteCatalog, repo: GitRepo, extra: str = "") -> ModuleSync:
+    sync = ModuleSync(
         write_catalog(
             f"modules:\n  - {{namespace: a, name: vpc, system: aws, repo: {repo.path}{extra}}}\n"
         )
     )
-    registry.refresh()
-    return registry
+    sync.refresh()
+    return sync
 
 
 def test_docs_of_a_tag_with_its_submodules_examples_and_commit_time(
@@ -53,8 +53,8 @@ def test_docs_of_a_tag_with_its_submodules_examples_and_commit_time(
 ) -> None:
     repo = GitRepo(tmp_path / "repo")
     commit = repo.release("v1.0.0", VPC)
-    registry = _registry(write_catalog, repo)
-    entry = _entry(registry)
+    sync = _synced(write_catalog, repo)
+    entry = _entry(sync)
     service = DocsService(tmp_path / "cache")
     docs = asyncio.run(service.module_docs(entry, entry.versions.releases[0]))
     assert docs.commit == commit
@@ -81,8 +81,8 @@ def test_a_monorepo_module_is_documented_from_its_folder(
     files["net/other/main.tf"] = 'variable "unrelated" {}\n'
     files["net/vpc/broken.tf"] = 'variable "x" {\n'
     repo.release("vpc/v2.0.0", files)
-    registry = _registry(write_catalog, repo, ', path: net/vpc, tags: "vpc/v{version}"')
-    entry = _entry(registry)
+    sync = _synced(write_catalog, repo, ', path: net/vpc, tags: "vpc/v{version}"')
+    entry = _entry(sync)
     docs = asyncio.run(
         DocsService(tmp_path / "cache").module_docs(entry, entry.versions.releases[0])
     )
@@ -98,7 +98,7 @@ def test_the_disk_cache_serves_a_second_service_and_a_corrupt_file_is_rebuilt(
 ) -> None:
     repo = GitRepo(tmp_path / "repo")
     repo.release("v1.0.0", VPC)
-    entry = _entry(_registry(write_catalog, repo))
+    entry = _entry(_synced(write_catalog, repo))
     release = entry.versions.releases[0]
     first = DocsService(tmp_path / "cache")
     built = asyncio.run(first.module_docs(entry, release))
@@ -127,7 +127,7 @@ def test_the_disk_cache_serves_a_second_service_and_a_corrupt_file_is_rebuilt(
 def test_concurrent_asks_share_one_build(tmp_path: Path, write_catalog: WriteCatalog) -> None:
     repo = GitRepo(tmp_path / "repo")
     repo.release("v1.0.0", VPC)
-    entry = _entry(_registry(write_catalog, repo))
+    entry = _entry(_synced(write_catalog, repo))
     release = entry.versions.releases[0]
     service = DocsService(tmp_path / "cache")
     gate = threading.Event()
@@ -155,7 +155,7 @@ def test_a_commit_the_clone_lacks_is_a_source_error_and_not_cached(
 ) -> None:
     repo = GitRepo(tmp_path / "repo")
     repo.release("v1.0.0", VPC)
-    entry = _entry(_registry(write_catalog, repo))
+    entry = _entry(_synced(write_catalog, repo))
     service = DocsService(tmp_path / "cache")
     missing = Release("9.9.9", "v9.9.9", "0" * 40)
     with pytest.raises(SourceError):
@@ -173,10 +173,10 @@ def test_warming_puts_each_latest_version_in_memory(
         repo.release("v1.0.0", {"README.md": f"Module {name}.\n", "main.tf": ""})
         repo.release("v1.1.0", {"README.md": f"Module {name}, newer.\n"})
         repos.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {repo.path}}}\n")
-    registry = ModuleSync(write_catalog("modules:\n" + "".join(repos)))
-    registry.refresh()
+    sync = ModuleSync(write_catalog("modules:\n" + "".join(repos)))
+    sync.refresh()
     service = DocsService(tmp_path / "cache")
-    entries = registry.snapshot.index.entries()
+    entries = sync.snapshot.index.entries()
     assert asyncio.run(warm(service, entries)) == 3
     for entry in entries:
         latest = service.description(entry, entry.versions.releases[0])
@@ -196,8 +196,8 @@ def test_warming_rests_for_what_its_cpu_costs_in_the_background_budget(
         repo = GitRepo(tmp_path / name)
         repo.release("v1.0.0", {"README.md": f"Module {name}.\n"})
         lines.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {repo.path}}}\n")
-    registry = ModuleSync(write_catalog("modules:\n" + "".join(lines)))
-    registry.refresh()
+    sync = ModuleSync(write_catalog("modules:\n" + "".join(lines)))
+    sync.refresh()
     service = DocsService(tmp_path / "cache")
     owed: list[float] = []
     rests: list[float] = []
@@ -209,7 +209,7 @@ def test_warming_rests_for_what_its_cpu_costs_in_the_background_budget(
     async def sleep(seconds: float) -> None:
         rests.append(seconds)
 
-    entries = registry.snapshot.index.entries()
+    entries = sync.snapshot.index.entries()
     loaded = asyncio.run(warm(service, entries, owe=owe, sleep=sleep))
     assert loaded == 3
     assert len(owed) == 3 and all(spent > 0 for spent in owed)  # each build's CPU, counted
@@ -230,13 +230,13 @@ def test_keep_warm_keeps_every_description_and_only_some_whole_docs(
         repo = GitRepo(tmp_path / name)
         repo.release("v1.0.0", {"README.md": f"Module {name}.\n"})
         lines.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {repo.path}}}\n")
-    registry = ModuleSync(write_catalog("modules:\n" + "".join(lines)))
-    registry.refresh()
+    sync = ModuleSync(write_catalog("modules:\n" + "".join(lines)))
+    sync.refresh()
     service = DocsService(tmp_path / "cache", remembered=1)  # whole docs: room for one
-    entries = registry.snapshot.index.entries()
+    entries = sync.snapshot.index.entries()
 
     async def warmed() -> None:
-        task = asyncio.create_task(keep_warm(service, registry, every=0.01))
+        task = asyncio.create_task(keep_warm(service, sync, every=0.01))
         for _ in range(3000):  # bounded: a deadline, not a measurement
             if all(service.description(e, e.versions.releases[0]) for e in entries):
                 break
@@ -259,19 +259,19 @@ def test_a_warming_round_that_loaded_docs_tells_on_swap(
     repo = GitRepo(tmp_path / "repo")
     repo.release("v1.0.0", VPC)
     told: list[bool] = []  # per call: were the latest version's docs known by then?
-    registry = ModuleSync(
+    sync = ModuleSync(
         write_catalog(
             f"modules:\n  - {{namespace: a, name: vpc, system: aws, repo: {repo.path}}}\n"
         ),
-        on_swap=lambda: told.append(bool(_warmed(registry, service))),
+        on_swap=lambda: told.append(bool(_warmed(sync, service))),
     )
     service = DocsService(tmp_path / "cache")
-    registry.refresh()
+    sync.refresh()
     swaps = len(told)
     assert swaps and not any(told)  # the swaps came before any docs
 
     async def warming() -> None:
-        task = asyncio.create_task(keep_warm(service, registry, every=0.01))
+        task = asyncio.create_task(keep_warm(service, sync, every=0.01))
         for _ in range(3000):  # bounded: a deadline, not a measurement
             if len(told) > swaps:
                 break
@@ -285,8 +285,8 @@ def test_a_warming_round_that_loaded_docs_tells_on_swap(
     assert told[swaps:] == [True]
 
 
-def _warmed(registry: ModuleSync, service: DocsService) -> ModuleDocs | None:
-    entry = registry.snapshot.index.get("a", "vpc", "aws")
+def _warmed(sync: ModuleSync, service: DocsService) -> ModuleDocs | None:
+    entry = sync.snapshot.index.get("a", "vpc", "aws")
     if entry is None or not entry.versions.releases:
         return None
     return service.known(entry, entry.versions.releases[0])
@@ -299,8 +299,8 @@ def test_a_release_time_is_known_from_its_docs_without_reading_the_clone(
     that release's docs, the time comes from memory, not from Git on the request's path."""
     repo = GitRepo(tmp_path / "repo")
     repo.release("v1.0.0", VPC)
-    registry = _registry(write_catalog, repo)
-    entry = _entry(registry)
+    sync = _synced(write_catalog, repo)
+    entry = _entry(sync)
     release = entry.versions.releases[0]
     service = DocsService(tmp_path / "cache")
     asyncio.run(service.module_docs(entry, release))
@@ -319,8 +319,8 @@ def test_keep_warm_looks_again_only_at_what_changed_until_descriptions_are_forgo
         repos[name] = GitRepo(tmp_path / name)
         repos[name].release("v1.0.0", {"README.md": f"Module {name}.\n"})
         lines.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {tmp_path / name}}}\n")
-    registry = ModuleSync(write_catalog("modules:\n" + "".join(lines)))
-    registry.refresh()
+    sync = ModuleSync(write_catalog("modules:\n" + "".join(lines)))
+    sync.refresh()
     service = DocsService(tmp_path / "cache")
     looked: list[str] = []
     description = service.description
@@ -332,7 +332,7 @@ def test_keep_warm_looks_again_only_at_what_changed_until_descriptions_are_forgo
     monkeypatch.setattr(service, "description", recorded)
 
     def latest(name: str) -> str | None:
-        entry = registry.snapshot.index.get("a", name, "aws")
+        entry = sync.snapshot.index.get("a", name, "aws")
         assert entry is not None
         return description(entry, entry.versions.releases[0])
 
@@ -344,18 +344,18 @@ def test_keep_warm_looks_again_only_at_what_changed_until_descriptions_are_forgo
         raise AssertionError("not warmed")
 
     async def warming() -> None:
-        task = asyncio.create_task(keep_warm(service, registry, every=0.01))
+        task = asyncio.create_task(keep_warm(service, sync, every=0.01))
         await until(lambda: all(latest(n) for n in repos))
         looked.clear()
         repos["two"].release("v1.1.0", {"README.md": "Module two, again.\n"})
-        await asyncio.to_thread(registry.refresh)
+        await asyncio.to_thread(sync.refresh)
         await until(lambda: latest("two") == "Module two, again.")
         assert set(looked) == {"two"}
         with service._lock:  # as when DESCRIPTIONS_REMEMBERED is reached
             service._descriptions.clear()
             service.forgotten += 1
         repos["three"].release("v1.1.0", {"README.md": "Module three, again.\n"})
-        await asyncio.to_thread(registry.refresh)
+        await asyncio.to_thread(sync.refresh)
         await until(lambda: all(latest(n) for n in repos))
         assert {"one", "two", "three"} <= set(looked)
         task.cancel()

@@ -20,15 +20,15 @@ def test_the_latest_versions_are_warmed_at_start_and_after_a_swap(
         f"modules:\n  - {{namespace: a, name: m, system: x, repo: {repo.path}}}\n"
     )
     with RegistryServer(catalog) as server:
-        docs, registry = server.state.docs, server.registry
+        docs, sync = server.state.docs, server.sync
 
         def latest_description() -> str | None:
-            entry = registry.snapshot.index.get("a", "m", "x")
+            entry = sync.snapshot.index.get("a", "m", "x")
             assert isinstance(entry, ModuleEntry)
             return docs.description(entry, entry.versions.releases[0])
 
         wait_until(lambda: latest_description() == "First.", what="the start-up warming")
         repo.release("v1.1.0", {"README.md": "Second.\n"})
-        registry.sync_repo(next(iter(registry.snapshot.clones)), "cli")
+        sync.sync_repo(next(iter(sync.snapshot.clones)), "cli")
         wait_until(lambda: latest_description() == "Second.", what="the warming after a swap")
     assert docs.builds == 2

@@ -128,26 +128,26 @@ def test_fresh_reads_can_be_turned_off(remote: Remote) -> None:
 
 def test_a_failing_remote_is_checked_later_and_later(write_catalog: WriteCatalog) -> None:
     nobody = f"git://127.0.0.1:{free_port()}/repo.git"  # nothing listens there
-    registry = ModuleSync(
+    sync = ModuleSync(
         write_catalog(
             "fresh_reads: 5s\nmax_backoff: 60s\nmodules:\n"
             f"  - {{namespace: a, name: m, system: x, repo: '{nobody}'}}\n"
         )
     )
     clock = Clock()
-    fresh = FreshReads(registry, clock, wait=PATIENT)
-    location = next(iter(registry.snapshot.clones))
+    fresh = FreshReads(sync, clock, wait=PATIENT)
+    location = next(iter(sync.snapshot.clones))
     try:
         for checks, delay in enumerate([10, 20, 40, 60, 60], start=1):  # 5 s doubled, up to 60
             assert fresh.due(location)
             asyncio.run(fresh.check(location))
-            assert registry.sync_counts[("fresh-read", "failed")] == checks
+            assert sync.sync_counts[("fresh-read", "failed")] == checks
             clock.now += delay - 0.5
             assert not fresh.due(location)
             asyncio.run(fresh.check(location))  # a read meanwhile does not ask
-            assert registry.sync_counts[("fresh-read", "failed")] == checks
+            assert sync.sync_counts[("fresh-read", "failed")] == checks
             clock.now += 1
-        assert "cannot reach" in (registry.status[location].last_error or "")
+        assert "cannot reach" in (sync.status[location].last_error or "")
     finally:
         fresh.close()
 
@@ -157,18 +157,18 @@ def test_a_slow_remote_is_not_waited_for(write_catalog: WriteCatalog) -> None:
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
         url = f"git://127.0.0.1:{silent.getsockname()[1]}/repo.git"
-        registry = ModuleSync(
+        sync = ModuleSync(
             write_catalog(
                 f"fetch_timeout: 2s\nmodules:\n  - {{namespace: a, name: m, system: x, repo: '{url}'}}\n"
             )
         )
-        fresh = FreshReads(registry, wait=0.05)
-        location = next(iter(registry.snapshot.clones))
+        fresh = FreshReads(sync, wait=0.05)
+        location = next(iter(sync.snapshot.clones))
         try:
             asyncio.run(fresh.check(location))
             assert fresh.checking(location)  # the request went on; the check goes on too
             wait_until(lambda: not fresh.checking(location), what="the check to time out")
-            assert registry.sync_counts[("fresh-read", "failed")] == 1
+            assert sync.sync_counts[("fresh-read", "failed")] == 1
             assert not fresh.due(location)  # and backs off
         finally:
             fresh.close()

@@ -30,9 +30,9 @@ def test_first_round_is_spread_over_the_interval(
     write_catalog: WriteCatalog, tmp_path: Path
 ) -> None:
     lines = _modules(tmp_path, 50)
-    registry = ModuleSync(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(lines)))
+    sync = ModuleSync(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(lines)))
     clock = Clock()
-    poller = Poller(registry, clock, random.Random(7))
+    poller = Poller(sync, clock, random.Random(7))
     poller.schedule()
     offsets = sorted(due - clock.now for due in poller.due.values())
     assert len(offsets) == 50 and offsets[0] >= 0 and offsets[-1] < 60
@@ -43,16 +43,16 @@ def test_backoff_doubles_up_to_the_limit_and_resets(
     write_catalog: WriteCatalog, tmp_path: Path
 ) -> None:
     unreachable = f"http://127.0.0.1:{free_port()}/repo.git"
-    registry = ModuleSync(
+    sync = ModuleSync(
         write_catalog(
             f"refresh_interval: 10s\nmax_backoff: 60s\nfetch_timeout: 5s\nmodules:\n"
             f"  - {{namespace: a, name: m, system: x, repo: '{unreachable}'}}\n"
         )
     )
     clock = Clock()
-    poller = Poller(registry, clock, random.Random(1))
+    poller = Poller(sync, clock, random.Random(1))
     poller.schedule()
-    location = next(iter(registry.snapshot.clones))
+    location = next(iter(sync.snapshot.clones))
     delays = []
     for _ in range(5):
         poller.poll(location)
@@ -60,25 +60,25 @@ def test_backoff_doubles_up_to_the_limit_and_resets(
     for delay, expected in zip(delays, [20, 40, 60, 60, 60], strict=True):  # 10s doubled, up to 60s
         assert expected * (1 - JITTER) <= delay <= expected * (1 + JITTER), delays
     assert poller.failures[location] == 5
-    assert registry.status[location].last_error
+    assert sync.status[location].last_error
 
 
 def test_a_poll_without_change_does_not_fetch(write_catalog: WriteCatalog, tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "r")
     repo.release("v1.0.0", module_files("1.0.0"))
-    registry = ModuleSync(
+    sync = ModuleSync(
         write_catalog(f"modules:\n  - {{namespace: a, name: m, system: x, repo: {repo.path}}}\n")
     )
-    registry.refresh()
-    location = next(iter(registry.snapshot.clones))
-    fetch_head = registry.snapshot.clones[location].path / "FETCH_HEAD"
-    packs = sorted((registry.snapshot.clones[location].path / "objects").rglob("*"))
-    assert registry.poll_repo(location) is False  # listed, compared, nothing fetched
-    assert sorted((registry.snapshot.clones[location].path / "objects").rglob("*")) == packs
+    sync.refresh()
+    location = next(iter(sync.snapshot.clones))
+    fetch_head = sync.snapshot.clones[location].path / "FETCH_HEAD"
+    packs = sorted((sync.snapshot.clones[location].path / "objects").rglob("*"))
+    assert sync.poll_repo(location) is False  # listed, compared, nothing fetched
+    assert sorted((sync.snapshot.clones[location].path / "objects").rglob("*")) == packs
     assert not fetch_head.exists()
     repo.release("v1.1.0", module_files("1.1.0"))
-    assert registry.poll_repo(location) is True
-    entry = registry.snapshot.index.get("a", "m", "x")
+    assert sync.poll_repo(location) is True
+    entry = sync.snapshot.index.get("a", "m", "x")
     assert entry and entry.versions.releases[0].version == "1.1.0"
 
 
@@ -93,11 +93,11 @@ def test_a_polling_round_asks_each_repository_once(
         lines = [
             f"  - {{namespace: a, name: m{n}, system: x, repo: '{base}/r{n}'}}\n" for n in range(6)
         ]
-        registry = ModuleSync(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(lines)))
-        registry.refresh()
+        sync = ModuleSync(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(lines)))
+        sync.refresh()
         asked = daemon_requests(log)
         clock = Clock()
-        poller = Poller(registry, clock, random.Random(3))
+        poller = Poller(sync, clock, random.Random(3))
         poller.schedule()  # the first round spread over the next 60 s
 
         async def rounds() -> list[int]:
@@ -128,15 +128,15 @@ def test_a_new_catalog_s_repositories_are_scheduled_and_removed_ones_dropped(
     write_catalog: WriteCatalog, tmp_path: Path
 ) -> None:
     repos = _modules(tmp_path, 3)
-    registry = ModuleSync(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(repos[:2])))
+    sync = ModuleSync(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(repos[:2])))
     clock = Clock()
-    poller = Poller(registry, clock, random.Random(5))
+    poller = Poller(sync, clock, random.Random(5))
     poller.schedule()
     first = dict(poller.due)
     clock.now += 10.0
     poller.schedule()  # the same repositories: nothing moves
     assert poller.due == first
-    registry.apply_catalog(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(repos[1:])))
+    sync.apply_catalog(write_catalog("refresh_interval: 60s\nmodules:\n" + "".join(repos[1:])))
     poller.schedule()
     kept = next(loc for loc in first if loc in poller.due)
     assert len(poller.due) == 2 and poller.due[kept] == first[kept]

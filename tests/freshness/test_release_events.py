@@ -19,7 +19,7 @@ def test_a_release_event_names_its_repository_and_is_worth_a_read(name: str) -> 
     hook = RELEASE_FORGES[name]
     body, headers = hook.request("git.example.com", "acme/terraform-provider-widget", "v1", "s")
     push = PARSERS[hook.name]({k.lower(): v for k, v in headers.items()}, json.loads(body))
-    assert push.releases and push.triggers and not push.discovers
+    assert push.releases and push.triggers and not push.asks_survey
     assert "https://git.example.com/acme/terraform-provider-widget.git" in push.urls
 
 

@@ -1,8 +1,8 @@
 """A forge's event about a repository's being (GitHub's and Gitea's `repository`, GitLab's
-`project_create`) discovers the source it names at once, against the real app over HTTPS: the new
+`project_create`) surveys the source it names at once, against the real app over HTTPS: the new
 repository, cloned from a real `git http-backend` over HTTPS with its token, is served right
 after the delivery, long before the source's interval; a delivery signed with another secret is
-refused as a push's is, and discovers nothing."""
+refused as a push's is, and surveys nothing."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def _source(client: httpx.Client) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("kind", ["gitea", "github", "gitlab"])
-def test_a_repository_event_discovers_its_source_at_once(
+def test_a_repository_event_surveys_its_source_at_once(
     kind: ForgeKind,
     tmp_path: Path,
     tls: TlsMaterial,
@@ -70,7 +70,7 @@ def test_a_repository_event_discovers_its_source_at_once(
                 body = json.dumps(payload).encode()
                 endpoint = f"/v1/webhooks/{kind}"
 
-                queue = server.state.background.discoveries
+                queue = server.state.background.surveys
                 wait_until(lambda: not queue.busy(), 30, "the start's discovery done")
                 asked = len(forge.asked)
                 assert _source(client)["discoveries"]["ok"] == 1
@@ -87,7 +87,7 @@ def test_a_repository_event_discovers_its_source_at_once(
                 signed_stray = {**headers, **signed(kind, SECRET, stray)}
                 answer = client.post(endpoint, content=stray, headers=signed_stray)
                 assert answer.status_code == 401, answer.text
-                # The refusals started nothing: no discovery queued, none counted, none asked.
+                # The refusals started nothing: no survey queued, none counted, none asked.
                 assert not queue.busy()
                 assert _source(client)["discoveries"]["ok"] == 1
                 assert len(forge.asked) == asked
@@ -119,7 +119,7 @@ def test_a_repository_event_discovers_its_source_at_once(
                 assert TOKEN not in metrics and forge.url not in metrics
 
 
-def test_a_repository_event_for_a_group_no_source_lists_discovers_nothing(
+def test_a_repository_event_for_a_group_no_source_lists_surveys_nothing(
     write_catalog: WriteCatalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HOOK_SECRET", SECRET)
@@ -135,7 +135,7 @@ def test_a_repository_event_for_a_group_no_source_lists_discovers_nothing(
 
     def sources(forge: str, headers: dict[str, str], payload: dict[str, object]) -> list[str]:
         push = PARSERS[forge]({k.lower(): v for k, v in headers.items()}, payload)
-        assert push.discovers
+        assert push.asks_survey
         return [s.key_path for s in matching_sources(catalog, forge, push)]
 
     table = [

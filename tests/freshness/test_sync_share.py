@@ -20,7 +20,7 @@ from tests.support.gitrepo import GitRepo, module_files
 
 
 @pytest.fixture
-def registry(write_catalog: WriteCatalog, tmp_path: Path) -> ModuleSync:
+def sync(write_catalog: WriteCatalog, tmp_path: Path) -> ModuleSync:
     repo = GitRepo(tmp_path / "r")
     repo.release("v1.0.0", module_files("1.0.0"))
     catalog = f"refresh_interval: 60s\nmodules:\n  - {{namespace: a, name: m, system: x, repo: {repo.path}}}\n"
@@ -37,28 +37,28 @@ def _rests_by_thread(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_a_sync_rests_on_its_own_thread_while_requests_arrive(
-    registry: ModuleSync, monkeypatch: pytest.MonkeyPatch
+    sync: ModuleSync, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rested = _rests_by_thread(monkeypatch)
 
-    async def sync() -> bool:
-        queue = SyncQueue(registry)
+    async def queued() -> bool:
+        queue = SyncQueue(sync)
         try:
-            return await queue.request(next(iter(registry.snapshot.clones)), "startup")
+            return await queue.request(next(iter(sync.snapshot.clones)), "startup")
         finally:
             queue.close()
 
-    assert asyncio.run(sync())
+    assert asyncio.run(queued())
     assert any(name.startswith("gitreg-git") for name in rested), rested
 
 
 def test_a_poll_rests_on_its_own_thread_while_requests_arrive(
-    registry: ModuleSync, monkeypatch: pytest.MonkeyPatch
+    sync: ModuleSync, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    registry.refresh()
+    sync.refresh()
     rested = _rests_by_thread(monkeypatch)
     clock = Clock()
-    poller = Poller(registry, clock, random.Random(2))
+    poller = Poller(sync, clock, random.Random(2))
     poller.schedule()
     clock.now += 66.0  # due
 

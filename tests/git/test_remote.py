@@ -41,8 +41,8 @@ def _module(url: str) -> str:
     return f'  - {{namespace: infra, name: vpc, system: aws, repo: "{url}", path: modules/vpc, tags: "vpc/v{{version}}"}}\n'
 
 
-def _versions(registry: ModuleSync) -> list[str]:
-    entry = registry.snapshot.index.get("infra", "vpc", "aws")
+def _versions(sync: ModuleSync) -> list[str]:
+    entry = sync.snapshot.index.get("infra", "vpc", "aws")
     assert entry is not None
     return [r.version for r in entry.versions.releases]
 
@@ -51,19 +51,19 @@ def test_git_daemon(served_root: tuple[GitRepo, Path], write_catalog: WriteCatal
     require("git")
     work, root = served_root
     with git_daemon(root) as base:
-        registry = ModuleSync(write_catalog(f"modules:\n{_module(f'{base}/infra/mono.git')}"))
-        registry.refresh()
-        assert _versions(registry) == ["1.1.0", "1.0.0"]
+        sync = ModuleSync(write_catalog(f"modules:\n{_module(f'{base}/infra/mono.git')}"))
+        sync.refresh()
+        assert _versions(sync) == ["1.1.0", "1.0.0"]
         # A tag pushed to the server appears on the next refresh.
         work.release("vpc/v1.2.0", module_files("vpc-1.2.0", "modules/vpc"))
         git(work.path, "push", "-q", str(root / "infra" / "mono.git"), "--tags")
-        registry.refresh()
-        assert _versions(registry) == ["1.2.0", "1.1.0", "1.0.0"]
-    entry = registry.snapshot.index.get("infra", "vpc", "aws")
+        sync.refresh()
+        assert _versions(sync) == ["1.2.0", "1.1.0", "1.0.0"]
+    entry = sync.snapshot.index.get("infra", "vpc", "aws")
     assert entry is not None
     release = entry.by_version["1.2.0"]
     path = asyncio.run(
-        ArchiveCache(registry.snapshot.catalog.cache_dir).get(
+        ArchiveCache(sync.snapshot.catalog.cache_dir).get(
             entry.clone_path, ArchiveKey(release.commit)
         )
     )
@@ -84,15 +84,15 @@ def test_smart_http_with_token(
     with git_http_server(root, token=secret) as base:
         text = f'credentials:\n  - {{url: "{base}/", token_env: GITREG_TEST_GIT_TOKEN}}\nmodules:\n{_module(f"{base}/infra/mono.git")}'
         monkeypatch.setenv("GITREG_TEST_GIT_TOKEN", secret)
-        registry = ModuleSync(write_catalog(text))
-        registry.refresh()
-        assert _versions(registry) == ["1.1.0", "1.0.0"]
+        sync = ModuleSync(write_catalog(text))
+        sync.refresh()
+        assert _versions(sync) == ["1.1.0", "1.0.0"]
 
         monkeypatch.setenv("GITREG_TEST_GIT_TOKEN", "wrong-token")
         caplog.set_level(logging.DEBUG)
-        registry.refresh()
-        assert _versions(registry) == ["1.1.0", "1.0.0"]  # the last good versions keep serving
-        status = registry.status[next(iter(registry.snapshot.clones))]
+        sync.refresh()
+        assert _versions(sync) == ["1.1.0", "1.0.0"]  # the last good versions keep serving
+        status = sync.status[next(iter(sync.snapshot.clones))]
         assert status.last_error and "fetch from" in status.last_error
         assert CREDENTIALS_WANTED in status.last_error  # not git's "could not read Username"
         assert "wrong-token" not in caplog.text and secret not in caplog.text
@@ -104,10 +104,10 @@ def test_smart_http_without_credentials_is_refused(
 ) -> None:
     _, root = served_root
     with git_http_server(root, token="needed") as base:
-        registry = ModuleSync(write_catalog(f"modules:\n{_module(f'{base}/infra/mono.git')}"))
-        registry.refresh()
-    assert _versions(registry) == []
-    status = registry.status[next(iter(registry.snapshot.clones))]
+        sync = ModuleSync(write_catalog(f"modules:\n{_module(f'{base}/infra/mono.git')}"))
+        sync.refresh()
+    assert _versions(sync) == []
+    status = sync.status[next(iter(sync.snapshot.clones))]
     assert status.last_error and "fetch from" in status.last_error
     assert CREDENTIALS_WANTED in status.last_error
 
@@ -117,13 +117,13 @@ def test_server_going_away_keeps_versions(
 ) -> None:
     _, root = served_root
     with git_http_server(root) as base:
-        registry = ModuleSync(
+        sync = ModuleSync(
             write_catalog(f"fetch_timeout: 20s\nmodules:\n{_module(f'{base}/infra/mono.git')}")
         )
-        registry.refresh()
-    registry.refresh()  # the server is gone now
-    assert _versions(registry) == ["1.1.0", "1.0.0"]
-    assert registry.status[next(iter(registry.snapshot.clones))].last_error
+        sync.refresh()
+    sync.refresh()  # the server is gone now
+    assert _versions(sync) == ["1.1.0", "1.0.0"]
+    assert sync.status[next(iter(sync.snapshot.clones))].last_error
 
 
 def test_ls_remote_reaches_the_server(
@@ -131,8 +131,8 @@ def test_ls_remote_reaches_the_server(
 ) -> None:
     _, root = served_root
     with git_daemon(root) as base:
-        registry = ModuleSync(write_catalog(f"modules:\n{_module(f'{base}/infra/mono.git')}"))
-        tags = next(iter(registry.snapshot.clones.values())).remote_tags()
+        sync = ModuleSync(write_catalog(f"modules:\n{_module(f'{base}/infra/mono.git')}"))
+        tags = next(iter(sync.snapshot.clones.values())).remote_tags()
     assert {"refs/tags/vpc/v1.0.0", "refs/tags/vpc/v1.1.0", "refs/tags/vpc/v1.1.0^{}"} <= set(tags)
 
 
@@ -146,9 +146,9 @@ def test_ssh_with_key_and_known_hosts(
     with ssh_server(tmp_path / "ssh") as ssh:
         url = f"{ssh.url}{root}/infra/mono.git"
         credentials = f'credentials:\n  - {{url: "{ssh.url}/", ssh_key: {ssh.client_key}, known_hosts: {ssh.known_hosts}}}\n'
-        registry = ModuleSync(write_catalog(f"{credentials}modules:\n{_module(url)}"))
-        registry.refresh()
-        assert _versions(registry) == ["1.1.0", "1.0.0"]
+        sync = ModuleSync(write_catalog(f"{credentials}modules:\n{_module(url)}"))
+        sync.refresh()
+        assert _versions(sync) == ["1.1.0", "1.0.0"]
 
         # A host key that does not match known_hosts is refused, as it must be.
         other = tmp_path / "other_host_key"
@@ -157,10 +157,10 @@ def test_ssh_with_key_and_known_hosts(
         )
         kind, key = other.with_suffix(".pub").read_text().split()[:2]
         ssh.known_hosts.write_text(f"[127.0.0.1]:{url.split(':')[2].split('/')[0]} {kind} {key}\n")
-        registry.refresh()
-        status = registry.status[next(iter(registry.snapshot.clones))]
+        sync.refresh()
+        status = sync.status[next(iter(sync.snapshot.clones))]
         assert status.last_error and "fetch from" in status.last_error
-        assert _versions(registry) == ["1.1.0", "1.0.0"]  # still the last good versions
+        assert _versions(sync) == ["1.1.0", "1.0.0"]  # still the last good versions
 
 
 def test_https_with_token_and_ca_file(
@@ -175,9 +175,9 @@ def test_https_with_token_and_ca_file(
         assert base.startswith("https://")
         module = _module(f"{base}/infra/mono.git")
         trusted = f'credentials:\n  - {{url: "{base}/", token_env: GITREG_TEST_GIT_TOKEN, ca_file: {tls.ca_cert}}}\n'
-        registry = ModuleSync(write_catalog(f"{trusted}modules:\n{module}"))
-        registry.refresh()
-        assert _versions(registry) == ["1.1.0", "1.0.0"]
+        sync = ModuleSync(write_catalog(f"{trusted}modules:\n{module}"))
+        sync.refresh()
+        assert _versions(sync) == ["1.1.0", "1.0.0"]
         # Without the CA, the server's certificate is not trusted and nothing is fetched.
         untrusted = ModuleSync(
             write_catalog(

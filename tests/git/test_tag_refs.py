@@ -14,7 +14,7 @@ from gitreg.errors import SourceError
 from gitreg.git.clone import BareClone
 from gitreg.git.git_command import CREDENTIALS_WANTED, GitFailed, git_said, run_git
 from gitreg.git.location import RepoLocation
-from gitreg.git.tag_refs import LocalTags, RemoteListing
+from gitreg.git.tag_refs import LocalTags, RemoteTags
 from tests.support.gitrepo import GitRepo, git
 
 
@@ -46,27 +46,27 @@ def test_the_clone_s_tags_read_as_dulwich_reads_them(tmp_path: Path) -> None:
     assert tags["refs/tags/v1.0.0"] != commit
 
 
-def test_a_listing_matches_until_either_side_changes(tmp_path: Path) -> None:
+def test_an_ls_remote_matches_until_either_side_changes(tmp_path: Path) -> None:
     work, clone, commit = _fetched(tmp_path)
-    listed = clone.list_remote()
+    remote = clone.ls_remote()
     assert "refs/tags/v1.1.0^{}" in clone.remote_tags()  # as ls-remote prints it
-    assert "refs/tags/v1.1.0^{}" not in listed.tags()  # as the clone holds it
-    assert clone.holds(listed) and clone.holds(listed)
+    assert "refs/tags/v1.1.0^{}" not in remote.tags()  # as the clone holds it
+    assert clone.holds(remote) and clone.holds(remote)
 
     work.tag("v1.2.0")  # the remote changed
-    newer = clone.list_remote()
+    newer = clone.ls_remote()
     assert not clone.holds(newer)
-    assert clone.holds(listed)
+    assert clone.holds(remote)
 
     git(clone.path, "update-ref", "refs/tags/v9.0.0", commit)  # the clone changed, loose
-    assert not clone.holds(listed)
+    assert not clone.holds(remote)
     git(clone.path, "pack-refs", "--all")  # and packed
-    assert not clone.holds(listed)
+    assert not clone.holds(remote)
     git(clone.path, "update-ref", "-d", "refs/tags/v9.0.0")
-    assert clone.holds(listed)
+    assert clone.holds(remote)
 
     clone.fetch()
-    assert clone.holds(newer) and not clone.holds(listed)
+    assert clone.holds(newer) and not clone.holds(remote)
 
 
 def test_an_unchanged_poll_reads_no_ref(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,12 +79,12 @@ def test_an_unchanged_poll_reads_no_ref(tmp_path: Path, monkeypatch: pytest.Monk
         return packed(self)
 
     monkeypatch.setattr(LocalTags, "_packed", counted)
-    listed = clone.list_remote()
+    remote = clone.ls_remote()
     for _ in range(5):
-        assert clone.holds(listed)
+        assert clone.holds(remote)
     assert reads == []  # the first compared packed-refs as bytes; the others matched its digest
     (clone.path / "refs" / "tags" / "v1.0.0").write_text(f"{commit}\n")  # loose too, the same
-    assert clone.holds(listed)
+    assert clone.holds(remote)
     assert reads == [clone.path]  # a loose tag ref: parsed
 
 
@@ -92,27 +92,27 @@ def test_packed_refs_compared_as_bytes_agree_with_the_parsed_comparison(tmp_path
     work, clone, commit = _fetched(tmp_path)
     local = LocalTags(clone.path)
 
-    def both(listed: RemoteListing) -> tuple[bool, bool]:
-        return local._packed_lists(local._key(), listed), local._tags() == listed.tags()
+    def both(remote: RemoteTags) -> tuple[bool, bool]:
+        return local._packed_lists(local._key(), remote), local._tags() == remote.tags()
 
-    assert both(clone.list_remote()) == (True, True)  # a lightweight and an annotated tag
+    assert both(clone.ls_remote()) == (True, True)  # a lightweight and an annotated tag
     work.tag("v1.2.0", annotated=True)
-    assert both(clone.list_remote()) == (False, False)  # one more on the remote
+    assert both(clone.ls_remote()) == (False, False)  # one more on the remote
     clone.fetch()
-    assert both(clone.list_remote()) == (True, True)
+    assert both(clone.ls_remote()) == (True, True)
     work.write({"main.tf": "# two\n"})
     work.commit()
     git(work.path, "tag", "-f", "v1.0.0")  # moved
-    assert both(clone.list_remote()) == (False, False)
+    assert both(clone.ls_remote()) == (False, False)
     clone.fetch()
     git(work.path, "tag", "-d", "v1.1.0")  # deleted
-    assert both(clone.list_remote()) == (False, False)
+    assert both(clone.ls_remote()) == (False, False)
     clone.fetch()
-    assert both(clone.list_remote()) == (True, True)
+    assert both(clone.ls_remote()) == (True, True)
     assert "refs/tags/v1.1.0" not in clone.local_tags()
-    listed = clone.list_remote()
+    remote = clone.ls_remote()
     git(clone.path, "update-ref", "refs/tags/v1.0.0", commit)  # loose, and older: parse decides
-    assert both(listed) == (False, False)
+    assert both(remote) == (False, False)
 
 
 def test_a_stalled_remote_is_given_up_on(tmp_path: Path) -> None:
@@ -130,7 +130,7 @@ def test_an_unreachable_remote_says_why(tmp_path: Path) -> None:
         url = f"http://127.0.0.1:{closed.getsockname()[1]}/r.git"  # bound, not listening
         clone = BareClone(RepoLocation.parse(url, tmp_path), tmp_path / "cache", None, 10)
         with pytest.raises(SourceError, match=r"cannot reach http://127\.0\.0\.1:\d+/r\.git: .*"):
-            clone.list_remote()
+            clone.ls_remote()
 
 
 def test_the_refs_digest_changes_with_any_tag_and_only_then(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from gitreg.modules.sync import ModuleSync
 from tests.support.gitrepo import GitRepo, module_files
 
 
-def _registry(tmp_path: Path) -> tuple[ModuleSync, IndexKeeper]:
+def _synced(tmp_path: Path) -> tuple[ModuleSync, IndexKeeper]:
     repo = GitRepo(tmp_path / "r")
     repo.release("v1.0.0", module_files("1.0.0"))
     repo.release("v1.1.0", module_files("1.1.0"), annotated=True)
@@ -31,17 +31,17 @@ def _registry(tmp_path: Path) -> tuple[ModuleSync, IndexKeeper]:
     )
     catalog = load_catalog(config)
     keeper = IndexKeeper(catalog.cache_dir)
-    registry = ModuleSync(catalog, reads=keeper)
-    registry.refresh()
-    return registry, keeper
+    sync = ModuleSync(catalog, reads=keeper)
+    sync.refresh()
+    return sync, keeper
 
 
 def test_a_line_gives_back_what_was_served(tmp_path: Path) -> None:
-    registry, keeper = _registry(tmp_path)
+    sync, keeper = _synced(tmp_path)
     assert keeper.dirty
-    assert keeper.write(registry.snapshot) == 1
+    assert keeper.write(sync.snapshot) == 1
     assert not keeper.dirty
-    snapshot = registry.snapshot
+    snapshot = sync.snapshot
     (location,) = snapshot.clones
     line = decode(next(keeper.lines()))
     clone = snapshot.clones[location]
@@ -54,8 +54,8 @@ def test_a_line_gives_back_what_was_served(tmp_path: Path) -> None:
 
 
 def test_a_read_not_swapped_in_yet_is_not_written(tmp_path: Path) -> None:
-    registry, keeper = _registry(tmp_path)
-    snapshot = registry.snapshot
+    sync, keeper = _synced(tmp_path)
+    snapshot = sync.snapshot
     (location,) = snapshot.clones
     (served,) = snapshot.entries_of(location)
     newer = replace(
@@ -71,8 +71,8 @@ def test_a_read_not_swapped_in_yet_is_not_written(tmp_path: Path) -> None:
 def test_a_line_still_true_is_taken_from_the_file_not_encoded_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    registry, keeper = _registry(tmp_path)
-    keeper.write(registry.snapshot)
+    sync, keeper = _synced(tmp_path)
+    keeper.write(sync.snapshot)
     before = keeper.path.read_bytes()
 
     def no_encoding(*args: object) -> str:
@@ -80,15 +80,15 @@ def test_a_line_still_true_is_taken_from_the_file_not_encoded_again(
 
     monkeypatch.setattr(index_keeper, "encode", no_encoding)
     keeper.dirty = True  # as after another repository's read
-    assert keeper.write(registry.snapshot) == 1
+    assert keeper.write(sync.snapshot) == 1
     assert keeper.path.read_bytes() == before
 
 
 def test_a_write_while_a_start_reads_keeps_the_lines_it_has_not_read(tmp_path: Path) -> None:
-    registry, keeper = _registry(tmp_path)
-    keeper.write(registry.snapshot)
+    sync, keeper = _synced(tmp_path)
+    keeper.write(sync.snapshot)
     before = keeper.path.read_bytes()
-    catalog = registry.snapshot.catalog
+    catalog = sync.snapshot.catalog
     starting = IndexKeeper(catalog.cache_dir)
     unread = ModuleSync(catalog, reads=starting).snapshot  # every repository listed, none read
     starting.dirty = True  # another repository's read, say; or the server stops now
@@ -99,8 +99,8 @@ def test_a_write_while_a_start_reads_keeps_the_lines_it_has_not_read(tmp_path: P
 def test_a_clone_read_from_the_same_refs_and_ledger_is_not_read_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    registry, _ = _registry(tmp_path)
-    (location,) = registry.snapshot.clones
+    sync, _ = _synced(tmp_path)
+    (location,) = sync.snapshot.clones
     reads: list[object] = []
     tags = BareClone.tags
 
@@ -109,12 +109,12 @@ def test_a_clone_read_from_the_same_refs_and_ledger_is_not_read_again(
         return tags(clone)
 
     monkeypatch.setattr(BareClone, "tags", counted)
-    assert registry.sync_repo(location, "poll")  # fetched: nothing new
+    assert sync.sync_repo(location, "poll")  # fetched: nothing new
     assert reads == []
     GitRepo.existing(tmp_path / "r").release("v1.2.0", module_files("1.2.0"))
-    assert registry.sync_repo(location, "poll")
+    assert sync.sync_repo(location, "poll")
     assert len(reads) == 1  # its refs moved: read
-    versions = registry.snapshot.entries_of(location)[0].versions.releases
+    versions = sync.snapshot.entries_of(location)[0].versions.releases
     assert [r.version for r in versions] == ["1.2.0", "1.1.0", "1.0.0"]
 
 
@@ -123,12 +123,12 @@ def test_a_write_breathes_at_each_entry_and_repository(
 ) -> None:
     """The server writes the index as paced work (`paced.py`): the write offers a rest
     at each entry, each repository and each line of the old file, where pacing can take it."""
-    registry, keeper = _registry(tmp_path)
-    keeper.write(registry.snapshot)  # an old file, whose lines the next write reads
-    registry.refresh()
+    sync, keeper = _synced(tmp_path)
+    keeper.write(sync.snapshot)  # an old file, whose lines the next write reads
+    sync.refresh()
     breaths: list[None] = []
     monkeypatch.setattr(SHARED, "breathe", lambda: breaths.append(None))
     keeper.dirty = True
-    keeper.write(registry.snapshot)
-    entries, repositories, lines = len(registry.snapshot.index), 1, 1
+    keeper.write(sync.snapshot)
+    entries, repositories, lines = len(sync.snapshot.index), 1, 1
     assert len(breaths) == entries + repositories + lines

@@ -40,9 +40,9 @@ def test_a_reload_reads_the_repositories_it_changes_and_no_other(
     for name in ("kept1", "kept2", "edited", "added"):
         GitRepo(tmp_path / name).release("v1.0.0", module_files(name))
     kept = _module("k1", tmp_path / "kept1") + _module("k2", tmp_path / "kept2")
-    registry = ModuleSync(write_catalog("modules:\n" + kept + _module("e", tmp_path / "edited")))
-    registry.refresh()
-    untouched = registry.snapshot.index.get("a", "k1", "x")
+    sync = ModuleSync(write_catalog("modules:\n" + kept + _module("e", tmp_path / "edited")))
+    sync.refresh()
+    untouched = sync.snapshot.index.get("a", "k1", "x")
     reads.clear()
 
     catalog = write_catalog(
@@ -51,7 +51,7 @@ def test_a_reload_reads_the_repositories_it_changes_and_no_other(
         + _module("e", tmp_path / "edited", ", tags: 'release-{version}'")
         + _module("n", tmp_path / "added")
     )
-    next_catalog = registry.prepare(catalog)
+    next_catalog = sync.prepare(catalog)
     # Read before the swap: the edited repository (its clone only) and nothing else; the new
     # one has no clone yet, so it is fetched after the swap.
     assert reads == Counter({"edited": 1})
@@ -64,13 +64,13 @@ def test_a_reload_reads_the_repositories_it_changes_and_no_other(
     assert added in draft.unread  # listed, 503 until read: never a 404
     assert draft.index.get("a", "n", "x") is not None
 
-    summary = registry.apply_catalog(catalog)
+    summary = sync.apply_catalog(catalog)
     assert reads == Counter({"edited": 2, "added": 1})  # prepared once more, then the fetch
     assert summary.repositories == 2
-    new = registry.snapshot.index.get("a", "n", "x")
+    new = sync.snapshot.index.get("a", "n", "x")
     assert new and [r.version for r in new.versions.releases] == ["1.0.0"]
-    assert added not in registry.snapshot.unread
-    assert registry.snapshot.index.get("a", "k2", "x") is not None
+    assert added not in sync.snapshot.unread
+    assert sync.snapshot.index.get("a", "k2", "x") is not None
 
 
 def test_a_sync_swapped_while_a_reload_was_prepared_is_kept(
@@ -79,16 +79,16 @@ def test_a_sync_swapped_while_a_reload_was_prepared_is_kept(
     repo = GitRepo(tmp_path / "r")
     repo.release("v1.0.0", module_files("1"))
     GitRepo(tmp_path / "other").release("v1.0.0", module_files("o"))
-    registry = ModuleSync(write_catalog("modules:\n" + _module("m", tmp_path / "r")))
-    registry.refresh()
+    sync = ModuleSync(write_catalog("modules:\n" + _module("m", tmp_path / "r")))
+    sync.refresh()
     catalog = write_catalog(
         "modules:\n" + _module("m", tmp_path / "r") + _module("o", tmp_path / "other")
     )
-    next_catalog = registry.prepare(catalog)
+    next_catalog = sync.prepare(catalog)
     repo.release("v1.1.0", module_files("2"))
-    location = next(iter(registry.snapshot.clones))
-    assert registry.sync_repo(location, "poll")  # swapped while the reload was prepared
-    registry.cell.update(next_catalog.on)
-    entry = registry.snapshot.index.get("a", "m", "x")
+    location = next(iter(sync.snapshot.clones))
+    assert sync.sync_repo(location, "poll")  # swapped while the reload was prepared
+    sync.cell.update(next_catalog.on)
+    entry = sync.snapshot.index.get("a", "m", "x")
     assert entry and [r.version for r in entry.versions.releases] == ["1.1.0", "1.0.0"]
-    assert registry.snapshot.catalog is catalog
+    assert sync.snapshot.catalog is catalog

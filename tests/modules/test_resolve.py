@@ -13,10 +13,10 @@ from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.servers import free_port
 
 
-def _registry(write_catalog: WriteCatalog, modules: str) -> ModuleSync:
-    registry = ModuleSync(write_catalog(f"modules:\n{modules}"))
-    registry.refresh()
-    return registry
+def _synced(write_catalog: WriteCatalog, modules: str) -> ModuleSync:
+    sync = ModuleSync(write_catalog(f"modules:\n{modules}"))
+    sync.refresh()
+    return sync
 
 
 def test_single_module_versions(tmp_path: Path, write_catalog: WriteCatalog) -> None:
@@ -29,11 +29,11 @@ def test_single_module_versions(tmp_path: Path, write_catalog: WriteCatalog) -> 
     repo.tag("nightly")
     repo.release("v2.0.0-rc.1", module_files("2.0.0-rc.1"))
     repo.release("v1.3.0+build.5", module_files("1.3.0+build.5"), annotated=True)
-    registry = _registry(
+    sync = _synced(
         write_catalog, f"  - {{namespace: infra, name: single, system: aws, repo: {repo.path}}}\n"
     )
 
-    entry = registry.snapshot.index.get("infra", "single", "aws")
+    entry = sync.snapshot.index.get("infra", "single", "aws")
     assert entry is not None
     assert [r.version for r in entry.versions.releases] == [
         "2.0.0-rc.1",
@@ -62,14 +62,14 @@ def test_duplicate_version_winner_is_deterministic(
     second = repo.release("v1.0.0", module_files("with-v"))
     modules = f"  - {{namespace: a, name: dup, system: x, repo: {repo.path}}}\n"
     for _ in range(2):
-        entry = _registry(write_catalog, modules).snapshot.index.get("a", "dup", "x")
+        entry = _synced(write_catalog, modules).snapshot.index.get("a", "dup", "x")
         assert entry is not None
         assert [(r.version, r.tag, r.commit) for r in entry.versions.releases] == [
             ("1.0.0", "v1.0.0", second)
         ]
     # With the templates the other way round, the other tag wins.
     swapped = modules.replace("}", ", tags: ['{version}', 'v{version}']}")
-    entry = _registry(write_catalog, swapped).snapshot.index.get("a", "dup", "x")
+    entry = _synced(write_catalog, swapped).snapshot.index.get("a", "dup", "x")
     assert entry is not None and entry.versions.releases[0].commit == first
 
 
@@ -78,18 +78,18 @@ def test_monorepo_modules_share_one_mirror(tmp_path: Path, write_catalog: WriteC
     repo.release("vpc/v1.0.0", {"README.md": "no module folder yet\n"})
     vpc = repo.release("vpc/v1.1.0", module_files("vpc-1.1.0", "modules/vpc"))
     dns = repo.release("dns/v0.1.0", module_files("dns-0.1.0", "modules/dns"))
-    registry = _registry(
+    sync = _synced(
         write_catalog,
         f"""\
   - {{namespace: infra, name: vpc, system: aws, repo: {repo.path}, path: modules/vpc, tags: "vpc/v{{version}}"}}
   - {{namespace: infra, name: dns, system: aws, repo: "file://{repo.path}", path: modules/dns, tags: "dns/v{{version}}"}}
 """,
     )
-    assert len(registry.snapshot.clones) == 1
-    vpc_entry = registry.snapshot.index.get(
+    assert len(sync.snapshot.clones) == 1
+    vpc_entry = sync.snapshot.index.get(
         "INFRA", "Vpc", "aws"
     )  # addresses compare case-insensitively
-    dns_entry = registry.snapshot.index.get("infra", "dns", "aws")
+    dns_entry = sync.snapshot.index.get("infra", "dns", "aws")
     assert vpc_entry and dns_entry
     assert [(r.version, r.commit) for r in vpc_entry.versions.releases] == [("1.1.0", vpc)]
     assert [(r.version, r.commit) for r in dns_entry.versions.releases] == [("0.1.0", dns)]
@@ -102,15 +102,15 @@ def test_refresh_swaps_in_new_tags_and_deleted_ones(
 ) -> None:
     repo = GitRepo(tmp_path / "live")
     repo.release("v1.0.0", module_files("1.0.0"))
-    registry = _registry(
+    sync = _synced(
         write_catalog,
         f"  - {{namespace: a, name: live, system: x, repo: {repo.path}, deleted_tags: remove}}\n",
     )
-    before = registry.snapshot.index
+    before = sync.snapshot.index
     repo.release("v1.1.0", module_files("1.1.0"))
     git(repo.path, "tag", "-d", "v1.0.0")
-    registry.refresh()
-    entry = registry.snapshot.index.get("a", "live", "x")
+    sync.refresh()
+    entry = sync.snapshot.index.get("a", "live", "x")
     assert entry and [r.version for r in entry.versions.releases] == ["1.1.0"]
     old = before.get("a", "live", "x")
     assert old and [r.version for r in old.versions.releases] == [
@@ -123,27 +123,27 @@ def test_vanished_repository_keeps_its_versions(
 ) -> None:
     repo = GitRepo(tmp_path / "flaky")
     repo.release("v1.0.0", module_files("1.0.0"))
-    registry = _registry(
+    sync = _synced(
         write_catalog, f"  - {{namespace: a, name: flaky, system: x, repo: {repo.path}}}\n"
     )
     moved = repo.path.rename(tmp_path / "gone")
-    registry.refresh()
-    entry = registry.snapshot.index.get("a", "flaky", "x")
+    sync.refresh()
+    entry = sync.snapshot.index.get("a", "flaky", "x")
     assert entry and [r.version for r in entry.versions.releases] == ["1.0.0"]
-    assert registry.status[entry.spec.repo].last_error is not None
+    assert sync.status[entry.spec.repo].last_error is not None
     moved.rename(repo.path)
-    registry.refresh()
-    assert registry.status[entry.spec.repo].last_error is None
+    sync.refresh()
+    assert sync.status[entry.spec.repo].last_error is None
 
 
 def test_never_fetched_repository_is_known_with_no_versions(write_catalog: WriteCatalog) -> None:
     nobody = f"http://127.0.0.1:{free_port()}/repo.git"  # nothing listens there
-    registry = _registry(
+    sync = _synced(
         write_catalog, f"  - {{namespace: a, name: none, system: x, repo: '{nobody}'}}\n"
     )
-    entry = registry.snapshot.index.get("a", "none", "x")
+    entry = sync.snapshot.index.get("a", "none", "x")
     assert entry is not None and entry.versions.releases == ()
-    assert "fetch from" in (registry.status[entry.spec.repo].last_error or "")
+    assert "fetch from" in (sync.status[entry.spec.repo].last_error or "")
 
 
 def test_corrupt_mirror_affects_only_its_repository(
@@ -152,21 +152,21 @@ def test_corrupt_mirror_affects_only_its_repository(
     good, bad = GitRepo(tmp_path / "good"), GitRepo(tmp_path / "bad")
     good.release("v1.0.0", module_files("1.0.0"))
     bad.release("v1.0.0", module_files("1.0.0"))
-    registry = _registry(
+    sync = _synced(
         write_catalog,
         f"  - {{namespace: a, name: good, system: x, repo: {good.path}}}\n"
         f"  - {{namespace: a, name: bad, system: x, repo: {bad.path}}}\n",
     )
-    mirror = next(m for m in registry.snapshot.clones.values() if m.location.url == str(bad.path))
+    mirror = next(m for m in sync.snapshot.clones.values() if m.location.url == str(bad.path))
     for pack in (mirror.path / "objects" / "pack").glob("*.pack"):
         pack.write_bytes(b"garbage")
     for loose in (mirror.path / "objects").glob("??/*"):
         loose.write_bytes(b"garbage")
     good.release("v1.1.0", module_files("1.1.0"))
-    registry.refresh()
+    sync.refresh()
     good_entry, bad_entry = (
-        registry.snapshot.index.get("a", "good", "x"),
-        registry.snapshot.index.get("a", "bad", "x"),
+        sync.snapshot.index.get("a", "good", "x"),
+        sync.snapshot.index.get("a", "bad", "x"),
     )
     assert good_entry and [r.version for r in good_entry.versions.releases] == ["1.1.0", "1.0.0"]
     assert bad_entry and [r.version for r in bad_entry.versions.releases] == [
@@ -182,7 +182,7 @@ def test_changes_are_logged_once(
     repo = GitRepo(tmp_path / "logged")
     repo.release("v1.0.0", module_files("1.0.0"))
     repo.tag("1.0.0")
-    registry = _registry(
+    sync = _synced(
         write_catalog, f"  - {{namespace: a, name: logged, system: x, repo: {repo.path}}}\n"
     )
     assert "a/logged/x: 1 versions, newest 1.0.0" in caplog.text
@@ -193,7 +193,7 @@ def test_changes_are_logged_once(
     assert {r.levelno for r in caplog.records} == {logging.DEBUG}
     caplog.clear()
     repo.release("v1.1.0", module_files("1.1.0"))
-    registry.refresh(mechanism="poll")
+    sync.refresh(mechanism="poll")
     assert caplog.messages == [
         f"a/logged/x: new version 1.1.0 (tag v1.1.0, commit {git(repo.path, 'rev-parse', 'HEAD')[:12]}; poll)"
     ]

@@ -51,100 +51,100 @@ def remote(tmp_path: Path) -> Iterator[Remote]:
         yield Remote(work, bare, f"{base}/repo.git", first)
 
 
-def _registry(write_catalog: WriteCatalog, remote: Remote, policy: str) -> ModuleSync:
-    registry = ModuleSync(
+def _synced(write_catalog: WriteCatalog, remote: Remote, policy: str) -> ModuleSync:
+    sync = ModuleSync(
         write_catalog(
             f"modules:\n  - {{namespace: a, name: m, system: x, repo: '{remote.url}', {policy}}}\n"
         )
     )
-    registry.refresh()
-    return registry
+    sync.refresh()
+    return sync
 
 
-def _served(registry: ModuleSync) -> dict[str, str]:
-    entry = registry.snapshot.index.get("a", "m", "x")
+def _served(sync: ModuleSync) -> dict[str, str]:
+    entry = sync.snapshot.index.get("a", "m", "x")
     assert entry is not None
     return {r.version: r.commit for r in entry.versions.releases}
 
 
-def _actions(registry: ModuleSync) -> list[tuple[str, str, str]]:
-    entry = registry.snapshot.index.get("a", "m", "x")
+def _actions(sync: ModuleSync) -> list[tuple[str, str, str]]:
+    entry = sync.snapshot.index.get("a", "m", "x")
     assert entry is not None
     return [(c.tag, c.kind, c.action) for c in entry.changes]
 
 
-def _archive(registry: ModuleSync, commit: str) -> bytes:
-    entry = registry.snapshot.index.get("a", "m", "x")
+def _archive(sync: ModuleSync, commit: str) -> bytes:
+    entry = sync.snapshot.index.get("a", "m", "x")
     assert entry is not None
     return asyncio.run(
-        ArchiveCache(registry.snapshot.catalog.cache_dir).get(entry.clone_path, ArchiveKey(commit))
+        ArchiveCache(sync.snapshot.catalog.cache_dir).get(entry.clone_path, ArchiveKey(commit))
     ).read_bytes()
 
 
 def test_pin_keeps_the_published_commit(
     write_catalog: WriteCatalog, remote: Remote, caplog: pytest.LogCaptureFixture
 ) -> None:
-    registry = _registry(write_catalog, remote, "moved_tags: pin")
-    before = _archive(registry, remote.first)
+    sync = _synced(write_catalog, remote, "moved_tags: pin")
+    before = _archive(sync, remote.first)
     remote.move_tag("v1.0.0")
-    registry.refresh(mechanism="poll")
-    assert _served(registry)["1.0.0"] == remote.first
-    assert _actions(registry) == [("v1.0.0", "moved", "pinned")]
+    sync.refresh(mechanism="poll")
+    assert _served(sync)["1.0.0"] == remote.first
+    assert _actions(sync) == [("v1.0.0", "moved", "pinned")]
     assert "tag v1.0.0 moved from" in caplog.text and "pinned" in caplog.text
-    metrics = exposition(registry, Counter()).decode()
+    metrics = exposition(sync, Counter()).decode()
     assert 'gitreg_tag_changes{action="pinned",kind="moved",module="a/m/x"} 1.0' in metrics
     # The published commit stays in the mirror, and its archive is the same bytes.
-    (registry.snapshot.catalog.cache_dir / "archives").rename(
-        registry.snapshot.catalog.cache_dir / "old-archives"
+    (sync.snapshot.catalog.cache_dir / "archives").rename(
+        sync.snapshot.catalog.cache_dir / "old-archives"
     )
-    assert _archive(registry, remote.first) == before
+    assert _archive(sync, remote.first) == before
 
 
 def test_follow_serves_the_new_commit(write_catalog: WriteCatalog, remote: Remote) -> None:
-    registry = _registry(write_catalog, remote, "moved_tags: follow")
+    sync = _synced(write_catalog, remote, "moved_tags: follow")
     moved = remote.move_tag("v1.0.0")
-    registry.refresh(mechanism="poll")
-    assert _served(registry)["1.0.0"] == moved
-    assert _actions(registry) == [("v1.0.0", "moved", "followed")]
+    sync.refresh(mechanism="poll")
+    assert _served(sync)["1.0.0"] == moved
+    assert _actions(sync) == [("v1.0.0", "moved", "followed")]
 
 
 def test_quarantine_until_accepted(write_catalog: WriteCatalog, remote: Remote) -> None:
-    registry = _registry(write_catalog, remote, "moved_tags: quarantine")
+    sync = _synced(write_catalog, remote, "moved_tags: quarantine")
     moved = remote.move_tag("v1.0.0")
-    registry.refresh(mechanism="poll")
-    assert "1.0.0" not in _served(registry) and "1.1.0" in _served(registry)
-    assert _actions(registry) == [("v1.0.0", "moved", "quarantined")]
-    message = accept(registry, "a", "m", "x", "1.0.0")
+    sync.refresh(mechanism="poll")
+    assert "1.0.0" not in _served(sync) and "1.1.0" in _served(sync)
+    assert _actions(sync) == [("v1.0.0", "moved", "quarantined")]
+    message = accept(sync, "a", "m", "x", "1.0.0")
     assert "now publishes" in message
-    assert _served(registry)["1.0.0"] == moved and _actions(registry) == []
+    assert _served(sync)["1.0.0"] == moved and _actions(sync) == []
     # A restart reads the operator's decision from the ledger.
-    assert _served(_registry(write_catalog, remote, "moved_tags: quarantine"))["1.0.0"] == moved
+    assert _served(_synced(write_catalog, remote, "moved_tags: quarantine"))["1.0.0"] == moved
 
 
 def test_deleted_tag_is_kept(write_catalog: WriteCatalog, remote: Remote) -> None:
-    registry = _registry(write_catalog, remote, "deleted_tags: keep")
+    sync = _synced(write_catalog, remote, "deleted_tags: keep")
     remote.delete_tag("v1.0.0")
-    registry.refresh(mechanism="poll")
-    assert _served(registry)["1.0.0"] == remote.first
-    assert _actions(registry) == [("v1.0.0", "deleted", "kept")]
+    sync.refresh(mechanism="poll")
+    assert _served(sync)["1.0.0"] == remote.first
+    assert _actions(sync) == [("v1.0.0", "deleted", "kept")]
     assert (
         git(
-            registry.snapshot.clones[next(iter(registry.snapshot.clones))].path,
+            sync.snapshot.clones[next(iter(sync.snapshot.clones))].path,
             "cat-file",
             "-t",
             remote.first,
         )
         == "commit"
     )
-    assert _archive(registry, remote.first)
+    assert _archive(sync, remote.first)
 
 
 def test_deleted_tag_is_removed(write_catalog: WriteCatalog, remote: Remote) -> None:
-    registry = _registry(write_catalog, remote, "deleted_tags: remove")
+    sync = _synced(write_catalog, remote, "deleted_tags: remove")
     remote.delete_tag("v1.0.0")
-    registry.refresh(mechanism="poll")
-    assert list(_served(registry)) == ["1.1.0"]
-    assert _actions(registry) == [("v1.0.0", "deleted", "removed")]
+    sync.refresh(mechanism="poll")
+    assert list(_served(sync)) == ["1.1.0"]
+    assert _actions(sync) == [("v1.0.0", "deleted", "removed")]
 
 
 def test_another_modules_moved_tag_is_no_change_of_this_one(
@@ -155,26 +155,26 @@ def test_another_modules_moved_tag_is_no_change_of_this_one(
     repo = GitRepo(tmp_path / "mono")
     repo.release("v1.0.0", module_files("root"))
     repo.release("vpc/v1.0.0", module_files("vpc", folder="vpc"))
-    registry = ModuleSync(
+    sync = ModuleSync(
         write_catalog(
             f"modules:\n  - {{namespace: a, name: root, system: x, repo: {repo.path}}}\n"
             f"  - {{namespace: a, name: vpc, system: x, repo: {repo.path}, path: vpc,"
             " tags: 'vpc/v{version}'}\n"
         )
     )
-    registry.refresh()
+    sync.refresh()
     repo.release("moved", module_files("moved", folder="vpc"))
     repo.tag("vpc/v1.0.0", force=True)
-    registry.refresh(mechanism="poll")
-    root, vpc = (registry.snapshot.index.get("a", name, "x") for name in ("root", "vpc"))
+    sync.refresh(mechanism="poll")
+    root, vpc = (sync.snapshot.index.get("a", name, "x") for name in ("root", "vpc"))
     assert vpc and [(c.tag, c.action) for c in vpc.changes] == [("vpc/v1.0.0", "pinned")]
     assert root and root.changes == ()
 
 
 def test_pin_survives_a_restart(write_catalog: WriteCatalog, remote: Remote) -> None:
-    _registry(write_catalog, remote, "moved_tags: pin")
+    _synced(write_catalog, remote, "moved_tags: pin")
     remote.move_tag("v1.0.0")
-    restarted = _registry(write_catalog, remote, "moved_tags: pin")  # the ledger is in cache_dir
+    restarted = _synced(write_catalog, remote, "moved_tags: pin")  # the ledger is in cache_dir
     assert _served(restarted)["1.0.0"] == remote.first
 
 
@@ -188,7 +188,7 @@ def test_gitreg_accept_reaches_a_running_server(tmp_path: Path, remote: Remote) 
         moved = remote.move_tag("v1.0.0")
 
         def served() -> dict[str, str]:
-            entry = server.registry.snapshot.index.get("a", "m", "x")
+            entry = server.sync.snapshot.index.get("a", "m", "x")
             return {r.version: r.commit for r in entry.versions.releases} if entry else {}
 
         wait_until(lambda: "1.0.0" not in served())  # quarantined by a poll

@@ -70,7 +70,7 @@ def first_start(setup: Setup, config: Path) -> ModuleSync:
     ):
         wait_until(lambda: versions(client) == ["1.0.0"])
     assert setup.index.is_file()
-    return server.registry
+    return server.sync
 
 
 @pytest.fixture
@@ -94,11 +94,11 @@ class HeldRead:
         self.asked: list[list[RepoLocation]] = []
         read_clones = ModuleSync.read_clones
 
-        def held(registry: ModuleSync, locations: Iterable[RepoLocation] | None = None) -> int:
+        def held(sync: ModuleSync, locations: Iterable[RepoLocation] | None = None) -> int:
             self.asked.append(list(locations or []))
             self.reading.set()
             self.go_on.wait(30)
-            return read_clones(registry, locations)
+            return read_clones(sync, locations)
 
         monkeypatch.setattr(ModuleSync, "read_clones", held)
 

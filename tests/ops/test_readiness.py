@@ -12,7 +12,7 @@ from gitreg.ops.readiness import readiness
 from tests.support.gitrepo import GitRepo, module_files
 
 
-def registry(
+def module_sync(
     tmp_path: Path, readiness_section: str = "readiness: {max_staleness: 2m}\n"
 ) -> ModuleSync:
     if not (tmp_path / "repo").exists():
@@ -27,7 +27,7 @@ def registry(
 def synced(
     tmp_path: Path, readiness_section: str = "readiness: {max_staleness: 2m}\n"
 ) -> tuple[ModuleSync, float]:
-    found = registry(tmp_path, readiness_section)
+    found = module_sync(tmp_path, readiness_section)
     found.refresh()
     (status,) = (found.status[location] for location in found.snapshot.clones)
     assert status.last_success is not None
@@ -76,7 +76,7 @@ def test_a_repository_served_from_its_clone_but_never_synced_ages_from_the_start
     synced(tmp_path)  # a clone with tags, then its sync history lost
     for status in (tmp_path / "cache" / "state").glob("*.json"):
         status.unlink()
-    found = registry(tmp_path)
+    found = module_sync(tmp_path)
     found.read_clones()
     assert readiness(found, now=1060.0, started=1000.0).ready
     late = readiness(found, now=1200.0, started=1000.0)
@@ -87,7 +87,7 @@ def test_a_repository_served_from_its_clone_but_never_synced_ages_from_the_start
 
 
 def test_a_repository_never_fetched_and_without_a_clone_is_waiting(tmp_path: Path) -> None:
-    found = registry(tmp_path)
+    found = module_sync(tmp_path)
     found.read_clones()
     answer = readiness(found, now=1.0, started=0.0)
     assert not answer.ready and answer.waiting and not answer.outdated

@@ -382,7 +382,7 @@ def test_the_deprecated_inputs_are_said(tmp_path: Path, browser: webdriver.Chrom
 def test_a_repository_that_cannot_be_read_and_a_tag_that_moved_or_went(
     served: RegistryServer, browser: webdriver.Chrome, shots: Path
 ) -> None:
-    snapshot = served.registry.snapshot
+    snapshot = served.sync.snapshot
     moving = snapshot.index.get("infra", "moving", "generic")
     gone = snapshot.index.get("infra", "gone", "generic")
     assert moving is not None and gone is not None
@@ -397,8 +397,8 @@ def test_a_repository_that_cannot_be_read_and_a_tag_that_moved_or_went(
     repo.tag("v1.0.0", force=True)
     git(repo.path, "tag", "-d", "v1.1.0")
     shutil.rmtree(gone.spec.repo.url)
-    assert served.registry.sync_repo(moving.spec.repo, "poll")
-    assert not served.registry.sync_repo(gone.spec.repo, "poll")
+    assert served.sync.sync_repo(moving.spec.repo, "poll")
+    assert not served.sync.sync_repo(gone.spec.repo, "poll")
 
     _open(browser, served.url + "/modules/infra/moving/generic/1.0.0")
     banner = browser.find_element(By.ID, "banner-kept-tag").text

@@ -36,7 +36,7 @@ def test_a_removed_module_says_so_and_a_hidden_one_leaves_the_home_page(
     with RegistryServer(catalog, refresh=True) as served:
 
         def read_modules() -> set[str]:
-            entries = served.registry.snapshot.index.entries()
+            entries = served.sync.snapshot.index.entries()
             return {str(e.spec.address) for e in entries if e.versions.releases}
 
         # read, not only discovered: a repository removed before its first read has no
@@ -48,7 +48,7 @@ def test_a_removed_module_says_so_and_a_hidden_one_leaves_the_home_page(
         shutil.rmtree(srv / "terraform-aws-dns")
 
         def marked() -> bool:
-            entry = served.registry.snapshot.index.get("local", "dns", "aws")
+            entry = served.sync.snapshot.index.get("local", "dns", "aws")
             return entry is not None and entry.spec.removed
 
         wait_until(marked, WAIT, "dns marked removed")

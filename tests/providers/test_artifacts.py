@@ -184,19 +184,19 @@ def test_a_repository_gates_which_versions_are_published(
         f"providers:\n  - {{namespace: acme, type: widget, artifacts: releases, repo: {repo.path}}}\n"
     )
     catalog = load_catalog(tmp_path / "registry.yaml")
-    registry = ModuleSync(catalog)
-    registry.refresh()
-    providers = Providers(catalog, registry)
+    sync = ModuleSync(catalog)
+    sync.refresh()
+    providers = Providers(catalog, sync)
     providers.refresh()
     entry = providers.get("acme", "widget")
     assert entry and [r.version for r in entry.releases] == ["1.0.0"]  # 1.1.0 has files, no tag yet
     repo.release("v1.1.0", {"main.go": "package main // 1.1\n"})
-    registry.refresh(mechanism="poll")
+    sync.refresh(mechanism="poll")
     providers.refresh()
     entry = providers.get("acme", "widget")
     assert entry and [r.version for r in entry.releases] == ["1.1.0", "1.0.0"]
     git(repo.path, "tag", "-d", "v1.1.0")  # the tag goes: so does the version
-    registry.refresh(mechanism="poll")
+    sync.refresh(mechanism="poll")
     providers.refresh()
     entry = providers.get("acme", "widget")
     assert entry and [r.version for r in entry.releases] == ["1.0.0"]
@@ -221,18 +221,18 @@ def test_a_gating_repository_s_tag_deprecates_its_version(
         )
         return load_catalog(tmp_path / "registry.yaml")
 
-    registry = ModuleSync(catalog())
-    registry.refresh()
-    providers = Providers(registry.snapshot.catalog, registry)
+    sync = ModuleSync(catalog())
+    sync.refresh()
+    providers = Providers(sync.snapshot.catalog, sync)
     providers.refresh()
     served = providers.get("acme", "widget")
     assert served is not None
     assert [served.deprecation(v) for v in ("1.1.0", "1.0.0")] == [None, "Use 1.1: 1.0 loses tags"]
 
     repo.release("v1.2.0", {".gitreg.yaml": "deprecated: A later tag's own word\n"})
-    registry.refresh(mechanism="poll")
+    sync.refresh(mechanism="poll")
     listed = catalog(", deprecated: [{versions: '>= 1.1.0', reason: 'Said in registry.yaml'}]")
-    reloaded = Providers(listed, registry, previous=providers)
+    reloaded = Providers(listed, sync, previous=providers)
     reloaded.refresh()
     served = reloaded.get("acme", "widget")
     assert served is not None

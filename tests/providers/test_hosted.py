@@ -476,7 +476,7 @@ def test_a_zip_removed_before_the_next_rescan_is_a_404(tmp_path: Path, tls: TlsM
     zip_path = next((tmp_path / "releases" / "1.0.0").glob("*.zip"))
     with served_over_tls(catalog, tls) as (server, client):
         body = client.get("/v1/providers/acme/widget/1.0.0/download/linux/amd64").json()
-        host = server.registry.snapshot.catalog.server.hostname
+        host = server.sync.snapshot.catalog.server.hostname
         mirror_url = f"/v1/mirror/{host}/acme/widget/{zip_path.name}"
         assert client.head(mirror_url).status_code == 200
         zip_path.unlink()

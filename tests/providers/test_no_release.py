@@ -27,16 +27,16 @@ def test_a_provider_with_no_release_is_logged_once(
         "providers:\n  - {namespace: acme, type: widget, artifacts: releases}\n"
     )
     catalog = load_catalog(tmp_path / "registry.yaml")
-    registry = ModuleSync(catalog)
+    sync = ModuleSync(catalog)
     caplog.set_level(logging.INFO, logger="gitreg")
 
     def warnings() -> list[str]:
         return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
 
-    providers = Providers(catalog, registry)
+    providers = Providers(catalog, sync)
     providers.refresh()
     providers.refresh()
-    reloaded = Providers(catalog, registry, previous=providers)
+    reloaded = Providers(catalog, sync, previous=providers)
     reloaded.refresh()
     expected = (
         f"provider acme/widget has no release in {tmp_path / 'releases'}"
@@ -61,14 +61,14 @@ def test_a_gated_provider_whose_releases_no_tag_fits_is_a_warning(tmp_path: Path
         "  - {namespace: acme, type: widget, artifacts: releases, repo: source, tags: 'v{version}'}\n"
     )
     catalog = load_catalog(tmp_path / "registry.yaml")
-    registry = ModuleSync(catalog)
-    registry.refresh()
-    providers = Providers(catalog, registry)
+    sync = ModuleSync(catalog)
+    sync.refresh()
+    providers = Providers(catalog, sync)
     providers.refresh()
     (entry,) = providers.entries()
     assert entry.warning() == "serves no version: no tag fits v{version} for 1.0.0"
     source.tag("v1.0.0")
-    registry.refresh()
+    sync.refresh()
     providers.refresh()
     (entry,) = providers.entries()
     assert entry.warning() is None and [r.version for r in entry.releases] == ["1.0.0"]

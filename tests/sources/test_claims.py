@@ -1,5 +1,5 @@
-"""Who serves an address, settled: explicit entries win and set the discovered one aside; two
-discovered claims on one address are a conflict, neither served."""
+"""Who serves an address, settled: explicit entries win and set the found one aside; two
+found claims on one address are a conflict, neither served."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from gitreg.address import ModuleAddress
 from gitreg.catalog.specs import ModuleSpec
 from gitreg.git.location import RepoLocation
 from gitreg.sources.claims import Conflict, settle
-from gitreg.sources.discovery import DiscoveredModule, Discovery
+from gitreg.sources.survey import FoundModule, Survey
 
 
 def spec(address: str, repo: str = "x") -> ModuleSpec:
@@ -15,15 +15,15 @@ def spec(address: str, repo: str = "x") -> ModuleSpec:
     return ModuleSpec(address=ModuleAddress.parse(*address.split("/")), repo=location)
 
 
-def found(source: str, *claims: tuple[str, str], removed: bool = False) -> Discovery:
+def found(source: str, *claims: tuple[str, str], removed: bool = False) -> Survey:
     modules = tuple(
-        DiscoveredModule(spec(address, repository), source, repository, removed=removed)
+        FoundModule(spec(address, repository), source, repository, removed=removed)
         for address, repository in claims
     )
-    return Discovery(source, 1.0, tuple(r for _, r in claims), modules)
+    return Survey(source, 1.0, tuple(r for _, r in claims), modules)
 
 
-def test_nothing_discovered_serves_nothing_more() -> None:
+def test_nothing_found_serves_nothing_more() -> None:
     settled = settle([spec("infra/vpc/aws")], [])
     assert (settled.served, settled.conflicts, settled.shadowed) == ((), (), ())
 
@@ -43,11 +43,9 @@ def test_distinct_addresses_are_all_served() -> None:
     assert settled.problems() == []
 
 
-def test_an_explicit_entry_wins_and_the_discovered_one_is_set_aside() -> None:
-    discovered = found(
-        "sources[0]", ("Infra/VPC/aws", "terraform-aws-vpc"), ("infra/dns/aws", "dns")
-    )
-    settled = settle([spec("infra/vpc/aws")], [discovered])
+def test_an_explicit_entry_wins_and_the_found_one_is_set_aside() -> None:
+    claim = found("sources[0]", ("Infra/VPC/aws", "terraform-aws-vpc"), ("infra/dns/aws", "dns"))
+    settled = settle([spec("infra/vpc/aws")], [claim])
     assert [str(m.spec.address) for m in settled.served] == ["infra/dns/aws"]
     assert [(str(m.spec.address), m.source, m.repository) for m in settled.shadowed] == [
         ("Infra/VPC/aws", "sources[0]", "terraform-aws-vpc")

@@ -14,7 +14,7 @@ from gitreg.catalog.specs import ModuleSpec, SourceKind, SourceSpec
 from gitreg.git.location import RepoLocation
 from gitreg.sources import persisted
 from gitreg.sources.clone_urls import ClonePlaces
-from gitreg.sources.discovery import DiscoveredModule, Discovery, Skipped
+from gitreg.sources.survey import FoundModule, Skipped, Survey
 from tests.conftest import WriteCatalog
 from tests.support.site_snippets import block, claimed
 
@@ -176,7 +176,7 @@ def test_the_guides_clone_hosts_admit_the_forges_ssh_host(tmp_path: Path) -> Non
     assert shown == [f"skipped platform/terraform-aws-db: {skipped}"]
 
 
-def test_a_discovery_kept_from_before_the_rule_serves_nothing_off_its_forge(
+def test_a_survey_kept_from_before_the_rule_serves_nothing_off_its_forge(
     write_catalog: WriteCatalog, tmp_path: Path
 ) -> None:
     """cache_dir/sources.json written by a gitreg that fetched what the forge named: a restart
@@ -185,14 +185,14 @@ def test_a_discovery_kept_from_before_the_rule_serves_nothing_off_its_forge(
     (source,) = catalog.sources
     (tmp_path / "private.git").mkdir()
 
-    def module(name: str, repo: RepoLocation) -> DiscoveredModule:
+    def module(name: str, repo: RepoLocation) -> FoundModule:
         spec = ModuleSpec(ModuleAddress.parse("infra", name, "aws"), repo)
-        return DiscoveredModule(spec, source.key_path, f"infra/terraform-aws-{name}")
+        return FoundModule(spec, source.key_path, f"infra/terraform-aws-{name}")
 
     vpc = RepoLocation("https://git.example.com/infra/terraform-aws-vpc.git", "https")
     stolen = RepoLocation(str(tmp_path / "private.git"), "local")
     refused = Skipped("infra/terraform-aws-db", "clone URL '/x' refused: …", clone_refused=True)
-    kept = Discovery(
+    kept = Survey(
         source.key_path,
         100.0,
         ("infra/terraform-aws-vpc", "infra/terraform-aws-stolen"),

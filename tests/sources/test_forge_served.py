@@ -3,7 +3,7 @@ GitLab over HTTPS lists them a few a page, and a real `git http-backend` serves 
 HTTPS with the token of registry.yaml's `credentials` entry. Topics choose them, a `.gitreg.yaml`
 declares a monorepo's modules, two claims of one address serve neither, a new repository
 appears within the interval; one removed keeps its versions, a forge that rate-limits or fails
-leaves the last discovery serving, and a drop of most of the group is held.
+leaves the last survey serving, and a drop of most of the group is held.
 
 (A new repository by webhook: tests/freshness/test_source_webhooks.py; a token the forge does
 not take: tests/sources/test_forge_sources.py; a forge that cannot be reached at all, a silent
@@ -157,7 +157,7 @@ def test_a_groups_repositories_are_served_and_a_new_one_appears_within_the_inter
         wait_until(lambda: run.versions("infra/nat/aws") == ["3.0.0"], 30, "the new nat")
 
 
-def test_a_drop_is_held_faults_keep_the_last_discovery_and_a_removed_repository_serves(
+def test_a_drop_is_held_faults_keep_the_last_survey_and_a_removed_repository_serves(
     tmp_path: Path,
     tls: TlsMaterial,
     write_catalog: WriteCatalog,
@@ -176,7 +176,7 @@ def test_a_drop_is_held_faults_keep_the_last_discovery_and_a_removed_repository_
         vpc, dns, nat = run.forge.repositories
 
         # Two of the three repositories gone at once: held, not applied; all still serve.
-        # (Read as the status said it then: the third discovery in a row would apply it.)
+        # (Read as the status said it then: the third survey in a row would apply it.)
         run.forge.repositories = [vpc]
         wait_until(lambda: run.seen(state="held"), 30, "the drop held")
         held = run.last_seen
@@ -184,7 +184,7 @@ def test_a_drop_is_held_faults_keep_the_last_discovery_and_a_removed_repository_
         assert held["removed"] == [] and all_served()
 
         # A forge that rate-limits, then one that fails (its proxy's 503 while it is down):
-        # the last discovery keeps serving, and the status says why it is not renewed.
+        # the last survey keeps serving, and the status says why it is not renewed.
         for fault, said in (
             (Fault(429, b'{"message": "slow down"}'), "rate-limited (HTTP 429)"),
             (Fault(503, b"<html>Service Unavailable</html>"), "the forge fails (HTTP 503)"),
@@ -202,7 +202,7 @@ def test_a_drop_is_held_faults_keep_the_last_discovery_and_a_removed_repository_
         run.forge.faults = []
         wait_until(lambda: run.source()["removed"] == [nat.path], 30, "nat removed")
         assert run.source()["state"] == "ok"
-        # The status says what was discovered; the module API, once the world that serves it
+        # The status says what was surveyed; the module API, once the world that serves it
         # is swapped in, a moment later.
         module = "/v1/modules/infra/nat/aws"
         wait_until(lambda: run.client.get(module).json().get("removed") is True, 30, "marked")

@@ -1,9 +1,9 @@
-"""A forge source in registry.yaml, discovered through gitreg's own lister of that forge: a
+"""A forge source in registry.yaml, surveyed through gitreg's own lister of that forge: a
 stand-in forge over HTTPS (trusted as Git trusts it, by the `credentials` entry's `ca_file`)
 lists, a page at a time, repositories that a real `git http-backend` serves over HTTPS with a
 token (the `credentials` entry for its URL), and they become modules. A token the forge does not
 take is a refusal naming the source, one the Git server does not take a problem naming the
-repository, and neither loses what was discovered."""
+repository, and neither loses what was surveyed."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from gitreg.git.git_command import CREDENTIALS_WANTED
-from gitreg.sources.discovered import SourceDiscoveries
 from gitreg.sources.forge_pages import AT_ONCE_UNCOUNTED
+from gitreg.sources.surveys import SourceSurveys
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
 from tests.support.forge_git import ForgeGit, forge_git
@@ -36,7 +36,7 @@ def _source(kind: ForgeKind, url: str, served: ForgeGit) -> str:
 
 
 @pytest.mark.parametrize("kind", ["gitlab", "gitea", "github", "bitbucket"])
-def test_a_forge_source_discovers_its_repositories_as_modules(
+def test_a_forge_source_surveyed_serves_its_repositories_as_modules(
     kind: ForgeKind,
     tmp_path: Path,
     tls: TlsMaterial,
@@ -60,8 +60,8 @@ def test_a_forge_source_discovers_its_repositories_as_modules(
                 + _source(kind, forge.url, served)
             )
             (spec,) = catalog.sources
-            sources = SourceDiscoveries(catalog)
-            assert sources.discover(spec, write=False)
+            sources = SourceSurveys(catalog)
+            assert sources.survey(spec, write=False)
             found = sources.last(spec)
             assert found is not None and found.error == "", found
             assert [str(m.spec.address) for m in found.modules] == [
@@ -81,16 +81,16 @@ def test_a_forge_source_discovers_its_repositories_as_modules(
 
             # A token the forge does not take: refused, naming the source; what was found stays.
             monkeypatch.setenv("FORGE_TOKEN", "not-the-token")
-            assert not sources.discover(spec, write=False)
+            assert not sources.survey(spec, write=False)
             again = sources.last(spec)
             assert again is not None and again.refused, again
             assert again.modules == found.modules
             assert "not accepted" in again.error and forge.url in again.error
             assert TOKEN not in again.error and "not-the-token" not in again.error
 
-            # What the two discoveries counted, added up for the source.
+            # What the two surveys counted, added up for the source.
             totals = sources.totals(spec)
-            assert dict(totals.discoveries) == {"ok": 1, "refused": 1}
+            assert dict(totals.surveys) == {"ok": 1, "refused": 1}
             # The listing's three pages and the refused request; Bitbucket's pages say no count,
             # so one asked ahead may be past the last.
             past = AT_ONCE_UNCOUNTED - 1 if kind == "bitbucket" else 0
@@ -118,8 +118,8 @@ def test_a_token_the_git_server_does_not_take_names_the_repository_and_keeps_wha
                 + _source("gitlab", forge.url, served)
             )
             (spec,) = catalog.sources
-            sources = SourceDiscoveries(catalog)
-            assert not sources.discover(spec, write=False)
+            sources = SourceSurveys(catalog)
+            assert not sources.survey(spec, write=False)
             found = sources.last(spec)
             assert found is not None and found.error == "" and found.modules == (), found
             (problem,) = found.problems
@@ -131,10 +131,10 @@ def test_a_token_the_git_server_does_not_take_names_the_repository_and_keeps_wha
             assert [s.repository for s in found.skipped] == ["platform/terraform-aws-vpc"]
 
             monkeypatch.setenv("GIT_TOKEN", TOKEN)
-            assert sources.discover(spec, write=False)
+            assert sources.survey(spec, write=False)
             assert [str(m.address) for m in sources.served(catalog).modules] == ["infra/vpc/aws"]
             monkeypatch.setenv("GIT_TOKEN", "not-the-git-token")
-            assert not sources.discover(spec, write=False)
+            assert not sources.survey(spec, write=False)
             again = sources.last(spec)
             assert again is not None and len(again.problems) == 1 and again.skipped == ()
             assert [str(m.address) for m in sources.served(catalog).modules] == ["infra/vpc/aws"]

@@ -1,4 +1,4 @@
-"""docs/sources.md, run: its catalogs loaded, its folder source discovered over real Git
+"""docs/sources.md, run: its catalogs loaded, its folder source surveyed over real Git
 repositories holding its `.gitreg.yaml`, and `gitreg list`'s sources section as the page shows
 it."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
 from gitreg.ops.source_reports import source_lines, source_reports
-from gitreg.sources.discovered import SourceDiscoveries
+from gitreg.sources.surveys import SourceSurveys
 from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.site_snippets import block, claimed
 
@@ -45,8 +45,8 @@ def test_the_sources_guide_runs(tmp_path: Path) -> None:
     (tmp_path / "srv" / "notes").mkdir()
 
     catalog = _load(tmp_path, folder_catalog)
-    sources = SourceDiscoveries(catalog)
-    sources.discover(catalog.sources[0])
+    sources = SourceSurveys(catalog)
+    sources.survey(catalog.sources[0])
     served = sources.served(catalog)
     assert [str(m.address) for m in served.modules] == [
         "platform/vpc-peering/aws",
@@ -61,7 +61,7 @@ def test_the_sources_guide_runs(tmp_path: Path) -> None:
 
     # gitreg list's sources section, as the page shows it (its time and its folder aside).
     shown = block(PAGE, "text", "sources[0] (folder").replace("/srv/git", str(tmp_path / "srv"))
-    printed = source_lines(source_reports(sources.discoveries(), sources.settlement))
+    printed = source_lines(source_reports(sources.surveys(), sources.settlement))
     expected = shown.splitlines()
     assert len(printed) == len(expected)
     for got, want in zip(printed, expected, strict=True):

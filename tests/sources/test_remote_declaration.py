@@ -13,8 +13,8 @@ import pytest
 
 from gitreg.git.clone import DEFAULT_BRANCH_REF
 from gitreg.sources.declared import DeclarationFiles
-from gitreg.sources.discovery import discover
 from gitreg.sources.found import FoundRepository
+from gitreg.sources.survey import survey
 from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
 from tests.support.forge_git import ForgeGit, forge_git
@@ -72,7 +72,7 @@ def test_a_remote_repository_declares_its_modules_at_its_default_branch(
         git(other, "commit", "-q", "-am", "not the default branch")
         git(other, "push", "-q", str(served.root / "infra" / "platform.git"), "elsewhere")
         forge = Forge(served, ("platform", "terraform-aws-vpc"), names_branches)
-        found = discover(
+        found = survey(
             spec, forge, DeclarationFiles(catalog), None, 1.0, cache_dir=catalog.cache_dir
         )
     assert found.problems == () and found.skipped == ()
@@ -108,7 +108,7 @@ def test_an_empty_repository_declares_nothing_yet(
         (served.root / "infra").mkdir()
         git(served.root / "infra", "init", "-q", "--bare", "terraform-aws-new.git")
         forge = Forge(served, ("terraform-aws-new",), False)
-        found = discover(
+        found = survey(
             spec, forge, DeclarationFiles(catalog), None, 1.0, cache_dir=catalog.cache_dir
         )
     assert found.problems == () and found.skipped == ()

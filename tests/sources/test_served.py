@@ -1,6 +1,6 @@
-"""Discovered modules served by the real app over HTTPS: at start-up, a new repository within
+"""Found modules served by the real app over HTTPS: at start-up, a new repository within
 the interval, registry.yaml's entries winning, and a restart with the source gone serving what
-was discovered before (cache_dir/sources.json)."""
+was surveyed before (cache_dir/sources.json)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from gitreg.catalog.load import load_catalog
-from gitreg.sources.discovered import SourceDiscoveries
+from gitreg.sources.surveys import SourceSurveys
 from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import free_port, run_gitreg, wait_until
@@ -35,9 +35,7 @@ modules:
 {explicit}"""
 
 
-def test_discovered_modules_are_served_and_new_ones_appear(
-    tmp_path: Path, tls: TlsMaterial
-) -> None:
+def test_found_modules_are_served_and_new_ones_appear(tmp_path: Path, tls: TlsMaterial) -> None:
     srv = tmp_path / "srv"
     GitRepo(srv / "terraform-aws-vpc").release("v1.0.0", module_files("1.0.0"))
     GitRepo(tmp_path / "explicit").release("v0.1.0", module_files("0.1.0"))
@@ -48,7 +46,7 @@ def test_discovered_modules_are_served_and_new_ones_appear(
         assert versions(client, "infra/keep/generic") == ["0.1.0"]
         GitRepo(srv / "terraform-google-dns").release("v2.0.0", module_files("2.0.0"))
         wait_until(lambda: versions(client, "local/dns/google") == ["2.0.0"], 30, "dns served")
-    # A restart with the source's folder gone: what it discovered last still serves.
+    # A restart with the source's folder gone: what it surveyed last still serves.
     shutil.move(srv, tmp_path / "moved")
     (tmp_path / "srv").mkdir()
     with served_over_tls(catalog, tls, fetch_first=False) as (_, client):
@@ -75,7 +73,7 @@ def test_status_says_what_a_source_found_and_removal_keeps_versions(
         GitRepo(srv / name).release("v1.0.0", module_files("1.0.0"))
     GitRepo(srv / "terraform-provider-widget").release("v1.0.0", module_files("1.0.0"))
     GitRepo(tmp_path / "explicit").release("v0.1.0", module_files("0.1.0"))
-    # registry.yaml names local/nat/aws itself: its own entry serves, the discovered one not.
+    # registry.yaml names local/nat/aws itself: its own entry serves, the found one not.
     own = f"  - {{namespace: local, name: nat, system: aws, repo: {tmp_path / 'explicit'}}}\n"
     (tmp_path / "registry.yaml").write_text(
         catalog_text(tmp_path, own).replace("interval: 1s", "interval: 1s, on_removed: hide")
@@ -122,9 +120,9 @@ def test_gitreg_list_shows_each_source(tmp_path: Path) -> None:
     done = run_gitreg("check", "--config", str(tmp_path / "registry.yaml"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 modules, 0 providers, 0 problems" in done.stdout
-    # check discovers without writing: a server's last discovery is its own. A server writes it.
+    # check surveys without writing: a server's last survey is its own. A server writes it.
     catalog = load_catalog(tmp_path / "registry.yaml")
-    SourceDiscoveries(catalog).discover(catalog.sources[0])
+    SourceSurveys(catalog).survey(catalog.sources[0])
     after = run_gitreg("list", "--config", str(tmp_path / "registry.yaml"))
     assert after.returncode == 0, after.stderr
     lines = after.stdout.splitlines()
@@ -139,15 +137,15 @@ def test_gitreg_list_shows_each_source(tmp_path: Path) -> None:
     ]
     # Gone from the folder: still listed, with its versions, and marked.
     shutil.rmtree(srv / "terraform-aws-vpc")
-    SourceDiscoveries(catalog).discover(catalog.sources[0])
+    SourceSurveys(catalog).survey(catalog.sources[0])
     gone = run_gitreg("list", "--offline", "--config", str(tmp_path / "registry.yaml")).stdout
     lines = gone.splitlines()
     at = lines.index("127.0.0.1:8443/local/vpc/aws")
     assert lines[at + 2] == "  removed from its source: its published versions still serve"
     assert lines[at + 3].startswith("  1.0.0 ")
     assert "    removed terraform-aws-vpc: its published versions still serve" in lines
-    assert not any(line.startswith("    this run:") for line in lines)  # it discovered nothing
-    # --fetch discovers every source first, and says what this run's discoveries counted.
+    assert not any(line.startswith("    this run:") for line in lines)  # it surveyed nothing
+    # --fetch surveys every source first, and says what this run's surveys counted.
     fetched = run_gitreg("list", "--fetch", "--config", str(tmp_path / "registry.yaml"))
     assert fetched.returncode == 0, fetched.stderr
     counted = "    this run: 1 discoveries (1 ok), 0 API calls, 0 rate-limit waits, 0 errors"

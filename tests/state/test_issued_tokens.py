@@ -59,19 +59,19 @@ def test_a_token_kept_by_one_is_found_and_revoked_for_the_other(
     one.keep(alice)
     one.keep(bob)
     assert other.find("a" * 64) == alice
-    assert [t.name for t in other.listed()] == ["alice@acme.example", "bob@acme.example"]
+    assert [t.name for t in other.live_tokens()] == ["alice@acme.example", "bob@acme.example"]
     assert other.named("bob@acme.example") == [bob]
     assert other.revoke(alice.id) == [alice]  # by id
     assert one.find("a" * 64) is None
     assert one.revoke("bob@acme.example") == [bob]  # by name
-    assert other.find("b" * 64) is None and other.listed() == []
+    assert other.find("b" * 64) is None and other.live_tokens() == []
     assert other.revoke("nobody") == []
 
 
 def test_an_expired_token_is_found_by_no_one(stores: Callable[[str], IssuedTokens]) -> None:
     one = stores("one")
     one.keep(token("alice", "c", lives=-1))
-    assert one.find("c" * 64) is None and one.listed() == []
+    assert one.find("c" * 64) is None and one.live_tokens() == []
 
 
 def test_a_code_is_spent_once_of_many_at_once(stores: Callable[[str], IssuedTokens]) -> None:
@@ -101,7 +101,7 @@ def test_a_record_keeps_whom_the_provider_named_and_the_claims_rules_read(
     )
     one.keep(kept)
     assert other.find("d" * 64) == kept
-    assert other.listed()[0].to_json()["claims"] == {
+    assert other.live_tokens()[0].to_json()["claims"] == {
         "department": "infra",
         "groups": ["platform", "dev"],
     }
@@ -118,7 +118,7 @@ def test_a_name_two_subjects_share_is_revoked_only_by_id(
     with pytest.raises(TokensAmbiguous) as caught:
         one.revoke("pat")
     assert "different subjects" in str(caught.value) and "sub-of-another-pat" in str(caught.value)
-    assert len(one.listed()) == 2  # nothing was ended
+    assert len(one.live_tokens()) == 2  # nothing was ended
     assert one.revoke(theirs.id) == [theirs]
     assert one.find("e" * 64) == mine
     assert one.revoke("pat") == [mine]  # one subject left under the name: all of theirs

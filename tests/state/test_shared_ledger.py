@@ -56,13 +56,13 @@ def _replica(
         f"cache_dir: cache\nstate:\n  postgres: {{dsn_env: {dsn_env}}}\n"
         f"modules:\n  - {{namespace: a, name: m, system: x, repo: '{remote.url}'{policy}}}\n"
     )
-    registry = ModuleSync(load_catalog(folder / "registry.yaml"))
-    _OPEN.append(registry)
-    return registry
+    sync = ModuleSync(load_catalog(folder / "registry.yaml"))
+    _OPEN.append(sync)
+    return sync
 
 
-def _served(registry: ModuleSync) -> dict[str, str]:
-    entry = registry.snapshot.index.get("a", "m", "x")
+def _served(sync: ModuleSync) -> dict[str, str]:
+    entry = sync.snapshot.index.get("a", "m", "x")
     assert entry is not None
     return {r.version: r.commit for r in entry.versions.releases}
 
@@ -139,8 +139,8 @@ def test_one_replica_polls_a_repository_the_others_skip_it(
     monkeypatch.setenv("GITREG_TEST_DSN", database_url)
     one = _replica(tmp_path, "one", remote, "GITREG_TEST_DSN")
     two = _replica(tmp_path, "two", remote, "GITREG_TEST_DSN")
-    for registry in (one, two):
-        registry.refresh()
+    for sync in (one, two):
+        sync.refresh()
     (location,) = one.snapshot.catalog.repositories
     one.poll_repo(location)
     two.poll_repo(location)

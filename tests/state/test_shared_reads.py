@@ -60,7 +60,7 @@ def url(tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) -> I
 def test_a_replica_with_an_empty_cache_dir_answers_versions(tmp_path: Path, url: str) -> None:
     catalog = load_catalog(_catalog(tmp_path / "new", url))
     with RegistryServer(catalog, fetch_first=None) as server:
-        assert set(server.registry.shared.saved_reads()) == {url}
+        assert set(server.sync.shared.saved_reads()) == {url}
         with httpx.Client(base_url=server.url, timeout=10) as client:
             wait_until(lambda: client.get(VERSIONS).status_code == 200)
             assert client.get(VERSIONS).json()["modules"][0]["versions"] == [{"version": "1.0.0"}]

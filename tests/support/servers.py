@@ -137,7 +137,7 @@ class RegistryServer:
         `access_log`: a line per request (`gitreg.access`); `on_swap`: the ModuleSync's; `port`:
         the one to listen on (by default, a free one)."""
         self.state = serving_state(catalog, fetch_first, on_swap, fresh_wait)
-        self.registry = self.state.registry
+        self.sync = self.state.background.sync  # the ModuleSync itself: handlers see `modules`
         start = fetch_first is None
         self.app = create_app(self.state, background=refresh, start=start, access_log=access_log)
         self.port = port or free_port()

@@ -21,13 +21,13 @@ def serving_state(
     """`fetch`: None reads nothing (the app's lifespan reads it, as `serve` does: create_app's
     `start`). `fresh_wait`: how long a fresh read waits for its repository (FreshReads' own
     default without it)."""
-    current, registry = open_world(catalog, on_swap=on_swap)
+    current, sync = open_world(catalog, on_swap=on_swap)
     if fetch is None:
-        return RegistryState.build(current, registry)
+        return RegistryState.build(current, sync)
     if fetch:
-        registry.refresh()
+        sync.refresh()
     else:
-        registry.read_clones()
+        sync.read_clones()
     current.world.side.providers.refresh(poll_forges=fetch)  # forges read first too, with `fetch`
-    fresh_reads = FreshReads(registry, wait=fresh_wait) if fresh_wait is not None else None
-    return RegistryState.build(current, registry, fresh_reads)
+    fresh_reads = FreshReads(sync, wait=fresh_wait) if fresh_wait is not None else None
+    return RegistryState.build(current, sync, fresh_reads)

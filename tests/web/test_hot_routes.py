@@ -133,7 +133,7 @@ def test_a_new_tag_is_in_the_next_versions_answer(tmp_path: Path, tls: TlsMateri
         assert client.get(path).json()["modules"][0]["versions"] == [{"version": "1.0.0"}]
         assert _kept(server, path)
         GitRepo(tmp_path / "single", init=False).release("v1.1.0", module_files("1.1.0"))
-        server.registry.refresh()
+        server.sync.refresh()
         listed = client.get(path).json()["modules"][0]["versions"]
         assert listed == [{"version": "1.1.0"}, {"version": "1.0.0"}]
         assert _kept(server, path)  # kept again, for the new world

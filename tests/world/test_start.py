@@ -33,10 +33,10 @@ def test_the_port_answers_while_the_clones_are_read(
     reading, go_on = threading.Event(), threading.Event()
     read_clones = ModuleSync.read_clones
 
-    def held(registry: ModuleSync, locations: Iterable[RepoLocation] | None = None) -> int:
+    def held(sync: ModuleSync, locations: Iterable[RepoLocation] | None = None) -> int:
         reading.set()  # a long start: 10,000 modules take a while
         go_on.wait(30)
-        return read_clones(registry, locations)
+        return read_clones(sync, locations)
 
     monkeypatch.setattr(ModuleSync, "read_clones", held)
     with (

@@ -1,9 +1,9 @@
-"""Providers discovered on a forge (GitLab, Gitea/Forgejo, GitHub stand-ins over HTTPS on
+"""Providers surveyed on a forge (GitLab, Gitea/Forgejo, GitHub stand-ins over HTTPS on
 127.0.0.1, the repositories served by a real Git server): a `terraform-provider-<TYPE>`
 repository by its name, a repository's `.gitreg.yaml` `providers:`, their releases fetched from
 the forge and served; two repositories claiming one provider serve neither; registry.yaml's own
 entry wins; a repository gone from the source keeps serving what was fetched, its forge no
-longer asked; a restart reads what was discovered from cache_dir/sources.json."""
+longer asked; a restart reads what was surveyed from cache_dir/sources.json."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import pytest
 
 from gitreg.catalog.model import Catalog
 from gitreg.providers.hosted import Providers
-from gitreg.sources.discovered import SourceDiscoveries
+from gitreg.sources.surveys import SourceSurveys
 from gitreg.tlscert import TlsMaterial
 from gitreg.web.providers import deprecation_warnings
 from tests.conftest import WriteCatalog
@@ -130,8 +130,8 @@ def test_a_provider_repository_and_a_declared_one_are_served_from_their_releases
         ]
         catalog = p.catalog(write_catalog, tls)
         (source,) = catalog.sources
-        sources = SourceDiscoveries(catalog)
-        assert sources.discover(source)
+        sources = SourceSurveys(catalog)
+        assert sources.survey(source)
         found = sources.last(source)
         assert found is not None and found.error == "" and found.problems == (), found
         assert sorted(str(d.spec) for d in found.providers) == [
@@ -158,7 +158,7 @@ def test_a_provider_repository_and_a_declared_one_are_served_from_their_releases
         assert not any(TOKEN in str(problem) for e in providers.entries() for problem in e.problems)
 
         # A restart reads them from cache_dir/sources.json, the forge not asked.
-        again = SourceDiscoveries(catalog).served(catalog)
+        again = SourceSurveys(catalog).served(catalog)
         assert sorted(map(str, again.providers)) == sorted(map(str, served.providers))
         assert {s.releases for s in again.providers} == {s.releases for s in served.providers}
 
@@ -181,8 +181,8 @@ def test_two_claims_serve_neither_and_registry_yaml_wins(
         own = "providers:\n  - {namespace: acme, type: gadget, artifacts: gadget}\n"
         catalog = p.catalog(write_catalog, tls, own)
         (source,) = catalog.sources
-        sources = SourceDiscoveries(catalog)
-        sources.discover(source, write=False)
+        sources = SourceSurveys(catalog)
+        sources.survey(source, write=False)
         served = sources.served(catalog)
         assert [(str(s), s.artifacts) for s in served.providers] == [
             ("acme/gadget", tmp_path / "gadget")  # registry.yaml's own entry
@@ -220,20 +220,20 @@ def test_a_repository_gone_from_its_source_keeps_serving_what_was_fetched(
         p.forge.releases = [p.release("platform/terraform-provider-widget", "widget", "1.0.0")]
         catalog = p.catalog(write_catalog, tls)
         (source,) = catalog.sources
-        sources = SourceDiscoveries(catalog)
-        sources.discover(source)
+        sources = SourceSurveys(catalog)
+        sources.survey(source)
         providers = served_versions(sources.served(catalog))
         assert versions(providers, "acme", "widget") == ["1.0.0"]
 
         p.forge.groups.add("platform")  # the group stays, empty
         p.forge.repositories = []
         p.forge.releases = []
-        assert sources.discover(source)
+        assert sources.survey(source)
         found = sources.last(source)
         assert found is not None and found.removed == ("platform/terraform-provider-widget",)
         served = sources.served(catalog)
         (widget,) = served.providers
-        assert widget.removed and widget.listed
+        assert widget.removed and not widget.hidden
         asked = release_lists(p.forge)
         providers = served_versions(served, previous=providers)
         assert versions(providers, "acme", "widget") == ["1.0.0"]
@@ -293,7 +293,7 @@ def test_a_new_provider_repository_is_served_within_the_interval(
             assert [v["version"] for v in client.get(VERSIONS).json()["versions"]] == ["1.0.0"]
 
 
-def test_a_release_event_signed_with_the_source_secret_reads_a_discovered_provider_at_once(
+def test_a_release_event_signed_with_the_source_secret_reads_a_found_provider_at_once(
     tmp_path: Path, tls: TlsMaterial, write_catalog: WriteCatalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SOURCE_HOOK_SECRET", "source-hook-s3cret")
@@ -348,8 +348,8 @@ def test_a_release_tag_s_own_line_deprecates_its_version(
             for v in ("0.9.0", "1.0.0")
         ] + [p.release(project, "widget", "1.1.0")]  # its tag holds none
         catalog = p.catalog(write_catalog, tls)
-        sources = SourceDiscoveries(catalog)
-        sources.discover(catalog.sources[0])
+        sources = SourceSurveys(catalog)
+        sources.survey(catalog.sources[0])
         served = sources.served(catalog)
         beside = Providers(served, NoRepositories())  # a worker begun beside, before any fetch
         providers = served_versions(served)

@@ -1,4 +1,4 @@
-"""What a request may see listed: the directory (`gitreg/directory/`), filtered for who asks.
+"""The directory (`gitreg/directory/`) as a request's sender may read it: its view, for lists.
 Lists are never refused: without a token they show the public namespaces (every one without
 auth:), with one what it reads; a bad token is a 401, as everywhere."""
 
@@ -11,7 +11,7 @@ from typing import Protocol
 from starlette.requests import Request
 
 from gitreg.catalog.specs import ModuleSpec, ProviderSpec
-from gitreg.directory.listing import Describe, Listing, readable_listing
+from gitreg.directory.view import Describe, DirectoryView, directory_view
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.modules.snapshot import RegistrySnapshot
@@ -39,7 +39,7 @@ def describer(docs: KnownDocs | None) -> Describe:
     return describe
 
 
-async def listing_for(request: Request) -> Listing:
+async def directory_for(request: Request) -> DirectoryView:
     """Every module and hosted provider the request's sender may read (with auth.git, those its
     token opens at their Git servers too: the gate asks them)."""
     state = state_of(request)
@@ -50,7 +50,7 @@ async def listing_for(request: Request) -> Listing:
     closed = (s for s in _specs(snapshot, providers) if not may_read(_namespace(s)))
     authorization, client = access.authorization_of(request), access.client_of(request)
     opened = await gate.git_opened(reader, authorization, client, closed)
-    return readable_listing(snapshot, providers, may_read, describer(state.docs), opened)
+    return directory_view(snapshot, providers, may_read, describer(state.docs), opened)
 
 
 def _specs(snapshot: RegistrySnapshot, providers: Providers) -> Iterator[ModuleSpec | ProviderSpec]:

@@ -1,4 +1,4 @@
-"""The listing: what a reader may read, newest versions, descriptions, namespaces, web URLs."""
+"""The directory view: what a reader may read, newest versions, descriptions, namespaces, web URLs."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.directory.listing import Listing, readable_listing
 from gitreg.directory.repository_url import web_url
+from gitreg.directory.view import DirectoryView, directory_view
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
@@ -18,24 +18,24 @@ def no_description(entry: ModuleEntry, release: Release) -> str:
     return ""
 
 
-def everything(served: Served) -> Listing:
-    snapshot = served.registry.snapshot
-    return readable_listing(snapshot, served.providers, lambda ns: True, no_description)
+def everything(served: Served) -> DirectoryView:
+    snapshot = served.sync.snapshot
+    return directory_view(snapshot, served.providers, lambda ns: True, no_description)
 
 
 def test_every_served_module_and_provider_with_its_newest_version(served: Served) -> None:
-    listing = everything(served)
-    assert [(m.address, m.version) for m in listing.modules] == [
+    view = everything(served)
+    assert [(m.address, m.version) for m in view.modules] == [
         ("apps/web-vpc/azurerm", "3.2.1"),
         ("infra/dns/aws", "1.0.0-beta.1"),  # only prereleases: the newest of them
         ("infra/naming/generic", "0.3.0"),
         ("Infra/vpc/aws", "1.1.0"),  # the 2.0.0-rc.1 is newer, but a prerelease
     ]
-    vpc = listing.modules[-1]
+    vpc = view.modules[-1]
     assert vpc.versions == ("2.0.0-rc.1", "1.1.0", "1.0.0")
     assert vpc.release.tag == "vpc/v1.1.0" and len(vpc.release.commit) == 40
     # apps/pending has no tag yet: nothing to fetch, so not listed
-    assert [(p.address, p.version) for p in listing.providers] == [("acme/widget", "1.2.0")]
+    assert [(p.address, p.version) for p in view.providers] == [("acme/widget", "1.2.0")]
 
 
 def test_grouped_by_namespace_whatever_its_case(served: Served) -> None:
@@ -54,9 +54,9 @@ def test_only_what_the_reader_may_read(served: Served) -> None:
         asked.append(namespace)
         return namespace.lower() == "infra"
 
-    listing = readable_listing(served.registry.snapshot, served.providers, may_read, no_description)
-    assert {m.namespace.lower() for m in listing.modules} == {"infra"}
-    assert listing.providers == ()
+    view = directory_view(served.sync.snapshot, served.providers, may_read, no_description)
+    assert {m.namespace.lower() for m in view.modules} == {"infra"}
+    assert view.providers == ()
     assert len(asked) == len({a.lower() for a in asked})  # once per namespace
 
 
@@ -64,20 +64,18 @@ def test_opened_beyond_the_namespaces(served: Served) -> None:
     def opened(spec: object) -> bool:
         return getattr(spec, "path", None) == "modules/vpc"
 
-    listing = readable_listing(
-        served.registry.snapshot, served.providers, lambda ns: False, no_description, opened
+    view = directory_view(
+        served.sync.snapshot, served.providers, lambda ns: False, no_description, opened
     )
-    assert [m.address for m in listing.modules] == ["Infra/vpc/aws"]
+    assert [m.address for m in view.modules] == ["Infra/vpc/aws"]
 
 
 def test_descriptions_are_asked_for_the_newest_version(served: Served) -> None:
     def describe(entry: ModuleEntry, release: Release) -> str:
         return f"{entry.spec.address.name} at {release.version}"
 
-    listing = readable_listing(
-        served.registry.snapshot, served.providers, lambda ns: True, describe
-    )
-    assert listing.modules[-1].description == "vpc at 1.1.0"
+    view = directory_view(served.sync.snapshot, served.providers, lambda ns: True, describe)
+    assert view.modules[-1].description == "vpc at 1.1.0"
 
 
 def test_built_once_per_snapshot(served: Served) -> None:
@@ -126,15 +124,15 @@ def test_a_description_is_asked_for_until_known_then_kept(served: Served) -> Non
             return None  # its docs are not built yet
         return "" if name == "dns" else f"about {name}"
 
-    def listing() -> Listing:
-        snapshot = served.registry.snapshot
-        return readable_listing(snapshot, served.providers, lambda ns: True, describe)
+    def view() -> DirectoryView:
+        snapshot = served.sync.snapshot
+        return directory_view(snapshot, served.providers, lambda ns: True, describe)
 
-    assert [m.description for m in listing().modules] == ["", "", "", ""]
+    assert [m.description for m in view().modules] == ["", "", "", ""]
     built.update({"vpc", "dns"})
-    assert [m.description for m in listing().modules] == ["", "", "", "about vpc"]
+    assert [m.description for m in view().modules] == ["", "", "", "about vpc"]
     asked.clear()
-    whole = listing()
+    whole = view()
     assert asked == []  # described when read, not when listed
     assert len(whole.modules) == 4
     assert sorted(asked) == ["naming", "web-vpc"]  # vpc's and dns's (none) are kept

@@ -1,9 +1,9 @@
-"""Discoveries asked for by the interval and by webhooks: at most one running and one waiting per
+"""Surveys asked for by the interval and by webhooks: at most one running and one waiting per
 source, whatever arrives, as the sync queue bounds a repository's syncs.
 
-A flood of repository events for one organization costs one discovery under way and one after
+A flood of repository events for one organization costs one survey under way and one after
 it; the one after matters, since an event that arrives during a listing may name a repository
-that listing began too early to see. A discovery that changes the modules served swaps the next
+that listing began too early to see. A survey that changes the modules served swaps the next
 world in when a request for it asks (`apply`): the interval's rounds apply theirs once, at the
 end of a round. Bookkeeping happens on the event loop, so it needs no lock."""
 
@@ -26,16 +26,16 @@ class _Waiting(NamedTuple):
     apply: bool
 
 
-class DiscoveryQueue:
+class SurveyQueue:
     def __init__(self, live: LiveCatalog) -> None:
         self.live = live
-        self.coalesced = 0  # requests folded into a discovery already waiting
+        self.coalesced = 0  # requests folded into a survey already waiting
         self._running: dict[str, asyncio.Task[bool]] = {}
         self._waiting: dict[str, _Waiting] = {}
         self._closed = False
 
     def request(self, spec: SourceSpec, apply: bool = True) -> asyncio.Future[bool]:
-        """A discovery of `spec` that starts after this call: the one waiting, if any, or a new
+        """A survey of `spec` that starts after this call: the one waiting, if any, or a new
         one. Its result says whether the modules the source serves changed; with `apply`, such a
         change is served before the result is set. Once closed, the result is False. Call on the
         event loop."""
@@ -60,7 +60,7 @@ class DiscoveryQueue:
         return bool(self._running or self._waiting)
 
     def close(self) -> None:
-        """At a stop: no more discoveries; those under way are cancelled (their threads end
+        """At a stop: no more surveys; those under way are cancelled (their threads end
         with their listing), the waiting ones get False."""
         self._closed = True
         for waiting in self._waiting.values():
@@ -71,19 +71,19 @@ class DiscoveryQueue:
             task.cancel()
 
     def _start(self, key: str, spec: SourceSpec, apply: bool) -> asyncio.Task[bool]:
-        task = asyncio.create_task(self._discover(spec, apply))
+        task = asyncio.create_task(self._survey(spec, apply))
         self._running[key] = task
         task.add_done_callback(lambda done: self._finished(key, done))
         return task
 
-    async def _discover(self, spec: SourceSpec, apply: bool) -> bool:
+    async def _survey(self, spec: SourceSpec, apply: bool) -> bool:
         try:
-            changed = await asyncio.to_thread(self.live.current.sources.discover, spec)
-        except Exception:  # a bug: said, and the source discovered again at its interval
+            changed = await asyncio.to_thread(self.live.current.sources.survey, spec)
+        except Exception:  # a bug: said, and the source surveyed again at its interval
             log.exception("%s: discovery failed", spec)
             return False
         if changed and apply:
-            await self.live.rediscovered()
+            await self.live.surveyed()
         return changed
 
     def _finished(self, key: str, done: asyncio.Task[bool]) -> None:

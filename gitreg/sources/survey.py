@@ -1,11 +1,11 @@
-"""One discovery of one source: what its listing makes, beside what the last discovery made.
+"""One survey of one source: what its listing makes, beside what the last survey made.
 
 Each repository listed becomes its modules and providers (its `.gitreg.yaml`, else its name),
 or is skipped with a reason; a provider's releases are the repository's own, on the forge that
 listed it. A repository gone from the listing, or archived, keeps the modules and providers it
 had, marked removed: its published versions never vanish. A listing that fails keeps the last
-discovery, with the failure said; one that would drop more than half of the source's
-repositories at once is held, and applied only when HOLD_CONFIRMATIONS discoveries in a row see
+survey, with the failure said; one that would drop more than half of the source's
+repositories at once is held, and applied only when HOLD_CONFIRMATIONS surveys in a row see
 the same drop."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ ReadDeclaration = Callable[[FoundRepository, RepoLocation], bytes | None]
 
 
 @dataclass(frozen=True)
-class DiscoveredModule:
+class FoundModule:
     spec: ModuleSpec
     source: str  # the source's key path, `sources[0]`
     repository: str  # its path on the source
@@ -49,7 +49,7 @@ class DiscoveredModule:
 
 
 @dataclass(frozen=True)
-class DiscoveredProvider:
+class FoundProvider:
     spec: ProviderSpec  # its releases: the repository's, on the source's forge
     source: str
     repository: str
@@ -65,23 +65,23 @@ class Skipped:
 
 
 @dataclass(frozen=True)
-class Discovery:
-    """What a source's last applied discovery found; `error` and `held` say why a later one
+class Survey:
+    """What a source's last applied survey found; `error` and `held` say why a later one
     was not applied."""
 
     source: str
     at: float  # when it was applied (seconds since the epoch); 0: never
     repositories: tuple[str, ...] = ()  # listed and served (removed ones aside)
-    modules: tuple[DiscoveredModule, ...] = ()
+    modules: tuple[FoundModule, ...] = ()
     skipped: tuple[Skipped, ...] = ()
     problems: tuple[str, ...] = ()  # repositories whose .gitreg.yaml is refused, and why
     notes: tuple[str, ...] = ()  # what a .gitreg.yaml holds that this gitreg does not read
     error: str = ""  # the last listing's failure: unavailable, or refused
     refused: bool = False  # the failure is a refusal (a token without access, no such group)
     held: str = ""  # a drop of more than half, not applied
-    held_seen: int = 0  # discoveries in a row that saw that drop
+    held_seen: int = 0  # surveys in a row that saw that drop
     retry_after: float = 0.0  # seconds the source asked to be left alone (not kept on disk)
-    providers: tuple[DiscoveredProvider, ...] = ()
+    providers: tuple[FoundProvider, ...] = ()
 
     @property
     def removed(self) -> tuple[str, ...]:
@@ -94,26 +94,26 @@ class Discovery:
         return tuple(sorted({r for r, _, hidden in self._served_from() if hidden}))
 
     def _served_from(self) -> list[tuple[str, bool, bool]]:
-        found: list[DiscoveredModule | DiscoveredProvider] = [*self.modules, *self.providers]
+        found: list[FoundModule | FoundProvider] = [*self.modules, *self.providers]
         return [(f.repository, f.removed, f.hidden) for f in found]
 
 
-def discover(
+def survey(
     spec: SourceSpec,
     lister: Lister,
     read: ReadDeclaration,
-    last: Discovery | None,
+    last: Survey | None,
     now: float,
     auth: AuthSettings | None = None,
     workers: int = 1,
     *,
     cache_dir: Path,
-) -> Discovery:
-    """The source's discovery now, given its last one (None at the first); `auth`: the
+) -> Survey:
+    """The source's survey now, given its last one (None at the first); `auth`: the
     catalog's, which decides what a monorepo's archives may hold; `workers`: repositories
     read at once; `cache_dir`: the catalog's, which its providers' releases are fetched
     into."""
-    last = last or Discovery(spec.key_path, 0.0)
+    last = last or Survey(spec.key_path, 0.0)
     try:
         listed = lister.repositories()
     except SourceUnavailable as exc:
@@ -146,20 +146,20 @@ def _made(
     spec: SourceSpec,
     listed: Sequence[FoundRepository],
     read: ReadDeclaration,
-    last: Discovery,
+    last: Survey,
     auth: AuthSettings | None,
     workers: int,
     cache_dir: Path,
-) -> Discovery:
-    before: dict[str, list[DiscoveredModule]] = {}
+) -> Survey:
+    before: dict[str, list[FoundModule]] = {}
     for module in last.modules:
         before.setdefault(module.repository, []).append(module)
-    before_providers: dict[str, list[DiscoveredProvider]] = {}
+    before_providers: dict[str, list[FoundProvider]] = {}
     for provider in last.providers:
         before_providers.setdefault(provider.repository, []).append(provider)
     repositories: list[str] = []
-    modules: list[DiscoveredModule] = []
-    providers: list[DiscoveredProvider] = []
+    modules: list[FoundModule] = []
+    providers: list[FoundProvider] = []
     skipped: list[Skipped] = []
     problems: list[str] = []
     notes: list[str] = []
@@ -207,8 +207,8 @@ def _made(
             continue
         made, ignored, provided = result
         repositories.append(found.path)
-        modules += [DiscoveredModule(m, spec.key_path, found.path) for m in made]
-        providers += [DiscoveredProvider(p, spec.key_path, found.path) for p in provided]
+        modules += [FoundModule(m, spec.key_path, found.path) for m in made]
+        providers += [FoundProvider(p, spec.key_path, found.path) for p in provided]
         notes += [f"{found.path}/.gitreg.yaml: {note}" for note in ignored]
     # A module served before and not made now (its repository gone, archived, filtered out or
     # no longer declaring it) keeps its published versions, marked removed: never a silent drop.
@@ -224,7 +224,7 @@ def _made(
         for p in last.providers
         if (p.repository, p.spec.key) not in provided_now
     ]
-    return Discovery(
+    return Survey(
         spec.key_path,
         last.at,
         tuple(repositories),
@@ -236,7 +236,7 @@ def _made(
     )
 
 
-def _removed(spec: SourceSpec, module: DiscoveredModule) -> DiscoveredModule:
+def _removed(spec: SourceSpec, module: FoundModule) -> FoundModule:
     return replace(module, removed=True, hidden=spec.on_removed == "hide")
 
 

@@ -1,6 +1,6 @@
-"""What every source of the catalog last discovered, and the catalog it makes: registry.yaml's
-modules and providers and, beside them, the discovered ones `settle` serves. Kept in memory and in
-`cache_dir/sources.json`, so that a restart with a forge down serves what was discovered."""
+"""Each source's last survey, and the catalog it makes: registry.yaml's modules and providers
+and, beside them, the found ones `settle` serves. Kept in memory and in `cache_dir/sources.json`,
+so that a restart with a forge down serves what was found."""
 
 from __future__ import annotations
 
@@ -16,17 +16,17 @@ from gitreg.catalog.specs import SourceSpec
 from gitreg.sources import persisted
 from gitreg.sources.claims import Settlement, settle
 from gitreg.sources.declared import DeclarationFiles
-from gitreg.sources.discovery import Discovery, discover
 from gitreg.sources.found import Lister
 from gitreg.sources.listers import opened_lister
 from gitreg.sources.stats import Counted, Outcome, SourceTotals
+from gitreg.sources.survey import Survey, survey
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Composed:
-    """A catalog to serve: registry.yaml's (`declared`), and with the discovered modules and
+    """A catalog to serve: registry.yaml's (`declared`), and with the found modules and
     providers settled beside its own (`served`)."""
 
     declared: Catalog
@@ -34,17 +34,17 @@ class Composed:
     settlement: Settlement
 
 
-class SourceDiscoveries:
+class SourceSurveys:
     def __init__(self, catalog: Catalog, clock: Callable[[], float] = time.time) -> None:
         self.declared = catalog  # registry.yaml's catalog, as last served
         self.settlement = Settlement()
         self._clock = clock
         self._lock = threading.Lock()
         self._found = persisted.load(catalog.cache_dir, catalog.sources)
-        self._totals: dict[str, SourceTotals] = {}  # identity → this process's discoveries
+        self._totals: dict[str, SourceTotals] = {}  # identity → this process's surveys
 
     def composed(self, catalog: Catalog) -> Composed:
-        """`catalog` (registry.yaml's) with the modules its sources last discovered, settled;
+        """`catalog` (registry.yaml's) with the modules its sources' last surveys found, settled;
         nothing kept until it is adopted (`adopt`), once it serves."""
         with self._lock:
             found = [
@@ -61,7 +61,7 @@ class SourceDiscoveries:
         return Composed(catalog, served, settlement)
 
     def adopt(self, composed: Composed) -> None:
-        """`composed` serves now: its registry.yaml is the catalog later discoveries add to,
+        """`composed` serves now: its registry.yaml is the catalog later surveys add to,
         and its settlement the one status and list report."""
         with self._lock:
             self.declared, self.settlement = composed.declared, composed.settlement
@@ -72,12 +72,12 @@ class SourceDiscoveries:
         self.adopt(composed)
         return composed.served
 
-    def last(self, spec: SourceSpec) -> Discovery | None:
+    def last(self, spec: SourceSpec) -> Survey | None:
         with self._lock:
             return self._found.get(persisted.identity(spec))
 
-    def discover(self, spec: SourceSpec, lister: Lister | None = None, write: bool = True) -> bool:
-        """One discovery of `spec` (blocking: run it in a thread), kept, and written to
+    def survey(self, spec: SourceSpec, lister: Lister | None = None, write: bool = True) -> bool:
+        """One survey of `spec` (blocking: run it in a thread), kept, and written to
         cache_dir unless `write` is False (`gitreg check`); True when the modules or providers
         it serves changed."""
         catalog = self.declared
@@ -89,7 +89,7 @@ class SourceDiscoveries:
             if lister is None
             else nullcontext(lister) as listing
         ):
-            found = discover(
+            found = survey(
                 spec,
                 listing,
                 read,
@@ -113,14 +113,14 @@ class SourceDiscoveries:
         try:
             if write:
                 persisted.save(catalog.cache_dir, every)
-        except OSError as exc:  # a full disk: served from memory, discovered again at a restart
+        except OSError as exc:  # a full disk: served from memory, surveyed again at a restart
             log.warning("cannot write %s: %s", catalog.cache_dir / persisted.FILE, exc)
         before = (last.modules, last.providers) if last else ((), ())
         return (found.modules, found.providers) != before
 
     def follow(self) -> bool:
-        """Take what another worker discovered since (`cache_dir/sources.json`, which the
-        workers of `serve --workers` share): a source's discovery there, applied later than
+        """Take what another worker surveyed since (`cache_dir/sources.json`, which the
+        workers of `serve --workers` share): a source's survey there, applied later than
         this process's, replaces it. True when what the sources serve changed."""
         catalog = self.declared
         stored = persisted.load(catalog.cache_dir, catalog.sources)
@@ -136,16 +136,16 @@ class SourceDiscoveries:
         return changed
 
     def totals(self, spec: SourceSpec) -> SourceTotals:
-        """What this process's discoveries of `spec` counted (zeros before the first)."""
+        """What this process's surveys of `spec` counted (zeros before the first)."""
         with self._lock:
             return self._totals.get(persisted.identity(spec), SourceTotals())
 
-    def discoveries(self) -> list[tuple[SourceSpec, Discovery | None]]:
-        """Each source of the catalog served, with its last discovery (None: not yet)."""
+    def surveys(self) -> list[tuple[SourceSpec, Survey | None]]:
+        """Each source of the catalog served, with its last survey (None: not yet)."""
         return [(spec, self.last(spec)) for spec in self.declared.sources]
 
 
-def _outcome(found: Discovery) -> Outcome:
+def _outcome(found: Survey) -> Outcome:
     if found.refused:
         return "refused"
     if found.error:

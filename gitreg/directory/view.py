@@ -34,7 +34,7 @@ Opened = Callable[[ModuleSpec | ProviderSpec], bool]
 
 
 @dataclass(frozen=True)
-class ListedModule:
+class DirectoryModule:
     namespace: str
     name: str
     system: str
@@ -56,7 +56,7 @@ class ListedModule:
 
 
 @dataclass(frozen=True)
-class ListedProvider:
+class DirectoryProvider:
     namespace: str
     type: str
     version: str
@@ -73,8 +73,8 @@ class ListedProvider:
 @dataclass(frozen=True)
 class NamespaceGroup:
     namespace: str  # as the catalog spells it (the first spelling, when several differ in case)
-    modules: tuple[ListedModule, ...]
-    providers: tuple[ListedProvider, ...]
+    modules: tuple[DirectoryModule, ...]
+    providers: tuple[DirectoryProvider, ...]
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class Shelf:
     namespace: str  # as the catalog spells it (the first spelling, when several differ in case)
     key: str  # in lower case
     positions: Sequence[int]
-    providers: tuple[ListedProvider, ...] = ()
+    providers: tuple[DirectoryProvider, ...] = ()
 
     @property
     def size(self) -> int:
@@ -94,7 +94,7 @@ class Shelf:
         return len(self.positions) + len(self.providers)
 
 
-class Listing:
+class DirectoryView:
     """What one reader may read, a shelf per namespace, sorted case-insensitively; within one,
     modules by name, then system. A module is described when it is asked for, so that a page
     of a large directory costs the page, not the directory."""
@@ -103,14 +103,14 @@ class Listing:
         self._built, self._describe = built, describe
         self.shelves = tuple(shelves)
 
-    def described(self, positions: Iterable[int]) -> list[ListedModule]:
+    def described(self, positions: Iterable[int]) -> list[DirectoryModule]:
         return [self._built.described(i, self._describe) for i in positions]
 
     @functools.cached_property
-    def modules(self) -> tuple[ListedModule, ...]:
+    def modules(self) -> tuple[DirectoryModule, ...]:
         """Every readable module, described (search reads them all)."""
         every = self._built.all_described(self._describe)
-        found: list[ListedModule] = []
+        found: list[DirectoryModule] = []
         for shelf in self.shelves:
             positions = shelf.positions
             if isinstance(positions, range):
@@ -120,7 +120,7 @@ class Listing:
         return tuple(found)
 
     @property
-    def providers(self) -> tuple[ListedProvider, ...]:
+    def providers(self) -> tuple[DirectoryProvider, ...]:
         return tuple(p for s in self.shelves for p in s.providers)
 
     def shelf(self, namespace: str) -> Shelf | None:
@@ -137,7 +137,7 @@ class Listing:
             for s in self.shelves
         ]
 
-    def module(self, namespace: str, name: str, system: str) -> ListedModule | None:
+    def module(self, namespace: str, name: str, system: str) -> DirectoryModule | None:
         key = (namespace.lower(), name.lower(), system.lower())
         return next((m for m in self.modules if m.key == key), None)
 
@@ -145,7 +145,7 @@ class Listing:
         self, namespace: str | None = None, name: str | None = None, system: str | None = None
     ) -> list[Sequence[int]]:
         """The positions of the readable modules that match (each argument lower case, None for
-        any), as one run per namespace, in the listing's order: a page is cut from their
+        any), as one run per namespace, in the view's order: a page is cut from their
         lengths, and only its modules are described. Worked out per namespace, from what the
         index's build already knows (its runs by namespace, by name, by system)."""
         if namespace is not None:
@@ -156,21 +156,21 @@ class Listing:
         return [run for s in shelves if (run := self._built.narrowed(s, name, system))]
 
 
-def readable_listing(
+def directory_view(
     snapshot: RegistrySnapshot,
     providers: Providers,
     may_read: Callable[[str], bool],
     describe: Describe,
     opened: Opened | None = None,
-) -> Listing:
+) -> DirectoryView:
     """What a reader may read: the modules and hosted providers in a namespace `may_read`
     (asked once per namespace), or that `opened` opens. Modules and providers that serve no
     version yet are left out: there is nothing to fetch. Costs a look per namespace (and per
     module of a namespace it may not read, with `opened`)."""
     built = _built.of(snapshot.index, describe)
-    listed = _providers_of(providers.entries())
-    by_namespace: dict[str, list[ListedProvider]] = {}
-    for provider in listed:
+    readable = _providers_of(providers.entries())
+    by_namespace: dict[str, list[DirectoryProvider]] = {}
+    for provider in readable:
         by_namespace.setdefault(provider.namespace.lower(), []).append(provider)
     keys: Iterable[str] = built.shelves
     if by_namespace:
@@ -192,7 +192,7 @@ def readable_listing(
             continue
         if positions or here:
             shelves.append(Shelf(spelled, key, positions, here))
-    return Listing(built, describe, shelves)
+    return DirectoryView(built, describe, shelves)
 
 
 class _Built:
@@ -203,11 +203,11 @@ class _Built:
 
     def __init__(self, index: VersionIndex | None, describe: Describe | None) -> None:
         self.index, self.describe = index, describe
-        self._described: dict[int, ListedModule] = {}
-        self._all: tuple[ListedModule, ...] | None = None
-        self.adopt(_list_modules(index.entries()) if index is not None else ())
+        self._described: dict[int, DirectoryModule] = {}
+        self._all: tuple[DirectoryModule, ...] | None = None
+        self.adopt(_modules_of(index.entries()) if index is not None else ())
 
-    def adopt(self, modules: tuple[ListedModule, ...]) -> None:
+    def adopt(self, modules: tuple[DirectoryModule, ...]) -> None:
         """Take `modules` (sorted by key) as this index's, and cut them by namespace."""
         self.modules = modules
         self.keys = [m.key for m in modules]
@@ -222,7 +222,7 @@ class _Built:
             for (key, start), end in zip(starts.items(), ends, strict=True)
         }
 
-    def described(self, position: int, describe: Describe) -> ListedModule:
+    def described(self, position: int, describe: Describe) -> DirectoryModule:
         known = self._described.get(position)
         if known is not None:
             return known
@@ -234,7 +234,7 @@ class _Built:
         self._described[position] = described
         return described
 
-    def all_described(self, describe: Describe) -> tuple[ListedModule, ...]:
+    def all_described(self, describe: Describe) -> tuple[DirectoryModule, ...]:
         """Every module, described as far as is known; kept once every one is (the warming
         describes them all), so that a search of 10,000 modules does not ask 10,000 times."""
         if self._all is not None:
@@ -272,7 +272,7 @@ class _Built:
 
 
 class _Last:
-    """The listing built last; a request that lists under the same index reuses it."""
+    """The view built last; a request that reads the same index reuses it."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -297,19 +297,19 @@ class _Last:
 _built = _Last()
 
 
-def _list_modules(entries: Iterable[ModuleEntry]) -> tuple[ListedModule, ...]:
+def _modules_of(entries: Iterable[ModuleEntry]) -> tuple[DirectoryModule, ...]:
     listed = []
     urls: dict[object, str | None] = {}
     for entry in entries:
         release = newest(entry.versions.releases)
-        if release is None or not entry.spec.listed:
+        if release is None or entry.spec.hidden:
             continue
         spec = entry.spec
         if spec.repo not in urls:
             urls[spec.repo] = web_url(spec.repo)
         address = spec.address
         listed.append(
-            ListedModule(
+            DirectoryModule(
                 address.namespace,
                 address.name,
                 address.system,
@@ -325,16 +325,16 @@ def _list_modules(entries: Iterable[ModuleEntry]) -> tuple[ListedModule, ...]:
     return tuple(listed)
 
 
-def _providers_of(entries: Iterable[ProviderEntry]) -> list[ListedProvider]:
+def _providers_of(entries: Iterable[ProviderEntry]) -> list[DirectoryProvider]:
     listed = []
     for entry in entries:
         release = newest(entry.releases)
-        if release is None or not entry.spec.listed:
+        if release is None or entry.spec.hidden:
             continue
         spec = entry.spec
         url = web_url(spec.repo) if spec.repo is not None else None
         listed.append(
-            ListedProvider(spec.namespace, spec.type, release.version, "", url, entry, release)
+            DirectoryProvider(spec.namespace, spec.type, release.version, "", url, entry, release)
         )
     listed.sort(key=lambda p: p.entry.spec.key)
     return listed

@@ -1,6 +1,6 @@
-"""What the sources last discovered, kept: a source that fails (a stand-in Lister for the forges,
-whose clients come apart) keeps its last discovery in memory and on disk, a restart serves it,
-and the catalog served is registry.yaml's with the discovered modules settled beside it."""
+"""What the sources last surveyed, kept: a source that fails (a stand-in Lister for the forges,
+whose clients come apart) keeps its last survey in memory and on disk, a restart serves it,
+and the catalog served is registry.yaml's with the found modules settled beside it."""
 
 from __future__ import annotations
 
@@ -13,16 +13,16 @@ import pytest
 
 from gitreg.catalog.model import Catalog
 from gitreg.sources import persisted
-from gitreg.sources.discovered import SourceDiscoveries
 from gitreg.sources.folder import FolderLister
 from gitreg.sources.found import FoundRepository, SourceRefused, SourceUnavailable
+from gitreg.sources.surveys import SourceSurveys
 from tests.conftest import WriteCatalog
 from tests.support.gitrepo import GitRepo, module_files
 
 
 @dataclass
 class StandIn:
-    """A forge as discovery sees it: the repositories of a folder, or a fault."""
+    """A forge as survey sees it: the repositories of a folder, or a fault."""
 
     folder: Path
     fault: Exception | None = None
@@ -48,45 +48,45 @@ def catalog_of(write_catalog: WriteCatalog, tmp_path: Path) -> Catalog:
     )
 
 
-def test_the_catalog_served_holds_what_was_discovered(
+def test_the_catalog_served_holds_what_was_found(
     write_catalog: WriteCatalog, tmp_path: Path
 ) -> None:
     catalog = catalog_of(write_catalog, tmp_path)
     GitRepo(tmp_path / "srv" / "terraform-aws-vpc").release("v1.0.0", module_files("1.0.0"))
-    sources = SourceDiscoveries(catalog)
-    assert sources.served(catalog) is catalog  # nothing discovered yet
-    assert sources.discover(catalog.sources[0]) is True
+    sources = SourceSurveys(catalog)
+    assert sources.served(catalog) is catalog  # nothing surveyed yet
+    assert sources.survey(catalog.sources[0]) is True
     served = sources.served(catalog)
     assert [str(m.address) for m in served.modules] == ["infra/keep/generic", "local/vpc/aws"]
-    assert sources.discover(catalog.sources[0]) is False  # the same modules: nothing to serve
+    assert sources.survey(catalog.sources[0]) is False  # the same modules: nothing to serve
 
 
-def test_a_failing_source_keeps_its_last_discovery_across_a_restart(
+def test_a_failing_source_keeps_its_last_survey_across_a_restart(
     write_catalog: WriteCatalog, tmp_path: Path
 ) -> None:
     catalog = catalog_of(write_catalog, tmp_path)
     (spec,) = catalog.sources
     GitRepo(tmp_path / "srv" / "terraform-aws-vpc").release("v1.0.0", module_files("1.0.0"))
     forge = StandIn(tmp_path / "srv")
-    sources = SourceDiscoveries(catalog)
-    sources.discover(spec, forge)
+    sources = SourceSurveys(catalog)
+    sources.survey(spec, forge)
     forge.fault = SourceUnavailable("429 Too Many Requests", retry_after=120)
-    assert sources.discover(spec, forge) is False
+    assert sources.survey(spec, forge) is False
     last = sources.last(spec)
     assert last is not None
     assert (last.error, last.retry_after) == ("unavailable: 429 Too Many Requests", 120)
-    # A restart, the forge still down: what was discovered serves.
-    again = SourceDiscoveries(catalog)
+    # A restart, the forge still down: what was surveyed serves.
+    again = SourceSurveys(catalog)
     assert [str(m.address) for m in again.served(catalog).modules][-1] == "local/vpc/aws"
     forge.fault = SourceRefused("401: the token may not read the group")
-    again.discover(spec, forge)
+    again.survey(spec, forge)
     refused = again.last(spec)
     assert refused is not None and refused.refused
     assert refused.error == "refused: 401: the token may not read the group"
     assert [str(m.address) for m in again.served(catalog).modules][-1] == "local/vpc/aws"
 
 
-def test_the_file_holds_no_secret_and_a_damaged_one_is_discovered_again(
+def test_the_file_holds_no_secret_and_a_damaged_one_is_surveyed_again(
     write_catalog: WriteCatalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GITREG_TEST_HOOK", "hook-secret-value")
@@ -95,18 +95,18 @@ def test_the_file_holds_no_secret_and_a_damaged_one_is_discovered_again(
         "sources:\n  - folder: {path: srv, namespace: local, webhook: {secret_env: GITREG_TEST_HOOK}}\n"
     )
     GitRepo(tmp_path / "srv" / "terraform-aws-vpc").release("v1.0.0", module_files("1.0.0"))
-    SourceDiscoveries(catalog).discover(catalog.sources[0])
+    SourceSurveys(catalog).survey(catalog.sources[0])
     path = catalog.cache_dir / persisted.FILE
     assert "GITREG_TEST_HOOK" not in path.read_text()
     assert "hook-secret-value" not in path.read_text()
-    (restarted,) = SourceDiscoveries(catalog).served(catalog).modules
+    (restarted,) = SourceSurveys(catalog).served(catalog).modules
     assert restarted.webhook_secret is not None
     assert restarted.webhook_secret.value() == "hook-secret-value"  # the source's, given again
     document = json.loads(path.read_text())
     (stored,) = document["sources"].values()
     assert [m["address"] for m in stored["modules"]] == [["local", "vpc", "aws"]]
     path.write_text("{not json")
-    assert SourceDiscoveries(catalog).last(catalog.sources[0]) is None
+    assert SourceSurveys(catalog).last(catalog.sources[0]) is None
 
 
 def test_hidden_modules_are_served_unlisted(write_catalog: WriteCatalog, tmp_path: Path) -> None:
@@ -114,17 +114,15 @@ def test_hidden_modules_are_served_unlisted(write_catalog: WriteCatalog, tmp_pat
     (spec,) = catalog.sources
     for name in ("terraform-aws-vpc", "terraform-aws-dns"):
         GitRepo(tmp_path / "srv" / name).release("v1.0.0", module_files("1.0.0"))
-    sources = SourceDiscoveries(catalog)
-    sources.discover(spec)
+    sources = SourceSurveys(catalog)
+    sources.survey(spec)
     (tmp_path / "srv" / "terraform-aws-dns").rename(tmp_path / "gone")
-    assert sources.discover(spec) is True
-    served = {str(m.address): m.listed for m in sources.served(catalog).modules}
-    assert served == {"infra/keep/generic": True, "local/dns/aws": False, "local/vpc/aws": True}
+    assert sources.survey(spec) is True
+    hidden = {str(m.address): m.hidden for m in sources.served(catalog).modules}
+    assert hidden == {"infra/keep/generic": False, "local/dns/aws": True, "local/vpc/aws": False}
 
 
-def test_a_discovery_read_back_is_the_one_written(
-    write_catalog: WriteCatalog, tmp_path: Path
-) -> None:
+def test_a_survey_read_back_is_the_one_written(write_catalog: WriteCatalog, tmp_path: Path) -> None:
     catalog = catalog_of(write_catalog, tmp_path)
     (spec,) = catalog.sources
     srv = tmp_path / "srv"
@@ -135,33 +133,33 @@ def test_a_discovery_read_back_is_the_one_written(
     )
     GitRepo(srv / "mono").release("dns/v1.0.0", {".gitreg.yaml": monorepo})
     GitRepo(srv / "broken").release("v1.0.0", {".gitreg.yaml": "modules: {}\n"})
-    sources = SourceDiscoveries(catalog)
-    sources.discover(spec)
+    sources = SourceSurveys(catalog)
+    sources.survey(spec)
     (srv / "terraform-aws-vpc").rename(tmp_path / "vpc-gone")
-    sources.discover(spec)
+    sources.survey(spec)
     written = sources.last(spec)
     assert written is not None
     assert written.skipped and written.problems and written.notes and written.removed
-    assert SourceDiscoveries(catalog).last(spec) == written
+    assert SourceSurveys(catalog).last(spec) == written
 
 
-def test_workers_sharing_cache_dir_follow_each_other_and_keep_the_later_discovery(
+def test_workers_sharing_cache_dir_follow_each_other_and_keep_the_later_survey(
     write_catalog: WriteCatalog, tmp_path: Path
 ) -> None:
     catalog = catalog_of(write_catalog, tmp_path)
     source = catalog.sources[0]
     GitRepo(tmp_path / "srv" / "terraform-aws-vpc").release("v1.0.0", module_files("1.0.0"))
     clock = [100.0]
-    first = SourceDiscoveries(catalog, clock=lambda: clock[0])
-    other = SourceDiscoveries(catalog, clock=lambda: clock[0])
-    assert first.discover(source) is True
+    first = SourceSurveys(catalog, clock=lambda: clock[0])
+    other = SourceSurveys(catalog, clock=lambda: clock[0])
+    assert first.survey(source) is True
     assert other.follow() is True  # what the first found, taken as it is
     assert [str(m.address) for m in other.served(catalog).modules][1:] == ["local/vpc/aws"]
 
     GitRepo(tmp_path / "srv" / "terraform-aws-dns").release("v1.0.0", module_files("1.0.0"))
     clock[0] = 200.0
-    assert other.discover(source) is True
-    # The first worker writes again (its own discovery, older): the later one is kept on disk.
+    assert other.survey(source) is True
+    # The first worker writes again (its own survey, older): the later one is kept on disk.
     older = first.last(source)
     assert older is not None and older.at == 100.0
     persisted.save(catalog.cache_dir, {persisted.identity(source): older})

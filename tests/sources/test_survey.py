@@ -1,4 +1,4 @@
-"""One discovery of a folder source over real Git repositories: naming, a monorepo's
+"""One survey of a folder source over real Git repositories: naming, a monorepo's
 `.gitreg.yaml`, filters, removal (keep and hide), the half-a-source guard, and a source that
 fails (a stand-in Lister: the forges' own come with their clients)."""
 
@@ -14,9 +14,9 @@ import pytest
 from gitreg.catalog.auth_settings import AuthSettings
 from gitreg.catalog.specs import ForgeReleases, SourceSpec
 from gitreg.sources.declared import DeclarationFiles
-from gitreg.sources.discovery import HOLD_CONFIRMATIONS, Discovery, discover
 from gitreg.sources.folder import FolderLister
 from gitreg.sources.found import FoundRepository, SourceRefused, SourceUnavailable
+from gitreg.sources.survey import HOLD_CONFIRMATIONS, Survey, survey
 from tests.conftest import WriteCatalog
 from tests.support.gitrepo import GitRepo
 
@@ -42,9 +42,9 @@ class Folder:
         repo.release("v1.0.0", files or {"main.tf": "\n"})
         return repo
 
-    def discover(self, last: Discovery | None = None, **changes: object) -> Discovery:
+    def survey(self, last: Survey | None = None, **changes: object) -> Survey:
         spec = replace(self.spec, **changes)  # type: ignore[arg-type]
-        return discover(
+        return survey(
             spec, FolderLister(self.root, spec.scope), self.read, last, 1000.0, cache_dir=self.cache
         )
 
@@ -57,8 +57,8 @@ def folder(tmp_path: Path, write_catalog: WriteCatalog) -> Folder:
     return Folder(root, catalog.sources[0], DeclarationFiles(catalog))
 
 
-def addresses(discovery: Discovery) -> list[str]:
-    return sorted(str(m.spec.address) for m in discovery.modules)
+def addresses(survey: Survey) -> list[str]:
+    return sorted(str(m.spec.address) for m in survey.modules)
 
 
 def test_names_make_modules_and_the_rest_is_skipped_with_a_reason(folder: Folder) -> None:
@@ -66,7 +66,7 @@ def test_names_make_modules_and_the_rest_is_skipped_with_a_reason(folder: Folder
     folder.repository("terraform-google-dns")
     folder.repository("scripts")
     folder.repository("terraform-provider-widget")
-    found = folder.discover()
+    found = folder.survey()
     assert addresses(found) == ["local/dns/google", "local/vpc-peering/aws"]
     assert found.repositories == ("terraform-aws-vpc-peering", "terraform-google-dns")
     assert {s.repository: s.why for s in found.skipped} == {
@@ -84,7 +84,7 @@ def test_a_monorepo_declares_its_modules_in_gitreg_yaml(folder: Folder) -> None:
     folder.repository("platform-modules", {".gitreg.yaml": MONOREPO, "modules/network/main.tf": ""})
     # .gitreg.yaml wins over the name: this one declares another module than its name would.
     folder.repository("terraform-aws-vpc", {".gitreg.yaml": MONOREPO.split("  - {name: dns")[0]})
-    found = folder.discover()
+    found = folder.survey()
     assert addresses(found) == ["local/dns/aws", "local/network/aws", "local/network/aws"]
     dns = next(m.spec for m in found.modules if m.spec.address.name == "dns")
     assert (dns.path, [str(t) for t in dns.tags]) == ("modules/dns", ["dns/v{version}"])
@@ -93,7 +93,7 @@ def test_a_monorepo_declares_its_modules_in_gitreg_yaml(folder: Folder) -> None:
 def test_gitreg_yaml_is_read_at_the_default_branch_only(folder: Folder) -> None:
     repo = folder.repository("tools")
     repo.path.joinpath(".gitreg.yaml").write_text(MONOREPO)  # written, not committed
-    assert addresses(folder.discover()) == []
+    assert addresses(folder.survey()) == []
 
 
 @pytest.mark.parametrize(
@@ -113,7 +113,7 @@ def test_a_refused_gitreg_yaml_names_the_repository_and_the_file(
     folder: Folder, declaration: str, reason: str
 ) -> None:
     folder.repository("terraform-aws-vpc", {".gitreg.yaml": declaration})
-    found = folder.discover()
+    found = folder.survey()
     assert found.modules == ()
     (problem,) = found.problems
     assert problem.startswith("terraform-aws-vpc: terraform-aws-vpc/.gitreg.yaml is invalid")
@@ -123,13 +123,13 @@ def test_a_refused_gitreg_yaml_names_the_repository_and_the_file(
 def test_a_namespace_the_source_allows(folder: Folder) -> None:
     text = "modules:\n  - {name: vpc, system: aws, namespace: team-net}\n"
     folder.repository("infra", {".gitreg.yaml": text})
-    assert addresses(folder.discover(allow_namespaces=("team-*",))) == ["team-net/vpc/aws"]
+    assert addresses(folder.survey(allow_namespaces=("team-*",))) == ["team-net/vpc/aws"]
 
 
 def test_providers_in_gitreg_yaml_of_a_folder_source_are_said_not_read(folder: Folder) -> None:
     text = "modules:\n  - {name: vpc, system: aws}\nproviders: [{type: widget}]\n"
     folder.repository("infra", {".gitreg.yaml": text})
-    found = folder.discover()
+    found = folder.survey()
     assert addresses(found) == ["local/vpc/aws"] and found.providers == ()
     assert found.notes == (
         "infra/.gitreg.yaml: providers: not read: a folder source has no releases API: list it"
@@ -140,14 +140,14 @@ def test_providers_in_gitreg_yaml_of_a_folder_source_are_said_not_read(folder: F
 def test_include_exclude_and_topics(folder: Folder) -> None:
     for name in ("terraform-aws-vpc", "terraform-aws-vpc-old", "terraform-aws-dns"):
         folder.repository(name)
-    found = folder.discover(include=("terraform-aws-vpc*",), exclude=("*-old",))
+    found = folder.survey(include=("terraform-aws-vpc*",), exclude=("*-old",))
     assert addresses(found) == ["local/vpc/aws"]
     assert {s.repository: s.why for s in found.skipped} == {
         "terraform-aws-dns": "its name matches none of include (terraform-aws-vpc*)",
         "terraform-aws-vpc-old": "its name matches exclude '*-old'",
     }
     # A folder's repositories carry no topics: a topics filter leaves them all out.
-    assert folder.discover(topics=("terraform",)).modules == ()
+    assert folder.survey(topics=("terraform",)).modules == ()
 
 
 @pytest.mark.parametrize("on_removed", ["keep", "hide"])
@@ -156,9 +156,9 @@ def test_a_repository_that_disappears_keeps_its_modules_marked_removed(
 ) -> None:
     for name in ("terraform-aws-vpc", "terraform-aws-dns", "terraform-aws-nat"):
         folder.repository(name)
-    first = folder.discover(on_removed=on_removed)
+    first = folder.survey(on_removed=on_removed)
     shutil.rmtree(folder.root / "terraform-aws-dns")
-    second = folder.discover(first, on_removed=on_removed)
+    second = folder.survey(first, on_removed=on_removed)
     assert addresses(second) == addresses(first)
     (gone,) = [m for m in second.modules if m.removed]
     assert (str(gone.spec.address), gone.hidden) == ("local/dns/aws", on_removed == "hide")
@@ -166,31 +166,31 @@ def test_a_repository_that_disappears_keeps_its_modules_marked_removed(
     assert "terraform-aws-dns" not in second.repositories
     # Back again: served as before, no longer marked.
     folder.repository("terraform-aws-dns")
-    assert not any(m.removed for m in folder.discover(second).modules)
+    assert not any(m.removed for m in folder.survey(second).modules)
 
 
 def test_a_drop_of_more_than_half_is_held_until_seen_in_a_row(folder: Folder) -> None:
     for name in ("terraform-aws-a", "terraform-aws-b", "terraform-aws-c"):
         folder.repository(name)
-    first = folder.discover()
+    first = folder.survey()
     for name in ("terraform-aws-a", "terraform-aws-b"):
         shutil.rmtree(folder.root / name)
     held = first
     for seen in range(1, HOLD_CONFIRMATIONS):
-        held = folder.discover(held)
+        held = folder.survey(held)
         assert held.held.startswith("would drop 2 of its 3 repositories at once: held")
         assert f"({seen} of {HOLD_CONFIRMATIONS}" in held.held
         assert (held.modules, held.at) == (first.modules, first.at)
-    applied = folder.discover(held)
+    applied = folder.survey(held)
     assert applied.held == "" and sorted(applied.removed) == ["terraform-aws-a", "terraform-aws-b"]
 
 
 def test_a_drop_of_half_is_applied_at_once(folder: Folder) -> None:
     for name in ("terraform-aws-a", "terraform-aws-b"):
         folder.repository(name)
-    first = folder.discover()
+    first = folder.survey()
     shutil.rmtree(folder.root / "terraform-aws-a")
-    assert folder.discover(first).removed == ("terraform-aws-a",)
+    assert folder.survey(first).removed == ("terraform-aws-a",)
 
 
 @dataclass
@@ -203,10 +203,10 @@ class Failing:
         raise self.fault
 
 
-def test_a_source_that_fails_keeps_its_last_discovery(folder: Folder) -> None:
+def test_a_source_that_fails_keeps_its_last_survey(folder: Folder) -> None:
     folder.repository("terraform-aws-vpc")
-    last = folder.discover()
-    down = discover(
+    last = folder.survey()
+    down = survey(
         folder.spec,
         Failing(SourceUnavailable("503 from the forge", 30)),
         folder.read,
@@ -216,7 +216,7 @@ def test_a_source_that_fails_keeps_its_last_discovery(folder: Folder) -> None:
     )
     assert (down.modules, down.at, down.refused) == (last.modules, last.at, False)
     assert down.error == "unavailable: 503 from the forge"
-    refused = discover(
+    refused = survey(
         folder.spec,
         Failing(SourceRefused("401: the token is not taken")),
         folder.read,
@@ -226,7 +226,7 @@ def test_a_source_that_fails_keeps_its_last_discovery(folder: Folder) -> None:
     )
     assert (refused.modules, refused.refused) == (last.modules, True)
     assert refused.error == "refused: 401: the token is not taken"
-    back = folder.discover(refused)
+    back = folder.survey(refused)
     assert (back.error, back.at) == ("", 1000.0)
 
 
@@ -241,13 +241,13 @@ def test_with_auth_a_monorepo_of_two_namespaces_gets_archives_of_each_folder(
     folder.repository("infra", {".gitreg.yaml": text})
     spec = replace(folder.spec, allow_namespaces=("team-*",))
     lister = FolderLister(folder.root, spec.scope)
-    found = discover(spec, lister, folder.read, None, 1.0, AuthSettings(), cache_dir=folder.cache)
+    found = survey(spec, lister, folder.read, None, 1.0, AuthSettings(), cache_dir=folder.cache)
     assert {str(m.spec.address): m.spec.archive for m in found.modules} == {
         "local/vpc/aws": "folder",
         "team-dns/dns/aws": "folder",
     }
     # Without auth: everyone reads everything, and the archive is the repository's.
-    open_to_all = discover(spec, lister, folder.read, None, 1.0, cache_dir=folder.cache)
+    open_to_all = survey(spec, lister, folder.read, None, 1.0, cache_dir=folder.cache)
     assert {m.spec.archive for m in open_to_all.modules} == {"repository"}
 
 
@@ -260,7 +260,7 @@ def test_with_auth_a_module_holding_another_readers_module_is_refused(folder: Fo
     folder.repository("infra", {".gitreg.yaml": text})
     spec = replace(folder.spec, allow_namespaces=("team-*",))
     lister = FolderLister(folder.root, "*")
-    found = discover(spec, lister, folder.read, None, 1.0, AuthSettings(), cache_dir=folder.cache)
+    found = survey(spec, lister, folder.read, None, 1.0, AuthSettings(), cache_dir=folder.cache)
     assert found.modules == ()
     (problem,) = found.problems
     assert "modules[0] (line 2): the repository's root holds module team-dns/dns/aws" in problem
@@ -268,9 +268,9 @@ def test_with_auth_a_module_holding_another_readers_module_is_refused(folder: Fo
 
 def test_a_module_no_longer_declared_is_kept_marked_removed(folder: Folder) -> None:
     repo = folder.repository("infra", {".gitreg.yaml": MONOREPO})
-    first = folder.discover()
+    first = folder.survey()
     repo.write({".gitreg.yaml": MONOREPO.split("  - {name: dns")[0]}).commit()
-    second = folder.discover(first)
+    second = folder.survey(first)
     assert {str(m.spec.address): m.removed for m in second.modules} == {
         "local/network/aws": False,
         "local/dns/aws": True,
@@ -293,32 +293,30 @@ def test_an_archived_repository_keeps_its_modules_marked_removed(folder: Folder)
     for name in ("terraform-aws-vpc", "terraform-aws-dns"):
         folder.repository(name)
     forge = Archiving(folder.root, set())
-    first = discover(folder.spec, forge, folder.read, None, 1.0, cache_dir=folder.cache)
+    first = survey(folder.spec, forge, folder.read, None, 1.0, cache_dir=folder.cache)
     forge.archived.add("terraform-aws-dns")
-    second = discover(folder.spec, forge, folder.read, first, 2.0, cache_dir=folder.cache)
+    second = survey(folder.spec, forge, folder.read, first, 2.0, cache_dir=folder.cache)
     assert second.removed == ("terraform-aws-dns",)
     assert [s.why for s in second.skipped] == ["archived"]
     # Never served before: archived is a reason to skip it, no more.
     assert [
         m.removed
-        for m in discover(
-            folder.spec, forge, folder.read, None, 1.0, cache_dir=folder.cache
-        ).modules
+        for m in survey(folder.spec, forge, folder.read, None, 1.0, cache_dir=folder.cache).modules
     ] == [False]
 
 
 def test_a_repository_a_filter_now_leaves_out_keeps_its_versions(folder: Folder) -> None:
     for name in ("terraform-aws-vpc", "terraform-aws-dns"):
         folder.repository(name)
-    first = folder.discover()
-    second = folder.discover(first, exclude=("*-dns",))
+    first = folder.survey()
+    second = folder.survey(first, exclude=("*-dns",))
     assert second.removed == ("terraform-aws-dns",)
 
 
 def test_a_provider_repository_is_a_provider_where_the_source_has_releases(folder: Folder) -> None:
     folder.repository("terraform-provider-widget")
     folder.repository("terraform-provider-Wid_get")
-    found = folder.discover(kind="gitlab", where="https://gitlab.example.com")
+    found = folder.survey(kind="gitlab", where="https://gitlab.example.com")
     (widget,) = found.providers
     assert (str(widget.spec), widget.repository) == ("local/widget", "terraform-provider-widget")
     assert widget.spec.releases == ForgeReleases(
@@ -333,7 +331,7 @@ def test_a_provider_repository_is_a_provider_where_the_source_has_releases(folde
         )
     ]
     # Bitbucket Data Center has no releases: the repository is skipped, saying so.
-    on_bitbucket = folder.discover(kind="bitbucket")
+    on_bitbucket = folder.survey(kind="bitbucket")
     assert on_bitbucket.providers == ()
     assert (
         "terraform-provider-widget",
@@ -345,11 +343,9 @@ def test_a_provider_repository_is_a_provider_where_the_source_has_releases(folde
 
 def test_a_provider_no_longer_listed_is_kept_marked_removed(folder: Folder) -> None:
     repo = folder.repository("terraform-provider-widget")
-    first = folder.discover(kind="github", where="https://api.github.com")
+    first = folder.survey(kind="github", where="https://api.github.com")
     shutil.rmtree(repo.path)
-    second = folder.discover(
-        first, kind="github", where="https://api.github.com", on_removed="hide"
-    )
+    second = folder.survey(first, kind="github", where="https://api.github.com", on_removed="hide")
     (widget,) = second.providers
     assert (widget.removed, widget.hidden) == (True, True)
     assert second.removed == second.hidden == ("terraform-provider-widget",)

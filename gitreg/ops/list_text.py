@@ -13,8 +13,7 @@ from gitreg.catalog.secrets import SecretRef
 from gitreg.modules.resolve import unmatched_text
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.status import StatusBoard
-from gitreg.modules.sync import ModuleSync
-from gitreg.ops.reports import repository_reports
+from gitreg.ops.reports import ModuleStatuses, repository_reports
 from gitreg.ops.source_reports import SourceReport, source_lines
 from gitreg.providers.hosted import Providers
 
@@ -25,7 +24,7 @@ _USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class ReadFailures:
-    """The module repositories a listing could not read (none of their versions is known), and
+    """The module repositories `gitreg list` could not read (none of their versions is known), and
     those whose last fetch failed (listed as their clones hold them), each with why."""
 
     unread: tuple[tuple[str, str], ...]
@@ -50,13 +49,13 @@ class ReadFailures:
         return lines
 
 
-def read_failures(registry: ModuleSync) -> ReadFailures:
-    snapshot, failed, stale = registry.snapshot, [], []
+def read_failures(modules: ModuleStatuses) -> ReadFailures:
+    snapshot, failed, stale = modules.snapshot, [], []
     locations = [location for location, specs in snapshot.specs.items() if specs]
     for location in locations:
         url = without_userinfo(str(location))
-        why = registry.unknown_versions(snapshot, location)
-        last_error = registry.status[location].last_error
+        why = modules.unknown_versions(snapshot, location)
+        last_error = modules.status[location].last_error
         if why is not None:
             failed.append((url, _plain(why, url)))
         elif last_error:
@@ -71,25 +70,25 @@ def _plain(why: str, url: str) -> str:
 
 def without_userinfo(text: str) -> str:
     """URLs in `text` without their user part: a token may be given as the user name
-    (`https://TOKEN@host/...`), and a listing is pasted into tickets."""
+    (`https://TOKEN@host/...`), and `gitreg list`'s text is pasted into tickets."""
     return _USERINFO.sub(r"\1", text)
 
 
-def print_listing(
-    registry: ModuleSync,
+def print_list(
+    modules: ModuleStatuses,
     providers: Providers,
     out: Out = print,
     sources: Sequence[SourceReport] = (),
 ) -> None:
-    snapshot = registry.snapshot
+    snapshot = modules.snapshot
     catalog = snapshot.catalog
     sections = [
         _modules(snapshot),
         _providers(catalog, providers),
         _network_mirror(catalog),
         source_lines(sources),
-        _repositories(snapshot, registry.status),
-        read_failures(registry).lines(),
+        _repositories(snapshot, modules.status),
+        read_failures(modules).lines(),
     ]
     for i, lines in enumerate(s for s in sections if s):
         if i:
@@ -109,8 +108,8 @@ def _modules(snapshot: RegistrySnapshot) -> list[str]:
         details.append(f"moved tags: {spec.moved_tags}, deleted tags: {spec.deleted_tags}")
         lines.append(f"  {', '.join(details)}")
         if spec.removed:
-            unlisted = "" if spec.listed else ", and it is left out of lists and search"
-            lines.append(f"  removed from its source: its published versions still serve{unlisted}")
+            hidden = ", and it is left out of lists and search" if spec.hidden else ""
+            lines.append(f"  removed from its source: its published versions still serve{hidden}")
         if entry is None:
             continue
         for release in entry.versions.releases:
@@ -143,8 +142,8 @@ def _providers(catalog: Catalog, providers: Providers) -> list[str]:
             details.append(f"repo {without_userinfo(str(spec.repo))}, tags {tags}")
         lines.append(f"    {', '.join(details)}")
         if spec.removed:
-            unlisted = "" if spec.listed else ", and it is left out of lists"
-            lines.append(f"    removed from its source: what was fetched still serves{unlisted}")
+            hidden = ", and it is left out of lists" if spec.hidden else ""
+            lines.append(f"    removed from its source: what was fetched still serves{hidden}")
         if entry is None:
             continue
         for release in entry.releases:
