@@ -73,7 +73,7 @@ def main() -> None:
             f"{'rests':>6} {'wall s':>8} {'CPU s':>7} {'CPU/wall':>9} {'ms/module':>10} {'RSS MiB':>8}"
         )
         busy = BackgroundShare(busy_for=float("inf"))  # as if requests never stopped arriving
-        busy.pulse()
+        busy.request_arrived()
         for name, owe in (("none", lambda spent: 0.0), ("busy", busy.owe)):
             docs = DocsService(root / f"docs-{name}")
             before = resource.getrusage(resource.RUSAGE_SELF)

@@ -163,9 +163,17 @@ class BackgroundShare:
                 self._readers = _Readers(self.readers)
             return self._readers
 
-    def pulse(self) -> None:
+    def request_arrived(self) -> None:
         """A request arrived (called on every request: one assignment)."""
         self._last_request = self._clock()
+
+    def background_thread(self) -> None:
+        """A thread pool's initializer: this thread does background work (paced, lower
+        priority)."""
+        background_thread()
+
+    def in_background(self) -> bool:
+        return in_background()
 
     def quiet(self) -> bool:
         """Whether no request arrived in the last `busy_for` seconds: a hold now (the heap's
@@ -248,6 +256,3 @@ class BackgroundShare:
         rest = self.owe(spent, share)
         if rest > 0:
             self._sleep(rest)
-
-
-SHARED = BackgroundShare()  # the process's: the request middleware pulses, background work slices

@@ -95,12 +95,13 @@ class _Pauses:
 _PAUSES = _Pauses()
 
 
-def freeze_after_bursts() -> None:
+def freeze_after_bursts(on: bool = True) -> None:
     """In a server: what a burst made is frozen, unwalked, as the collector comes back on after
     it, rather than walked by the next collection of the young generation (after a reload at
     10,000 modules, a pause during which no request was answered: bench/RESULTS.md,
-    bench.scale). A burst's own cyclic garbage, if any, waits for the next full walk."""
-    _PAUSES.freeze_after = True
+    bench.scale). A burst's own cyclic garbage, if any, waits for the next full walk. `on`
+    False: as a library's, walked (a test's, after)."""
+    _PAUSES.freeze_after = on
 
 
 class Freezer:

@@ -44,7 +44,7 @@ def _in_background(work: Callable[[], object]) -> None:
 def test_while_requests_arrive_a_slice_rests_four_times_its_cpu_time() -> None:
     clock, rests = Clock(100.0), list[float]()
     share = _share(clock, rests)
-    share.pulse()
+    share.request_arrived()
     _in_background(lambda: _busy_slice(share))
     assert len(rests) == 1
     assert rests[0] >= 4 * 0.02 * 0.99  # spent/share - spent: a fifth of a CPU in all
@@ -53,7 +53,7 @@ def test_while_requests_arrive_a_slice_rests_four_times_its_cpu_time() -> None:
 def test_what_a_background_threads_git_spent_is_paid_back_as_its_slice_ends() -> None:
     clock, rests = Clock(100.0), list[float]()
     share = _share(clock, rests)
-    share.pulse()
+    share.request_arrived()
     with share.slice():
         share.charge(0.05)  # this test's own thread: a request's git is never paced
     assert rests == []
@@ -77,7 +77,7 @@ def test_what_a_background_threads_git_spent_is_paid_back_as_its_slice_ends() ->
     _in_background(quiet_sync)  # no request for a second: no rest
     assert len(rests) == paid
     clock.now += 0.1
-    share.pulse()
+    share.request_arrived()
 
     def outside_then_a_slice() -> None:
         share.charge(60.0)  # no slice under way: not counted, nor carried to the next one
@@ -91,7 +91,7 @@ def test_what_a_background_threads_git_spent_is_paid_back_as_its_slice_ends() ->
 def test_slices_of_several_threads_share_one_budget() -> None:
     clock, rests = Clock(100.0), list[float]()
     share = _share(clock, rests)
-    share.pulse()
+    share.request_arrived()
 
     def three() -> None:
         for _ in range(3):
@@ -105,7 +105,7 @@ def test_slices_of_several_threads_share_one_budget() -> None:
 def test_with_no_request_for_a_second_background_work_runs_at_full_speed() -> None:
     clock, rests = Clock(100.0), list[float]()
     share = _share(clock, rests)
-    share.pulse()
+    share.request_arrived()
     clock.now += 1.5
     _in_background(lambda: _busy_slice(share))
     assert rests == []
@@ -115,7 +115,7 @@ def test_quiet_once_no_request_arrived_for_busy_for() -> None:
     clock, rests = Clock(100.0), list[float]()
     share = _share(clock, rests)
     assert share.quiet()  # none ever
-    share.pulse()
+    share.request_arrived()
     assert not share.quiet()
     clock.now += 0.9
     assert not share.quiet()
@@ -126,7 +126,7 @@ def test_quiet_once_no_request_arrived_for_busy_for() -> None:
 def test_a_thread_a_request_waits_for_is_never_paced() -> None:
     clock, rests = Clock(100.0), list[float]()
     share = _share(clock, rests)
-    share.pulse()
+    share.request_arrived()
     _busy_slice(share)  # this test's own thread: not a background one
     assert rests == []
 
@@ -195,7 +195,7 @@ def _burn(seconds: float) -> None:
 def test_paced_work_rests_at_each_breath_while_requests_arrive() -> None:
     clock, rests = Clock(100.0), list[float]()
     share = _share(clock, rests)
-    share.pulse()
+    share.request_arrived()
     with share.paced():
         for _ in range(3):
             _burn(0.02)
@@ -207,7 +207,7 @@ def test_paced_work_rests_at_each_breath_while_requests_arrive() -> None:
         _burn(0.02)
         share.breathe()
         assert len(rests) == 3
-    share.pulse()
+    share.request_arrived()
     _burn(0.02)
     share.breathe()  # after the block: this thread is not paced any more
     assert len(rests) == 3
@@ -216,7 +216,7 @@ def test_paced_work_rests_at_each_breath_while_requests_arrive() -> None:
 def test_a_breath_outside_paced_work_is_nothing() -> None:
     clock, rests = Clock(100.0), list[float]()
     share = _share(clock, rests)
-    share.pulse()
+    share.request_arrived()
 
     def work() -> None:
         _burn(0.02)
@@ -239,7 +239,7 @@ def test_the_background_budget_owes_a_rest_only_while_requests_arrive() -> None:
     now = [100.0]
     share = BackgroundShare(share=0.25, busy_for=1.0, clock=lambda: now[0])
     assert share.owe(0.2) == 0.0  # no request yet: catch up at full speed
-    share.pulse()
+    share.request_arrived()
     assert share.owe(0.2) == pytest.approx(0.6)  # 0.2 of CPU at a quarter: 0.8 in all
     assert share.owe(0.2) == pytest.approx(1.4)  # the budget is one: the next waits its turn
     now[0] += 5.0

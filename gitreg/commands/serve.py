@@ -10,8 +10,9 @@ import logging
 import socket
 import sys
 
+from gitreg import pacing
 from gitreg.atomic import sweep_stale
-from gitreg.background_share import SHARED, prompt_handover
+from gitreg.background_share import BackgroundShare, prompt_handover
 from gitreg.catalog.archive_scopes import narrowed_notices
 from gitreg.catalog.model import Catalog, Listen, TlsFiles
 from gitreg.commands.endpoint import endpoint, listen_flag
@@ -20,7 +21,7 @@ from gitreg.freshness.catalog_file import read_at_restart
 from gitreg.freshness.live import open_world
 from gitreg.git.clone import move_old_clones
 from gitreg.git.shutdown import stop_git_processes
-from gitreg.heap import Freezer, freeze_after_bursts
+from gitreg.heap import Freezer, collector_paused, freeze_after_bursts
 from gitreg.process.server import (
     SharingLoop,
     bind,
@@ -101,10 +102,14 @@ def _serve(
     process, or one of several workers."""
     freeze_after_bursts()
     prompt_handover()
-    freezer = Freezer(quiet=SHARED.quiet)  # its full walks wait for a moment without requests
+    # The process's CPU budget: installed for what domain code calls (a breath, git's CPU, a
+    # request's arrival), handed to what schedules background work.
+    budget = BackgroundShare()
+    pacing.install(budget, collector_paused)
+    freezer = Freezer(quiet=budget.quiet)  # its full walks wait for a moment without requests
     freezer.start_up()
-    current, registry = open_world(catalog, on_swap=freezer.swapped)
-    state = RegistryState.build(current, registry, worker=worker)
+    current, registry = open_world(catalog, on_swap=freezer.swapped, budget=budget)
+    state = RegistryState.build(current, registry, worker=worker, budget=budget)
     # What start-up read lives until its repositories change: out of the collector's full walks
     # (gitreg.heap), once read; each swap after it refreezes.
     settled = freezer.settled

@@ -4,9 +4,9 @@ finds its descriptions in memory (`DocsService.description`).
 
 Never on a request's path: lists and pages read what is in memory and never wait for it. And
 bounded in time as in memory: parsing holds the GIL, which requests need too, so the CPU each
-module took on the docs' thread is counted in the background's one budget (`background_share`,
-with the fetches and polls: a fifth of a CPU for them all while requests arrive), and the
-warming rests until it is paid back. While no request arrives, it runs at full speed."""
+module took on the docs' thread is counted in the process's one CPU budget (handed to
+`keep_warm`, with the fetches and polls: a fifth of a CPU for them all while requests arrive),
+and the warming rests until it is paid back. While no request arrives, it runs at full speed."""
 
 from __future__ import annotations
 
@@ -15,12 +15,11 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 
-from gitreg.background_share import SHARED
 from gitreg.docs.service import DocsService
 from gitreg.modules.index import ModuleEntry, VersionIndex
 from gitreg.modules.resolve import Release
 from gitreg.modules.sync import ModuleSync
-from gitreg.paced import paced
+from gitreg.pacing import UNPACED, Budget, breathe, paced
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +31,12 @@ Owe = Callable[[float], float]  # CPU seconds spent → seconds of rest that pay
 
 
 async def keep_warm(
-    docs: DocsService, registry: ModuleSync, *, every: float = CHECK_EVERY, at_once: int = AT_ONCE
+    docs: DocsService,
+    registry: ModuleSync,
+    *,
+    budget: Budget = UNPACED,
+    every: float = CHECK_EVERY,
+    at_once: int = AT_ONCE,
 ) -> None:
     """Warm the latest versions each time the snapshot is replaced; runs until cancelled.
     Syncs swap the snapshot on their own threads; comparing which one is served, once a
@@ -52,7 +56,7 @@ async def keep_warm(
                 forgotten = docs.forgotten
                 base = warmed[0] if warmed and warmed[1] == forgotten else None
                 wanted = await paced(partial(_unwarmed_changes, docs, snapshot.index, base))
-                loaded = await _warm_each(docs, wanted, at_once=at_once)
+                loaded = await _warm_each(docs, wanted, at_once=at_once, owe=budget.owe)
                 if loaded:
                     # Docs of every module now live as long as the snapshot: out of the
                     # collector's full walks with it (gitreg.heap).
@@ -75,7 +79,7 @@ def _unwarmed_changes(
     for key, entry in index.items():
         if warmed.get(*key) is not entry:
             changed.append(entry)
-        SHARED.breathe()
+        breathe()
     return _unwarmed(docs, changed)
 
 
@@ -90,7 +94,7 @@ def _unwarmed(
             latest = entry.versions.releases[0]
             if docs.description(entry, latest) is None:
                 wanted.append((entry, latest))
-        SHARED.breathe()
+        breathe()
     return wanted
 
 
@@ -99,7 +103,7 @@ async def warm(
     entries: Iterable[ModuleEntry],
     *,
     at_once: int = AT_ONCE,
-    owe: Owe = SHARED.owe,
+    owe: Owe = UNPACED.owe,
     sleep: Sleep = asyncio.sleep,
 ) -> int:
     """The description of each entry's latest version in memory; returns how many were not
@@ -112,7 +116,7 @@ async def _warm_each(
     wanted: list[tuple[ModuleEntry, Release]],
     *,
     at_once: int = AT_ONCE,
-    owe: Owe = SHARED.owe,
+    owe: Owe = UNPACED.owe,
     sleep: Sleep = asyncio.sleep,
 ) -> int:
     """`warm`, of the versions `wanted`."""

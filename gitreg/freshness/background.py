@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from gitreg.background_share import SHARED
 from gitreg.freshness.discovering import discover_sources
 from gitreg.freshness.discovery_queue import DiscoveryQueue
 from gitreg.freshness.live import LiveCatalog
@@ -30,7 +29,7 @@ from gitreg.git.location import RepoLocation
 from gitreg.modules.index import VersionIndex
 from gitreg.modules.read_summary import summarize
 from gitreg.modules.warm_start import WarmStart, warm_start
-from gitreg.paced import paced
+from gitreg.pacing import UNPACED, Budget, paced
 from gitreg.providers.hosted import Providers, watch_providers
 
 log = logging.getLogger(__name__)
@@ -40,8 +39,15 @@ REQUESTED_AT_ONCE = 4  # start-up syncs asked for between two turns of the event
 
 
 class BackgroundWork:
-    def __init__(self, live: LiveCatalog, syncs: SyncQueue, worker: int | None = None) -> None:
+    def __init__(
+        self,
+        live: LiveCatalog,
+        syncs: SyncQueue,
+        worker: int | None = None,
+        budget: Budget = UNPACED,
+    ) -> None:
         self.live = live
+        self.budget = budget  # the process's: polls and the docs warming keep to it
         self.syncs = syncs
         self.discoveries = DiscoveryQueue(live)  # sources discovered: at their interval, by webhook
         # Providers' release lists read from their forges: at their interval, by webhook.
@@ -55,13 +61,13 @@ class BackgroundWork:
         """Poll the repositories, watch the local ones, the provider folders and registry.yaml
         (unless watch_catalog is off); on the event loop."""
         registry = self.live.registry
-        SHARED.start()  # the clone readers, from the event loop: at the server's priority
+        self.budget.start()  # the clone readers, from the event loop: at the server's priority
         self._tasks = [asyncio.create_task(watch_providers(self._providers))]
         # Every worker reads its providers' forges, as each rescans its folders: a release one
         # fetched into the shared cache_dir is not fetched again by the others.
         self._tasks.append(asyncio.create_task(self.release_reads.run()))
         if self.fetcher:
-            self._tasks.append(asyncio.create_task(Poller(registry).run()))
+            self._tasks.append(asyncio.create_task(Poller(registry, budget=self.budget).run()))
             self._tasks.append(asyncio.create_task(watch_repositories(registry, self.syncs)))
             # The sources too, at their interval; a webhook's discovery runs where it arrived.
             self._tasks.append(asyncio.create_task(discover_sources(self.discoveries)))
@@ -94,7 +100,7 @@ class BackgroundWork:
         """Serve what the clones hold, then fetch every repository, in the background: the
         port answers meanwhile, and a repository not read yet answers 503 (`settled`: called
         once the clones and the release folders are read)."""
-        SHARED.start()
+        self.budget.start()
         self._tasks.append(asyncio.create_task(self._read_at_start(settled)))
 
     async def _read_at_start(self, settled: Callable[[], None] | None) -> None:

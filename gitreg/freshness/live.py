@@ -18,7 +18,7 @@ from gitreg.modules.index_keeper import IndexKeeper
 from gitreg.modules.read_summary import summarize
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.sync import ModuleSync
-from gitreg.paced import paced
+from gitreg.pacing import UNPACED, Budget, paced
 from gitreg.providers.hosted import Providers
 from gitreg.sources.discovered import SourceDiscoveries
 from gitreg.state.configured import open_state
@@ -38,6 +38,7 @@ def open_world(
     catalog: Catalog,
     on_swap: Callable[[], None] | None = None,
     auth_counts: Counter[tuple[str, str]] | None = None,
+    budget: Budget = UNPACED,
 ) -> tuple[CurrentWorld, ModuleSync]:
     """The first world of `catalog` and of what its sources last discovered, every repository
     listed and none read yet (a server then reads the clones, `ModuleSync.read_clones`, and
@@ -52,7 +53,7 @@ def open_world(
     current.first(World(snapshot, gate_for(catalog, current.auth_counts, shared), side))
     # Each read of a repository is noted for the persisted index, which a start serves from.
     reads = IndexKeeper(catalog.cache_dir, shared)
-    return current, ModuleSync(catalog, shared, on_swap, cell=current, reads=reads)
+    return current, ModuleSync(catalog, shared, on_swap, cell=current, reads=reads, budget=budget)
 
 
 class LiveCatalog:

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
-from gitreg.background_share import SHARED, background_thread
 from gitreg.errors import FetchStopped, SourceError
 from gitreg.git.location import RepoLocation
 from gitreg.modules.sync import ModuleSync
+from gitreg.pacing import UNPACED, Budget, background_thread
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +28,10 @@ class Poller:
         registry: ModuleSync,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
+        budget: Budget = UNPACED,
     ) -> None:
         self.registry = registry
+        self.budget = budget  # each poll a slice of it
         self.clock = clock
         self.rng = rng or random.Random()
         self.due: dict[RepoLocation, float] = {}
@@ -138,7 +140,7 @@ class Poller:
                     heapq.heappop(self._queue)
                     location = first[1]
                     running.add(location)
-                    poll = partial(SHARED.sliced, partial(self.poll, location))
+                    poll = partial(self.budget.sliced, partial(self.poll, location))
                     future = loop.run_in_executor(pool, poll)
                     future.add_done_callback(partial(self._polled, running, location))
                 first = self._next_due(running)

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from gitreg.errors import SourceError
 from gitreg.git.clone import BareClone, TagRef
 from gitreg.git.location import RepoLocation
-from gitreg.heap import collector_paused
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.index_keeper import IndexKeeper
 from gitreg.modules.persisted import RepositoryLine, Unreadable, decode
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.sync import ModuleSync
+from gitreg.pacing import collector_paused
 from gitreg.state.ledger import TagLedger
 
 log = logging.getLogger(__name__)

@@ -20,6 +20,7 @@ from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.modules.archive_cache import ZIP, ArchiveCache
 from gitreg.modules.sync import ModuleSync
 from gitreg.oci.packages import ModulePackages
+from gitreg.pacing import UNPACED, Budget
 from gitreg.web.archive_answers import ArchiveAnswers
 from gitreg.web.prepared_answers import PreparedAnswers
 from gitreg.world.world import CurrentWorld, World
@@ -64,13 +65,15 @@ class RegistryState:
         registry: ModuleSync,
         fresh_reads: FreshReads | None = None,
         worker: int | None = None,
+        budget: Budget = UNPACED,
     ) -> RegistryState:
         """Around a world `gitreg.freshness.live.open_world` opened. `worker`: which of several
-        `gitreg serve --workers` this process is (None: the only server process)."""
+        `gitreg serve --workers` this process is (None: the only server process). `budget`:
+        the process's CPU budget, which its background work keeps to (a server's)."""
         catalog = current.world.catalog
         archives = ArchiveCache(catalog.cache_dir, limits=catalog.archive_limits)
         live = LiveCatalog(current, registry)
-        syncs = SyncQueue(registry)
+        syncs = SyncQueue(registry, budget=budget)
         return cls(
             current,
             registry,
@@ -78,7 +81,7 @@ class RegistryState:
             live,
             fresh_reads or FreshReads(registry),
             syncs,
-            BackgroundWork(live, syncs, worker),
+            BackgroundWork(live, syncs, worker, budget),
             DocsService(catalog.cache_dir),
             ModulePackages(
                 ArchiveCache(catalog.cache_dir, limits=catalog.archive_limits, form=ZIP)
