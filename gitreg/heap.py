@@ -113,7 +113,7 @@ class Freezer:
         force_after: int = FORCE_AFTER,
         recheck: float = RECHECK,
     ) -> None:
-        """`quiet`: whether no request waits now (a server's `BackgroundShare.quiet`); a
+        """`quiet`: whether no request waits now (a server's `CpuBudget.quiet`); a
         library's default is always."""
         self.delay = delay
         self.full_every = full_every

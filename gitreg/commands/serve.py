@@ -12,7 +12,6 @@ import sys
 
 from gitreg import pacing
 from gitreg.atomic import sweep_stale
-from gitreg.background_share import BackgroundShare, prompt_handover
 from gitreg.catalog.archive_scopes import narrowed_notices
 from gitreg.catalog.model import Catalog, Listen, TlsFiles
 from gitreg.commands.endpoint import endpoint, listen_flag
@@ -22,6 +21,7 @@ from gitreg.freshness.live import open_world
 from gitreg.git.clone import move_old_clones
 from gitreg.git.shutdown import stop_git_processes
 from gitreg.heap import Freezer, collector_paused, freeze_after_bursts
+from gitreg.process.cpu_budget import CpuBudget, prompt_handover
 from gitreg.process.server import (
     SharingLoop,
     bind,
@@ -104,7 +104,7 @@ def _serve(
     prompt_handover()
     # The process's CPU budget: installed for what domain code calls (a breath, git's CPU, a
     # request's arrival), handed to what schedules background work.
-    budget = BackgroundShare()
+    budget = CpuBudget()
     pacing.install(budget, collector_paused)
     freezer = Freezer(quiet=budget.quiet)  # its full walks wait for a moment without requests
     freezer.start_up()

@@ -9,10 +9,10 @@ import gc
 from functools import partial
 from pathlib import Path
 
-from gitreg.background_share import BackgroundShare
 from gitreg.catalog.load import load_catalog
 from gitreg.freshness.catalog_file import read_again
 from gitreg.pacing import paced
+from gitreg.process.cpu_budget import CpuBudget
 from tests.support.pacing import busy_budget, installed
 
 
@@ -44,6 +44,6 @@ def test_a_reload_while_requests_arrive_rests_and_serves_the_same_catalog(
 
 def test_paced_work_runs_off_the_loop_with_the_collector_off() -> None:
     assert gc.isenabled()
-    with installed(BackgroundShare()):
+    with installed(CpuBudget()):
         assert asyncio.run(paced(gc.isenabled)) is False
     assert gc.isenabled()

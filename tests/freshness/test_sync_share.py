@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.background_share import BackgroundShare
 from gitreg.freshness.poller import Poller
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.modules.sync import ModuleSync
+from gitreg.process.cpu_budget import CpuBudget
 from tests.conftest import WriteCatalog
 from tests.support.clock import Clock
 from tests.support.gitrepo import GitRepo, module_files
@@ -36,7 +36,7 @@ def rested() -> list[str]:
 
 
 @pytest.fixture
-def budget(rested: list[str]) -> Iterator[BackgroundShare]:
+def budget(rested: list[str]) -> Iterator[CpuBudget]:
     """A busy budget, installed, whose rests record the thread that took them."""
     busy = busy_budget(lambda _: rested.append(threading.current_thread().name))
     with installed(busy):
@@ -44,7 +44,7 @@ def budget(rested: list[str]) -> Iterator[BackgroundShare]:
 
 
 def test_a_sync_rests_on_its_own_thread_while_requests_arrive(
-    registry: ModuleSync, budget: BackgroundShare, rested: list[str]
+    registry: ModuleSync, budget: CpuBudget, rested: list[str]
 ) -> None:
     async def sync() -> bool:
         queue = SyncQueue(registry, budget=budget)
@@ -58,7 +58,7 @@ def test_a_sync_rests_on_its_own_thread_while_requests_arrive(
 
 
 def test_a_poll_rests_on_its_own_thread_while_requests_arrive(
-    registry: ModuleSync, budget: BackgroundShare, rested: list[str]
+    registry: ModuleSync, budget: CpuBudget, rested: list[str]
 ) -> None:
     registry.refresh()
     rested.clear()  # the poll's are the ones looked at

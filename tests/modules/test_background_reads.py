@@ -9,9 +9,9 @@ from pathlib import Path
 
 import httpx
 
-from gitreg.background_share import BackgroundShare
 from gitreg.catalog.load import load_catalog
 from gitreg.pacing import background_thread
+from gitreg.process.cpu_budget import CpuBudget
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.pacing import installed
 from tests.support.servers import RegistryServer
@@ -25,7 +25,7 @@ def test_a_request_is_answered_while_every_background_reader_is_held(tmp_path: P
         repos.append(f"  - {{namespace: a, name: {name}, system: x, repo: {repo.path}}}\n")
     config = tmp_path / "registry.yaml"
     config.write_text(f"cache_dir: {tmp_path / 'cache'}\nmodules:\n" + "".join(repos))
-    budget = BackgroundShare()  # as `gitreg serve` installs it, and hands it to the server
+    budget = CpuBudget()  # as `gitreg serve` installs it, and hands it to the server
     with installed(budget), RegistryServer(load_catalog(config), budget=budget) as server:
         release, started = threading.Event(), threading.Semaphore(0)
 

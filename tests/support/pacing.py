@@ -6,8 +6,8 @@ import contextlib
 from collections.abc import Callable, Iterator
 
 from gitreg import pacing
-from gitreg.background_share import BackgroundShare
 from gitreg.heap import collector_paused
+from gitreg.process.cpu_budget import CpuBudget
 
 
 @contextlib.contextmanager
@@ -35,8 +35,8 @@ class Recording(pacing.Unpaced):
         self.charged.append(spent)
 
 
-def busy_budget(sleep: Callable[[float], None]) -> BackgroundShare:
+def busy_budget(sleep: Callable[[float], None]) -> CpuBudget:
     """A budget as while requests keep arriving, whose rests go to `sleep` (a recorder)."""
-    budget = BackgroundShare(busy_for=float("inf"), sleep=sleep)
+    budget = CpuBudget(busy_for=float("inf"), sleep=sleep)
     budget.request_arrived()
     return budget
