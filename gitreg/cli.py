@@ -15,9 +15,9 @@ from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import SECRET_USES, SecretUse
 from gitreg.commands.endpoint import add_endpoint_flags
 from gitreg.errors import ConfigError
-from gitreg.heap import collector_paused
 from gitreg.logs import LOG_FORMATS
 from gitreg.logs import configure as configure_logging
+from gitreg.process.heap import collector_paused
 
 if TYPE_CHECKING:
     from gitreg.catalog.model import Catalog
@@ -109,7 +109,7 @@ class _Parser(argparse.ArgumentParser):
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     # Bursts of objects made to be kept (registry.yaml's nodes, the first of them) are made with
-    # the cyclic collector off, in every command (gitreg.heap).
+    # the cyclic collector off, in every command (gitreg.process.heap).
     restore = pacing.install(pause=collector_paused)
     try:
         return _run(args)

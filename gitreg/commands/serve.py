@@ -20,8 +20,8 @@ from gitreg.freshness.catalog_file import read_at_restart
 from gitreg.freshness.live import open_world
 from gitreg.git.clone import move_old_clones
 from gitreg.git.shutdown import stop_git_processes
-from gitreg.heap import Freezer, collector_paused, freeze_after_bursts
 from gitreg.process.cpu_budget import CpuBudget, prompt_handover
+from gitreg.process.heap import Freezer, collector_paused, freeze_after_bursts
 from gitreg.process.server import (
     SharingLoop,
     bind,
@@ -111,7 +111,7 @@ def _serve(
     current, registry = open_world(catalog, on_swap=freezer.swapped, budget=budget)
     state = RegistryState.build(current, registry, worker=worker, budget=budget)
     # What start-up read lives until its repositories change: out of the collector's full walks
-    # (gitreg.heap), once read; each swap after it refreezes.
+    # (gitreg.process.heap), once read; each swap after it refreezes.
     settled = freezer.settled
     app = create_app(state, start=True, settled=settled, access_log=access_log)
     config = hypercorn_config(listen, tls, catalog.shutdown_grace, worker)

@@ -59,7 +59,7 @@ async def keep_warm(
                 loaded = await _warm_each(docs, wanted, at_once=at_once, owe=budget.owe)
                 if loaded:
                     # Docs of every module now live as long as the snapshot: out of the
-                    # collector's full walks with it (gitreg.heap).
+                    # collector's full walks with it (gitreg.process.heap).
                     registry.kept_beside()
                 if loaded == len(wanted):  # otherwise, the ones that failed are tried again
                     warmed = (snapshot.index, forgotten)

@@ -107,8 +107,8 @@ class BackgroundWork:
         try:
             await self._read_clones_at_start()
         finally:
-            # Whatever happened: the collector, off since the start (gitreg.heap), comes back
-            # on, and what was read is frozen (one cheap call, never cancelled half-way).
+            # Whatever happened: the collector, off since the start (gitreg.process.heap), comes
+            # back on, and what was read is frozen (one cheap call, never cancelled half-way).
             if settled is not None:
                 settled()
 

@@ -57,7 +57,7 @@ class ModuleSync:
         budget: Budget = UNPACED,
     ) -> None:
         """`on_swap`: called after each snapshot swap, once the new one is served (a server
-        refreezes its heap: gitreg.heap). `cell`: what holds the snapshot served, and those
+        refreezes its heap: gitreg.process.heap). `cell`: what holds the snapshot served, and those
         that replace it (a server's world: gitreg.world), holding one of `catalog` already;
         by default, a cell of the registry's own. `reads`: where each read of a repository is
         noted, for the persisted index (a server's). `budget`: the process's CPU budget, which

@@ -55,7 +55,7 @@ def warm_start(registry: ModuleSync) -> WarmStart:
     read: dict[RepoLocation, Read] = {}
     # A million small tuples, nothing in them to collect: made in a burst, they would trigger
     # collections that walk them again and again, a warm start several times as slow
-    # (bench/RESULTS.md: bench.scale). A server freezes them after the swap (gitreg.heap).
+    # (bench/RESULTS.md: bench.scale). A server freezes them after the swap (gitreg.process.heap).
     with collector_paused():
         # Line by line, each decoded only while it is looked at: the whole index decoded at
         # once would raise the peak of memory (bench/RESULTS.md: bench.scale).

@@ -6,8 +6,8 @@ import contextlib
 from collections.abc import Callable, Iterator
 
 from gitreg import pacing
-from gitreg.heap import collector_paused
 from gitreg.process.cpu_budget import CpuBudget
+from gitreg.process.heap import collector_paused
 
 
 @contextlib.contextmanager

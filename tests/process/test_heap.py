@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.heap import Freezer, collector_paused, freeze_after_bursts
 from gitreg.modules.sync import ModuleSync
+from gitreg.process.heap import Freezer, collector_paused, freeze_after_bursts
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer, wait_until
 from tests.support.state import serving_state
