@@ -5,7 +5,7 @@ layers listed before it; the libraries kept to one place stay there; every modul
 the page; none is over 400 lines.
 
 A unit is a package of gitreg (`auth/`, `catalog/`, ...) or a file at its top (`errors.py`,
-`cli.py`): counting the top files as one root package would put `cli.py` (which imports
+`__main__.py`): counting the top files as one root package would put `__main__.py` (which imports
 everything) and `errors.py` (which everything imports) in one unit, a cycle by construction.
 Type-only imports and imports inside functions count (see tests/support/import_graph.py)."""
 

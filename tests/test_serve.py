@@ -20,7 +20,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from gitreg.cli import main
+from gitreg.commands.cli import main
 from gitreg.tlscert import TlsMaterial, ensure_local_tls
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import free_port, start_gitreg

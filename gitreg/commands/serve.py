@@ -1,11 +1,10 @@
-"""`gitreg serve` and `gitreg demo`: the registry served until signalled, in one process or in
-forked workers on one socket."""
+"""`gitreg serve`: the registry served until signalled, in one process or in forked workers on
+one socket."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import logging
 import socket
 import sys
@@ -14,7 +13,7 @@ from gitreg import pacing
 from gitreg.atomic import sweep_stale
 from gitreg.catalog.archive_scopes import narrowed_notices
 from gitreg.catalog.model import Catalog, Listen, TlsFiles
-from gitreg.commands.endpoint import endpoint, listen_flag
+from gitreg.commands.endpoint import endpoint
 from gitreg.errors import StartupError
 from gitreg.freshness.catalog_file import read_at_restart
 from gitreg.freshness.live import open_world
@@ -133,17 +132,3 @@ def _serve(
         if stopped:
             log.info("stopped %d git processes still running", stopped)
     return 0
-
-
-def demo(catalog: Catalog, args: argparse.Namespace) -> int:
-    from gitreg.demo import demo_banner, demo_tls
-
-    try:
-        listen = listen_flag(args.listen) if args.listen else catalog.listen
-    except StartupError as exc:
-        print(f"gitreg: {exc}", file=sys.stderr)
-        return exc.status
-    material = demo_tls(catalog, listen)
-    tls = TlsFiles(material.certfile, material.keyfile)
-    banner = demo_banner(catalog, listen, material)
-    return run_server(dataclasses.replace(catalog, tls=tls), listen, tls, banner=banner)

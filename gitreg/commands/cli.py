@@ -1,4 +1,4 @@
-"""The `gitreg` command line: parsed here, each subcommand run by `gitreg/commands/`."""
+"""The `gitreg` command line: parsed here, each subcommand run by its module of `commands/`."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def serve(catalog: Catalog, args: argparse.Namespace) -> int:
 
 
 def demo(catalog: Catalog, args: argparse.Namespace) -> int:
-    from gitreg.commands.serve import demo as run
+    from gitreg.commands.demo import demo as run
 
     return run(catalog, args)
 
