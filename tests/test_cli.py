@@ -18,7 +18,7 @@ import pytest
 from gitreg import __version__
 from gitreg.catalog.load import load_catalog
 from gitreg.commands.cli import main
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.origin_server import ScriptedOrigin
 from tests.support.provider_releases import new_key, write_key, write_release

@@ -12,8 +12,8 @@ from gitreg.catalog.model import Catalog, Listen, TlsFiles
 from gitreg.commands.endpoint import listen_flag
 from gitreg.commands.serve import run_server
 from gitreg.errors import StartupError
+from gitreg.process.tlscert import TlsMaterial, ensure_local_tls, parse_host
 from gitreg.terraform_services import host_block
-from gitreg.tlscert import TlsMaterial, ensure_local_tls, parse_host
 
 
 def demo_tls(catalog: Catalog, listen: Listen) -> TlsMaterial:

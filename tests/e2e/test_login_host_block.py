@@ -14,8 +14,8 @@ import pytest
 
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import TlsFiles
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.terraform_services import host_block
-from gitreg.tlscert import TlsMaterial
 from tests.e2e.test_login import Served, terraform
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oidc_provider import oidc_provider

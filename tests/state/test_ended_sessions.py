@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.model import PostgresSettings, SecretRef
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.state.ended_sessions import EndedSessionFiles
 from gitreg.state.postgres_state import PostgresState
-from gitreg.tlscert import TlsMaterial
 from tests.support.browser_sessions import (
     PRIVATE,
     private_catalog,

@@ -28,7 +28,7 @@ from gitreg.catalog.model import Catalog, Listen, TlsFiles
 from gitreg.freshness.fresh_reads import WAIT
 from gitreg.pacing import UNPACED, Budget
 from gitreg.process.server import hypercorn_config
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.web.app import create_app
 from tests.support.state import serving_state
 

@@ -11,7 +11,7 @@ import httpx
 
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog, TlsFiles
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.servers import RegistryServer
 
 
