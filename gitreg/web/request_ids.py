@@ -68,7 +68,7 @@ class RequestIds:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_arrived()  # background work takes its bounded share while requests arrive
+        request_arrived()  # background work keeps to its CPU budget while requests arrive
         request_id = None
         for name, value in scope["headers"]:
             if name == HEADER:

@@ -1,4 +1,4 @@
-"""A sync's and a poll's own CPU (around the git they wait for) counts in the background's share:
+"""A sync's and a poll's own CPU (around the git they wait for) counts in the process's CPU budget:
 while requests arrive, the thread that ran one rests before it takes the next."""
 
 from __future__ import annotations
