@@ -39,8 +39,8 @@ from pathlib import Path
 
 import httpx
 
+from gitreg.process.tlscert import TlsMaterial, ensure_local_tls
 from gitreg.sources.forge_pages import AT_ONCE, AT_ONCE_UNCOUNTED
-from gitreg.tlscert import TlsMaterial, ensure_local_tls
 from tests.support.forge_shapes import KINDS, ForgeKind, ForgeRepository
 from tests.support.forges import StandInForge, lister_of
 

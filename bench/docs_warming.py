@@ -1,7 +1,7 @@
 """What warming the docs costs at scale: the latest version of N modules of their own (each a
 folder of one repository, so that each is one docs build), warmed as a server does after a
 swap (`gitreg.docs.warming.warm`), without a rest, then resting as the background's budget says
-while requests keep arriving (a fifth of a CPU, `gitreg.background_share`); its wall time,
+while requests keep arriving (a fifth of a CPU, `gitreg.process.cpu_budget`); its wall time,
 the process's CPU time over it, and the RSS it leaves. In-process, on a fresh docs cache each
 time (builds, not disk reads).
 
@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 from bench.harness import git
-from gitreg.background_share import BackgroundShare
 from gitreg.catalog.load import load_catalog
 from gitreg.docs.service import DocsService
 from gitreg.docs.warming import warm
 from gitreg.modules.sync import ModuleSync
+from gitreg.process.cpu_budget import CpuBudget
 
 
 def _catalog(root: Path, modules: int) -> Path:
@@ -72,8 +72,8 @@ def main() -> None:
         print(
             f"{'rests':>6} {'wall s':>8} {'CPU s':>7} {'CPU/wall':>9} {'ms/module':>10} {'RSS MiB':>8}"
         )
-        busy = BackgroundShare(busy_for=float("inf"))  # as if requests never stopped arriving
-        busy.pulse()
+        busy = CpuBudget(busy_for=float("inf"))  # as if requests never stopped arriving
+        busy.request_arrived()
         for name, owe in (("none", lambda spent: 0.0), ("busy", busy.owe)):
             docs = DocsService(root / f"docs-{name}")
             before = resource.getrusage(resource.RUSAGE_SELF)

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gitreg.cli import main as gitreg_main
+from gitreg.commands.cli import main as gitreg_main
 
 
 class Watch:

@@ -48,7 +48,7 @@ def main() -> None:
     import pgpy
     from pgpy.constants import EllipticCurveOID, HashAlgorithm, KeyFlags, PubKeyAlgorithm
 
-    from gitreg.tlscert import ensure_local_tls
+    from gitreg.process.tlscert import ensure_local_tls
 
     key = pgpy.PGPKey.new(PubKeyAlgorithm.EdDSA, EllipticCurveOID.Ed25519)
     key.add_uid(pgpy.PGPUID.new("bench"), usage={KeyFlags.Sign}, hashes=[HashAlgorithm.SHA256])

@@ -36,7 +36,7 @@ def _serve_without_request_ids(argv: list[str]) -> int:
     """`gitreg serve ARGV` with Starlette's own middleware stack: no request ids."""
     from starlette.applications import Starlette
 
-    from gitreg.cli import main
+    from gitreg.commands.cli import main
     from gitreg.web.app import RegistryApp
 
     RegistryApp.build_middleware_stack = Starlette.build_middleware_stack  # type: ignore[method-assign]

@@ -1,5 +1,5 @@
 """`python -m gitreg`."""
 
-from gitreg.cli import main
+from gitreg.commands.cli import main
 
 raise SystemExit(main())

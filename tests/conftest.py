@@ -8,7 +8,7 @@ import pytest
 
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
-from gitreg.tlscert import TlsMaterial, ensure_local_tls
+from gitreg.process.tlscert import TlsMaterial, ensure_local_tls
 from tests.support.postgres import PostgresServer, postgres_server
 from tests.support.refused_catalogs import registry_yaml
 

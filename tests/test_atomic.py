@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.atomic import Sync, atomic_writer, sweep_stale, write_atomically
-from gitreg.tlscert import ensure_local_tls
+from gitreg.process.tlscert import ensure_local_tls
 
 
 @pytest.fixture

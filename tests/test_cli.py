@@ -17,8 +17,8 @@ import pytest
 
 from gitreg import __version__
 from gitreg.catalog.load import load_catalog
-from gitreg.cli import main
-from gitreg.tlscert import TlsMaterial
+from gitreg.commands.cli import main
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.origin_server import ScriptedOrigin
 from tests.support.provider_releases import new_key, write_key, write_release
@@ -57,7 +57,7 @@ def test_the_command_line_and_a_catalog_are_read_without_the_heavy_libraries(
         "import contextlib, sys\n"
         "from pathlib import Path\n"
         "from gitreg.catalog.load import load_catalog\n"
-        "from gitreg.cli import main\n"
+        "from gitreg.commands.cli import main\n"
         "with contextlib.suppress(SystemExit):\n"
         "    main(['--version'])\n"
         "load_catalog(Path(sys.argv[1]))\n"

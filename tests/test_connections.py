@@ -40,7 +40,7 @@ from hypercorn.typing import (
 from gitreg.catalog.settings import Listen, TlsFiles
 from gitreg.process.connections import MAX_RESETS
 from gitreg.process.server import hypercorn_config
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.h2client import H2Client, RawFrames
 from tests.support.servers import answers, free_port, start_serve, wait_for_port, wait_until

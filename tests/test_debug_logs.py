@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.login_registry import SECRET_ENV, LoginCatalog
 from tests.support.oidc_provider import Provider, oidc_provider, sign_in_as
 from tests.support.servers import answers, free_port, start_serve, wait_until

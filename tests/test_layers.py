@@ -2,10 +2,11 @@
 ARCHITECTURE.md states, read from ARCHITECTURE.md itself so that the page and the code cannot
 drift apart. No import cycle between files, nor between packages; each package imports only the
 layers listed before it; the libraries kept to one place stay there; every module is named on
-the page; none is over 400 lines.
+the page; none is over 400 lines; only the commands import the process package; few modules sit
+flat at the top.
 
 A unit is a package of gitreg (`auth/`, `catalog/`, ...) or a file at its top (`errors.py`,
-`cli.py`): counting the top files as one root package would put `cli.py` (which imports
+`__main__.py`): counting the top files as one root package would put `__main__.py` (which imports
 everything) and `errors.py` (which everything imports) in one unit, a cycle by construction.
 Type-only imports and imports inside functions count (see tests/support/import_graph.py)."""
 
@@ -247,3 +248,33 @@ def test_the_world_knows_no_sync_engine() -> None:
         if module.relative.startswith("world/") and "gitreg.modules.sync" in GRAPH.imports(name)
     )
     assert not reaching, f"world/ imports the module sync: {reaching}"
+
+
+# Who may import the process package (gitreg/process/: the server, its workers and connections,
+# the CPU budget, the frozen heap, TLS certificates): the commands that start a process, and the
+# process package itself. Domain code reaches the process only through gitreg/pacing.py, whose
+# hooks `gitreg serve` installs, and through the budget it hands in.
+PROCESS = "process/"
+MAY_IMPORT_THE_PROCESS = {"commands/", PROCESS}
+MOST_FLAT_MODULES = 12  # at the top of gitreg/, besides __init__.py and __main__.py
+
+
+def test_only_the_commands_import_the_process_package() -> None:
+    reaching = sorted(
+        f"{module.relative}:{edge.line} imports {GRAPH.modules[edge.imported].relative}"
+        for name, module in GRAPH.modules.items()
+        if unit_of(module) not in MAY_IMPORT_THE_PROCESS
+        for edge in GRAPH.edges[name]
+        if unit_of(GRAPH.modules[edge.imported]) == PROCESS
+    )
+    assert not reaching, "the process package imported outside commands/:\n" + "\n".join(reaching)
+
+
+def test_few_modules_sit_flat_at_the_top() -> None:
+    """The top of gitreg/ holds leaf values every layer shares; the rest is in its package."""
+    flat = sorted(
+        module.relative
+        for module in GRAPH.modules.values()
+        if "/" not in module.relative and module.relative not in ("__init__.py", "__main__.py")
+    )
+    assert len(flat) <= MOST_FLAT_MODULES, f"{len(flat)} modules flat in gitreg/: {flat}"

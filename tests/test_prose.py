@@ -16,17 +16,6 @@ TOP = Path(__file__).resolve().parents[1]
 PACKAGE = TOP / "gitreg"
 MOST_LINES = 10  # "a module docstring is at most about ten lines" (issue 38, item 6)
 
-# Being moved in issue 38: the coordinator removes each entry once its move or rewrite lands.
-LONG_DOCSTRINGS_ALLOWED = {
-    "background_share.py",
-    "heap.py",
-    "paced.py",
-    "tlscert.py",
-    "certificate_trust.py",
-    "logs.py",
-    "cli.py",
-    "demo.py",
-}
 
 MODULES = sorted(path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py"))
 SENTENCE_END = re.compile(r"[.!?](\s|$)")
@@ -49,8 +38,6 @@ def docstring_of(relative: str) -> tuple[str, int]:
 @pytest.mark.parametrize("relative", MODULES)
 def test_a_module_docstring_is_short_and_starts_with_a_sentence(relative: str) -> None:
     text, lines = docstring_of(relative)
-    if relative in LONG_DOCSTRINGS_ALLOWED:
-        return
     assert lines <= MOST_LINES, (
         f"gitreg/{relative}: a docstring of {lines} lines; keep it to {MOST_LINES} and name the"
         " docs/ page that explains the mechanism"
@@ -69,7 +56,3 @@ def test_the_pages_docstrings_name_exist() -> None:
         if not (TOP / page).is_file()
     }
     assert not missing, sorted(missing)
-
-
-def test_the_allowance_names_modules_that_exist() -> None:
-    assert set(MODULES) >= LONG_DOCSTRINGS_ALLOWED, LONG_DOCSTRINGS_ALLOWED - set(MODULES)

@@ -20,8 +20,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from gitreg.cli import main
-from gitreg.tlscert import TlsMaterial, ensure_local_tls
+from gitreg.commands.cli import main
+from gitreg.process.tlscert import TlsMaterial, ensure_local_tls
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import free_port, start_gitreg
 from tests.support.servers import run_gitreg as gitreg

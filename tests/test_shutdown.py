@@ -211,8 +211,8 @@ def test_a_second_signal_closes_the_connections_in_flight_at_once(big: Big) -> N
 
 
 def test_connections_open_at_a_refreeze_are_still_closed_after_the_grace(big: Big) -> None:
-    """A swap's refreeze (gitreg.heap) freezes the connections open at that moment, and frozen
-    objects are not listed by gc.get_objects(): the shutdown must find them all the same."""
+    """A swap's refreeze (gitreg.process.heap) freezes the connections open at that moment, and
+    frozen objects are not listed by gc.get_objects(): the shutdown must find them all the same."""
     catalog = big.catalog("shutdown_grace: 2s\n")
     with serving(catalog, ("--log-level", "debug")) as served:
         client = SlowClient(served.port, big.archive_path)

@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 
 from bench.harness import free_port
-from gitreg.heap import collector_paused
+from gitreg.process.heap import collector_paused
 
 STARTUP_FETCH = "start-up fetch:"  # logged once the start-up fetch is over (both trees)
 CLONES_READ = "start-up: read the clones"  # logged once every clone is read (both trees)

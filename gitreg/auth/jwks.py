@@ -21,7 +21,7 @@ import httpx
 from joserfc.errors import JoseError
 from joserfc.jwk import Key, KeySet
 
-from gitreg.certificate_trust import untrusted_certificate, untrusted_text
+from gitreg.auth.certificate_trust import untrusted_certificate, untrusted_text
 from gitreg.errors import AuthUnavailable
 
 log = logging.getLogger(__name__)

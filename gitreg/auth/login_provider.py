@@ -20,8 +20,8 @@ from urllib.parse import urlencode, urlsplit
 import httpx
 from authlib.oidc.discovery import OpenIDProviderMetadata
 
+from gitreg.auth.certificate_trust import untrusted_certificate, untrusted_text
 from gitreg.catalog.auth_settings import LoginSettings
-from gitreg.certificate_trust import untrusted_certificate, untrusted_text
 from gitreg.errors import AuthUnavailable, LoginRefused
 
 KEEP = 3600.0  # seconds a discovery document is kept

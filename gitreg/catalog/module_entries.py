@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import cast
 
 from gitreg.address import ModuleAddress
-from gitreg.background_share import SHARED
 from gitreg.catalog import yamldoc
 from gitreg.catalog.auth_settings import AuthSettings
 from gitreg.catalog.deprecations import deprecations
@@ -27,6 +26,7 @@ from gitreg.catalog.specs import (
     MovedPolicy,
 )
 from gitreg.git.location import RepoLocation, is_scp_like
+from gitreg.pacing import breathe
 from gitreg.tags import TagTemplate
 
 # What a registry.yaml entry may hold; a repository's own entries hold fewer (`EntryDefaults`).
@@ -82,7 +82,7 @@ class ModuleEntries(ProviderSections):
         keys = defaults.allowed if defaults else MODULE_KEYS
         required = {"name", "system"} if defaults else {"namespace", "name", "system", "repo"}
         for path, line, item in self.items(top, "modules"):
-            SHARED.breathe()  # a reload checks 10,000 of these while requests are answered
+            breathe()  # a reload checks 10,000 of these while requests are answered
             m = self.mapping(item, path, line, keys, required)
             if m is None:
                 continue

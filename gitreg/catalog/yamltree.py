@@ -7,8 +7,7 @@ from typing import Any, cast
 
 import yaml
 
-from gitreg.background_share import SHARED
-from gitreg.heap import collector_paused
+from gitreg.pacing import breathe, collector_paused
 
 
 class Mapping(dict[str, Any]):
@@ -56,8 +55,8 @@ class _CLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[m
 
     def resolve(self, kind: type[yaml.Node], value: Any, implicit: Any) -> str:
         # libyaml composes the document in C: a node resolved is where a reload, paced while
-        # requests are answered, can rest (`background_share`).
-        SHARED.breathe()
+        # requests are answered, can rest (`gitreg.pacing`).
+        breathe()
         # A scalar's tag depends on its text alone (SafeLoader has no path resolvers), and a
         # catalog repeats most of its texts (every key, a namespace, a system): matched once.
         if kind is not yaml.ScalarNode:
@@ -81,7 +80,7 @@ def _construct(loader: _Loader, node: yaml.Node) -> Any:
 
 
 def _mapping(loader: _Loader, node: yaml.MappingNode) -> Mapping:
-    SHARED.breathe()
+    breathe()
     loader.flatten_mapping(node)
     result = Mapping.empty(node.start_mark.line + 1)
     for key_node, value_node in node.value:
@@ -161,4 +160,4 @@ def _let_go(root: yaml.Node) -> None:
                 else:
                     waiting.append(child)
             del children
-            SHARED.breathe()
+            breathe()

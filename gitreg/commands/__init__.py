@@ -1,2 +1,2 @@
-"""The `gitreg` command's subcommands, one module per kind of work; `gitreg/cli.py` parses the
-command line and calls them."""
+"""The `gitreg` command's subcommands, one module per kind of work; `cli.py` parses the command
+line and calls them."""

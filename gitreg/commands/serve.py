@@ -1,27 +1,27 @@
-"""`gitreg serve` and `gitreg demo`: the registry served until signalled, in one process or in
-forked workers on one socket."""
+"""`gitreg serve`: the registry served until signalled, in one process or in forked workers on
+one socket."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import logging
 import socket
 import sys
 
+from gitreg import pacing
 from gitreg.atomic import sweep_stale
-from gitreg.background_share import SHARED, prompt_handover
 from gitreg.catalog.archive_scopes import narrowed_notices
 from gitreg.catalog.model import Catalog
 from gitreg.catalog.settings import Listen, TlsFiles
-from gitreg.commands.endpoint import endpoint, listen_flag
+from gitreg.commands.endpoint import endpoint
 from gitreg.errors import StartupError
 from gitreg.freshness.catalog_file import read_at_restart
 from gitreg.freshness.live import open_world
 from gitreg.git.clone import move_old_clones
 from gitreg.git.shutdown import stop_git_processes
-from gitreg.heap import Freezer, freeze_after_bursts
+from gitreg.process.cpu_budget import CpuBudget, prompt_handover
+from gitreg.process.heap import Freezer, collector_paused, freeze_after_bursts
 from gitreg.process.server import (
     SharingLoop,
     bind,
@@ -102,12 +102,16 @@ def _serve(
     process, or one of several workers."""
     freeze_after_bursts()
     prompt_handover()
-    freezer = Freezer(quiet=SHARED.quiet)  # its full walks wait for a moment without requests
+    # The process's CPU budget: installed for what domain code calls (a breath, git's CPU, a
+    # request's arrival), handed to what schedules background work.
+    budget = CpuBudget()
+    pacing.install(budget, collector_paused)
+    freezer = Freezer(quiet=budget.quiet)  # its full walks wait for a moment without requests
     freezer.start_up()
-    current, sync = open_world(catalog, on_swap=freezer.swapped)
-    state = RegistryState.build(current, sync, worker=worker)
+    current, sync = open_world(catalog, on_swap=freezer.swapped, budget=budget)
+    state = RegistryState.build(current, sync, worker=worker, budget=budget)
     # What start-up read lives until its repositories change: out of the collector's full walks
-    # (gitreg.heap), once read; each swap after it refreezes.
+    # (gitreg.process.heap), once read; each swap after it refreezes.
     settled = freezer.settled
     app = create_app(state, start=True, settled=settled, access_log=access_log)
     config = hypercorn_config(listen, tls, catalog.server.shutdown_grace, worker)
@@ -129,18 +133,3 @@ def _serve(
         if stopped:
             log.info("stopped %d git processes still running", stopped)
     return 0
-
-
-def demo(catalog: Catalog, args: argparse.Namespace) -> int:
-    from gitreg.demo import demo_banner, demo_tls
-
-    try:
-        listen = listen_flag(args.listen) if args.listen else catalog.server.listen
-    except StartupError as exc:
-        print(f"gitreg: {exc}", file=sys.stderr)
-        return exc.status
-    material = demo_tls(catalog, listen)
-    tls = TlsFiles(material.certfile, material.keyfile)
-    banner = demo_banner(catalog, listen, material)
-    catalog = dataclasses.replace(catalog, server=dataclasses.replace(catalog.server, tls=tls))
-    return run_server(catalog, listen, tls, banner=banner)

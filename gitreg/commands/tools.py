@@ -41,7 +41,7 @@ def mirror(catalog: Catalog, args: argparse.Namespace) -> int:
 
 def cert(args: argparse.Namespace) -> int:
     """`gitreg cert --host NAME ... --out DIR`: a certificate for `serve`, from a local CA."""
-    from gitreg.tlscert import issue_certificate, parse_host
+    from gitreg.process.tlscert import issue_certificate, parse_host
 
     try:
         hosts = tuple(dict.fromkeys(parse_host(h) for h in args.host))

@@ -3,9 +3,10 @@
 After each snapshot swap, the latest version of every module is read from disk or built, in the
 background, one at a time, so that a list of every module finds its descriptions in memory
 (`DocsService.description`); lists and pages never wait for it. Parsing holds the GIL, which
-requests need too, so the CPU each module took on the docs' thread counts in the background's
-one budget (`background_share`, with the fetches and polls), and the warming rests until it is
-paid back; while no request arrives, it runs at full speed. See docs/how-it-works/internals.md."""
+requests need too, so the CPU each module took on the docs' thread counts in the process's one
+CPU budget (handed to `keep_warm`, with the fetches and polls), and the warming rests until it
+is paid back; while no request arrives, it runs at full speed.
+See docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 
@@ -15,12 +16,11 @@ from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 from typing import Protocol
 
-from gitreg.background_share import SHARED
 from gitreg.docs.service import DocsService
 from gitreg.modules.index import ModuleEntry, VersionIndex
 from gitreg.modules.resolve import Release
 from gitreg.modules.snapshot import RegistrySnapshot
-from gitreg.paced import paced
+from gitreg.pacing import UNPACED, Budget, breathe, paced
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,12 @@ class WarmedModules(Protocol):
 
 
 async def keep_warm(
-    docs: DocsService, modules: WarmedModules, *, every: float = CHECK_EVERY, at_once: int = AT_ONCE
+    docs: DocsService,
+    modules: WarmedModules,
+    *,
+    budget: Budget = UNPACED,
+    every: float = CHECK_EVERY,
+    at_once: int = AT_ONCE,
 ) -> None:
     """Warm the latest versions each time the snapshot is replaced; runs until cancelled.
     Syncs swap the snapshot on their own threads; comparing which one is served, once a
@@ -62,10 +67,10 @@ async def keep_warm(
                 forgotten = docs.forgotten
                 base = warmed[0] if warmed and warmed[1] == forgotten else None
                 wanted = await paced(partial(_unwarmed_changes, docs, snapshot.index, base))
-                loaded = await _warm_each(docs, wanted, at_once=at_once)
+                loaded = await _warm_each(docs, wanted, at_once=at_once, owe=budget.owe)
                 if loaded:
                     # Docs of every module now live as long as the snapshot: out of the
-                    # collector's full walks with it (gitreg.heap).
+                    # collector's full walks with it (gitreg.process.heap).
                     modules.kept_beside()
                 if loaded == len(wanted):  # otherwise, the ones that failed are tried again
                     warmed = (snapshot.index, forgotten)
@@ -85,7 +90,7 @@ def _unwarmed_changes(
     for key, entry in index.items():
         if warmed.get(*key) is not entry:
             changed.append(entry)
-        SHARED.breathe()
+        breathe()
     return _unwarmed(docs, changed)
 
 
@@ -100,7 +105,7 @@ def _unwarmed(
             latest = entry.versions.releases[0]
             if docs.description(entry, latest) is None:
                 wanted.append((entry, latest))
-        SHARED.breathe()
+        breathe()
     return wanted
 
 
@@ -109,7 +114,7 @@ async def warm(
     entries: Iterable[ModuleEntry],
     *,
     at_once: int = AT_ONCE,
-    owe: Owe = SHARED.owe,
+    owe: Owe = UNPACED.owe,
     sleep: Sleep = asyncio.sleep,
 ) -> int:
     """The description of each entry's latest version in memory; returns how many were not
@@ -122,7 +127,7 @@ async def _warm_each(
     wanted: list[tuple[ModuleEntry, Release]],
     *,
     at_once: int = AT_ONCE,
-    owe: Owe = SHARED.owe,
+    owe: Owe = UNPACED.owe,
     sleep: Sleep = asyncio.sleep,
 ) -> int:
     """`warm`, of the versions `wanted`."""

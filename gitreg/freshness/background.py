@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from gitreg.background_share import SHARED
 from gitreg.freshness.live import LiveCatalog
 from gitreg.freshness.poller import Poller
 from gitreg.freshness.release_reads import ReleaseReads
@@ -31,7 +30,7 @@ from gitreg.modules.index import VersionIndex
 from gitreg.modules.read_summary import summarize
 from gitreg.modules.sync import ModuleSync
 from gitreg.modules.warm_start import WarmStart, warm_start
-from gitreg.paced import paced
+from gitreg.pacing import UNPACED, Budget, paced
 from gitreg.providers.hosted import Providers, watch_providers
 
 log = logging.getLogger(__name__)
@@ -45,10 +44,16 @@ class BackgroundWork:
     polls and persisted index it runs), the reloads (`live`) and the event-driven syncs."""
 
     def __init__(
-        self, live: LiveCatalog, sync: ModuleSync, syncs: SyncQueue, worker: int | None = None
+        self,
+        live: LiveCatalog,
+        sync: ModuleSync,
+        syncs: SyncQueue,
+        worker: int | None = None,
+        budget: Budget = UNPACED,
     ) -> None:
         self.live = live
         self.sync = sync
+        self.budget = budget  # the process's: polls and the docs warming keep to it
         self.syncs = syncs
         self.surveys = SurveyQueue(live)  # sources surveyed: at their interval, by webhook
         # Providers' release lists read from their forges: at their interval, by webhook.
@@ -62,13 +67,13 @@ class BackgroundWork:
         """Poll the repositories, watch the local ones, the provider folders and registry.yaml
         (unless watch_catalog is off); on the event loop."""
         sync = self.sync
-        SHARED.start()  # the clone readers, from the event loop: at the server's priority
+        self.budget.start()  # the clone readers, from the event loop: at the server's priority
         self._tasks = [asyncio.create_task(watch_providers(self._providers))]
         # Every worker reads its providers' forges, as each rescans its folders: a release one
         # fetched into the shared cache_dir is not fetched again by the others.
         self._tasks.append(asyncio.create_task(self.release_reads.run()))
         if self.fetcher:
-            self._tasks.append(asyncio.create_task(Poller(sync).run()))
+            self._tasks.append(asyncio.create_task(Poller(sync, budget=self.budget).run()))
             self._tasks.append(asyncio.create_task(watch_repositories(sync, self.syncs)))
             # The sources too, at their interval; a webhook's survey runs where it arrived.
             self._tasks.append(asyncio.create_task(survey_sources(self.surveys)))
@@ -101,15 +106,15 @@ class BackgroundWork:
         """Serve what the clones hold, then fetch every repository, in the background: the
         port answers meanwhile, and a repository not read yet answers 503 (`settled`: called
         once the clones and the release folders are read)."""
-        SHARED.start()
+        self.budget.start()
         self._tasks.append(asyncio.create_task(self._read_at_start(settled)))
 
     async def _read_at_start(self, settled: Callable[[], None] | None) -> None:
         try:
             await self._read_clones_at_start()
         finally:
-            # Whatever happened: the collector, off since the start (gitreg.heap), comes back
-            # on, and what was read is frozen (one cheap call, never cancelled half-way).
+            # Whatever happened: the collector, off since the start (gitreg.process.heap), comes
+            # back on, and what was read is frozen (one cheap call, never cancelled half-way).
             if settled is not None:
                 settled()
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from gitreg.background_share import SHARED
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
 from gitreg.errors import ConfigError
+from gitreg.pacing import breathe
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def _sharing_specs(old: Catalog, new: Catalog) -> Catalog:
     before = {spec.address.key: spec for spec in old.modules}
     modules = []
     for spec in new.modules:
-        SHARED.breathe()
+        breathe()
         kept = before.get(spec.address.key)
         modules.append(kept if kept is not None and kept == spec else spec)
     return dataclasses.replace(new, modules=tuple(modules))

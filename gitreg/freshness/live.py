@@ -20,7 +20,7 @@ from gitreg.modules.next_catalog import NextCatalog
 from gitreg.modules.read_summary import summarize
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.sync import ModuleSync
-from gitreg.paced import paced
+from gitreg.pacing import UNPACED, Budget, paced
 from gitreg.providers.hosted import Providers
 from gitreg.sources.surveys import SourceSurveys
 from gitreg.state.configured import open_state
@@ -41,6 +41,7 @@ def open_world(
     catalog: Catalog,
     on_swap: Callable[[], None] | None = None,
     auth_counts: Counter[tuple[str, str]] | None = None,
+    budget: Budget = UNPACED,
 ) -> tuple[CurrentWorld, ModuleSync]:
     """The first world of `catalog` and of what its sources' last surveys found, every repository
     listed and none read yet (a server then reads the clones, `ModuleSync.read_clones`, and
@@ -55,7 +56,7 @@ def open_world(
     current.first(World(snapshot, gate_for(catalog, current.auth_counts, shared), side))
     # Each read of a repository is noted for the persisted index, which a start serves from.
     reads = IndexKeeper(catalog.cache_dir, shared)
-    return current, ModuleSync(catalog, shared, on_swap, cell=current, reads=reads)
+    return current, ModuleSync(catalog, shared, on_swap, cell=current, reads=reads, budget=budget)
 
 
 class CatalogSync(Protocol):

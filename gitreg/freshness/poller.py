@@ -13,11 +13,11 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Protocol
 
-from gitreg.background_share import SHARED, background_thread
 from gitreg.errors import FetchStopped, SourceError
 from gitreg.git.location import RepoLocation
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.status import Mechanism
+from gitreg.pacing import UNPACED, Budget, background_thread
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +40,10 @@ class Poller:
         sync: PollingSync,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
+        budget: Budget = UNPACED,
     ) -> None:
         self.sync = sync
+        self.budget = budget  # each poll a slice of it
         self.clock = clock
         self.rng = rng or random.Random()
         self.due: dict[RepoLocation, float] = {}
@@ -152,7 +154,7 @@ class Poller:
                     heapq.heappop(self._queue)
                     location = first[1]
                     running.add(location)
-                    poll = partial(SHARED.sliced, partial(self.poll, location))
+                    poll = partial(self.budget.sliced, partial(self.poll, location))
                     future = loop.run_in_executor(pool, poll)
                     future.add_done_callback(partial(self._polled, running, location))
                 first = self._next_due(running)

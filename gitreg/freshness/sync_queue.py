@@ -19,9 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import NamedTuple, Protocol
 
-from gitreg.background_share import SHARED, background_thread
 from gitreg.git.location import RepoLocation
 from gitreg.modules.status import Mechanism
+from gitreg.pacing import UNPACED, Budget, background_thread
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +50,11 @@ class _Waiting(NamedTuple):
 
 
 class SyncQueue:
-    def __init__(self, sync: RepositorySync, workers: int = WORKERS) -> None:
+    def __init__(
+        self, sync: RepositorySync, workers: int = WORKERS, budget: Budget = UNPACED
+    ) -> None:
         self.sync = sync
+        self.budget = budget  # each sync a slice of it
         self.coalesced: Counter[str] = Counter()  # by mechanism: requests folded into another
         self._pool = ThreadPoolExecutor(
             workers, thread_name_prefix="gitreg-git", initializer=background_thread
@@ -104,9 +107,9 @@ class SyncQueue:
     ) -> asyncio.Future[bool]:
         loop = asyncio.get_running_loop()
         # In the context of the request that asked for it: its log lines carry its request id.
-        # Its own CPU counts in the background's share: at 10,000 modules, 16 syncs at once held
+        # Its own CPU counts in the background's budget: at 10,000 modules, 16 syncs at once held
         # the interpreter from the requests, a start-up's fetch long.
-        one = partial(SHARED.sliced, partial(self.sync.sync_repo, location, mechanism, fetch))
+        one = partial(self.budget.sliced, partial(self.sync.sync_repo, location, mechanism, fetch))
         running = loop.run_in_executor(self._pool, context.run, one)
         self._running[location] = running
         running.add_done_callback(lambda done: self._finished(location, done))

@@ -17,8 +17,8 @@ import signal
 import subprocess
 import time
 
-from gitreg.background_share import SHARED
 from gitreg.git.location import redact
+from gitreg.pacing import charge
 
 _CHUNK = 1 << 16  # a pipe's buffer: an ls-remote of 500 tags (~35 kB) in one or two reads
 _EVENTS = select.POLLIN | select.POLLHUP | select.POLLERR
@@ -58,7 +58,7 @@ def run_git(args: list[str], env: dict[str, str], timeout: float) -> bytes:
             _kill(process)
             raise
         returncode, spent = _reaped(process)  # it has exited: no wait
-    SHARED.charge(spent)  # a background thread's git is background work too
+    charge(spent)  # a background thread's git is background work too
     if returncode != 0:
         raise GitFailed(git_said(err.decode("utf-8", "replace"), returncode))
     return out

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitreg.atomic import atomic_writer
-from gitreg.background_share import SHARED
 from gitreg.errors import StateUnavailable
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.persisted import ReadFrom, Unreadable, encode, head, reading
 from gitreg.modules.snapshot import RegistrySnapshot
+from gitreg.pacing import breathe
 from gitreg.state.ledger import TagLedger
 from gitreg.state.shared import SharedState
 
@@ -99,13 +99,13 @@ class IndexKeeper:
                 reads = dict(self._reads)
             served: dict[RepoLocation, list[ModuleEntry]] = {}
             for entry in snapshot.index.entries():
-                SHARED.breathe()  # paced while requests arrive (freshness/background.py)
+                breathe()  # paced while requests arrive (freshness/background.py)
                 served.setdefault(entry.spec.repo, []).append(entry)
             old = self._old_lines()
             lines: dict[str, str] = {}
             written: dict[str, ReadFrom] = {}
             for location in snapshot.clones:
-                SHARED.breathe()
+                breathe()
                 read = reads.get(location)
                 entries = served.get(location, [])
                 if (
@@ -151,7 +151,7 @@ class IndexKeeper:
         """The file's lines as it stands (those that can be used), by repository URL."""
         old = {}
         for line in self.lines():
-            SHARED.breathe()
+            breathe()
             with contextlib.suppress(Unreadable):
                 url, read_from = head(line)
                 old[url] = (line, read_from)

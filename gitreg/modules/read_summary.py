@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gitreg.background_share import SHARED
 from gitreg.modules.index import VersionIndex
+from gitreg.pacing import breathe
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def summarize(
         previous = old.get(key)
         if previous is not None and previous.versions is entry.versions:
             continue  # kept as it was (a reload keeps every entry it did not read again)
-        SHARED.breathe()
+        breathe()
         releases = set(entry.versions.releases)
         known = set(previous.versions.releases) if previous is not None else set()
         new_versions += len(releases - known)

@@ -15,13 +15,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Protocol
 
-from gitreg.background_share import SHARED
 from gitreg.catalog.model import Catalog
 from gitreg.catalog.specs import ModuleSpec
 from gitreg.git.clone import BareClone, TagRef
 from gitreg.git.location import RepoLocation
 from gitreg.modules.index import ModuleEntry, VersionIndex
 from gitreg.modules.resolve import ModuleVersions
+from gitreg.pacing import breathe
 from gitreg.state.ledger import DiskLedger, TagLedger
 
 # A repository's ledger, by its location and its clone's name.
@@ -76,7 +76,7 @@ class RegistrySnapshot:
         read = previous.clones.keys() - previous.unread if previous else set()
         unread = frozenset(location for location in clones if location not in read)
         for spec in catalog.modules:
-            SHARED.breathe()  # a reload's, paced; elsewhere nothing
+            breathe()  # a reload's, paced; elsewhere nothing
             if spec.address.key not in index:
                 index[spec.address.key] = unread_entry(spec, clones[spec.repo])
         tags = {loc: t for loc, t in (previous.tags if previous else {}).items() if loc in clones}

@@ -21,7 +21,6 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
-from gitreg.background_share import SHARED, background_thread
 from gitreg.catalog.model import Catalog
 from gitreg.errors import FetchStopped, SourceError
 from gitreg.git.clone import BareClone, TagRef, move_old_clones
@@ -36,6 +35,7 @@ from gitreg.modules.persisted import ReadFrom
 from gitreg.modules.read_summary import ReadSummary, summarize
 from gitreg.modules.snapshot import OwnSnapshot, RegistrySnapshot, SnapshotCell
 from gitreg.modules.status import Mechanism, RepoStatus, StatusBoard, StatusStore
+from gitreg.pacing import UNPACED, Budget, background_thread
 from gitreg.state.configured import open_state
 from gitreg.state.shared import SharedState
 
@@ -55,15 +55,18 @@ class ModuleSync:
         on_swap: Callable[[], None] | None = None,
         cell: SnapshotCell | None = None,
         reads: IndexKeeper | None = None,
+        budget: Budget = UNPACED,
     ) -> None:
         """`on_swap`: called after each snapshot swap, once the new one is served (a server
-        refreezes its heap: gitreg.heap). `cell`: what holds the snapshot served, and those
+        refreezes its heap: gitreg.process.heap). `cell`: what holds the snapshot served, and those
         that replace it (a server's world: gitreg.world), holding one of `catalog` already;
         by default, a cell of its own. `reads`: where each read of a repository is
-        noted, for the persisted index (a server's)."""
+        noted, for the persisted index (a server's). `budget`: the process's CPU budget, which
+        runs the clone reads of background threads (a server's)."""
         move_old_clones(catalog.cache_dir)
         self._on_swap = on_swap
         self.reads = reads
+        self.budget = budget
         # Where the ledgers live (local disk, or PostgreSQL shared with other replicas); fixed
         # for the process: a reload that changes state: needs a restart.
         self.shared = shared or open_state(catalog)
@@ -346,7 +349,7 @@ class ModuleSync:
             if again is not None:
                 self._ledger_seen[location] = ledger.version()
                 return CloneRead(again[0], list(again[1]), None, ledger.version())
-        found = SHARED.run(partial(read_clone, snapshot, location, clone))
+        found = self.budget.run(partial(read_clone, snapshot, location, clone))
         self._ledger_seen[location] = found.ledger_version
         if self.reads is not None and refs and ledger_read and found.pending is None:
             if found.published:

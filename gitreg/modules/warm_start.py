@@ -19,11 +19,11 @@ from typing import Protocol
 from gitreg.errors import SourceError
 from gitreg.git.clone import BareClone, TagRef
 from gitreg.git.location import RepoLocation
-from gitreg.heap import collector_paused
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.index_keeper import IndexKeeper
 from gitreg.modules.persisted import RepositoryLine, Unreadable, decode
 from gitreg.modules.snapshot import RegistrySnapshot
+from gitreg.pacing import collector_paused
 from gitreg.state.ledger import TagLedger
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ def warm_start(sync: StartingSync) -> WarmStart:
     read: dict[RepoLocation, Read] = {}
     # A million small tuples, nothing in them to collect: made in a burst, they would trigger
     # collections that walk them again and again, a warm start several times as slow
-    # (bench/RESULTS.md: bench.scale). A server freezes them after the swap (gitreg.heap).
+    # (bench/RESULTS.md: bench.scale). A server freezes them after the swap (gitreg.process.heap).
     with collector_paused():
         # Line by line, each decoded only while it is looked at: the whole index decoded at
         # once would raise the peak of memory (bench/RESULTS.md: bench.scale).

@@ -1,1 +1,2 @@
-"""What runs the process: the embedded server, its connections and its forked workers."""
+"""What runs the process: the embedded server, its connections, forked workers, CPU budget and
+frozen heap, and the TLS certificates of `gitreg demo` and `gitreg cert`."""

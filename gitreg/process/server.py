@@ -295,8 +295,8 @@ def abort_connections(port: int) -> int:
     keeps its connections to itself, so they are found among the live objects; this runs once,
     at the end of a shutdown). Unsent bytes are dropped. Returns how many were aborted."""
     aborted: set[object] = set()  # peers: a TLS transport and the one under it are one
-    # gc.get_objects() does not list frozen objects, and a refreeze (gitreg.heap) freezes the
-    # connections open at that moment: thawed, they are found again (the process is stopping).
+    # gc.get_objects() does not list frozen objects, and a refreeze (gitreg.process.heap) freezes
+    # the connections open at that moment: thawed, they are found again (the process is stopping).
     gc.unfreeze()
     for thing in gc.get_objects():
         if not isinstance(thing, asyncio.Transport):

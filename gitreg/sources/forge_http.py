@@ -13,7 +13,7 @@ from typing import BinaryIO, Protocol, TypeVar
 
 import httpx
 
-from gitreg.heap import collector_paused
+from gitreg.pacing import collector_paused
 from gitreg.sources.forge_faults import ForgeSite, fault_of, rate_limited
 from gitreg.sources.forge_json import WHOLE, Item, Malformed, NotJson
 from gitreg.sources.forge_pages import PagesAhead

@@ -17,7 +17,7 @@ from itertools import count, islice
 
 import httpx
 
-from gitreg.background_share import background_thread, in_background
+from gitreg.pacing import background_thread, in_background
 from gitreg.sources.forge_json import Malformed
 
 AT_ONCE = 4  # pages asked at once, where the first says how many there are

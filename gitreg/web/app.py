@@ -130,7 +130,9 @@ def create_app(
             state.background.start()
         if start:
             state.background.start_up(settled)
-        warming = asyncio.create_task(keep_warm(state.docs, state.modules))
+        warming = asyncio.create_task(
+            keep_warm(state.docs, state.modules, budget=state.background.budget)
+        )
         async with contextlib.AsyncExitStack() as stack:
             if assistants is not None:  # a mounted app's own lifespan never runs
                 await stack.enter_async_context(assistants[0]())

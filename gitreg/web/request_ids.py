@@ -17,9 +17,9 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gitreg.background_share import SHARED
 from gitreg.errors import ClientGone
 from gitreg.logs import REQUEST_ID
+from gitreg.pacing import request_arrived
 
 HEADER = b"x-request-id"
 MAX_LENGTH = 128
@@ -67,7 +67,7 @@ class RequestIds:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        SHARED.pulse()  # background work takes its bounded share while requests arrive
+        request_arrived()  # background work keeps to its CPU budget while requests arrive
         request_id = None
         for name, value in scope["headers"]:
             if name == HEADER:

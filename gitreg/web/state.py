@@ -27,6 +27,7 @@ from gitreg.modules.sync import ModuleSync
 from gitreg.oci.packages import ModulePackages
 from gitreg.ops.metrics import CountedModules
 from gitreg.ops.readiness import ReadinessModules
+from gitreg.pacing import UNPACED, Budget
 from gitreg.web.held_archives import HeldArchives
 from gitreg.web.kept import KeptAnswers
 from gitreg.world.world import CurrentWorld, World
@@ -79,13 +80,15 @@ class RegistryState:
         sync: ModuleSync,
         fresh_reads: FreshReads | None = None,
         worker: int | None = None,
+        budget: Budget = UNPACED,
     ) -> RegistryState:
         """Around a world `gitreg.freshness.live.open_world` opened. `worker`: which of several
-        `gitreg serve --workers` this process is (None: the only server process)."""
+        `gitreg serve --workers` this process is (None: the only server process). `budget`:
+        the process's CPU budget, which its background work keeps to (a server's)."""
         catalog = current.world.catalog
         archives = ArchiveCache(catalog.cache_dir, limits=catalog.archives.limits)
         live = LiveCatalog(current, sync)
-        syncs = SyncQueue(sync)
+        syncs = SyncQueue(sync, budget=budget)
         return cls(
             current,
             sync,
@@ -93,7 +96,7 @@ class RegistryState:
             live,
             fresh_reads or FreshReads(sync),
             syncs,
-            BackgroundWork(live, sync, syncs, worker),
+            BackgroundWork(live, sync, syncs, worker, budget),
             DocsService(catalog.cache_dir),
             ModulePackages(
                 ArchiveCache(catalog.cache_dir, limits=catalog.archives.limits, form=ZIP)

@@ -8,7 +8,7 @@ import pytest
 
 from gitreg.auth.oidc import OidcVerifier
 from gitreg.catalog.auth_settings import OidcIssuer
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.oidc_issuer import AUDIENCE, Clock, Issuer
 from tests.support.origin_server import ScriptedOrigin
 

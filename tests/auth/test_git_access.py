@@ -19,7 +19,7 @@ from gitreg.catalog.auth_settings import AuthSettings, GitCheck
 from gitreg.errors import AuthUnavailable, Forbidden, TooManyRequests, Unauthorized
 from gitreg.git.credential import Credential
 from gitreg.git.location import RepoLocation
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.conftest import require
 from tests.support.clock import Clock
 from tests.support.gitrepo import GitRepo, module_files

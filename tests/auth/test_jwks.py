@@ -11,7 +11,7 @@ from gitreg.auth.jwks import MIN_INTERVAL, REFRESH_AFTER
 from gitreg.auth.oidc import OidcVerifier
 from gitreg.auth.principal import Principal
 from gitreg.catalog.auth_settings import OidcIssuer
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.oidc_issuer import (
     AUDIENCE,
     DISCOVERY,

@@ -16,8 +16,8 @@ from gitreg.auth.principal import Principal
 from gitreg.catalog.auth_settings import LoginSettings, OidcIssuer
 from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.errors import AuthUnavailable, LoginRefused
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.state.issued_tokens import IssuedTokenFiles
-from gitreg.tlscert import TlsMaterial
 from tests.support.oidc_issuer import AUDIENCE, Clock, Issuer, rsa_key
 from tests.support.servers import free_port
 

@@ -17,7 +17,7 @@ from gitreg.auth.principal import Principal, Refused
 from gitreg.catalog.auth_settings import AuthSettings
 from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.errors import AuthUnavailable, Forbidden
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.auth.conftest import entries
 from tests.support.oidc_issuer import (
     AUDIENCE,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support import container_images as images
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import answers, bare_clone, free_port, git_daemon, wait_until

@@ -21,7 +21,7 @@ import yaml
 
 from gitreg.catalog.load import load_catalog
 from gitreg.errors import ConfigError
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support import kustomize
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oidc_provider import oidc_provider

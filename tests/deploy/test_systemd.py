@@ -21,7 +21,7 @@ from urllib.parse import urljoin
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import (
     bare_clone,

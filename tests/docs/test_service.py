@@ -254,7 +254,7 @@ def test_a_warming_round_that_loaded_docs_tells_on_swap(
     tmp_path: Path, write_catalog: WriteCatalog
 ) -> None:
     """Warmed docs live as long as the snapshot: after a round that loaded some, `on_swap` is
-    told, as after a swap, so that a server refreezes its heap (gitreg.heap) and full
+    told, as after a swap, so that a server refreezes its heap (gitreg.process.heap) and full
     collections stop walking them; a round that loaded nothing tells no one."""
     repo = GitRepo(tmp_path / "repo")
     repo.release("v1.0.0", VPC)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from gitreg.cli import _parser
+from gitreg.commands.cli import _parser
 from tests.docs_site.site_pages import first_cells, page, sections
 
 PAGE = page("reference/commands.md")

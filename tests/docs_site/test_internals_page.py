@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.docs_site.site_pages import first_cells, page
 from tests.support.private_registry import READER, WIDGET_ZIP, bearer, private_registry
 

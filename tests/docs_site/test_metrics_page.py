@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
 from gitreg.catalog.load import load_catalog
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.docs_site.site_pages import first_cells, page
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.tls_clients import served_over_tls

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.settings import TlsFiles
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.deprecated_catalog import PROVIDER_REASON, deprecated_catalog
 from tests.support.servers import RegistryServer
 from tests.support.terraform_cli import needs_terraform, run_terraform

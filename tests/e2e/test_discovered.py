@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.servers import answers, free_port, start_serve, wait_until
 from tests.support.terraform_cli import needs_terraform, run_terraform

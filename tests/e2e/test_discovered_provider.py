@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.forge_release_shapes import ForgeRelease
 from tests.support.forge_shapes import ForgeRepository
 from tests.support.forges import StandInForge

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.forge_git import forge_git
 from tests.support.forges import StandInForge
 from tests.support.gitrepo import module_files

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.forge_release_shapes import ForgeRelease
 from tests.support.forges import StandInForge
 from tests.support.provider_releases import new_key, write_key, write_release

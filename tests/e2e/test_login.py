@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.login_registry import login_registry
 from tests.support.oidc_provider import oidc_provider
 from tests.support.site_snippets import claimed

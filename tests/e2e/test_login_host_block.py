@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.terraform_services import host_block
-from gitreg.tlscert import TlsMaterial
 from tests.e2e.test_login import Served, terraform
 from tests.support.login_registry import login_registry
 from tests.support.oidc_provider import oidc_provider

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.provider_releases import new_key, write_key, write_release
 from tests.support.servers import (

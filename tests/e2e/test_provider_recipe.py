@@ -23,7 +23,7 @@ import httpx
 import pytest
 import yaml
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.provider_releases import provider_zip
 from tests.support.servers import answers, free_port, start_serve, wait_until
 from tests.support.site_snippets import Claimed, claimed, on_port

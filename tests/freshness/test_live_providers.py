@@ -14,8 +14,8 @@ import pytest
 
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.settings import TlsFiles
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.signing import Keyring
-from gitreg.tlscert import TlsMaterial
 from tests.support.provider_releases import new_key, provider_zip, write_key, write_release
 from tests.support.servers import RegistryServer, wait_until
 from tests.support.tls_clients import served_over_tls, trusting

@@ -9,12 +9,11 @@ import gc
 from functools import partial
 from pathlib import Path
 
-import pytest
-
-from gitreg.background_share import SHARED
 from gitreg.catalog.load import load_catalog
 from gitreg.freshness.catalog_file import read_again
-from gitreg.paced import paced
+from gitreg.pacing import paced
+from gitreg.process.cpu_budget import CpuBudget
+from tests.support.pacing import busy_budget, installed
 
 
 def _catalog(path: Path, modules: int) -> Path:
@@ -29,15 +28,14 @@ def _catalog(path: Path, modules: int) -> Path:
 
 
 def test_a_reload_while_requests_arrive_rests_and_serves_the_same_catalog(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     config = _catalog(tmp_path / "registry.yaml", 3000)
     served = load_catalog(config)
     _catalog(config, 3001)  # one module more
     rests: list[float] = []
-    monkeypatch.setattr(SHARED, "_sleep", rests.append)  # recorded, not slept
-    SHARED.pulse()  # a request just now: the server is busy
-    reloaded = asyncio.run(paced(partial(read_again, served)))  # as LiveCatalog.reload reads
+    with installed(busy_budget(rests.append)):  # recorded, not slept
+        reloaded = asyncio.run(paced(partial(read_again, served)))  # as LiveCatalog.reload reads
     assert rests, "3,000 modules read and checked without one rest"
     assert reloaded.modules == load_catalog(config).modules
     # The specs it kept are the ones served (one copy of each, not two).
@@ -46,5 +44,6 @@ def test_a_reload_while_requests_arrive_rests_and_serves_the_same_catalog(
 
 def test_paced_work_runs_off_the_loop_with_the_collector_off() -> None:
     assert gc.isenabled()
-    assert asyncio.run(paced(gc.isenabled)) is False
+    with installed(CpuBudget()):
+        assert asyncio.run(paced(gc.isenabled)) is False
     assert gc.isenabled()

@@ -14,8 +14,8 @@ import pytest
 
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.settings import TlsFiles
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.providers.hosted import Providers
-from gitreg.tlscert import TlsMaterial
 from tests.support.forge_providers import SECRET, TOKEN, NoRepositories, released, write_registry
 from tests.support.forges import Fault, StandInForge
 from tests.support.provider_releases import new_key, write_key

@@ -17,7 +17,7 @@ import pgpy
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.forge_providers import (
     PROJECT,
     SECRET,

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from gitreg.freshness.webhooks import PARSERS, matching_sources
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
 from tests.support.forge_git import forge_git
 from tests.support.forge_shapes import ForgeKind

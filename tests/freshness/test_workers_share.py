@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.forge_shapes import ForgeRepository
 from tests.support.forges import StandInForge
 from tests.support.gitrepo import GitRepo, git, module_files

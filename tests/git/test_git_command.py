@@ -1,5 +1,5 @@
 """`git` as a plain child process: its output, what it said when it failed, the environment as
-it is now, a git that cannot be run, and the CPU it spent, told to the background's share."""
+it is now, a git that cannot be run, and the CPU it spent, told to the process's CPU budget."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.background_share import SHARED
 from gitreg.git.git_command import GitFailed, run_git
 from tests.support.gitrepo import GitRepo
+from tests.support.pacing import Recording, installed
 
 
 def test_output_and_what_a_failed_git_said(tmp_path: Path) -> None:
@@ -41,16 +41,14 @@ def test_a_git_that_cannot_be_run_says_so(monkeypatch: pytest.MonkeyPatch) -> No
         run_git(["version"], {}, 30)
 
 
-def test_the_cpu_git_spent_is_told_to_the_background_share(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_cpu_git_spent_is_told_to_the_cpu_budget(tmp_path: Path) -> None:
     """What a background thread's git spends is paid back as its own slices are
-    (`BackgroundShare.charge`): a failed git's too."""
-    charged: list[float] = []
-    monkeypatch.setattr(SHARED, "charge", charged.append)
+    (`pacing.charge`): a failed git's too."""
+    pacer = Recording()
     repo = GitRepo(tmp_path / "r")
     repo.commit("one")
-    run_git(["-C", str(repo.path), "log", "--oneline"], {}, 30)
-    with pytest.raises(GitFailed):
-        run_git(["ls-remote", str(tmp_path / "nowhere")], {}, 30)
-    assert len(charged) == 2 and all(spent > 0 for spent in charged)
+    with installed(pacer):
+        run_git(["-C", str(repo.path), "log", "--oneline"], {}, 30)
+        with pytest.raises(GitFailed):
+            run_git(["ls-remote", str(tmp_path / "nowhere")], {}, 30)
+    assert len(pacer.charged) == 2 and all(spent > 0 for spent in pacer.charged)

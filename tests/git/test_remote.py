@@ -13,7 +13,7 @@ import pytest
 from gitreg.git.git_command import CREDENTIALS_WANTED
 from gitreg.modules.archive_cache import ArchiveCache, ArchiveKey
 from gitreg.modules.sync import ModuleSync
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog, require
 from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.servers import (

@@ -22,8 +22,8 @@ from gitreg.catalog.load import load_catalog
 from gitreg.catalog.mirror_settings import MirrorSettings
 from gitreg.catalog.settings import TlsFiles
 from gitreg.mirror.readthrough import ReadThrough
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.providers.hashes import HashCache, zip_hashes
-from gitreg.tlscert import TlsMaterial
 from tests.support.provider_releases import new_key, provider_zip_with_docs, write_key
 from tests.support.servers import RegistryServer, wait_until
 from tests.support.terraform_cli import needs_terraform, run_terraform

@@ -15,8 +15,8 @@ from gitreg.catalog.secrets import SecretRef
 from gitreg.errors import OriginError, OriginUnavailable
 from gitreg.mirror.origin import RETRY_AFTER, OriginRegistry
 from gitreg.mirror.readthrough import ReadThrough
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.providers.hashes import HashCache
-from gitreg.tlscert import TlsMaterial
 from tests.support.clock import Clock
 from tests.support.origin_server import Answer, ScriptedOrigin
 from tests.support.provider_releases import new_key

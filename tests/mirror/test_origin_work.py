@@ -15,8 +15,8 @@ from gitreg.catalog.mirror_settings import MirrorSettings
 from gitreg.errors import OriginBusy, OriginUnavailable
 from gitreg.mirror.origin_work import OriginWork, remaining
 from gitreg.mirror.readthrough import ReadThrough
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.providers.hashes import HashCache
-from gitreg.tlscert import TlsMaterial
 from tests.support.origin_server import ScriptedOrigin
 from tests.support.provider_releases import new_key
 

@@ -16,8 +16,8 @@ from gitreg.errors import OriginRefused, OriginUnavailable
 from gitreg.mirror.origin import OriginPackage, OriginRegistry
 from gitreg.mirror.reach import PublicAddresses, Reach, is_public
 from gitreg.mirror.readthrough import ReadThrough
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.providers.hashes import HashCache
-from gitreg.tlscert import TlsMaterial
 from tests.support.listeners import SilentListener, on_port_443
 from tests.support.servers import wait_until
 

@@ -21,8 +21,8 @@ from gitreg.catalog.mirror_settings import MirrorSettings
 from gitreg.catalog.settings import TlsFiles
 from gitreg.errors import OriginError
 from gitreg.mirror.readthrough import ReadThrough
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.providers.hashes import HashCache
-from gitreg.tlscert import TlsMaterial
 from tests.support.origin_server import ScriptedOrigin
 from tests.support.provider_releases import new_key, write_key, write_release
 from tests.support.servers import RegistryServer

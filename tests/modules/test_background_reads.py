@@ -9,9 +9,11 @@ from pathlib import Path
 
 import httpx
 
-from gitreg.background_share import SHARED, background_thread
 from gitreg.catalog.load import load_catalog
+from gitreg.pacing import background_thread
+from gitreg.process.cpu_budget import CpuBudget
 from tests.support.gitrepo import GitRepo, module_files
+from tests.support.pacing import installed
 from tests.support.servers import RegistryServer
 
 
@@ -23,15 +25,16 @@ def test_a_request_is_answered_while_every_background_reader_is_held(tmp_path: P
         repos.append(f"  - {{namespace: a, name: {name}, system: x, repo: {repo.path}}}\n")
     config = tmp_path / "registry.yaml"
     config.write_text(f"cache_dir: {tmp_path / 'cache'}\nmodules:\n" + "".join(repos))
-    with RegistryServer(load_catalog(config)) as server:
+    budget = CpuBudget()  # as `gitreg serve` installs it, and hands it to the server
+    with installed(budget), RegistryServer(load_catalog(config), budget=budget) as server:
         release, started = threading.Event(), threading.Semaphore(0)
 
         def hold() -> None:
             started.release()
             release.wait(30)
 
-        with ThreadPoolExecutor(SHARED.readers, initializer=background_thread) as background:
-            held = [background.submit(SHARED.run, hold) for _ in range(SHARED.readers)]
+        with ThreadPoolExecutor(budget.readers, initializer=background_thread) as background:
+            held = [background.submit(budget.run, hold) for _ in range(budget.readers)]
             try:
                 assert all(started.acquire(timeout=30) for _ in held)  # the pool is full
                 # A client's question, and a fresh read of its repository, meanwhile.

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.background_share import SHARED
 from gitreg.catalog.load import load_catalog
 from gitreg.git.clone import BareClone, TagRef
 from gitreg.modules import index_keeper
@@ -18,6 +17,7 @@ from gitreg.modules.persisted import ReadFrom, decode
 from gitreg.modules.resolve import Release
 from gitreg.modules.sync import ModuleSync
 from tests.support.gitrepo import GitRepo, module_files
+from tests.support.pacing import Recording, installed
 
 
 def _synced(tmp_path: Path) -> tuple[ModuleSync, IndexKeeper]:
@@ -118,17 +118,15 @@ def test_a_clone_read_from_the_same_refs_and_ledger_is_not_read_again(
     assert [r.version for r in versions] == ["1.2.0", "1.1.0", "1.0.0"]
 
 
-def test_a_write_breathes_at_each_entry_and_repository(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The server writes the index as paced work (`paced.py`): the write offers a rest
+def test_a_write_breathes_at_each_entry_and_repository(tmp_path: Path) -> None:
+    """The server writes the index as paced work (`pacing.paced`): the write offers a rest
     at each entry, each repository and each line of the old file, where pacing can take it."""
     sync, keeper = _synced(tmp_path)
     keeper.write(sync.snapshot)  # an old file, whose lines the next write reads
     sync.refresh()
-    breaths: list[None] = []
-    monkeypatch.setattr(SHARED, "breathe", lambda: breaths.append(None))
+    pacer = Recording()
     keeper.dirty = True
-    keeper.write(sync.snapshot)
+    with installed(pacer):
+        keeper.write(sync.snapshot)
     entries, repositories, lines = len(sync.snapshot.index), 1, 1
-    assert len(breaths) == entries + repositories + lines
+    assert pacer.breaths == entries + repositories + lines

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.cli import main
+from gitreg.commands.cli import main
 from gitreg.modules.acceptance import accept
 from gitreg.modules.archive_cache import ArchiveCache, ArchiveKey
 from gitreg.modules.sync import ModuleSync

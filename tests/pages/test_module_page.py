@@ -23,7 +23,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.settings import TlsFiles
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.browser import (
     DESKTOP,
     PHONE,

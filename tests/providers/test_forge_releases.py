@@ -13,11 +13,11 @@ import pgpy
 import pytest
 
 from gitreg.catalog.load import load_catalog
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.providers.fetched_releases import ReleaseFetcher
 from gitreg.providers.forge_releases import ReleaseList
 from gitreg.providers.hosted import Providers
 from gitreg.sources.found import SourceRefused
-from gitreg.tlscert import TlsMaterial
 from tests.support.clock import Clock
 from tests.support.forge_providers import NoRepositories
 from tests.support.forge_release_shapes import ForgeRelease

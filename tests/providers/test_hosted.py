@@ -17,8 +17,8 @@ import httpx
 import pgpy
 import pytest
 
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.providers.hashes import zip_hashes
-from gitreg.tlscert import TlsMaterial
 from tests.support.provider_releases import new_key, provider_zip, write_key, write_release
 from tests.support.servers import (
     answers,

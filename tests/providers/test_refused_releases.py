@@ -10,9 +10,9 @@ import pgpy
 import pytest
 
 from gitreg.catalog.load import load_catalog
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.providers.fetched_releases import RETRY_EVERY, ReleaseFetcher
 from gitreg.providers.hosted import Providers
-from gitreg.tlscert import TlsMaterial
 from tests.support.clock import Clock
 from tests.support.forge_providers import (
     PROJECT,

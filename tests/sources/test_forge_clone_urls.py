@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
 from tests.support.forge_git import forge_git
 from tests.support.forge_shapes import ForgeRepository

@@ -9,12 +9,12 @@ import socket
 import httpx
 import pytest
 
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.sources.forge_faults import ForgeSite, retry_after
 from gitreg.sources.forge_http import forge_url
 from gitreg.sources.found import SourceRefused, SourceUnavailable
 from gitreg.sources.github import GitHubLister
 from gitreg.sources.gitlab import GitLabLister
-from gitreg.tlscert import TlsMaterial
 from tests.support.clock import Clock
 from tests.support.forge_shapes import KINDS, ForgeKind, ForgeRepository
 from tests.support.forges import Fault, StandInForge, lister_of

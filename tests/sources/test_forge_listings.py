@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.sources.forge_pages import AT_ONCE, AT_ONCE_UNCOUNTED
 from gitreg.sources.found import FoundRepository
-from gitreg.tlscert import TlsMaterial
 from tests.support.forge_shapes import KINDS, ForgeKind, ForgeRepository
 from tests.support.forges import Fault, StandInForge
 

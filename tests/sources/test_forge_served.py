@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
 from tests.support.forge_git import ForgeGit, forge_git
 from tests.support.forge_shapes import ForgeRepository

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from gitreg.git.git_command import CREDENTIALS_WANTED
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.sources.forge_pages import AT_ONCE_UNCOUNTED
 from gitreg.sources.surveys import SourceSurveys
-from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
 from tests.support.forge_git import ForgeGit, forge_git
 from tests.support.forge_shapes import ForgeKind, ForgeRepository

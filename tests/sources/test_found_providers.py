@@ -18,9 +18,9 @@ import pgpy
 import pytest
 
 from gitreg.catalog.model import Catalog
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.providers.hosted import Providers
 from gitreg.sources.surveys import SourceSurveys
-from gitreg.tlscert import TlsMaterial
 from gitreg.web.providers import deprecation_warnings
 from tests.conftest import WriteCatalog
 from tests.support.forge_providers import NoRepositories

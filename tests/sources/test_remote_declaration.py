@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from gitreg.git.clone import DEFAULT_BRANCH_REF
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.sources.declared import DeclarationFiles
 from gitreg.sources.found import FoundRepository
 from gitreg.sources.survey import survey
-from gitreg.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
 from tests.support.forge_git import ForgeGit, forge_git
 from tests.support.gitrepo import git, module_files

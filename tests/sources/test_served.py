@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 
 from gitreg.catalog.load import load_catalog
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.sources.surveys import SourceSurveys
-from gitreg.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import free_port, run_gitreg, wait_until
 from tests.support.tls_clients import served_over_tls

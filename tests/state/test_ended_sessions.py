@@ -11,9 +11,9 @@ import pytest
 
 from gitreg.catalog.secrets import SecretRef
 from gitreg.catalog.settings import PostgresSettings
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.state.ended_sessions import EndedSessionFiles
 from gitreg.state.postgres_state import PostgresState
-from gitreg.tlscert import TlsMaterial
 from tests.support.browser_sessions import (
     PRIVATE,
     private_catalog,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.postgres import postgres_server
 from tests.support.replicas import replicas, start_all

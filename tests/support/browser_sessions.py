@@ -13,7 +13,7 @@ import httpx
 from gitreg.auth.sessions import COOKIE
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.private_registry import READER, write_private_registry
 from tests.support.tls_clients import served_over_tls
 

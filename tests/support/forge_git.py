@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.forge_shapes import ForgeRepository
 from tests.support.gitrepo import GitRepo, git
 from tests.support.servers import GitHttpTap, bare_clone, git_http_server

@@ -10,7 +10,7 @@ import pgpy
 
 from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.forge_release_shapes import ForgeRelease
 from tests.support.forges import StandInForge
 from tests.support.provider_releases import write_release

@@ -25,11 +25,11 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import httpx
 
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.sources.bitbucket import BitbucketLister
 from gitreg.sources.gitea import GiteaLister
 from gitreg.sources.github import GitHubLister
 from gitreg.sources.gitlab import GitLabLister
-from gitreg.tlscert import TlsMaterial
 from tests.support.forge_release_shapes import (
     ForgeRelease,
     asset_id,

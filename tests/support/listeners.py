@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 
 
 class SilentListener:

@@ -13,7 +13,7 @@ import pytest
 
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.settings import TlsFiles
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer, free_port
 

@@ -17,7 +17,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.servers import answers, free_port, wait_until
 from tests.support.tls_clients import trusting
 

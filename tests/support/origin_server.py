@@ -15,7 +15,7 @@ from typing import Any
 
 import pgpy
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.provider_releases import provider_zip
 
 

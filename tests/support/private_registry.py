@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.provider_releases import new_key, write_key, write_release
 from tests.support.tls_clients import served_over_tls

@@ -14,7 +14,7 @@ from typing import IO
 
 import httpx
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.servers import answers, free_port, public_cas, start_gitreg, wait_until
 from tests.support.tls_clients import trusting
 from tests.support.webhook_payloads import FORGES

@@ -30,7 +30,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
 from gitreg.catalog.settings import TlsFiles
-from gitreg.tlscert import ensure_local_tls
+from gitreg.process.tlscert import ensure_local_tls
 from tests.support.browser import chromium
 from tests.support.provider_releases import new_key, write_key, write_release
 from tests.support.servers import RegistryServer

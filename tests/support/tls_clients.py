@@ -12,7 +12,7 @@ import httpx
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
 from gitreg.catalog.settings import TlsFiles
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.servers import RegistryServer
 
 

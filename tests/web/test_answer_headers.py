@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.private_registry import READER, bearer, write_private_registry
 from tests.support.servers import RegistryServer, answers, free_port, start_serve, wait_until
 from tests.support.tls_clients import served_over_tls, trusting

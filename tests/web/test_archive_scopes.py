@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo
 from tests.support.servers import wait_until
 from tests.support.tls_clients import served_over_tls

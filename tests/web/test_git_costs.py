@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from gitreg.auth.gate import Gate
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import GitHttpTap, bare_clone, git_http_server
 from tests.support.tls_clients import served_over_tls, trusting

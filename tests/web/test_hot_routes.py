@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.private_registry import MIRROR, OTHER, READER, bearer, write_private_registry
 from tests.support.servers import RegistryServer

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer
 from tests.support.tls_clients import served_over_tls

@@ -19,8 +19,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 import pytest
 
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.state.issued_tokens import IssuedTokenFiles
-from gitreg.tlscert import TlsMaterial
 from tests.support.login_registry import LoginCatalog, login_registry
 from tests.support.oidc_provider import Provider, oidc_provider, sign_in_as
 from tests.support.servers import free_port, run_gitreg

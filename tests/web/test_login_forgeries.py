@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from gitreg.auth.login import SIGN_INS_PER_MINUTE
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.login_registry import LoginCatalog, login_registry
 from tests.support.oidc_provider import Provider, oidc_provider, sign_in_as
 from tests.support.tls_clients import trusting

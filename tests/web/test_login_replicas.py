@@ -14,7 +14,7 @@ import pytest
 
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.settings import TlsFiles
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.login_registry import SECRET_ENV
 from tests.support.oidc_provider import oidc_provider, sign_in_as

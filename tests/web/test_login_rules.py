@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from gitreg.auth.tokens import digest, new_token
+from gitreg.process.tlscert import TlsMaterial
 from gitreg.state.issued_tokens import IssuedToken, IssuedTokenFiles
-from gitreg.tlscert import TlsMaterial
 from tests.support.login_registry import LoginCatalog, claim_line, login_registry
 from tests.support.oidc_provider import Provider, oidc_provider, sign_in_as
 from tests.support.servers import RegistryServer, run_gitreg

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oidc_provider import Provider, oidc_provider
 from tests.support.servers import free_port, run_gitreg

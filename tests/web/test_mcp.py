@@ -204,7 +204,7 @@ def test_the_mcp_package_is_imported_only_for_a_catalog_that_turns_mcp_on() -> N
     """It takes about a second to import: `serve` without MCP, the default, does not pay it."""
     code = (
         "import sys\n"
-        "import gitreg.cli, gitreg.commands.serve, gitreg.web.app\n"
+        "import gitreg.commands.cli, gitreg.commands.serve, gitreg.web.app\n"
         "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -10,7 +10,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.mcp_catalog import READER, mcp_catalog
 from tests.support.mcp_checks import reader_sees_every_tool, until_read
 from tests.support.servers import answers, free_port, start_serve, wait_until

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.listeners import SilentListener, on_port_443
 from tests.support.origin_server import Answer, ScriptedOrigin
 from tests.support.provider_releases import new_key, write_key, write_release

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.asgi import in_process
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oci_client import INDEX, MANIFEST, NotInMirror, Refused, TofuOci

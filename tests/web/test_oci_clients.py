@@ -18,7 +18,7 @@ import httpx
 import oras.client
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.private_registry import READER, write_private_registry
 from tests.support.tls_clients import served_over_tls
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 import yaml
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.conftest import WriteCatalog
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.oci_client import Refused, TofuOci

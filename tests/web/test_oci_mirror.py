@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.oci_client import INDEX, NotInMirror, TofuOci
 from tests.support.origin_server import ScriptedOrigin
 from tests.support.private_registry import MIRROR, READER, write_private_registry

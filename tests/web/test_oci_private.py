@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.oci_client import MANIFEST, Refused, TofuOci
 from tests.support.private_registry import OTHER, READER, WIDGET_ZIP, write_private_registry
 from tests.support.tls_clients import served_over_tls

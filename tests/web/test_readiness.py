@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 
 from gitreg.catalog.load import load_catalog
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer, bare_clone, free_port, git_daemon, wait_until
 from tests.support.tls_clients import served_over_tls

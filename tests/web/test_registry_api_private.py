@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from gitreg.catalog.load import load_catalog
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.private_registry import OTHER, READER, bearer, write_private_registry
 from tests.support.servers import RegistryServer, bare_clone, git_http_server

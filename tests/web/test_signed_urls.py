@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl, urlencode
 import pytest
 
 from gitreg.auth.signed_urls import EXPIRY_STEP, UrlSigner
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support import browser_sessions
 from tests.support.private_registry import (
     MIRROR,

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.browser_sessions import (
     PRIVATE,
     URL_KEYS,

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.private_registry import (
     OTHER,
     READER,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gitreg.auth.gate import Gate
 from gitreg.catalog.load import load_catalog
-from gitreg.tlscert import TlsMaterial
+from gitreg.process.tlscert import TlsMaterial
 from tests.support.tls_clients import served_over_tls
 
 RIGHT = "gitreg_Fv3nq0J2aPZb7Ykq1x8cTgWm4s6eHd9LrUoNiBlKjQE"

@@ -1,4 +1,4 @@
-"""A sync's and a poll's own CPU (around the git they wait for) counts in the background's share:
+"""A sync's and a poll's own CPU (around the git they wait for) counts in the process's CPU budget:
 while requests arrive, the thread that ran one rests before it takes the next."""
 
 from __future__ import annotations
@@ -6,17 +6,19 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from gitreg.background_share import SHARED
 from gitreg.freshness.poller import Poller
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.modules.sync import ModuleSync
+from gitreg.process.cpu_budget import CpuBudget
 from tests.conftest import WriteCatalog
 from tests.support.clock import Clock
 from tests.support.gitrepo import GitRepo, module_files
+from tests.support.pacing import busy_budget, installed
 
 
 @pytest.fixture
@@ -27,22 +29,25 @@ def sync(write_catalog: WriteCatalog, tmp_path: Path) -> ModuleSync:
     return ModuleSync(write_catalog(catalog))
 
 
-def _rests_by_thread(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    threads: list[str] = []
-    monkeypatch.setattr(SHARED, "_sleep", lambda _: threads.append(threading.current_thread().name))
-    for kept in ("_last_request", "_free_at"):  # as they were, after the test
-        monkeypatch.setattr(SHARED, kept, getattr(SHARED, kept))
-    SHARED.pulse()  # a request just now: the server is busy
-    return threads
+@pytest.fixture
+def rested() -> list[str]:
+    """The names of the threads that rested, in order."""
+    return []
+
+
+@pytest.fixture
+def budget(rested: list[str]) -> Iterator[CpuBudget]:
+    """A busy budget, installed, whose rests record the thread that took them."""
+    busy = busy_budget(lambda _: rested.append(threading.current_thread().name))
+    with installed(busy):
+        yield busy
 
 
 def test_a_sync_rests_on_its_own_thread_while_requests_arrive(
-    sync: ModuleSync, monkeypatch: pytest.MonkeyPatch
+    sync: ModuleSync, budget: CpuBudget, rested: list[str]
 ) -> None:
-    rested = _rests_by_thread(monkeypatch)
-
     async def queued() -> bool:
-        queue = SyncQueue(sync)
+        queue = SyncQueue(sync, budget=budget)
         try:
             return await queue.request(next(iter(sync.snapshot.clones)), "startup")
         finally:
@@ -53,12 +58,12 @@ def test_a_sync_rests_on_its_own_thread_while_requests_arrive(
 
 
 def test_a_poll_rests_on_its_own_thread_while_requests_arrive(
-    sync: ModuleSync, monkeypatch: pytest.MonkeyPatch
+    sync: ModuleSync, budget: CpuBudget, rested: list[str]
 ) -> None:
     sync.refresh()
-    rested = _rests_by_thread(monkeypatch)
+    rested.clear()  # the poll's are the ones looked at
     clock = Clock()
-    poller = Poller(sync, clock, random.Random(2))
+    poller = Poller(sync, clock, random.Random(2), budget=budget)
     poller.schedule()
     clock.now += 66.0  # due
 

@@ -1,13 +1,20 @@
-"""`gitreg demo`: a local CA and a certificate for the catalog, and what to tell Terraform."""
+"""`gitreg demo`: the catalog served with a local CA and a certificate, and what to tell
+Terraform."""
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import sys
 import textwrap
 
 from gitreg.catalog.model import Catalog
-from gitreg.catalog.settings import Listen
+from gitreg.catalog.settings import Listen, TlsFiles
+from gitreg.commands.endpoint import listen_flag
+from gitreg.commands.serve import run_server
+from gitreg.errors import StartupError
+from gitreg.process.tlscert import TlsMaterial, ensure_local_tls, parse_host
 from gitreg.terraform_services import host_block
-from gitreg.tlscert import TlsMaterial, ensure_local_tls, parse_host
 
 
 def demo_tls(catalog: Catalog, listen: Listen) -> TlsMaterial:
@@ -58,3 +65,17 @@ your Terraform CLI config (~/.terraformrc, or the file TF_CLI_CONFIG_FILE names)
 For `gitreg serve`, make a certificate with `gitreg cert --host NAME --out DIR`.
 Stop with Ctrl-C.
 """
+
+
+def demo(catalog: Catalog, args: argparse.Namespace) -> int:
+    """Serve the catalog over HTTPS at `--listen` (or its own), with a throwaway certificate."""
+    try:
+        listen = listen_flag(args.listen) if args.listen else catalog.server.listen
+    except StartupError as exc:
+        print(f"gitreg: {exc}", file=sys.stderr)
+        return exc.status
+    material = demo_tls(catalog, listen)
+    tls = TlsFiles(material.certfile, material.keyfile)
+    banner = demo_banner(catalog, listen, material)
+    catalog = dataclasses.replace(catalog, server=dataclasses.replace(catalog.server, tls=tls))
+    return run_server(catalog, listen, tls, banner=banner)

@@ -1,36 +1,11 @@
 """What serving reads for long is kept out of the garbage collector's full walks, swap after swap.
 
-A full collection walks every object the collector tracks, holding the GIL: with an index of 10,000
-modules x 50 versions (over a million tracked objects) that is a long pause during which no request
-is answered (bench/RESULTS.md: bench.scale). Objects frozen (`gc.freeze`) are not walked. Start-up
-freezes what it read; each snapshot swap afterwards asks for a refreeze, done a moment later in a
-thread of its own (swaps in a burst, a start-up's fetches, cost one): first a collection of the
-young generations (what was made since their last collection: a few thousand objects, whatever the
-catalog's size), so that short-lived garbage is not frozen for good; then a freeze of everything
-else. What a swap built and kept has outlived two collections already: the old generation is frozen
-without a walk. (Walking it too held up a reload of 10,000 modules whenever the next world was being
-built at that moment: bench/RESULTS.md, bench.scale.)
-
-Frozen objects are never collected, only freed by their reference counts. Something alive at a
-freeze that becomes cyclic garbage afterwards (a request under way then, a connection open) is
-kept; so after FULL_EVERY refreezes a full walk is due (unfreeze, collect everything, freeze),
-and a process's frozen heap stays bounded however many swaps it sees. That walk is the long
-pause: it waits for a quiet moment, no request in the last second (`quiet`, looked at each
-refreeze and every RECHECK seconds), and only a server that is never quiet has it forced, after
-FORCE_AFTER refreezes.
-
-Bursts of objects made to be kept (a reload's next world, the persisted index read) are made
-with the collector off (`collector_paused`); in a server, what they made is frozen unwalked as
-they end, and a refreeze asked for meanwhile waits for them to end.
-
-A server's start-up is one burst: the collector stays off from the start (`start_up`) until
-the clones are read (`settled`), and what was read is then frozen without a walk. Walked as it
-grew, then collected before its freeze, it held every request for long pauses at 10,000
-modules (bench/RESULTS.md: bench.scale). Start-up's own garbage cycles, if any, wait for the
-first full walk.
-
-Only a server process freezes (it hands its ModuleSync a Freezer's `swapped`): a library or a
-test keeps the collector as Python sets it.
+A server freezes (`gc.freeze`) what its start-up read and, a moment after each snapshot swap,
+what the swap kept; bursts of objects made to be kept are made with the collector off
+(`collector_paused`, installed behind `gitreg.pacing`) and, in a server, frozen as they end. A
+full walk, due after FULL_EVERY refreezes, waits for a moment without requests. Only a server
+freezes (it hands its ModuleSync a Freezer's `swapped`). Why, and what it costs:
+docs/how-it-works/internals.md, "Background work keeps to a CPU budget".
 """
 
 from __future__ import annotations
@@ -95,12 +70,13 @@ class _Pauses:
 _PAUSES = _Pauses()
 
 
-def freeze_after_bursts() -> None:
+def freeze_after_bursts(on: bool = True) -> None:
     """In a server: what a burst made is frozen, unwalked, as the collector comes back on after
     it, rather than walked by the next collection of the young generation (after a reload at
     10,000 modules, a pause during which no request was answered: bench/RESULTS.md,
-    bench.scale). A burst's own cyclic garbage, if any, waits for the next full walk."""
-    _PAUSES.freeze_after = True
+    bench.scale). A burst's own cyclic garbage, if any, waits for the next full walk. `on`
+    False: as a library's, walked (a test's, after)."""
+    _PAUSES.freeze_after = on
 
 
 class Freezer:
@@ -112,7 +88,7 @@ class Freezer:
         force_after: int = FORCE_AFTER,
         recheck: float = RECHECK,
     ) -> None:
-        """`quiet`: whether no request waits now (a server's `BackgroundShare.quiet`); a
+        """`quiet`: whether no request waits now (a server's `CpuBudget.quiet`); a
         library's default is always."""
         self.delay = delay
         self.full_every = full_every

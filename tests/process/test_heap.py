@@ -15,10 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gitreg import heap
 from gitreg.catalog.load import load_catalog
-from gitreg.heap import Freezer, collector_paused
 from gitreg.modules.sync import ModuleSync
+from gitreg.process.heap import Freezer, collector_paused, freeze_after_bursts
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.servers import RegistryServer, wait_until
 from tests.support.state import serving_state
@@ -230,15 +229,16 @@ def test_start_up_and_a_burst_share_one_pause() -> None:
     assert gc.isenabled()
 
 
-def test_in_a_server_what_a_burst_made_is_frozen_as_it_ends(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(heap._PAUSES, "freeze_after", True)  # as `freeze_after_bursts()`
-    with collector_paused():
-        kept = [{"version": str(n)} for n in range(1000)]  # tracked: lists of dicts
-        made = gc.get_objects()
-        assert any(entry is kept for entry in made)
-        del made
+def test_in_a_server_what_a_burst_made_is_frozen_as_it_ends() -> None:
+    freeze_after_bursts()  # as `gitreg serve` does
+    try:
+        with collector_paused():
+            kept = [{"version": str(n)} for n in range(1000)]  # tracked: lists of dicts
+            made = gc.get_objects()
+            assert any(entry is kept for entry in made)
+            del made
+    finally:
+        freeze_after_bursts(False)
     assert not any(entry is kept for entry in gc.get_objects())  # frozen: no walk sees it
     assert gc.isenabled()
 

@@ -1,4 +1,4 @@
-"""The `gitreg` command line: parsed here, each subcommand run by `gitreg/commands/`."""
+"""The `gitreg` command line: parsed here, each subcommand run by its module of `commands/`."""
 
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from gitreg import __version__
+from gitreg import __version__, pacing
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.secrets import SECRET_USES, SecretUse
 from gitreg.commands.endpoint import add_endpoint_flags
 from gitreg.errors import ConfigError
 from gitreg.logs import LOG_FORMATS
 from gitreg.logs import configure as configure_logging
+from gitreg.process.heap import collector_paused
 
 if TYPE_CHECKING:
     from gitreg.catalog.model import Catalog
@@ -32,7 +33,7 @@ def serve(catalog: Catalog, args: argparse.Namespace) -> int:
 
 
 def demo(catalog: Catalog, args: argparse.Namespace) -> int:
-    from gitreg.commands.serve import demo as run
+    from gitreg.commands.demo import demo as run
 
     return run(catalog, args)
 
@@ -107,6 +108,16 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    # Bursts of objects made to be kept (registry.yaml's nodes, the first of them) are made with
+    # the cyclic collector off, in every command (gitreg.process.heap).
+    restore = pacing.install(pause=collector_paused)
+    try:
+        return _run(args)
+    finally:
+        restore()
+
+
+def _run(args: argparse.Namespace) -> int:
     flag_format = getattr(args, "log_format", None)  # serve and demo have --log-format
     configure_logging(args.log_level, flag_format or "text", args.command not in (serve, demo))
     if args.command is cert or (args.command is token and args.action == "new"):

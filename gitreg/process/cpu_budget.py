@@ -1,31 +1,12 @@
-"""Background work takes a bounded share of the process while requests are being served.
+"""The process's CPU budget: background work held to a fraction of one CPU while requests arrive.
 
-Python runs one thread at a time (the GIL): eight threads reading clones after a start took most of
-the event loop's turns, and a registry of 10,000 modules answered at a fraction of its speed until
-they were done (bench/RESULTS.md: bench.scale). So the Python part of background work (a clone read
-into entries; a sync's or a poll's own work around the git it waits for) is measured in CPU time and
-paced: while requests arrive, background threads together use at most `share` of one CPU, each slice
-followed by a rest; with no request in the last second, they run at full speed. The git processes
-they start count in that share too (`charge`): git's CPU, once it has exited, is paid back with a
-rest when the thread's outermost slice ends (a sync's, a poll's), never while it may hold a clone's
-lock that a request or another process waits on. At 10,000 modules, a start's 1,000 `git ls-remote`,
-sixteen at a time, took the cores from the requests; charged, they leave the requests more, for a
-slightly longer fetch (bench/RESULTS.md: bench.scale). Background threads also run at a lower CPU
-priority, and so do the `git` processes they start (Linux gives a thread's niceness to the processes
-it forks), so that on a busy machine the server's own thread comes first.
-
-Work that is one long computation rather than slices (a reload of 10,000 modules: registry.yaml
-parsed and checked, the next world built) runs `paced()`: it calls `breathe()` as it goes (a module
-checked, a YAML node made), and each breath pays the CPU spent since the last one back with a rest,
-at a twentieth of a CPU (PACED_SHARE). Such a thread keeps its priority.
-
-Only threads marked background (`background_thread`, a thread pool's initializer) are paced: a
-read a request waits for (a fresh read) is never slowed.
-
-The slices themselves (`BackgroundShare.run`) run on a few reader threads of the share's own,
-at the server's priority, not on the low-priority thread that asks: a thread that holds the GIL
-while the machine's scheduler keeps it waiting for a CPU (a low-priority one on a busy machine)
-holds up every request for as long. A busy slice is paced, never descheduled holding the GIL."""
+`gitreg serve` makes one, installs it behind `gitreg.pacing` (the breaths of paced work, git's
+CPU, a request's arrival) and hands it to what schedules background work (slices, clone reads,
+the docs warming's rests). Each slice's CPU is paid back with a rest while requests arrive, at
+full speed otherwise; background threads and their git run at a lower priority, clone reads on
+a few reader threads at the server's. Why, and what it costs: docs/how-it-works/internals.md,
+"Background work keeps to a CPU budget".
+"""
 
 from __future__ import annotations
 
@@ -40,10 +21,10 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import TypeVar
 
-SHARE = 0.2  # of one CPU, for background work together, while requests arrive
+FRACTION = 0.2  # of one CPU, for background work together, while requests arrive
 BUSY_FOR = 1.0  # seconds after a request during which the server counts as busy
 BREATH = 0.005  # CPU seconds paced work spends between two rests
-PACED_SHARE = 0.05  # of one CPU, for work in one piece (bench/RESULTS.md: bench.scale)
+PACED_FRACTION = 0.05  # of one CPU, for work in one piece (bench/RESULTS.md: bench.scale)
 NICENESS = 10  # added to a background thread's (and its git processes') niceness
 READERS = 2  # threads that run background slices, at the server's priority: one per CPU here
 # Seconds a thread holding the GIL keeps it once another asks (bench/RESULTS.md: bench.scale)
@@ -61,11 +42,11 @@ def prompt_handover() -> None:
 
 
 class _ThreadRole(threading.local):
-    """What this thread is to the share; class attributes are the defaults, read without the
+    """What this thread is to the budget; class attributes are the defaults, read without the
     cost of a missing attribute (breathe() runs once per YAML node of a reload)."""
 
     background = False  # paced background work
-    reader = False  # one of the share's reader threads
+    reader = False  # one of the budget's reader threads
     breath: float | None = None  # paced(): the thread's CPU time at its last breath
     slices = 0  # slices under way on this thread (nested ones count)
     owed = 0.0  # CPU seconds its git processes spent, paid when its outermost slice ends
@@ -120,16 +101,16 @@ def in_background() -> bool:
     return _local.background
 
 
-class BackgroundShare:
+class CpuBudget:
     def __init__(
         self,
-        share: float = SHARE,
+        fraction: float = FRACTION,
         busy_for: float = BUSY_FOR,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         readers: int = READERS,
     ) -> None:
-        self.share = share
+        self.fraction = fraction
         self.readers = readers
         self._readers: _Readers | None = None
         self.busy_for = busy_for
@@ -142,7 +123,7 @@ class BackgroundShare:
 
     def run(self, work: Callable[[], T]) -> T:
         """`work`, a slice of background work that holds the GIL (a clone read): from a
-        background thread, on one of the share's `readers` threads, paced there, while the
+        background thread, on one of the budget's `readers` threads, paced there, while the
         asking thread waits; at most `readers` such slices run at once. From any other thread
         (a read a request waits for), at once, on that thread."""
         if not in_background() or _local.reader:
@@ -163,9 +144,17 @@ class BackgroundShare:
                 self._readers = _Readers(self.readers)
             return self._readers
 
-    def pulse(self) -> None:
+    def request_arrived(self) -> None:
         """A request arrived (called on every request: one assignment)."""
         self._last_request = self._clock()
+
+    def background_thread(self) -> None:
+        """A thread pool's initializer: this thread does background work (paced, lower
+        priority)."""
+        background_thread()
+
+    def in_background(self) -> bool:
+        return in_background()
 
     def quiet(self) -> bool:
         """Whether no request arrived in the last `busy_for` seconds: a hold now (the heap's
@@ -175,7 +164,7 @@ class BackgroundShare:
     @contextlib.contextmanager
     def paced(self) -> Iterator[None]:
         """This thread's work, until the end of the block, is background work that breathes
-        (`breathe`) while requests arrive, at PACED_SHARE of one CPU (counted in the one budget
+        (`breathe`) while requests arrive, at PACED_FRACTION of one CPU (counted in the one budget
         of all background work); its priority stays as it is."""
         was = _local.background, _local.breath
         _local.background, _local.breath = True, time.thread_time()
@@ -192,7 +181,7 @@ class BackgroundShare:
             return
         now = time.thread_time()
         if now - last >= BREATH:
-            self._rest(now - last, PACED_SHARE)
+            self._rest(now - last, PACED_FRACTION)
             _local.breath = time.thread_time()
 
     def sliced(self, work: Callable[[], T]) -> T:
@@ -228,26 +217,23 @@ class BackgroundShare:
                 owed, _local.owed = _local.owed, 0.0
             self._rest(time.thread_time() - started + owed)
 
-    def owe(self, spent: float, share: float | None = None) -> float:
-        """`spent` CPU seconds of background work counted in the one budget, at `share` (the
-        share's own by default): the seconds of rest that pay them back, 0 when quiet. For work
+    def owe(self, spent: float, fraction: float | None = None) -> float:
+        """`spent` CPU seconds of background work counted in the one budget, at `fraction` (the
+        budget's own by default): the seconds of rest that pay them back, 0 when quiet. For work
         that rests itself (the docs warming, on the event loop); `_rest` sleeps it."""
         if self.quiet():
             return 0.0  # no one waits: catch up at full speed
         now = self._clock()
         with self._lock:
             # One budget for every background thread: each slice moves the time the budget is
-            # paid back by its cost divided by the share.
-            self._free_at = max(self._free_at, now) + spent / (share or self.share)
+            # paid back by its cost divided by the fraction.
+            self._free_at = max(self._free_at, now) + spent / (fraction or self.fraction)
             rest = max(self._free_at - now - spent, 0.0)
             self.rested += rest
         return rest
 
-    def _rest(self, spent: float, share: float | None = None) -> None:
-        """Pay `spent` CPU seconds back at `share` (the share's own by default), when busy."""
-        rest = self.owe(spent, share)
+    def _rest(self, spent: float, fraction: float | None = None) -> None:
+        """Pay `spent` CPU seconds back at `fraction` (the budget's own by default), when busy."""
+        rest = self.owe(spent, fraction)
         if rest > 0:
             self._sleep(rest)
-
-
-SHARED = BackgroundShare()  # the process's: the request middleware pulses, background work slices

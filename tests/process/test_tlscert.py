@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
-from gitreg.tlscert import ensure_local_tls, issue_certificate, parse_host
+from gitreg.process.tlscert import ensure_local_tls, issue_certificate, parse_host
 
 
 def _names(certfile: Path) -> set[str]:

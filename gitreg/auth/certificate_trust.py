@@ -1,6 +1,7 @@
-"""A TLS connection refused because the server's certificate is not trusted, told apart from a
-server that cannot be reached: found among an HTTP client's error's causes, and said with the
-reason and the key that names a CA bundle."""
+"""Whether an HTTP client's error is an untrusted TLS certificate, and what to set then.
+
+Told apart from a server that cannot be reached: found among the error's causes, and said with
+the reason and the key that names a CA bundle."""
 
 from __future__ import annotations
 
