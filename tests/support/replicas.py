@@ -128,6 +128,15 @@ class Replica:
         assert archive.status_code == 200, archive.text
         return archive.content
 
+    def fetched(self) -> bool:
+        """Whether it has fetched the repository: until then, a replica started with no clone
+        lists what the others read, and answers its archives with a 503 (its clone is made)."""
+        try:
+            answer = httpx.get(f"{self.url}/v1/status", timeout=5, verify=self.verify)
+        except httpx.HTTPError:
+            return False
+        return answer.status_code == 200 and answer.json()["repositories"][0]["state"] == "ok"
+
     def webhook(self) -> int:
         body, headers = FORGES["generic-hmac"].request("127.0.0.1", "org/repo", "", SECRET)
         posted = httpx.post(
