@@ -155,13 +155,17 @@ class Replica:
 
 
 def start_all(group: Sequence[Replica], dsn: str) -> None:
-    """Every replica started at once, then each waited for until it serves and has read the
-    repository's first version."""
+    """Every replica started at once, then each waited for until it serves and has fetched the
+    repository's first version (one that starts late lists it from another's read at once)."""
     for replica in group:
         replica.launch(dsn)
     for replica in group:
         replica.ready()
-        wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        wait_until(
+            lambda r=replica: r.versions() == ["1.0.0"] and r.fetched(),  # type: ignore[misc]
+            30,
+            "the first sync",
+        )
 
 
 @contextlib.contextmanager
