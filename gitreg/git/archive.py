@@ -22,10 +22,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, BinaryIO, cast
 
-from dulwich.objects import Commit, Tree
+from dulwich.objects import Commit, ObjectID, Tree
 from dulwich.repo import Repo
 
-from gitreg.errors import ArchiveError, ArchiveTooLarge
+from gitreg.errors import ArchiveError, ArchiveTooLarge, NotReadYet
 from gitreg.git.archive_limits import ArchiveLimits
 from gitreg.git.clone import folder_tree, open_repo
 from gitreg.git.parallel_gzip import ParallelGzip
@@ -80,10 +80,13 @@ def tree_entries(
     repo: Repo, commit_id: str, folder: str, limits: ArchiveLimits
 ) -> tuple[list[tuple[str, int, bytes]], int]:
     """(path, mode, sha) of every entry an archive of `commit_id` (or its `folder`) holds, in
-    the order it holds them, and the commit's time; ArchiveTooLarge past max_entries."""
+    the order it holds them, and the commit's time; ArchiveTooLarge past max_entries; NotReadYet
+    when the clone lacks the commit (a replica's first fetch under way: modules/warm_start.py)."""
     root = folder_tree(repo, commit_id, folder)
+    if root is None and ObjectID(commit_id.encode()) not in repo.object_store:
+        raise NotReadYet(f"commit {commit_id} is not in the clone yet")
     if root is None:
-        raise ArchiveError(f"commit {commit_id} is not in the clone, or has no folder {folder!r}")
+        raise ArchiveError(f"commit {commit_id} has no folder {folder!r}")
     commit = repo[commit_id.encode()]
     assert isinstance(commit, Commit)
     entries = []

@@ -89,6 +89,7 @@ class ArchiveCache:
         if not (clone_path / "objects").is_dir():
             # A replica that serves what others read (gitreg.modules.warm_start) before its
             # clone exists: an archive waits for the clone, like the client, told when to retry.
+            # Until its first fetch ends, the build says the same (git.archive.tree_entries).
             raise NotReadYet(f"archive {key.name}: the repository is not cloned here yet")
         task = self._building.get(key)
         if task is None:
@@ -129,7 +130,7 @@ class ArchiveCache:
             # Readers see the whole archive or none of it.
             with atomic_writer(path) as out:
                 self.form.write(clone_path, key.commit, key.folder, out, self.limits)
-        except ArchiveError:
+        except (ArchiveError, NotReadYet):
             raise
         except Exception as exc:
             # Disk full, a clone deleted under us, a corrupt object: a 503, never a partial file.

@@ -119,7 +119,11 @@ def _use(
     except Unreadable as exc:
         log.warning("%s; its repository is read from its clone", exc)
         return False
-    keeper.noted(location, line.read_from, tags, entries, in_file=in_file)
+    if in_file or clone.exists():
+        # Another replica's read is served where there is no clone here, not noted as this
+        # one's: its first fetch reads the clone, which may lack a commit the line pins (then
+        # withheld here: gitreg.modules.tag_policy).
+        keeper.noted(location, line.read_from, tags, entries, in_file=in_file)
     read[location] = (entries, tags)
     return True
 

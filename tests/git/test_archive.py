@@ -17,10 +17,10 @@ import pytest
 from dulwich.objects import Blob, Commit, Tree
 from dulwich.repo import Repo
 
-from gitreg.errors import ArchiveError, ArchiveTooLarge
+from gitreg.errors import ArchiveError, ArchiveTooLarge, NotReadYet
 from gitreg.git.archive import write_archive
 from gitreg.git.archive_limits import ArchiveLimits
-from gitreg.modules.archive_cache import ArchiveCache, ArchiveKey
+from gitreg.modules.archive_cache import TARBALL, ZIP, ArchiveCache, ArchiveFormat, ArchiveKey
 from tests.support.gitrepo import GitRepo, git
 
 
@@ -157,11 +157,30 @@ def test_cache_builds_once_for_concurrent_requests(repo: GitRepo, tmp_path: Path
 
 def test_failed_build_leaves_nothing_behind(repo: GitRepo, tmp_path: Path) -> None:
     cache = ArchiveCache(tmp_path / "cache")
-    key = ArchiveKey("0" * 40)
+    key = ArchiveKey(git(repo.path, "rev-parse", "HEAD"), "modules/absent")
     with pytest.raises(ArchiveError):
         asyncio.run(cache.get(repo.path / ".git", key))
     assert not cache.path(key).exists()
     assert not list(cache.path(key).parent.iterdir())
+
+
+@pytest.mark.parametrize("form", [TARBALL, ZIP], ids=["tar.gz", "zip"])
+def test_a_clone_before_its_first_fetch_ends_is_not_read_yet(
+    repo: GitRepo, tmp_path: Path, form: ArchiveFormat
+) -> None:
+    """A replica serving what another one read (gitreg.modules.warm_start) makes its clone, then
+    fetches into it: an archive asked for in between waits for the fetch (a 503 to retry), as
+    one asked for before the clone was made, and is built once the commit is there."""
+    clone = tmp_path / "clone.git"
+    git(tmp_path, "init", "-q", "--bare", str(clone))
+    cache = ArchiveCache(tmp_path / "cache", form=form)
+    key = ArchiveKey(git(repo.path, "rev-parse", "HEAD"))
+    with pytest.raises(NotReadYet):
+        asyncio.run(cache.get(tmp_path / "not-made-yet.git", key))
+    with pytest.raises(NotReadYet):
+        asyncio.run(cache.get(clone, key))
+    git(clone, "fetch", "-q", str(repo.path), "+refs/heads/*:refs/heads/*")
+    assert asyncio.run(cache.get(clone, key)).is_file()
 
 
 def _commit_of(repo: Repo, tree: Tree) -> str:

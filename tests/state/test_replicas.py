@@ -99,6 +99,8 @@ def test_a_moved_tag_is_pinned_by_all_and_archives_are_the_same_bytes(
         remote.release("v1.1.0")
         assert second.webhook() == 202
         late.start(database_url)  # never saw the first commit of v1.0.0 itself
+        # It lists at once what the others read, and builds archives once it has a clone.
+        wait_until(late.fetched, 30, "the late replica to fetch")
         wait_until(
             lambda: all(r.versions() == ["1.0.0", "1.1.0"] for r in group),
             30,

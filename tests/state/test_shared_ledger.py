@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from gitreg.catalog.load import load_catalog
+from gitreg.modules.index_keeper import IndexKeeper
 from gitreg.modules.sync import ModuleSync
+from gitreg.modules.warm_start import warm_start
+from gitreg.state.configured import open_state
 from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.postgres import postgres_server
 from tests.support.servers import bare_clone, git_daemon
@@ -26,6 +29,17 @@ class Remote:
 
     def push(self, *refs: str) -> None:
         git(self.work.path, "push", "-q", "--force", str(self.bare), *refs)
+
+    def move_out_of_history(self, tag: str) -> None:
+        """`tag` moved to a commit that does not descend from the first, which the server no
+        longer holds."""
+        git(self.work.path, "checkout", "-q", "--orphan", "other")
+        self.work.write({"main.tf": 'output "version" { value = "other" }\n'})
+        self.work.commit("other")
+        git(self.work.path, "tag", "-f", tag)
+        self.push(f"refs/tags/{tag}")
+        git(self.bare, "reflog", "expire", "--expire=now", "--all")
+        git(self.bare, "gc", "-q", "--prune=now")
 
 
 @pytest.fixture
@@ -48,15 +62,20 @@ def _close() -> Iterator[None]:
 
 
 def _replica(
-    tmp_path: Path, name: str, remote: Remote, dsn_env: str, policy: str = ""
+    tmp_path: Path, name: str, remote: Remote, dsn_env: str, policy: str = "", kept: bool = False
 ) -> ModuleSync:
+    """`kept`: its reads noted for the persisted index and shared with the others, as a
+    server's are."""
     folder = tmp_path / name
     folder.mkdir()
     (folder / "registry.yaml").write_text(
         f"cache_dir: cache\nstate:\n  postgres: {{dsn_env: {dsn_env}}}\n"
         f"modules:\n  - {{namespace: a, name: m, system: x, repo: '{remote.url}'{policy}}}\n"
     )
-    sync = ModuleSync(load_catalog(folder / "registry.yaml"))
+    catalog = load_catalog(folder / "registry.yaml")
+    shared = open_state(catalog)
+    reads = IndexKeeper(catalog.cache_dir, shared) if kept else None
+    sync = ModuleSync(catalog, shared, reads=reads)
     _OPEN.append(sync)
     return sync
 
@@ -91,15 +110,29 @@ def test_a_published_commit_the_clone_lacks_is_withheld_never_replaced(
     monkeypatch.setenv("GITREG_TEST_DSN", database_url)
     one = _replica(tmp_path, "one", remote, "GITREG_TEST_DSN")
     one.refresh()
-    # The tag is moved to a commit that does not descend from the first; the first is gone.
-    git(remote.work.path, "checkout", "-q", "--orphan", "other")
-    remote.work.write({"main.tf": 'output "version" { value = "other" }\n'})
-    remote.work.commit("other")
-    git(remote.work.path, "tag", "-f", "v1.0.0")
-    remote.push("refs/tags/v1.0.0")
-    git(remote.bare, "reflog", "expire", "--expire=now", "--all")
-    git(remote.bare, "gc", "-q", "--prune=now")
+    remote.move_out_of_history("v1.0.0")
     late = _replica(tmp_path, "late", remote, "GITREG_TEST_DSN")
+    late.refresh()
+    assert _served(late) == {}
+    (change,) = late.snapshot.index.get("a", "m", "x").changes  # type: ignore[union-attr]
+    assert change.action == "withheld"
+
+
+def test_what_another_replica_read_is_served_until_the_clone_here_is_read(
+    tmp_path: Path, remote: Remote, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replica with no clone yet serves the line another replica shared; its first fetch
+    then reads its own clone, which lacks the commit that line pins: withheld here."""
+    monkeypatch.setenv("GITREG_TEST_DSN", database_url)
+    one = _replica(tmp_path, "one", remote, "GITREG_TEST_DSN", kept=True)
+    one.refresh()
+    remote.move_out_of_history("v1.0.0")
+    one.refresh()  # pinned: its clone holds the first commit
+    assert _served(one) == {"1.0.0": remote.first} and one.reads is not None
+    one.reads.write(one.snapshot)  # its line shared, read from the tags as they are now
+    late = _replica(tmp_path, "late", remote, "GITREG_TEST_DSN", kept=True)
+    assert warm_start(late).shared == 1
+    assert _served(late) == {"1.0.0": remote.first}  # as the others serve it
     late.refresh()
     assert _served(late) == {}
     (change,) = late.snapshot.index.get("a", "m", "x").changes  # type: ignore[union-attr]

@@ -128,6 +128,15 @@ class Replica:
         assert archive.status_code == 200, archive.text
         return archive.content
 
+    def fetched(self) -> bool:
+        """Whether it has fetched the repository: until then, a replica started with no clone
+        lists what the others read, and answers its archives with a 503 (its clone is made)."""
+        try:
+            answer = httpx.get(f"{self.url}/v1/status", timeout=5, verify=self.verify)
+        except httpx.HTTPError:
+            return False
+        return answer.status_code == 200 and answer.json()["repositories"][0]["state"] == "ok"
+
     def webhook(self) -> int:
         body, headers = FORGES["generic-hmac"].request("127.0.0.1", "org/repo", "", SECRET)
         posted = httpx.post(
@@ -146,13 +155,17 @@ class Replica:
 
 
 def start_all(group: Sequence[Replica], dsn: str) -> None:
-    """Every replica started at once, then each waited for until it serves and has read the
-    repository's first version."""
+    """Every replica started at once, then each waited for until it serves and has fetched the
+    repository's first version (one that starts late lists it from another's read at once)."""
     for replica in group:
         replica.launch(dsn)
     for replica in group:
         replica.ready()
-        wait_until(lambda r=replica: r.versions() == ["1.0.0"], 30, "the first sync")  # type: ignore[misc]
+        wait_until(
+            lambda r=replica: r.versions() == ["1.0.0"] and r.fetched(),  # type: ignore[misc]
+            30,
+            "the first sync",
+        )
 
 
 @contextlib.contextmanager
