@@ -88,7 +88,11 @@ def test_sighup_reloads(repos: Path) -> None:
     path = repos / "registry.yaml"
     path.write_text(_catalog(repos, ["one"], "watch_catalog: false\n"))
     port = free_port()
-    process = start_gitreg("serve", "--config", str(path), "--listen", f"127.0.0.1:{port}")
+    log = repos / "serve.log"
+    with log.open("w") as output:
+        process = start_gitreg(
+            "serve", "--config", str(path), "--listen", f"127.0.0.1:{port}", output=output
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until(lambda: _safe_status(base, "one") == 200, timeout=60)
@@ -97,11 +101,12 @@ def test_sighup_reloads(repos: Path) -> None:
         assert _versions(base, "two") == 404  # not watched: nothing happens until the signal
         process.send_signal(signal.SIGHUP)
         wait_until(lambda: _versions(base, "two") == 200)
+        # Logged once the reload's fetch of the new repository ended, after it is served.
+        wait_until(lambda: "catalog reloaded: 2 modules" in log.read_text(), what="the summary")
     finally:
         process.terminate()
-        output, _ = process.communicate(timeout=30)
-    assert process.returncode == 0, output
-    assert "catalog reloaded: 2 modules" in output
+        process.wait(timeout=30)
+    assert process.returncode == 0, log.read_text()
 
 
 def _safe_status(base: str, name: str) -> int:

@@ -55,8 +55,9 @@ def test_sighup_reloads_every_worker(catalog: Path) -> None:
             30,
             "every worker to serve the module added",
         )
+        # Each logs it once the reload's fetch of the new repository ended, after it is served.
+        wait_until(lambda: server.output().count("catalog reloaded") == 2, 30, "two summaries")
         assert server.stop() == 0
-    assert server.output().count("catalog reloaded") == 2
 
 
 def test_a_worker_that_dies_is_started_again(catalog: Path) -> None:
