@@ -16,7 +16,16 @@ from gitreg.pacing import breathe
 log = logging.getLogger(__name__)
 
 # The keys that wait for a restart, as registry.yaml names them; most are the server section's.
-RESTART_KEYS = ("listen", "tls", "cache_dir", "log_format", "shutdown_grace", "hsts", "mcp")
+RESTART_KEYS = (
+    "listen",
+    "tls",
+    "cache_dir",
+    "log_format",
+    "shutdown_grace",
+    "hsts",
+    "mcp",
+    "archives",
+)
 _SERVER_KEYS = ("listen", "tls", "log_format", "shutdown_grace", "hsts")
 
 
@@ -64,7 +73,8 @@ def _keep_what_needs_a_restart(old: Catalog, new: Catalog) -> Catalog:
         if _restart_value(old, key) != _restart_value(new, key):
             log.warning("catalog reload: a change of %s takes effect at the next restart", key)
     server = dataclasses.replace(new.server, **{k: getattr(old.server, k) for k in _SERVER_KEYS})
-    return dataclasses.replace(new, server=server, cache_dir=old.cache_dir, mcp=old.mcp)
+    kept = {"cache_dir": old.cache_dir, "mcp": old.mcp, "archives": old.archives}
+    return dataclasses.replace(new, server=server, **kept)
 
 
 def _restart_value(catalog: Catalog, key: str) -> object:

@@ -23,14 +23,15 @@ log_format: json
 shutdown_grace: 5s
 hsts: false
 mcp: {enabled: true}
+archives: {max_size: 1MiB, memory_budget: 0}
 refresh_interval: 5m
 """
-WAITING = ("listen", "tls", "cache_dir", "log_format", "shutdown_grace", "hsts", "mcp")
+WAITING = ("listen", "tls", "cache_dir", "log_format", "shutdown_grace", "hsts", "mcp", "archives")
 
 
 def _waiting(c: Catalog) -> tuple[object, ...]:
     s = c.server
-    return (s.listen, s.tls, c.cache_dir, s.log_format, s.shutdown_grace, s.hsts, c.mcp)
+    return (s.listen, s.tls, c.cache_dir, s.log_format, s.shutdown_grace, s.hsts, c.mcp, c.archives)
 
 
 def _applied(c: Catalog) -> tuple[object, ...]:
