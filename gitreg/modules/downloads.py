@@ -14,6 +14,19 @@ from gitreg.modules.resolve import Release
 
 ARCHIVES_PREFIX = "/v1/archives"
 
+# go-getter reads these from a git:: source's query: `ref` is gitreg's to give, and `depth`
+# makes it clone `--branch <ref>`, which a commit cannot be.
+_GETTER_OWNED = frozenset(("ref", "depth"))
+
+
+def git_location(url: str, folder: str, commit: str) -> str:
+    """The `git::` source of `commit`: `//folder` before the query (go-getter looks for it only
+    there), the URL's own parameters kept but `ref` and `depth`, and `ref` the full commit."""
+    base, _, query = url.partition("?")
+    kept = [p for p in query.split("&") if p and p.partition("=")[0] not in _GETTER_OWNED]
+    subdir = f"//{folder}" if folder else ""
+    return f"git::{base}{subdir}?{'&'.join([*kept, f'ref={commit}'])}"
+
 
 def archive_key(spec: ModuleSpec, commit: str) -> ArchiveKey:
     """Whole-tree archives are shared by every module of a repository; folder ones are not."""
@@ -30,17 +43,3 @@ def download_location(spec: ModuleSpec, release: Release) -> str:
     )
     subdir = f"//{spec.path}" if spec.path and not key.folder else ""
     return f"{ARCHIVES_PREFIX}/{address}/{key.name}.tar.gz{subdir}"
-
-
-# go-getter reads these from a git:: source's query: `ref` is gitreg's to give, and `depth`
-# makes it clone `--branch <ref>`, which a commit cannot be.
-_GETTER_OWNED = frozenset(("ref", "depth"))
-
-
-def git_location(url: str, folder: str, commit: str) -> str:
-    """The `git::` source of `commit`: `//folder` before the query (go-getter looks for it only
-    there), the URL's own parameters kept but `ref` and `depth`, and `ref` the full commit."""
-    base, _, query = url.partition("?")
-    kept = [p for p in query.split("&") if p and p.partition("=")[0] not in _GETTER_OWNED]
-    subdir = f"//{folder}" if folder else ""
-    return f"git::{base}{subdir}?{'&'.join([*kept, f'ref={commit}'])}"
