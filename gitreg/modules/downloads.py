@@ -1,4 +1,8 @@
-"""Where a client downloads a release from: a `git::` source or gitreg's own archive URL."""
+"""Where a client downloads a release from: a `git::` source or gitreg's own archive URL.
+
+A `git::` source names the release's commit, never its tag: a tag moved at the Git server
+cannot change what a client clones (go-getter checks out `ref` after a full clone).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,19 @@ from gitreg.modules.resolve import Release
 
 ARCHIVES_PREFIX = "/v1/archives"
 
+# go-getter reads these from a git:: source's query: `ref` is gitreg's to give, and `depth`
+# makes it clone `--branch <ref>`, which a commit cannot be.
+_GETTER_OWNED = frozenset(("ref", "depth"))
+
+
+def git_location(url: str, folder: str, commit: str) -> str:
+    """The `git::` source of `commit`: `//folder` before the query (go-getter looks for it only
+    there), the URL's own parameters kept but `ref` and `depth`, and `ref` the full commit."""
+    base, _, query = url.partition("?")
+    kept = [p for p in query.split("&") if p and p.partition("=")[0] not in _GETTER_OWNED]
+    subdir = f"//{folder}" if folder else ""
+    return f"git::{base}{subdir}?{'&'.join([*kept, f'ref={commit}'])}"
+
 
 def archive_key(spec: ModuleSpec, commit: str) -> ArchiveKey:
     """Whole-tree archives are shared by every module of a repository; folder ones are not."""
@@ -18,11 +35,7 @@ def archive_key(spec: ModuleSpec, commit: str) -> ArchiveKey:
 
 def download_location(spec: ModuleSpec, release: Release) -> str:
     if spec.download == "git":
-        base = spec.git_url or spec.repo.clone_url
-        subdir = f"//{spec.path}" if spec.path else ""
-        separator = "&" if "?" in base else "?"
-        # `+` in build metadata would read as a space in a query string: encode it.
-        return f"git::{base}{subdir}{separator}ref={quote(release.tag, safe='/')}"
+        return git_location(spec.git_url or spec.repo.clone_url, spec.path, release.commit)
     key = archive_key(spec, release.commit)
     address = "/".join(
         quote(part, safe="")

@@ -15,17 +15,19 @@ import httpx
 import pytest
 
 from gitreg.process.tlscert import TlsMaterial
-from tests.support.gitrepo import GitRepo, module_files
+from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.private_registry import MIRROR, OTHER, READER, bearer, write_private_registry
 from tests.support.servers import RegistryServer
 from tests.support.tls_clients import served_over_tls
 
 HOST = "registry.example.test"
+GIT_DOWNLOAD = "/v1/modules/open/vpcgit/generic/1.0.0/download"  # download: git, in a folder
 # The hot routes of an open namespace (`open`), and who asks each with auth on.
 ROUTES = {
     "/.well-known/terraform.json": READER,
     "/v1/modules/open/single/generic/versions": READER,
     "/v1/modules/open/single/generic/1.0.0/download": READER,
+    GIT_DOWNLOAD: READER,
     "/v1/modules/secret/single/generic/versions": READER,
     "/v1/providers/open/widget/versions": READER,
     "/v1/providers/open/widget/1.0.0/download/linux/amd64": READER,
@@ -43,9 +45,20 @@ SIGNED = {
 _EXPIRES = re.compile(r"expires=(\d+)")
 
 
+def _private_registry(root: Path) -> Path:
+    """The private registry's catalog, with a `download: git` module in the open namespace."""
+    path = write_private_registry(root, "")
+    git_module = (
+        f"  - {{namespace: open, name: vpcgit, system: generic, repo: {root / 'mono'},"
+        ' path: modules/vpc, tags: "vpc/v{version}", download: git}\n'
+    )
+    path.write_text(path.read_text().replace("modules:\n", f"modules:\n{git_module}", 1))
+    return path
+
+
 def _open_registry(root: Path) -> Path:
     """The private registry's catalog without its auth: section: the open gate."""
-    path = write_private_registry(root, "")
+    path = _private_registry(root)
     text = path.read_text()
     path.write_text(text[: text.index("auth:")])
     return path
@@ -72,7 +85,7 @@ def _answer(response: httpx.Response) -> tuple[int, list[tuple[str, str]], bytes
 def test_a_kept_answer_is_the_answer_its_handler_made_byte_for_byte(
     tmp_path: Path, tls: TlsMaterial, auth: bool
 ) -> None:
-    config = write_private_registry(tmp_path, "") if auth else _open_registry(tmp_path)
+    config = _private_registry(tmp_path) if auth else _open_registry(tmp_path)
     routes = {**ROUTES, **SIGNED} if auth else ROUTES
     for server, client in _served(config, tls):
         for path, token in routes.items():
@@ -88,6 +101,19 @@ def test_a_kept_answer_is_the_answer_its_handler_made_byte_for_byte(
             if auth and ("/secret/" in path or "/mirror/" in path):
                 # answered to a principal: no shared cache may keep it, kept or made
                 assert again.headers["cache-control"] == "private", path
+
+
+def test_a_kept_git_location_names_the_published_commit(tmp_path: Path, tls: TlsMaterial) -> None:
+    """Made and kept alike: `ref` is the tag's commit, the folder before the query."""
+    for server, client in _served(_open_registry(tmp_path), tls):
+        commit = git(tmp_path / "mono", "rev-parse", "vpc/v1.0.0^{commit}")
+        made = client.get(GIT_DOWNLOAD)
+        assert _kept(server, GIT_DOWNLOAD)
+        kept = client.get(GIT_DOWNLOAD)
+        for answer in (made, kept):
+            location = answer.json()["location"]
+            assert location == f"git::file://{tmp_path / 'mono'}//modules/vpc?ref={commit}"
+            assert answer.headers["x-terraform-get"] == location
 
 
 def test_a_head_of_a_kept_path_is_its_handlers_head(tmp_path: Path, tls: TlsMaterial) -> None:
@@ -114,7 +140,7 @@ def test_a_refusal_of_a_kept_path_is_its_handlers_refusal(tmp_path: Path, tls: T
     routing): the same status, headers and body, for a token that may not read it and for none."""
     asked: list[dict[str, str]] = [{}, bearer(OTHER)]
     refused = 0
-    for server, client in _served(write_private_registry(tmp_path, ""), tls):
+    for server, client in _served(_private_registry(tmp_path), tls):
         for path, token in {**ROUTES, **SIGNED}.items():
             before = [_answer(client.get(path, headers=headers)) for headers in asked]
             assert client.get(path, headers=bearer(token)).status_code == 200, path
@@ -142,7 +168,7 @@ def test_a_new_tag_is_in_the_next_versions_answer(tmp_path: Path, tls: TlsMateri
 def test_a_reload_that_makes_a_namespace_private_changes_its_answers(
     tmp_path: Path, tls: TlsMaterial
 ) -> None:
-    config = write_private_registry(tmp_path, "")
+    config = _private_registry(tmp_path)
     paths = [
         "/v1/modules/open/single/generic/versions",
         "/v1/modules/open/single/generic/1.0.0/download",
@@ -167,7 +193,7 @@ def test_a_reload_that_makes_a_namespace_private_changes_its_answers(
 def test_an_answer_signed_for_one_reader_is_signed_anew_for_each_other(
     tmp_path: Path, tls: TlsMaterial
 ) -> None:
-    config = write_private_registry(tmp_path, "")
+    config = _private_registry(tmp_path)
     for server, client in _served(config, tls):
         for path in SIGNED:
             if "/mirror/" in path:

@@ -110,16 +110,15 @@ def test_folder_only_archive(served: Served) -> None:
 
 
 def test_download_git_location(served: Served) -> None:
+    """A git:: location names the commit gitreg publishes, never the tag a client would follow."""
     response = served.client.get("/v1/modules/infra/vpcgit/aws/1.0.0/download")
-    location = "git::https://git.example.com/infra/mono.git//modules/vpc?ref=vpc/v1.0.0"
+    commit = served.commits["vpc/1.0.0"]
+    location = f"git::https://git.example.com/infra/mono.git//modules/vpc?ref={commit}"
     assert response.json() == {"location": location}
     assert response.headers["x-terraform-get"] == location
-    meta = served.client.get("/v1/modules/infra/singlegit/aws/1.2.0+meta.1/download").json()[
-        "location"
-    ]
-    assert meta.startswith("git::file://") and meta.endswith(
-        "?ref=v1.2.0%2Bmeta.1"
-    )  # + would read as a space
+    meta = served.client.get("/v1/modules/infra/singlegit/aws/1.2.0+meta.1/download").json()
+    assert meta["location"].startswith("git::file://")
+    assert meta["location"].endswith(f"?ref={served.commits['1.2.0+meta.1']}")
 
 
 def test_archive_headers_head_and_etag(served: Served) -> None:
