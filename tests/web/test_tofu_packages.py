@@ -22,6 +22,7 @@ import pytest
 from gitreg.process.tlscert import TlsMaterial
 from gitreg.providers.hashes import zip_hashes
 from tests.support.platform_releases import PLATFORMS, six_platform_registry
+from tests.support.site_snippets import claimed
 from tests.support.tls_clients import served_over_tls
 
 _INT64 = range(-(2**63), 2**63)
@@ -200,3 +201,17 @@ def test_no_map_is_checked_by_nobody() -> None:
     """A missing or empty map only logs a warning in tofu: nothing to refuse."""
     for body in (b"{}", b'{"packages": null}', b'{"packages": {}}'):
         tofu_authenticate(tofu_parse(body), "linux", "amd64", "00", b"zip")
+
+
+def test_the_pages_example_is_what_tofu_parses(served: httpx.Client) -> None:
+    """docs/providers.md's example answer: tofu's parser takes it, and its entries have the
+    shape of gitreg's own."""
+    with claimed("providers.md", "test_the_pages_example_is_what_tofu_parses") as page:
+        example = json.loads(page.take("json", '"packages"'))
+    packages = tofu_parse(json.dumps(example).encode())
+    assert set(packages) == {("darwin", "arm64"), ("linux", "amd64")}
+    real = _download(served, "linux_amd64").json()["packages"]["linux_amd64"]
+    for entry in example["packages"].values():
+        assert set(entry) == set(real)
+        assert [h[:3] for h in entry["hashes"]] == [h[:3] for h in real["hashes"]]
+    assert example["packages"]["linux_amd64"]["hashes"][0] == f"zh:{example['shasum']}"
