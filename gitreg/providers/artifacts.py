@@ -18,6 +18,7 @@ from pathlib import Path
 
 from gitreg.atomic import write_atomically
 from gitreg.providers.filenames import PackageFile, ReleaseFile
+from gitreg.providers.hashes import HashCache
 from gitreg.signing import Keyring, PublicKey
 from gitreg.tags import parse_version, version_sort_key
 
@@ -31,6 +32,8 @@ class ProviderPackage:
     filename: str
     path: Path
     shasum: str  # hex sha256 of the zip
+    size: int  # the zip's bytes
+    h1: str | None  # its `h1:` hash (hashes.py); None for a file zipfile cannot read
 
 
 @dataclass(frozen=True)
@@ -72,13 +75,21 @@ class ArtifactFolder:
     and mtime goes unnoticed)."""
 
     def __init__(
-        self, folder: Path, provider_type: str, keyring: Keyring, signatures: Path
+        self,
+        folder: Path,
+        provider_type: str,
+        keyring: Keyring,
+        signatures: Path,
+        hashes: HashCache | None = None,
     ) -> None:
         self.folder = folder
         self.type = provider_type
         self.keyring = keyring
         self.signatures = signatures  # cache_dir folder: gitreg's own signatures, kept stable
-        self._hashes: dict[tuple[Path, int, int], str] = {}
+        # Each zip's zh, h1 and size: shared with the network mirror, which lists the same.
+        self.hashes = hashes if hashes is not None else HashCache()
+        # The sha256 and size of files zipfile cannot read (SHA256SUMS still decides on them).
+        self._sums: dict[tuple[Path, int, int], tuple[str, int]] = {}
         self._checked: dict[str, _Checked] = {}  # by version, from the last scan
 
     def scan(self) -> tuple[list[ProviderRelease], list[ReleaseProblem]]:
@@ -138,14 +149,14 @@ class ArtifactFolder:
         listed = _parse_sums(original)
         packages = []
         for os_name, arch, path in zips:
-            shasum = self._sha256(path)
+            shasum, size, h1 = self._hashed(path)
             if path.name not in listed:
                 raise ValueError(f"{path.name} is not in SHA256SUMS")
             if listed[path.name] != shasum:
                 raise ValueError(
                     f"{path.name} does not match its SHA256SUMS line (corrupt or replaced)"
                 )
-            packages.append(ProviderPackage(os_name, arch, path.name, path, shasum))
+            packages.append(ProviderPackage(os_name, arch, path.name, path, shasum, size, h1))
         served = b"".join(
             line + b"\n"
             for line in original.splitlines()
@@ -201,16 +212,27 @@ class ArtifactFolder:
             raise ValueError(f'{manifest.name}: protocol_versions must be like ["5.0"]')
         return tuple(versions) or _DEFAULT_PROTOCOLS
 
-    def _sha256(self, path: Path) -> str:
+    def _hashed(self, path: Path) -> tuple[str, int, str | None]:
+        """The zip's hex sha256, size and h1; a file zipfile cannot open is still listed by its
+        sha256 (SHA256SUMS decides), without an h1."""
+        try:
+            hashes = self.hashes.get(path)
+        except ValueError:
+            return *self._sha256(path), None
+        return hashes.zh.removeprefix("zh:"), hashes.size, hashes.h1
+
+    def _sha256(self, path: Path) -> tuple[str, int]:
         status = path.stat()
         key = (path, status.st_size, status.st_mtime_ns)
-        if key not in self._hashes:
+        if key not in self._sums:
             digest = hashlib.sha256()
+            size = 0
             with path.open("rb") as f:
                 for chunk in iter(lambda: f.read(1 << 20), b""):
                     digest.update(chunk)
-            self._hashes[key] = digest.hexdigest()
-        return self._hashes[key]
+                    size += len(chunk)
+            self._sums[key] = (digest.hexdigest(), size)
+        return self._sums[key]
 
 
 def _sums_name(line: bytes) -> str | None:

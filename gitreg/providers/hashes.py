@@ -27,11 +27,13 @@ class PackageHashes:
     h1: str
     zh: str
     has_directory_entries: bool
+    size: int  # the zip's bytes, as hashed for `zh`
 
 
 def zip_hashes(path: Path) -> PackageHashes:
     with path.open("rb") as f:
         zh = hashlib.file_digest(f, "sha256").hexdigest()
+        size = f.tell()
     try:
         with zipfile.ZipFile(path) as z:
             entries = sorted(((_stored_name(i), i) for i in z.infolist()), key=lambda e: e[0])
@@ -51,7 +53,8 @@ def zip_hashes(path: Path) -> PackageHashes:
         RuntimeError,
     ) as exc:
         raise ValueError(f"{path.name} is not a readable zip file: {exc}") from exc
-    return PackageHashes("h1:" + base64.b64encode(lines.digest()).decode(), "zh:" + zh, has_dirs)
+    h1 = "h1:" + base64.b64encode(lines.digest()).decode()
+    return PackageHashes(h1, "zh:" + zh, has_dirs, size)
 
 
 def _stored_name(info: zipfile.ZipInfo) -> bytes:

@@ -30,6 +30,7 @@ from gitreg.git.location import RepoLocation
 from gitreg.git.trees import root_files
 from gitreg.providers.artifacts import ArtifactFolder, ProviderRelease, ReleaseProblem
 from gitreg.providers.fetched_releases import ReleaseFetcher, declared_in
+from gitreg.providers.hashes import HashCache
 from gitreg.signing import Keyring, PublicKey
 from gitreg.tags import released_version
 
@@ -105,10 +106,12 @@ class Providers:
         self.keyring: Keyring = keyring
         kept = previous.folders if previous is not None and previous.keyring is keyring else {}
         signatures = catalog.cache_dir / "signatures"
+        # Each zip hashed once: by the scan, for the download answers, and by the network mirror.
+        self.hashes: HashCache = previous.hashes if previous is not None else HashCache()
         self.folders: dict[tuple[str, str], tuple[ProviderSpec, ArtifactFolder]] = {}
         for spec in catalog.providers:
             folder = _kept_folder(kept.get(spec.key), spec) or ArtifactFolder(
-                spec.artifacts, spec.type, keyring, signatures
+                spec.artifacts, spec.type, keyring, signatures, self.hashes
             )
             self.folders[spec.key] = (spec, folder)
         # The forge readers of providers whose releases are on a forge, kept while unchanged.

@@ -111,9 +111,23 @@ async def download(request: Request) -> Response:
             "shasums_signature_url": url(f"{release.shasums_name}.sig"),
             "shasum": package.shasum,
             "signing_keys": {"gpg_public_keys": keys},
+            "packages": packages_of(release),
         }
     )
     return admission.keep(request, response, (address, entry))
+
+
+def packages_of(release: ProviderRelease) -> dict[str, dict[str, object]]:
+    """Every platform's size and hashes, as OpenTofu 1.12 reads `packages`: it checks the
+    requested platform's size and `zh:` against the zip it downloads, and fails the whole
+    answer on a key or hash it cannot parse (tests/web/test_tofu_packages.py)."""
+    return {
+        f"{p.os}_{p.arch}": {
+            "hashes": [f"zh:{p.shasum}", *((p.h1,) if p.h1 is not None else ())],
+            "package_size": p.size,
+        }
+        for p in release.packages
+    }
 
 
 async def files(request: Request) -> Response:

@@ -29,7 +29,7 @@ class ProviderSide:
     def build(
         cls, catalog: Catalog, providers: Providers, previous: ProviderSide | None = None
     ) -> ProviderSide:
-        hashes = previous.hashes if previous else HashCache()
+        hashes = providers.hashes  # the hosted zips' hashes are the scan's
         origins_for = (catalog.server.hostname, catalog.mirror)
         read_through: ReadThrough | None = None
         if previous is not None and previous.origins_for == origins_for:

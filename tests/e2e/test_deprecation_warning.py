@@ -11,7 +11,7 @@ from gitreg.catalog.settings import TlsFiles
 from gitreg.process.tlscert import TlsMaterial
 from tests.support.deprecated_catalog import PROVIDER_REASON, deprecated_catalog
 from tests.support.servers import RegistryServer
-from tests.support.terraform_cli import needs_terraform, run_terraform
+from tests.support.terraform_cli import needs_terraform, require_provider, run_terraform
 
 pytestmark = [pytest.mark.terraform, needs_terraform]
 
@@ -24,12 +24,7 @@ def test_terraform_init_prints_the_deprecation_and_installs(
     work.mkdir()
     with RegistryServer(catalog, tls=TlsFiles(tls.certfile, tls.keyfile)) as server:
         host = f"127.0.0.1:{server.port}"
-        (work / "cli.tfrc").write_text("")
-        (work / "main.tf").write_text(
-            "terraform {\n  required_providers {\n"
-            f'    widget = {{ source = "{host}/infra/widget", version = "0.9.0" }}\n'
-            "  }\n}\n"
-        )
+        require_provider(work, f"{host}/infra/widget", "0.9.0")
         done = run_terraform(work, tls.ca_cert, "init")
     said = " ".join((done.stdout + done.stderr).split())  # terraform wraps its lines
     assert done.returncode == 0, said

@@ -16,6 +16,7 @@ from gitreg.git.clone import TagRef
 from gitreg.git.location import RepoLocation
 from gitreg.modules.sync import ModuleSync
 from gitreg.providers.artifacts import ArtifactFolder
+from gitreg.providers.hashes import zip_hashes
 from gitreg.providers.hosted import Providers
 from gitreg.signing import Keyring
 from tests.support.gitrepo import GitRepo, git
@@ -46,6 +47,25 @@ def test_release_signed_by_a_trusted_ci_key_is_served_as_is(
     assert release.signer.key_id == keys["ci"].fingerprint.keyid.upper()
     for package in release.packages:
         assert package.shasum == hashlib.sha256(package.path.read_bytes()).hexdigest()
+
+
+def test_each_package_has_its_size_and_h1_and_a_file_no_zip_has_no_h1(
+    tmp_path: Path, keys: dict[str, pgpy.PGPKey]
+) -> None:
+    """What the download answer's `packages` lists of each zip; a file zipfile cannot open is
+    served as before (its SHA256SUMS line decides), with no h1 to list."""
+    sums = write_release(tmp_path / "artifacts", "widget", "1.0.0")
+    broken = sums.with_name("terraform-provider-widget_1.0.0_linux_amd64.zip")
+    broken.write_bytes(b"not a zip")
+    lines = [line for line in sums.read_text().splitlines() if broken.name not in line]
+    digest = hashlib.sha256(b"not a zip").hexdigest()
+    sums.write_text("\n".join([*lines, f"{digest}  {broken.name}"]) + "\n")
+    (release,), problems = folder(tmp_path, Keyring([keys["gitreg"]])).scan()
+    assert problems == []
+    darwin, linux = release.packages
+    assert darwin.size == darwin.path.stat().st_size > 0
+    assert darwin.h1 is not None and darwin.h1 == zip_hashes(darwin.path).h1
+    assert (linux.shasum, linux.size, linux.h1) == (digest, len(b"not a zip"), None)
 
 
 def test_unsigned_release_is_signed_by_gitreg_and_stays_the_same(

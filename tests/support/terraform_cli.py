@@ -37,3 +37,14 @@ def run_terraform(workdir: Path, ca_cert: Path, *args: str) -> subprocess.Comple
         text=True,
         timeout=240,
     )
+
+
+def require_provider(workdir: Path, source: str, version: str) -> None:
+    """A configuration in `workdir` that requires `source` at `version`, with an empty CLI
+    config (no host block, no mirror)."""
+    (workdir / "cli.tfrc").write_text("")
+    (workdir / "main.tf").write_text(
+        "terraform {\n  required_providers {\n"
+        f'    widget = {{ source = "{source}", version = "{version}" }}\n'
+        "  }\n}\n"
+    )
