@@ -112,13 +112,16 @@ def test_the_mirror_reads_it_through_from_its_origin(served: Served) -> None:
     archive = served.client.get(f"{base}/2.0.0.json").json()["archives"]["linux_amd64"]
     got = served.client.get(f"{base}/{archive['url']}")
     assert got.content == zips["terraform-provider-thing_2.0.0_linux_amd64.zip"]
+    repository = f"mirror/{ORIGIN}/acme_corp/thing"  # and over OCI, as an oci_mirror asks
+    assert TofuOci(served.client).provider_versions(repository) == ["2.0.0"]
 
 
 def test_oci_serves_it_at_providers_acme_corp(served: Served) -> None:
     tofu = TofuOci(served.client)
-    assert tofu.provider_versions("providers/acme_corp/widget") == ["1.0.0"]
-    data = tofu.provider_zip("providers/acme_corp/widget", "1.0.0", "linux", "amd64")
-    assert data == next((served.root / "releases" / "1.0.0").glob("*linux_amd64.zip")).read_bytes()
+    release = next((served.root / "releases" / "1.0.0").glob("*linux_amd64.zip")).read_bytes()
+    for repository in ("providers/acme_corp/widget", f"mirror/{HOST}/acme_corp/widget"):
+        assert tofu.provider_versions(repository) == ["1.0.0"]
+        assert tofu.provider_zip(repository, "1.0.0", "linux", "amd64") == release
     # '_' beside '-' is a Terraform namespace but no OCI name: unknown by its shape.
     beside = served.client.get("/v2/providers/acme_-corp/widget/tags/list")
     assert beside.status_code == 404 and "NAME_UNKNOWN" in beside.text
