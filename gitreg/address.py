@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 # The same rules as Terraform's own registry addresses (terraform-registry-address).
 _NAME = re.compile(r"[0-9A-Za-z](?:[0-9A-Za-z_-]{0,62}[0-9A-Za-z])?")
 _SYSTEM = re.compile(r"[0-9a-z]{1,64}")
-_PROVIDER_CHARS = re.compile(r"[0-9A-Za-z-]+")
+_TYPE_CHARS = re.compile(r"[0-9A-Za-z-]+")
+_NAMESPACE_CHARS = re.compile(r"[0-9A-Za-z_-]+")  # Terraform ≥ 1.16 takes '_' in namespaces
 # A provider's registry host as the network mirror and read-through see it: no port (a mirror
 # cannot serve a provider whose own address has one), lower case.
 _HOSTNAME = re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?")
@@ -28,19 +29,27 @@ def name_problem(value: str, what: str) -> str | None:
 def provider_problem(value: str, what: str) -> str | None:
     """Why `value` is not a valid provider namespace or type ("namespace", "type"), or None.
 
-    As Terraform: 1 to 64 ASCII letters, digits or '-', not starting or ending with '-'. A type
-    must be lowercase here (the catalog); requests are folded to lower case before they are asked.
+    As Terraform ≥ 1.16 (terraform-registry-address's ParseProviderNamespace): 1 to 64 ASCII
+    letters, digits or '-', and '_' in a namespace only; starting and ending with a letter or
+    digit, no '--'. A type must be lowercase here (the catalog); requests are folded to lower
+    case before they are asked.
     """
     label = f"provider {what} {value!r}"
     if not value:
         return f"provider {what} must not be empty"
     if len(value) > 64:
         return f"{label} is {len(value)} characters long; at most 64 are allowed"
-    if not _PROVIDER_CHARS.fullmatch(value):
-        bad = next(c for c in value if not _PROVIDER_CHARS.fullmatch(c))
-        return f"{label} may contain only ASCII letters, digits and '-', not {bad!r}"
-    if value.startswith("-") or value.endswith("-"):
+    allowed = _NAMESPACE_CHARS if what == "namespace" else _TYPE_CHARS
+    if not allowed.fullmatch(value):
+        bad = next(c for c in value if not allowed.fullmatch(c))
+        if bad == "_":
+            return f"{label} may not contain '_': only a provider's namespace may"
+        listed = "digits, '-' and '_'" if what == "namespace" else "digits and '-'"
+        return f"{label} may contain only ASCII letters, {listed}, not {bad!r}"
+    if value[0] in "-_" or value[-1] in "-_":
         return f"{label} must start and end with a letter or digit"
+    if "--" in value:
+        return f"{label} may not contain '--'"
     if what == "type" and value != value.lower():
         return f"{label} must be lowercase"
     return None

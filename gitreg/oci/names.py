@@ -35,7 +35,7 @@ def module_repository(address: ModuleAddress) -> str:
 
 def provider_repository(namespace: str, provider_type: str) -> str | None:
     """The repository a hosted provider's versions are at; None when the namespace cannot be
-    one (provider namespaces and types are letters, digits and '-': always can, lowercased)."""
+    one: '_' beside '-', or three '_' in a row (a type, letters, digits and '-', always can)."""
     repository = f"{PROVIDERS}/{namespace.lower()}/{provider_type.lower()}"
     return repository if all(map(_COMPONENT.fullmatch, repository.split("/"))) else None
 
@@ -43,6 +43,12 @@ def provider_repository(namespace: str, provider_type: str) -> str | None:
 def version_tag(version: str) -> str:
     """A version's tag: `+` has no place in a tag, and OpenTofu reads `_` back as `+`."""
     return version.replace("+", "_")
+
+
+def is_repository(name: str) -> bool:
+    """Whether `name` is a repository name by the spec's grammar: a provider namespace may hold
+    '_', and one with '_' beside '-' can be no repository."""
+    return all(map(_COMPONENT.fullmatch, name.split("/")))
 
 
 def is_tag(reference: str) -> bool:

@@ -19,7 +19,7 @@ from gitreg.auth.target import GitQuestion
 from gitreg.errors import Forbidden, TooManyRequests, Unauthorized
 from gitreg.modules.index import ModuleEntry
 from gitreg.oci.mirror_packages import MIRROR
-from gitreg.oci.names import PROVIDERS, module_repository
+from gitreg.oci.names import PROVIDERS, is_repository, module_repository
 from gitreg.providers.hosted import ProviderEntry
 from gitreg.web import access
 from gitreg.web.oci_answers import challenge, oci_error
@@ -56,7 +56,7 @@ async def admitted(request: Request) -> Repository:
         oci_error(404, "NAME_UNKNOWN", f"no repository {name[:200]} on this registry")
     )
     parts = name.split("/")
-    if name != name.lower() or len(parts) not in (3, 4):
+    if name != name.lower() or len(parts) not in (3, 4) or not is_repository(name):
         raise unknown
     if parts[0] == MIRROR and len(parts) == 4:
         return await _mirrored(request, name, parts[1:], unknown)

@@ -41,7 +41,7 @@ def test_entries_take_the_repository_s_releases_and_the_source_s_namespace() -> 
     ("text", "reason"),
     [
         ("providers:\n  - {namespace: acme}\n", "providers[0].type (line 2): is required"),
-        ("providers:\n  - {type: Wid_get}\n", "may contain only ASCII letters"),
+        ("providers:\n  - {type: Wid_get}\n", "provider type 'Wid_get' may not contain '_'"),
         (
             "providers:\n  - {type: widget, artifacts: dist}\n",
             "providers[0].artifacts (line 2): unknown key",

@@ -29,7 +29,7 @@ def test_good_requests(text: str, address: str, versions: list[str]) -> None:
     [
         ("hashicorp/aws", "name the origin too"),
         ("aws", "has 1 part"),
-        ("example.com/acme_corp/widget", "not '_'"),
+        ("example.com/acme/my_widget", "may not contain '_'"),
         ("example.com:8443/acme/widget", "without a port"),
         ("example.com/acme/widget@1.2", "1.2"),
     ],

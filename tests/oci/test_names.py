@@ -10,6 +10,7 @@ import pytest
 from gitreg.address import ModuleAddress
 from gitreg.oci.names import (
     is_digest,
+    is_repository,
     is_tag,
     module_repository,
     provider_repository,
@@ -49,6 +50,10 @@ def test_addresses_that_cannot_be_oci_names(address: tuple[str, str, str], reaso
 
 def test_provider_repositories_and_tags() -> None:
     assert provider_repository("Acme", "widget") == "providers/acme/widget"
+    assert provider_repository("Acme_Corp", "widget") == "providers/acme_corp/widget"
+    assert provider_repository("a_-b", "widget") is None  # Terraform takes it, OCI cannot
+    assert is_repository("mirror/example.com/acme_corp/widget")
+    assert not is_repository("providers/a_-b/widget") and not is_repository("a___b/x/y")
     assert version_tag("1.2.0+build.7") == "1.2.0_build.7"
     assert is_tag("1.2.0_build.7") and is_tag("latest") and not is_tag("1.2.0+x")
     assert not is_tag("-1") and not is_tag("x" * 129)

@@ -163,7 +163,9 @@ def test_status_and_metrics_show_served_and_refused_releases(served: Served) -> 
         ),
         ("/v1/providers/acme/widget/1.x/download/linux/amd64", 400, "not a Semantic Version"),
         ("/v1/providers/acme/widget/1.0.0/download/Linux/AMD64!", 400, "is not a platform"),
-        ("/v1/providers/ac_me/widget/versions", 400, "provider namespace 'ac_me'"),
+        ("/v1/providers/ac_me/widget/versions", 404, "no provider ac_me/widget"),
+        ("/v1/providers/acme/wid_get/versions", 400, "provider type 'wid_get' may not contain"),
+        ("/v1/providers/_acme/widget/versions", 400, "provider namespace '_acme' must start"),
         (
             "/v1/provider-files/acme/widget/1.0.0/terraform-provider-widget_1.0.0_plan9_386.zip",
             404,

@@ -326,8 +326,8 @@ def test_a_provider_repository_is_a_provider_where_the_source_has_releases(folde
     assert [(s.repository, s.why) for s in found.skipped] == [
         (
             "terraform-provider-Wid_get",
-            "by its name it would be a provider, but the provider type 'Wid_get' may contain"
-            " only ASCII letters, digits and '-', not '_'",
+            "by its name it would be a provider, but the provider type 'Wid_get' may not"
+            " contain '_': only a provider's namespace may",
         )
     ]
     # Bitbucket Data Center has no releases: the repository is skipped, saying so.

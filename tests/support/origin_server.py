@@ -105,15 +105,16 @@ class ScriptedOrigin:
         versions: dict[str, tuple[str, ...]],
         filename: str = "terraform-provider-{kind}_{version}_{platform}.zip",
         files: ScriptedOrigin | None = None,
+        namespace: str = "acme",
     ) -> dict[str, bytes]:
-        """Serve discovery and providers.v1 for acme/KIND, each version signed by `key`, its zips
-        under `filename` (the origin's own naming: tests make it hostile); returns the zips by
-        the name gitreg keeps them under. With `files`, that server holds the zips, SHA256SUMS
-        and signatures (a download host apart from the registry's API)."""
+        """Serve discovery and providers.v1 for NAMESPACE/KIND, each version signed by `key`,
+        its zips under `filename` (the origin's own naming: tests make it hostile); returns the
+        zips by the name gitreg keeps them under. With `files`, that server holds the zips,
+        SHA256SUMS and signatures (a download host apart from the registry's API)."""
         store = files or self
         at = files.url.rstrip("/") if files else ""
         self.json("/.well-known/terraform.json", {"providers.v1": "/v1/providers/"})
-        base = f"/v1/providers/acme/{kind}"
+        base = f"/v1/providers/{namespace}/{kind}"
         listed, zips = [], {}
         for version, platforms in versions.items():
             sums, downloads = [], {}
