@@ -73,8 +73,9 @@ def _keep_what_needs_a_restart(old: Catalog, new: Catalog) -> Catalog:
         if _restart_value(old, key) != _restart_value(new, key):
             log.warning("catalog reload: a change of %s takes effect at the next restart", key)
     server = dataclasses.replace(new.server, **{k: getattr(old.server, k) for k in _SERVER_KEYS})
-    kept = {"cache_dir": old.cache_dir, "mcp": old.mcp, "archives": old.archives}
-    return dataclasses.replace(new, server=server, **kept)
+    return dataclasses.replace(
+        new, server=server, cache_dir=old.cache_dir, mcp=old.mcp, archives=old.archives
+    )
 
 
 def _restart_value(catalog: Catalog, key: str) -> object:

@@ -305,10 +305,11 @@ def _made_of(
         spec.moved_tags,
         spec.deleted_tags,
         spec.webhook_secret,
-        auth,
+        auth=auth,
         releases=releases if isinstance(releases, ForgeReleases) else None,
         no_releases=releases if isinstance(releases, str) else "",
         cache_dir=cache_dir,
+        signed_tags=spec.signed_tags,
     )
     text = read(found, location)
     if text is not None:
@@ -331,5 +332,6 @@ def _made_of(
         moved_tags=spec.moved_tags,
         deleted_tags=spec.deleted_tags,
         webhook_secret=spec.webhook_secret,
+        signed_tags=spec.signed_tags,
     )
     return (module,), (), ()
