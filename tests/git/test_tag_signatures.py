@@ -15,8 +15,7 @@ from tests.support.tag_signing import (
     PgpSigner,
     SshSigner,
     allowed_signers,
-    pgp_signer,
-    ssh_signer,
+    four_signers,
     tag_object,
 )
 
@@ -33,24 +32,17 @@ class Signed:
 @pytest.fixture(scope="module")
 def signed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Signed]:
     root = tmp_path_factory.mktemp("signatures")
-    alice, mallory = ssh_signer(root / "ssh", "alice@example.com"), ssh_signer(root / "ssh", "m@x")
-    bob = pgp_signer(root / "bob", "Bob <bob@example.com>")
-    eve = pgp_signer(root / "eve", "Eve <eve@example.com>")
-    repo = GitRepo(root / "repo")
-    repo.write({"main.tf": ""}).commit()
-    alice.sign(repo, "ssh-good")
-    mallory.sign(repo, "ssh-unlisted")
-    bob.sign(repo, "pgp-good")
-    eve.sign(repo, "pgp-unknown")
-    repo.tag("annotated", annotated=True)
-    repo.tag("lightweight")
-    try:
-        yield Signed(
-            repo, alice, allowed_signers(root / "allowed", alice), bob, bob.export(root / "bob.asc")
-        )
-    finally:
-        bob.close()
-        eve.close()
+    with four_signers(root) as keys:
+        repo = GitRepo(root / "repo")
+        repo.write({"main.tf": ""}).commit()
+        keys.alice.sign(repo, "ssh-good")
+        keys.mallory.sign(repo, "ssh-unlisted")
+        keys.bob.sign(repo, "pgp-good")
+        keys.eve.sign(repo, "pgp-unknown")
+        repo.tag("annotated", annotated=True)
+        repo.tag("lightweight")
+        allowed = allowed_signers(root / "allowed", keys.alice)
+        yield Signed(repo, keys.alice, allowed, keys.bob, keys.bob.export(root / "bob.asc"))
 
 
 def _verify(signed: Signed, tag: str, kind: SignatureKind) -> Verdict:

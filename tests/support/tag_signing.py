@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +95,29 @@ def pgp_signer(home: Path, uid: str) -> PgpSigner:
         capture_output=True,
     )
     return PgpSigner(uid, home)
+
+
+@dataclass(frozen=True)
+class Signers:
+    """Two SSH signers and two OpenPGP ones: alice and bob the trusted, mallory and eve not."""
+
+    alice: SshSigner
+    mallory: SshSigner
+    bob: PgpSigner
+    eve: PgpSigner
+
+
+@contextmanager
+def four_signers(root: Path) -> Iterator[Signers]:
+    """alice, mallory, bob and eve, their keys under `root`; gpg's agents ended after."""
+    ssh = (ssh_signer(root / "ssh", "alice@example.com"), ssh_signer(root / "ssh", "m@x"))
+    bob = pgp_signer(root / "bob", "Bob <bob@example.com>")
+    eve = pgp_signer(root / "eve", "Eve <eve@example.com>")
+    try:
+        yield Signers(*ssh, bob, eve)
+    finally:
+        bob.close()
+        eve.close()
 
 
 def tag_object(repo: GitRepo, tag: str) -> str:

@@ -1,0 +1,137 @@
+"""`require_signed_tags` through a real server: a module held to SSH signers (its own), one to
+OpenPGP keys (its namespace's). Only the tags whose signature verifies become versions; the others
+are named with the reason by `/v1/status`, `gitreg list` and `gitreg check`; the signer shows on
+the page, in the registry API and in MCP."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from gitreg.catalog.load import load_catalog
+from tests.support.gitrepo import GitRepo, module_files
+from tests.support.mcp_checks import ok
+from tests.support.servers import RegistryServer, run_gitreg
+from tests.support.tag_signing import allowed_signers, four_signers
+
+
+@dataclass(frozen=True)
+class Served:
+    server: RegistryServer
+    config: Path
+    bob_fingerprint: str
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    root = tmp_path_factory.mktemp("signed")
+    with four_signers(root) as keys:
+        vpc, dns = GitRepo(root / "vpc"), GitRepo(root / "dns")
+        for version, signer in (("1.0.0", keys.alice), ("1.1.0", keys.mallory), ("1.2.0", None)):
+            vpc.write(module_files(version)).commit()
+            signer.sign(vpc, f"v{version}") if signer else vpc.tag(f"v{version}", annotated=True)
+        for version, pgp in (("2.0.0", keys.bob), ("2.1.0", keys.eve), ("2.2.0", None)):
+            dns.write(module_files(version)).commit()
+            pgp.sign(dns, f"v{version}") if pgp else dns.tag(f"v{version}")
+        allowed_signers(root / "allowed_signers", keys.alice)
+        keys.bob.export(root / "release-keys.asc")
+        config = root / "registry.yaml"
+        config.write_text(_CONFIG.format(vpc=vpc.path, dns=dns.path))
+        with RegistryServer(load_catalog(config)) as server:
+            yield Served(server, config, keys.bob.fingerprint())
+
+
+_CONFIG = """\
+cache_dir: cache
+mcp: {{enabled: true}}
+require_signed_tags:
+  - {{namespaces: [net], keyring: release-keys.asc}}
+modules:
+  - {{namespace: infra, name: vpc, system: aws, repo: {vpc},
+     require_signed_tags: {{allowed_signers: allowed_signers}}}}
+  - {{namespace: net, name: dns, system: aws, repo: {dns}}}
+"""
+
+
+@pytest.fixture(scope="module")
+def client(served: Served) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=served.server.url) as client:
+        yield client
+
+
+def _versions(client: httpx.Client, module: str) -> list[str]:
+    body = client.get(f"/v1/modules/{module}/versions").json()
+    return [v["version"] for v in body["modules"][0]["versions"]]
+
+
+def test_only_tags_whose_signature_verifies_are_versions(client: httpx.Client) -> None:
+    assert _versions(client, "infra/vpc/aws") == ["1.0.0"]
+    assert _versions(client, "net/dns/aws") == ["2.0.0"]
+    assert client.get("/v1/modules/infra/vpc/aws/1.1.0/download").status_code == 404
+
+
+def test_status_names_each_refused_tag_and_why(client: httpx.Client) -> None:
+    repositories = client.get("/v1/status").json()["repositories"]
+    refused = {
+        (r["module"], r["tag"]): r["reason"] for rep in repositories for r in rep["refused_tags"]
+    }
+    assert refused.keys() == {
+        ("infra/vpc/aws", "v1.1.0"),
+        ("infra/vpc/aws", "v1.2.0"),
+        ("net/dns/aws", "v2.1.0"),
+        ("net/dns/aws", "v2.2.0"),
+    }
+    assert refused["infra/vpc/aws", "v1.1.0"].startswith("not published: signed by SSH key SHA256:")
+    assert refused["infra/vpc/aws", "v1.1.0"].endswith("which allowed_signers does not list")
+    assert refused["infra/vpc/aws", "v1.2.0"] == (
+        "not published: missing signature (require_signed_tags wants an SSH signature)"
+    )
+    assert refused["net/dns/aws", "v2.1.0"].startswith("not published: signed by OpenPGP key ")
+    assert refused["net/dns/aws", "v2.2.0"] == (
+        "not published: missing signature (require_signed_tags wants an OpenPGP signature)"
+    )
+
+
+def test_the_signer_is_on_the_page_and_in_the_api(served: Served, client: httpx.Client) -> None:
+    vpc = client.get("/v1/modules/infra/vpc/aws/1.0.0").json()
+    assert vpc["signer"].startswith("alice@example.com (ED25519 key SHA256:")
+    dns = client.get("/v1/modules/net/dns/aws/2.0.0").json()
+    assert dns["signer"] == f"Bob <bob@example.com> (OpenPGP key {served.bob_fingerprint})"
+    page = client.get("/modules/net/dns/aws/2.0.0").text
+    assert 'id="signer"' in page and "Bob &lt;bob@example.com&gt; (OpenPGP key" in page
+
+
+def test_mcp_module_details_name_the_signer(served: Served) -> None:
+    async def run() -> tuple[str, dict[str, object]]:
+        async with (
+            httpx2.AsyncClient(timeout=30) as http,
+            Client(streamable_http_client(f"{served.server.url}/mcp", http_client=http)) as mcp,
+        ):
+            return await ok(mcp, "get_module_details", module_id="infra/vpc/aws/1.0.0")
+
+    said, data = asyncio.run(run())
+    assert "Tag v1.0.0 signed by alice@example.com (ED25519 key SHA256:" in said
+    assert str(data["signer"]).startswith("alice@example.com")
+
+
+def test_list_and_check_name_the_refused_tags(served: Served) -> None:
+    listed = run_gitreg("list", "--config", str(served.config))
+    assert listed.returncode == 0, listed.stderr
+    assert "  tags must be signed: allowed_signers " in listed.stdout
+    assert "signed by alice@example.com (ED25519 key SHA256:" in listed.stdout
+    assert (
+        "  ignored tag v1.2.0: not published: missing signature (require_signed_tags wants an"
+        " SSH signature)"
+    ) in listed.stdout
+    checked = run_gitreg("check", "--config", str(served.config))
+    assert (
+        "warning: modules[1]: net/dns/aws: tag v2.2.0: not published: missing signature"
+    ) in checked.stdout + checked.stderr
