@@ -20,6 +20,7 @@ from gitreg.catalog.load import load_catalog
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.mcp_checks import ok
 from tests.support.servers import RegistryServer, run_gitreg
+from tests.support.site_snippets import block, claimed
 from tests.support.tag_signing import allowed_signers, four_signers
 
 
@@ -44,21 +45,21 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         allowed_signers(root / "allowed_signers", keys.alice)
         keys.bob.export(root / "release-keys.asc")
         config = root / "registry.yaml"
-        config.write_text(_CONFIG.format(vpc=vpc.path, dns=dns.path))
+        config.write_text(_catalog(vpc.path, dns.path))
         with RegistryServer(load_catalog(config)) as server:
             yield Served(server, config, keys.bob.fingerprint())
 
 
-_CONFIG = """\
-cache_dir: cache
-mcp: {{enabled: true}}
-require_signed_tags:
-  - {{namespaces: [net], keyring: release-keys.asc}}
-modules:
-  - {{namespace: infra, name: vpc, system: aws, repo: {vpc},
-     require_signed_tags: {{allowed_signers: allowed_signers}}}}
-  - {{namespace: net, name: dns, system: aws, repo: {dns}}}
-"""
+_PAGE = "new-tags.md"
+_VPC_URL = "https://git.example.com/infra/terraform-aws-vpc.git"
+_DNS_URL = "https://git.example.com/net/terraform-aws-dns.git"
+
+
+def _catalog(vpc: Path, dns: Path) -> str:
+    """The page's catalog, its repositories the tests' own, with MCP on."""
+    page = block(_PAGE, "yaml", "require_signed_tags:")
+    served = page.replace(_VPC_URL, str(vpc)).replace(_DNS_URL, str(dns))
+    return f"cache_dir: cache\nmcp: {{enabled: true}}\n{served}"
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +73,10 @@ def _versions(client: httpx.Client, module: str) -> list[str]:
     return [v["version"] for v in body["modules"][0]["versions"]]
 
 
-def test_only_tags_whose_signature_verifies_are_versions(client: httpx.Client) -> None:
+def test_the_page_s_catalog_is_the_one_served(client: httpx.Client) -> None:
+    """Only the tags whose signature verifies are versions."""
+    with claimed(_PAGE, "test_the_page_s_catalog_is_the_one_served") as blocks:
+        blocks.take("yaml", "require_signed_tags:")
     assert _versions(client, "infra/vpc/aws") == ["1.0.0"]
     assert _versions(client, "net/dns/aws") == ["2.0.0"]
     assert client.get("/v1/modules/infra/vpc/aws/1.1.0/download").status_code == 404
