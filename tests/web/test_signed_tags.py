@@ -19,9 +19,9 @@ from mcp.client.streamable_http import streamable_http_client
 from gitreg.catalog.load import load_catalog
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.mcp_checks import ok
-from tests.support.servers import RegistryServer, run_gitreg
+from tests.support.servers import RegistryServer, run_gitreg, wait_until
 from tests.support.site_snippets import block, claimed
-from tests.support.tag_signing import allowed_signers, four_signers
+from tests.support.tag_signing import allowed_signers, four_signers, ssh_signer
 
 
 @dataclass(frozen=True)
@@ -139,3 +139,38 @@ def test_list_and_check_name_the_refused_tags(served: Served) -> None:
     assert (
         "warning: modules[1]: net/dns/aws: tag v2.2.0: not published: missing signature"
     ) in checked.stdout + checked.stderr
+
+
+def test_a_changed_signers_file_publishes_what_it_lists_now_and_unpublishes_nothing(
+    tmp_path: Path,
+) -> None:
+    """Read again at a reload: a tag refused before is checked again, and one published stays
+    published, with the signer it had, though its key has left the file."""
+    alice, mallory = (
+        ssh_signer(tmp_path / "ssh", "alice@example.com"),
+        ssh_signer(tmp_path / "ssh", "m@x"),
+    )
+    repo = GitRepo(tmp_path / "vpc")
+    for version, signer in (("1.0.0", alice), ("1.1.0", mallory)):
+        repo.write(module_files(version)).commit()
+        signer.sign(repo, f"v{version}")
+    allowed = allowed_signers(tmp_path / "allowed_signers", alice)
+    (tmp_path / "registry.yaml").write_text(
+        "cache_dir: cache\nmodules:\n"
+        f"  - {{namespace: infra, name: vpc, system: aws, repo: {repo.path},\n"
+        "     require_signed_tags: {allowed_signers: allowed_signers}}\n"
+    )
+    with (
+        RegistryServer(load_catalog(tmp_path / "registry.yaml")) as server,
+        httpx.Client(base_url=server.url) as client,
+    ):
+        assert _versions(client, "infra/vpc/aws") == ["1.0.0"]
+        allowed_signers(allowed, mallory)
+        assert server.reload()
+        wait_until(lambda: _versions(client, "infra/vpc/aws") == ["1.1.0", "1.0.0"])
+        signers = [
+            client.get(f"/v1/modules/infra/vpc/aws/{v}").json()["signer"]
+            for v in ("1.0.0", "1.1.0")
+        ]
+    assert signers[0].startswith("alice@example.com (ED25519 key SHA256:")
+    assert signers[1].startswith("m@x (ED25519 key SHA256:")
