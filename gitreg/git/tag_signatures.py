@@ -111,6 +111,8 @@ def _keyring(keys: Path | None) -> Path:
         if home is None or not home.is_dir():
             home = Path(tempfile.mkdtemp(prefix="gitreg-keyring-"))  # mode 0700
             atexit.register(shutil.rmtree, home, True)
+            # Public keys need no gpg-agent; one started would outlive gitreg.
+            (home / "gpg.conf").write_text("no-autostart\n")
             if keys:
                 _gpg(home, "--import", str(keys))
             _keyrings[key] = home
@@ -119,7 +121,7 @@ def _keyring(keys: Path | None) -> Path:
 
 def _gpg(home: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        ["gpg", "--batch", "--no-tty", "--quiet", "--homedir", str(home), *args],
+        ["gpg", "--batch", "--no-tty", "--quiet", "--no-autostart", "--homedir", str(home), *args],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         timeout=_TIMEOUT,

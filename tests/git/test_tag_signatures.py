@@ -3,6 +3,7 @@ OpenPGP, valid, by a key not listed, missing, and of the other kind than the one
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,3 +116,11 @@ def test_the_signers_files_are_checked_line_by_line(signed: Signed, tmp_path: Pa
         None,
         f"cannot read {tmp_path / 'absent'}: No such file or directory",
     )
+
+
+def test_no_gpg_agent_outlives_the_verdicts(signed: Signed) -> None:
+    """Public keys need no agent: gitreg's keyrings start none (one would outlive gitreg)."""
+    _verify(signed, "pgp-good", "openpgp")
+    _verify(signed, "pgp-good", "ssh")
+    agents = subprocess.run(["pgrep", "-af", "gpg-agent"], capture_output=True, text=True)
+    assert "gitreg-keyring-" not in agents.stdout
