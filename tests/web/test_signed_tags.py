@@ -174,3 +174,25 @@ def test_a_changed_signers_file_publishes_what_it_lists_now_and_unpublishes_noth
         ]
     assert signers[0].startswith("alice@example.com (ED25519 key SHA256:")
     assert signers[1].startswith("m@x (ED25519 key SHA256:")
+
+
+def test_a_source_s_requirement_holds_every_module_it_finds(tmp_path: Path) -> None:
+    alice = ssh_signer(tmp_path / "ssh", "alice@example.com")
+    repo = GitRepo(tmp_path / "repos" / "terraform-aws-vpc")
+    repo.write(module_files("1.0.0")).commit()
+    alice.sign(repo, "v1.0.0")
+    repo.write(module_files("1.1.0")).commit()
+    repo.tag("v1.1.0", annotated=True)
+    allowed_signers(tmp_path / "allowed_signers", alice)
+    (tmp_path / "registry.yaml").write_text(
+        "cache_dir: cache\nsources:\n  - folder: {path: repos, namespace: local, interval: 1s,\n"
+        "      require_signed_tags: {allowed_signers: allowed_signers}}\n"
+    )
+    with (
+        RegistryServer(load_catalog(tmp_path / "registry.yaml"), refresh=True) as server,
+        httpx.Client(base_url=server.url) as client,
+    ):
+        wait_until(lambda: client.get("/v1/modules/local/vpc/aws/1.0.0").status_code == 200)
+        assert _versions(client, "local/vpc/aws") == ["1.0.0"]
+        vpc = client.get("/v1/modules/local/vpc/aws/1.0.0").json()
+    assert vpc["signer"].startswith("alice@example.com (ED25519 key SHA256:")
