@@ -54,13 +54,13 @@ class EntryDefaults:
     moved_tags: MovedPolicy = "pin"
     deleted_tags: DeletedPolicy = "keep"
     webhook_secret: SecretRef | None = None
-    signed_tags: TagSigners | None = None  # the source's: a repository's file cannot choose
     auth: AuthSettings | None = None  # who reads what: an archive must not mix readers
     # The repository's own releases on its forge, which its providers are read from; None where
     # the source has none (`no_releases` says why), and `cache_dir` they are fetched into.
     releases: ForgeReleases | None = None
     no_releases: str = "this source has no releases API"
     cache_dir: Path = Path("/nonexistent")
+    signed_tags: TagSigners | None = None  # the source's: a repository's file cannot choose
     allowed: frozenset[str] = frozenset(
         {
             *("namespace", "name", "system", "path", "tags", "archive"),

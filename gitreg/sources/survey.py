@@ -305,7 +305,7 @@ def _made_of(
         spec.moved_tags,
         spec.deleted_tags,
         spec.webhook_secret,
-        auth=auth,
+        auth,
         releases=releases if isinstance(releases, ForgeReleases) else None,
         no_releases=releases if isinstance(releases, str) else "",
         cache_dir=cache_dir,
