@@ -29,6 +29,7 @@ from gitreg.catalog.settings import (
 )
 from gitreg.catalog.sources import SourcesSection
 from gitreg.catalog.state import StateSection
+from gitreg.catalog.tag_signers import namespace_tag_signers
 from gitreg.errors import ConfigError, ConfigProblem
 from gitreg.git.archive_limits import ARCHIVE_MEMORY_BUDGET, ArchiveLimits
 from gitreg.git.credential import Credential
@@ -124,6 +125,7 @@ class _Reader(
                 "hsts",
                 "mcp",
                 "oci",
+                "require_signed_tags",
             },
         )
         if top is None:
@@ -201,6 +203,7 @@ class _Reader(
             state=state,
             mcp=self.mcp(top),
             oci=self.oci(top),
+            signed_tags=namespace_tag_signers(self, top),
         )
         # Once auth: is read: who reads each module decides what its archive may hold.
         scoped = self.archive_scopes(modules, places, catalog.auth)

@@ -5,11 +5,12 @@ What it lists to serve is in `specs.py`; its sections in `settings.py`, `auth_se
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gitreg.catalog.auth_settings import AuthSettings
 from gitreg.catalog.mirror_settings import MirrorSettings
+from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.catalog.secrets import SecretRef
 from gitreg.catalog.settings import (
     ArchiveSettings,
@@ -20,7 +21,13 @@ from gitreg.catalog.settings import (
     ServerSettings,
     SigningKeys,
 )
-from gitreg.catalog.specs import ModuleSpec, ProviderSpec, SourceSpec
+from gitreg.catalog.specs import (
+    ModuleSpec,
+    NamespaceTagSigners,
+    ProviderSpec,
+    SourceSpec,
+    TagSigners,
+)
 from gitreg.git.credential import Credential
 from gitreg.git.location import RepoLocation
 
@@ -45,6 +52,17 @@ class Catalog:
     state: PostgresSettings | None = None  # None: the ledger on local disk, in cache_dir
     mcp: McpSettings = McpSettings()
     oci: OciSettings = OciSettings()
+    # The top-level `require_signed_tags`: applied to each module without one of its own.
+    signed_tags: tuple[NamespaceTagSigners, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.signed_tags and any(m.signed_tags is None for m in self.modules):
+            scopes = [(NamespaceScope(r.namespaces), r.signers) for r in self.signed_tags]
+            held = tuple(
+                m if m.signed_tags else replace(m, signed_tags=_first(scopes, m.address.namespace))
+                for m in self.modules
+            )
+            object.__setattr__(self, "modules", held)
 
     @property
     def repositories(self) -> list[RepoLocation]:
@@ -63,3 +81,7 @@ class Catalog:
         """The credential with the longest matching URL prefix."""
         matching = [c for c in self.credentials if url.startswith(c.url)]
         return max(matching, key=lambda c: len(c.url), default=None)
+
+
+def _first(scopes: list[tuple[NamespaceScope, TagSigners]], namespace: str) -> TagSigners | None:
+    return next((signers for scope, signers in scopes if scope.covers(namespace)), None)

@@ -24,7 +24,9 @@ from gitreg.catalog.specs import (
     ForgeReleases,
     ModuleSpec,
     MovedPolicy,
+    TagSigners,
 )
+from gitreg.catalog.tag_signers import tag_signers
 from gitreg.git.location import RepoLocation, is_scp_like
 from gitreg.pacing import breathe
 from gitreg.tags import TagTemplate
@@ -34,6 +36,7 @@ MODULE_KEYS = frozenset(
     {
         *("namespace", "name", "system", "repo", "path", "tags", "download", "git_url"),
         *("archive", "moved_tags", "deleted_tags", "webhook", "deprecated"),
+        "require_signed_tags",
     }
 )
 
@@ -57,6 +60,7 @@ class EntryDefaults:
     releases: ForgeReleases | None = None
     no_releases: str = "this source has no releases API"
     cache_dir: Path = Path("/nonexistent")
+    signed_tags: TagSigners | None = None  # the source's: a repository's file cannot choose
     allowed: frozenset[str] = frozenset(
         {
             *("namespace", "name", "system", "path", "tags", "archive"),
@@ -113,11 +117,13 @@ class ModuleEntries(ProviderSections):
             deleted = self.choice(m, "deleted_tags", path, ("keep", "remove"))
             secret = self.secret(m, "webhook", path)
             deprecated = deprecations(self, m, path)
+            signed_tags = None if defaults else tag_signers(self, m, path)
             if defaults:
                 templates = templates if "tags" in m else defaults.tags
                 moved = moved if "moved_tags" in m else defaults.moved_tags
                 deleted = deleted if "deleted_tags" in m else defaults.deleted_tags
                 secret = defaults.webhook_secret
+                signed_tags = defaults.signed_tags
             if address is None or repo is None:
                 self.left_out(path, line)
             else:
@@ -133,6 +139,7 @@ class ModuleEntries(ProviderSections):
                     deleted_tags=cast(DeletedPolicy, deleted),
                     webhook_secret=secret,
                     deprecated=deprecated,
+                    signed_tags=signed_tags,
                 )
                 rival = secret_holders.get(repo)
                 if secret and rival and rival.webhook_secret != secret:

@@ -23,6 +23,7 @@ from gitreg.catalog.specs import (
     SourceKind,
     SourceSpec,
 )
+from gitreg.catalog.tag_signers import tag_signers
 
 # Each kind's own keys: where its server is, and what it lists there.
 _OWN_KEYS: dict[SourceKind, tuple[str, ...]] = {
@@ -41,7 +42,7 @@ _REQUIRED: dict[SourceKind, tuple[str, ...]] = {
 }
 _COMMON_KEYS = (
     *("include", "exclude", "topics", "namespace", "allow_namespaces", "interval"),
-    *("on_removed", "tags", "moved_tags", "deleted_tags", "webhook"),
+    *("on_removed", "tags", "moved_tags", "deleted_tags", "webhook", "require_signed_tags"),
 )
 _FORGE_KEYS = ("token_env", "token_file", "clone", "clone_hosts")
 GITHUB_API = "https://api.github.com"
@@ -104,6 +105,7 @@ class SourcesSection(ModuleEntries):
             deleted_tags=cast(DeletedPolicy, deleted),
             webhook_secret=self.secret(m, "webhook", where),
             clone_hosts=self._clone_hosts(m, where),
+            signed_tags=tag_signers(self, m, where),
         )
         return spec if place and scope and namespace else None
 

@@ -9,6 +9,7 @@ from typing import Literal
 from gitreg.address import ModuleAddress
 from gitreg.catalog.secrets import SecretRef
 from gitreg.git.location import RepoLocation
+from gitreg.git.tag_signatures import SignatureKind
 from gitreg.tags import DEFAULT_TEMPLATES, TagTemplate
 from gitreg.version_constraints import VersionConstraint
 
@@ -33,6 +34,28 @@ def deprecation_of(deprecations: tuple[Deprecation, ...], version: str) -> str |
 
 
 @dataclass(frozen=True)
+class TagSigners:
+    """`require_signed_tags`: who may sign a module's release tags, in an SSH allowed-signers
+    file or an OpenPGP key file. `digest` is the file's sha256 when read: another content is
+    another requirement (tags refused before are checked again)."""
+
+    kind: SignatureKind
+    file: Path
+    digest: str
+
+    def __str__(self) -> str:
+        return f"{'allowed_signers' if self.kind == 'ssh' else 'keyring'} {self.file}"
+
+
+@dataclass(frozen=True)
+class NamespaceTagSigners:
+    """An entry of the top-level `require_signed_tags`: the namespaces whose modules it holds."""
+
+    namespaces: tuple[str, ...]
+    signers: TagSigners
+
+
+@dataclass(frozen=True)
 class ModuleSpec:
     address: ModuleAddress
     repo: RepoLocation
@@ -54,6 +77,8 @@ class ModuleSpec:
     # search leave it out.
     hidden: bool = False
     deprecated: tuple[Deprecation, ...] = ()
+    # Its own, its source's or its namespace's `require_signed_tags`; None: tags need no signature.
+    signed_tags: TagSigners | None = None
 
 
 SourceKind = Literal["gitlab", "gitea", "github", "bitbucket", "folder"]
@@ -88,6 +113,7 @@ class SourceSpec:
     deleted_tags: DeletedPolicy = "keep"
     webhook_secret: SecretRef | None = None
     clone_hosts: tuple[tuple[str, int | None], ...] = ()  # host, port (None: the scheme's own)
+    signed_tags: TagSigners | None = None
     line: int = field(default=0, compare=False)  # of its entry in registry.yaml; 0: not known
 
     def __str__(self) -> str:

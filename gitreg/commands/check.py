@@ -22,6 +22,7 @@ from gitreg.git.clone import BareClone
 from gitreg.git.location import redact
 from gitreg.mirror.origin import OriginRegistry
 from gitreg.modules.resolve import a_few, no_version_text, slips
+from gitreg.modules.signed_tags import refused
 from gitreg.modules.sync import ModuleSync
 from gitreg.oci.names import module_repository
 from gitreg.providers.hosted import Providers
@@ -66,6 +67,7 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
     sync.refresh()
     problems += _versionless(sync, paths)
     warnings += _slipped_tags(sync, paths)
+    warnings += _refused_tags(sync, paths)
     providers = Providers(catalog, sync)
     providers.refresh(poll_forges=True)  # every forge's release list, several at once
     for provider in providers.entries():
@@ -190,6 +192,18 @@ def _slipped_tags(sync: ModuleSync, paths: dict[Key, str]) -> list[str]:
                 f" {templates} but for letter case, and release nothing: {a_few(names)}"
             )
     return warnings
+
+
+def _refused_tags(sync: ModuleSync, paths: dict[Key, str]) -> list[str]:
+    """Tags of a module with versions left out under `require_signed_tags`, and why (a module
+    with none is a problem `_versionless` names)."""
+    return [
+        f"warning: {paths[entry.spec.address.key]}: {entry.spec.address}: tag {tag.tag}:"
+        f" {tag.reason}"
+        for entry in sync.snapshot.index.entries()
+        if entry.versions.releases
+        for tag in refused(entry.versions)
+    ]
 
 
 def _listen_problems(listen: Listen, key: str) -> list[str]:

@@ -18,6 +18,7 @@ from gitreg.git.location import RepoLocation
 from gitreg.git.trees import root_files
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import ModuleVersions, resolve_versions
+from gitreg.modules.signed_tags import held_to_signers
 from gitreg.modules.snapshot import RegistrySnapshot, unread_entry
 from gitreg.modules.tag_policy import effective_tags
 
@@ -92,18 +93,21 @@ def _entries(
     published: dict[str, str],
 ) -> list[ModuleEntry]:
     specs = snapshot.specs[location]
+    served = [
+        r for s in specs if (e := snapshot.index.get(*s.address.key)) for r in e.versions.releases
+    ]
     # Commit → its `deprecated:` line, as the entries served read it: only new commits are read.
-    declared = {
-        r.commit: r.deprecated
-        for spec in specs
-        if (served := snapshot.index.get(*spec.address.key)) is not None
-        for r in served.versions.releases
-    }
+    declared = {r.commit: r.deprecated for r in served}
+    # The signer of each release served (signed_tags.py): only new tags are verified.
+    signed = {(r.tag, r.commit): r.signer for r in served if r.signer}
+    objects = _tag_objects(clone, tags) if any(s.signed_tags for s in specs) else {}
     resolved = []
     for spec in specs:
         effective, changes = effective_tags(spec, tags, published, view.has_commit)
         has_folder = partial(view.has_folder, folder=spec.path)
-        resolved.append((spec, resolve_versions(spec, effective, has_folder), tuple(changes)))
+        versions = resolve_versions(spec, effective, has_folder)
+        versions = held_to_signers(spec, versions, published, signed, objects, clone.path)
+        resolved.append((spec, versions, tuple(changes)))
     unread = {r.commit for _, v, _ in resolved for r in v.releases} - declared.keys()
     if unread:  # at once: one git process for every commit of the repository not read yet
         files = root_files(clone.path, sorted(unread), DECLARATION, most=VERSION_FILE_MOST)
@@ -112,6 +116,12 @@ def _entries(
         ModuleEntry(spec, clone.path, _declared(versions, declared), changes)
         for spec, versions, changes in resolved
     ]
+
+
+def _tag_objects(clone: BareClone, tags: list[TagRef]) -> dict[str, tuple[str, str | None]]:
+    """Each tag's object and the commit it peels to, by name."""
+    objects = {ref.removeprefix("refs/tags/"): sha for ref, sha in clone.local_tags().items()}
+    return {t.name: (objects.get(t.name, ""), t.commit) for t in tags}
 
 
 def _declared(versions: ModuleVersions, declared: dict[str, str]) -> ModuleVersions:

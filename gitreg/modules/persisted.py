@@ -50,7 +50,9 @@ def reading(spec: ModuleSpec) -> list[str]:
     the folder changed in registry.yaml since) is not used. The rest (download mode, archive
     scope, ...) is taken from the catalog served."""
     templates = [part for t in spec.tags for part in (t.prefix, t.suffix)]
-    return [spec.path, spec.moved_tags, spec.deleted_tags, *templates]
+    read = [spec.path, spec.moved_tags, spec.deleted_tags, *templates]
+    signers = spec.signed_tags
+    return [*read, f"signed:{signers.kind}:{signers.digest}"] if signers else read
 
 
 @dataclass(frozen=True)
@@ -105,16 +107,20 @@ class RepositoryLine:
 def _entry(
     spec: ModuleSpec, clone_path: Path, module: list[Any], strings: list[str]
 ) -> ModuleEntry:
-    _, _, _, _, releases, ignored, unmatched, changes, deprecated = module
+    _, _, _, _, releases, ignored, unmatched, changes, deprecated = module[:9]
+    signed = module[9] if len(module) > 9 else []  # lines written before signatures hold none
     assert isinstance(releases, list) and isinstance(ignored, list)
     assert isinstance(changes, list) and type(unmatched) is int
-    assert isinstance(deprecated, list)
+    assert isinstance(deprecated, list) and isinstance(signed, list)
     s = strings
     named = [s[i] for i in releases]
     reasons = [""] * (len(named) // 3)
     for i in range(0, len(deprecated), 2):  # only the few versions deprecated are written
         reasons[deprecated[i]] = s[deprecated[i + 1]]
-    made = zip(named[0::3], named[1::3], named[2::3], reasons, strict=True)
+    signers = [""] * (len(named) // 3)
+    for i in range(0, len(signed), 2):  # only under require_signed_tags
+        signers[signed[i]] = s[signed[i + 1]]
+    made = zip(named[0::3], named[1::3], named[2::3], reasons, signers, strict=True)
     versions = ModuleVersions(
         tuple(map(_make_release, made)),
         tuple(IgnoredTag(s[ignored[i]], s[ignored[i + 1]]) for i in range(0, len(ignored), 2)),
@@ -176,9 +182,16 @@ def encode(
         ]
         ignored = [s(part) for i in e.versions.ignored for part in i]
         changes = [s(part) for c in e.changes for part in (c.tag, c.published, c.current, c.action)]
+        signed = [
+            part
+            for at, r in enumerate(e.versions.releases)
+            if r.signer
+            for part in (at, s(r.signer))
+        ]
         key = e.spec.address.key
         unmatched = e.versions.unmatched
-        modules.append([*key, reading(e.spec), releases, ignored, unmatched, changes, deprecated])
+        module = [*key, reading(e.spec), releases, ignored, unmatched, changes, deprecated]
+        modules.append([*module, signed] if signed else module)
     flat_tags = [s(part) for t in tags for part in t]
     body = {"modules": modules, "tags": flat_tags, "strings": s.table}
     head = [FORMAT, url, read_from.refs, read_from.ledger]

@@ -16,14 +16,16 @@ from gitreg.tags import version_sort_key
 # Named tuples, not dataclasses: a catalog of 10,000 modules holds half a million of them, and a
 # tuple is less than half the size of a dataclass instance with its attribute dictionary.
 class Release(NamedTuple):
-    """One published version: the version string served, the tag and commit behind it, and the
+    """One published version: the version string served, the tag and commit behind it, the
     `deprecated:` line of `.gitreg.yaml` at that commit ("" when none: `clone_read.py` reads it
-    once per commit, so that every list knows it without reading the commit again)."""
+    once per commit, so that every list knows it without reading the commit again), and who
+    signed its tag, under `require_signed_tags` ("" when not verified: `signed_tags.py`)."""
 
     version: str
     tag: str
     commit: str
     deprecated: str = ""
+    signer: str = ""
 
 
 class IgnoredTag(NamedTuple):

@@ -107,14 +107,18 @@ def _modules(snapshot: RegistrySnapshot) -> list[str]:
             details.insert(1, f"path {spec.path}")
         details.append(f"moved tags: {spec.moved_tags}, deleted tags: {spec.deleted_tags}")
         lines.append(f"  {', '.join(details)}")
+        if spec.signed_tags:
+            lines.append(f"  tags must be signed: {spec.signed_tags}")
         if spec.removed:
             hidden = ", and it is left out of lists and search" if spec.hidden else ""
             lines.append(f"  removed from its source: its published versions still serve{hidden}")
         if entry is None:
             continue
         for release in entry.versions.releases:
+            signed = f", signed by {release.signer}" if release.signer else ""
             lines.append(
                 f"  {release.version:<24} tag {release.tag:<28} commit {release.commit[:12]}"
+                + signed
             )
         for ignored in entry.versions.ignored:
             lines.append(f"  ignored tag {ignored.tag}: {ignored.reason}")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from gitreg.git.location import RepoLocation
+from gitreg.modules.signed_tags import refused
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.status import StatusBoard
 
@@ -37,6 +38,15 @@ class TagChangeReport:
 
 
 @dataclass(frozen=True)
+class RefusedTagReport:
+    """A tag left out under `require_signed_tags`, and why (its signature, or none)."""
+
+    module: str
+    tag: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class RepositoryReport:
     url: str
     modules: list[str]
@@ -46,6 +56,7 @@ class RepositoryReport:
     last_update: str | None
     mechanism: str | None
     tag_changes: list[TagChangeReport]
+    refused_tags: list[RefusedTagReport]
 
 
 def repository_reports(snapshot: RegistrySnapshot, statuses: StatusBoard) -> list[RepositoryReport]:
@@ -54,9 +65,11 @@ def repository_reports(snapshot: RegistrySnapshot, statuses: StatusBoard) -> lis
         if not specs:
             continue  # a repository only providers use
         status = statuses[location]
-        changes = []
+        changes, refusals = [], []
         for spec in specs:
             entry = snapshot.index.get(*spec.address.key)
+            for tag in refused(entry.versions) if entry else ():
+                refusals.append(RefusedTagReport(str(spec.address), tag.tag, tag.reason))
             for change in entry.changes if entry else ():
                 changes.append(
                     TagChangeReport(
@@ -78,6 +91,7 @@ def repository_reports(snapshot: RegistrySnapshot, statuses: StatusBoard) -> lis
                 last_update=iso(status.last_update),
                 mechanism=status.mechanism,
                 tag_changes=changes,
+                refused_tags=refusals,
             )
         )
     return reports

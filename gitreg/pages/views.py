@@ -62,6 +62,7 @@ class ModulePage:
     version: str
     tag: str
     commit: str
+    signer: str  # who signed its tag, under require_signed_tags; "" when not verified
     date: int | None
     latest: str
     is_latest: bool
@@ -133,6 +134,7 @@ def module_page(
         version=release.version,
         tag=release.tag,
         commit=release.commit,
+        signer=release.signer,
         date=times.get(release.commit),
         latest=latest.version,
         is_latest=latest.version == release.version,

@@ -196,6 +196,7 @@ def _read(stored: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> Survey:
             moved_tags=cast(MovedPolicy, m["moved_tags"]),
             deleted_tags=cast(DeletedPolicy, m["deleted_tags"]),
             webhook_secret=spec.webhook_secret,
+            signed_tags=spec.signed_tags,
             deprecated=_read_deprecated(m.get("deprecated", [])),
         )
         hidden = bool(m["removed"]) and spec.on_removed == "hide"

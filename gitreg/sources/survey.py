@@ -309,6 +309,7 @@ def _made_of(
         releases=releases if isinstance(releases, ForgeReleases) else None,
         no_releases=releases if isinstance(releases, str) else "",
         cache_dir=cache_dir,
+        signed_tags=spec.signed_tags,
     )
     text = read(found, location)
     if text is not None:
@@ -331,5 +332,6 @@ def _made_of(
         moved_tags=spec.moved_tags,
         deleted_tags=spec.deleted_tags,
         webhook_secret=spec.webhook_secret,
+        signed_tags=spec.signed_tags,
     )
     return (module,), (), ()

@@ -99,6 +99,8 @@ def _details_markdown(
     reason = entry.deprecation(release)
     if reason:
         out += [f"**Deprecated**: {reason} (it still installs)", ""]
+    if release.signer:
+        out += [f"Tag {release.tag} signed by {release.signer}.", ""]
     if docs.root.description:
         out += [docs.root.description, ""]
     latest = latest_release(entry.versions.releases)

@@ -28,7 +28,8 @@ def module_json(
 ) -> Json:
     """A module version as the public registry lists one. `downloads` is always 0: gitreg does
     not count downloads; `verified` is always false: there is no one here to verify. A module
-    whose repository left its source says `"removed": true`."""
+    whose repository left its source says `"removed": true`, one whose tag's signature was
+    verified under `require_signed_tags` names its `signer`."""
     address = entry.spec.address
     answer: Json = {
         "id": f"{address}/{release.version}",
@@ -45,6 +46,8 @@ def module_json(
         "tag": release.tag,
         "commit": release.commit,
     }
+    if release.signer:  # verified under require_signed_tags
+        answer["signer"] = release.signer
     if entry.spec.removed:  # found by a survey, and its repository left its source: no new version
         answer["removed"] = True
     reason = entry.deprecation(release)

@@ -57,6 +57,10 @@ def _folder_for_the_examples(root: Path) -> Path:
     (root / "releases/terraform-provider-widget").mkdir(parents=True)
     (root / "terraform-mirror").mkdir()
     (root / "git").mkdir()
+    (root / "keys/allowed_signers").write_text(
+        'alice@example.com namespaces="git" ssh-ed25519'
+        " AAAAC3NzaC1lZDI1NTE5AAAAIPd8owtzPfOcvkFivPJ4Akhs1ce97SUx8Gzq/i+4uNFh\n"
+    )
     write_key(new_key("release-2026"), root / "keys/release-2026.asc")
     write_key(new_key("ci-2025"), root / "keys/ci-2025.asc", public=True)
     return root
