@@ -1,7 +1,7 @@
 """Archive locations carry their digest: the download answer's `?checksum=sha256:` is the
 SHA-256 of the bytes the archive route serves, recorded once in the ledger; a build whose bytes
-differ from the record is a 503 that names it, listed in /v1/status, never served; a HEAD of an
-archive answers as its GET does, without the body."""
+differ from the record is a 503 that names it, listed in /v1/status, never served; so with the
+zips OpenTofu pulls over OCI; a HEAD of an archive answers as its GET does, without the body."""
 
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ from tests.support.servers import RegistryServer
 DOWNLOAD = "/v1/modules/infra/net/aws/1.0.0/download"
 
 
-def _catalog(tmp_path: Path) -> Path:
+def _catalog(tmp_path: Path, extra: str = "") -> Path:
     if not (tmp_path / "repo").exists():
         repo = GitRepo(tmp_path / "repo")
         repo.release("v1.0.0", module_files("1.0.0", "modules/net"))
     (tmp_path / "registry.yaml").write_text(
-        "cache_dir: cache\narchives: {memory_budget: 0}\n"
+        f"cache_dir: cache\narchives: {{memory_budget: 0}}\n{extra}"
         "modules:\n  - {namespace: infra, name: net, system: aws,"
         f" repo: {tmp_path / 'repo'}, path: modules/net}}\n"
     )
@@ -87,3 +87,21 @@ def test_a_head_of_an_archive_is_its_get_without_the_body(tmp_path: Path) -> Non
             assert head.headers["content-length"] == str(len(get.content))
             for name in ("etag", "content-type", "cache-control"):
                 assert head.headers[name] == get.headers[name]
+
+
+def test_the_zip_of_an_oci_package_is_recorded_and_compared_too(tmp_path: Path) -> None:
+    catalog = _catalog(tmp_path, "oci: {enabled: true}\n")
+    with RegistryServer(load_catalog(catalog)) as server:
+        manifest = httpx.get(server.url + "/v2/infra/net/aws/manifests/1.0.0").json()
+    (layer,) = manifest["layers"]
+    recorded = json.loads(_digests_file(tmp_path).read_text())
+    (zip_name,) = [name for name in recorded if name.endswith(".zip")]
+    assert f"sha256:{recorded[zip_name]}" == layer["digest"]
+    _digests_file(tmp_path).write_text(json.dumps({zip_name: "0" * 64}))
+    for built in (tmp_path / "cache" / "zips").rglob("*.zip"):
+        built.unlink()
+    with RegistryServer(load_catalog(catalog)) as server:
+        refused = httpx.get(server.url + "/v2/infra/net/aws/manifests/1.0.0")
+        assert refused.status_code == 503 and "the ledger records" in refused.text
+        blob = httpx.get(server.url + "/v2/infra/net/aws/blobs/" + layer["digest"])
+        assert blob.status_code == 503  # never the bytes of another zip
