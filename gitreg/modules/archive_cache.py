@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import BinaryIO
 
 from gitreg.atomic import atomic_writer
-from gitreg.errors import ArchiveError, ArchiveMismatch, ArchiveTooLarge, NotReadYet
+from gitreg.errors import (
+    ArchiveError,
+    ArchiveMismatch,
+    ArchiveTooLarge,
+    NotReadYet,
+    StateUnavailable,
+)
 from gitreg.git import archive, zip_archive
 from gitreg.git.archive_limits import ArchiveLimits
 from gitreg.state.ledger import TagLedger
@@ -98,7 +104,14 @@ class ArchiveCache:
         file = f"{key.name}{self.form.suffix}"
         known = self._digests.get(file)
         if known is None:
-            path = await self.get(clone_path, key, ledger)
+            try:
+                path = await self.get(clone_path, key, ledger)
+            except NotReadYet:
+                # No clone here yet (a replica serving what others read): another's record.
+                recorded = await asyncio.to_thread(ledger.digest, file)
+                if recorded is None:
+                    raise
+                return recorded
             known = self._digests.get(file)
             if known is None:  # built before (an earlier run, another worker): its record
                 try:
@@ -190,13 +203,20 @@ class ArchiveCache:
         recorded = ledger.digest(path.name)
         if recorded is None:
             with path.open("rb") as file:
-                recorded = self._compared(path.name, _digest_of(file.fileno()), ledger)
+                return self._compared(path.name, _digest_of(file.fileno()), ledger)
         self._digests[path.name] = recorded
         return recorded
 
     def _compared(self, file: str, digest: str, ledger: TagLedger) -> str:
         """`digest`, recorded for `file` unless one was; ArchiveMismatch when another was."""
-        recorded = ledger.record_digest(file, digest)
+        try:
+            recorded = ledger.record_digest(file, digest)
+        except StateUnavailable:  # the shared state away: what it last confirmed, if anything
+            confirmed = ledger.digest(file)
+            if confirmed is None:  # served as built, and recorded once the state is back
+                log.warning("archive %s: its digest cannot be recorded now; served as built", file)
+                return digest
+            recorded = confirmed
         if recorded != digest:
             raise ArchiveMismatch(
                 f"archive {file} built here has sha256:{digest}, but the ledger records"
