@@ -146,6 +146,11 @@ class ArchiveTooLarge(ArchiveError):
     """Over a configured limit: building it again will not help."""
 
 
+class ArchiveMismatch(ArchiveError):
+    """A build whose bytes differ from the digest the ledger recorded for the archive: never
+    served, since clients were told the recorded one."""
+
+
 class OriginError(GitregError):
     """What an origin registry answered cannot be used (read-through of the network mirror)."""
 

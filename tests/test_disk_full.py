@@ -63,6 +63,8 @@ def test_a_full_cache_disk_loses_nothing_served(tmp_path: Path) -> None:
         with RegistryServer(load_catalog(tmp_path / "registry.yaml")) as server:
             base = f"{server.url}/v1/modules/a/b/c"
             location = httpx.get(f"{base}/1.0.0/download").headers["x-terraform-get"]
+            for built in (cache / "archives").rglob("*.tar.gz"):  # built for the download
+                built.unlink()  # so that the archive request builds it, on a full disk
             filler = _fill(cache)
             repo.release("v1.1.0", module_files("1.1.0"))
             (location_of,) = list(server.sync.snapshot.clones)

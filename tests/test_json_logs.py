@@ -132,7 +132,10 @@ def test_every_line_is_json_without_a_secret_and_request_lines_carry_their_id(ru
     assert run.get(versions, {"Authorization": f"Basic {basic}"}).status_code == 401
     assert run.get(f"{versions}?token={PLATFORM}", bearer(OPS)).status_code == 403
 
-    download = run.get("/v1/modules/platform/net/aws/1.0.0/download", bearer(PLATFORM))
+    download = run.get(
+        "/v1/modules/platform/net/aws/1.0.0/download",
+        {**bearer(PLATFORM), "X-Request-Id": "signed-download"},
+    )
     signed = download.headers["x-terraform-get"]
     signature = signed.split("signature=", 1)[1].split("&")[0]
     run.secrets.add(signature)
@@ -197,7 +200,8 @@ def test_every_line_is_json_without_a_secret_and_request_lines_carry_their_id(ru
     assert any("new version 1.1.0" in m and "webhook" in m for m in hook), hook  # its sync, too
     forged = [ln["message"] for ln in by_id["hook-forged"]]
     assert any("refused with 401" in m for m in forged), forged
-    built = [ln["message"] for ln in by_id["signed-archive"]]
+    # Built for the download, whose location names the archive's digest.
+    built = [ln["message"] for ln in by_id["signed-download"]]
     assert any(m.startswith("built archive") for m in built), built
     assert [ln["route"] for ln in by_id["good-token"]] == [
         "/v1/modules/{namespace}/{name}/{system}/versions"

@@ -51,7 +51,8 @@ class UrlSigner:
     def urls(
         self, urls: tuple[tuple[str, str], ...], principal: str, binding: str = ""
     ) -> tuple[str, ...]:
-        """Each of `urls` (a path, then a suffix such as a `//folder`) with its `query`: the
+        """Each of `urls` (a path, then a suffix such as a `//folder`, which may end in a query
+        the signed one is appended to) with its `query`: the
         same set for the same principal within one EXPIRY_STEP, made once."""
         return self._signed_urls(urls, principal, self._expiry(None), binding)
 
@@ -63,8 +64,10 @@ class UrlSigner:
     def _urls(
         self, urls: tuple[tuple[str, str], ...], principal: str, expires: int, binding: str
     ) -> tuple[str, ...]:
+        # A suffix may hold a query of its own (`//folder?checksum=…`): the signed one follows it.
         return tuple(
-            f"{path}{suffix}?{self._signed_query(path, principal, expires, binding)}"
+            f"{path}{suffix}{'&' if '?' in suffix else '?'}"
+            f"{self._signed_query(path, principal, expires, binding)}"
             for path, suffix in urls
         )
 

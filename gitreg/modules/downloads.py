@@ -33,7 +33,10 @@ def archive_key(spec: ModuleSpec, commit: str) -> ArchiveKey:
     return ArchiveKey(commit, spec.path if spec.archive == "folder" else "")
 
 
-def download_location(spec: ModuleSpec, release: Release) -> str:
+def download_location(spec: ModuleSpec, release: Release, digest: str = "") -> str:
+    """Where clients download `release`; an archive's ends in `?checksum=sha256:<digest>` when
+    `digest` is given, after its `//folder` (the one form go-getter splits), which the client
+    verifies before it unpacks anything."""
     if spec.download == "git":
         return git_location(spec.git_url or spec.repo.clone_url, spec.path, release.commit)
     key = archive_key(spec, release.commit)
@@ -42,4 +45,10 @@ def download_location(spec: ModuleSpec, release: Release) -> str:
         for part in (spec.address.namespace, spec.address.name, spec.address.system)
     )
     subdir = f"//{spec.path}" if spec.path and not key.folder else ""
-    return f"{ARCHIVES_PREFIX}/{address}/{key.name}.tar.gz{subdir}"
+    checksum = f"?{checksum_query(digest)}" if digest else ""
+    return f"{ARCHIVES_PREFIX}/{address}/{key.name}.tar.gz{subdir}{checksum}"
+
+
+def checksum_query(digest: str) -> str:
+    """The query parameter go-getter verifies an archive's SHA-256 (hex) with."""
+    return f"checksum=sha256:{digest}"

@@ -44,9 +44,9 @@ class ModuleEntry:
         commit. Every page, answer and tool asks this, so that they agree."""
         return deprecation_of(self.spec.deprecated, release.version) or release.deprecated or None
 
-    def location(self, release: Release) -> str:
-        """Where clients download `release` from."""
-        return download_location(self.spec, release)
+    def location(self, release: Release, digest: str = "") -> str:
+        """Where clients download `release` from; an archive's with its `digest` (SHA-256 hex)."""
+        return download_location(self.spec, release, digest)
 
     def versions_json(self) -> bytes:
         """The modules.v1 `versions` answer."""
@@ -56,13 +56,13 @@ class ModuleEntry:
             body = self._bodies[""] = _json({"modules": [{"versions": listed}]})
         return body
 
-    def download_json(self, release: Release) -> tuple[bytes, bytes]:
+    def download_json(self, release: Release, digest: str = "") -> tuple[bytes, bytes]:
         """The modules.v1 `download` answer of an open namespace: its body, and its location
-        (the X-Terraform-Get header)."""
+        (the X-Terraform-Get header); an archive's carries `digest`, which never changes."""
         body = self._bodies.get(release.version)
         location = self._locations.get(release.version)
         if body is None or location is None:
-            text = self.location(release)
+            text = self.location(release, digest)
             location = self._locations[release.version] = text.encode("latin-1")
             body = self._bodies[release.version] = _json({"location": text})
         return body, location

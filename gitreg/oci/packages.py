@@ -18,6 +18,7 @@ from gitreg.modules.resolve import Release
 from gitreg.oci.manifests import MODULE_PACKAGE, Blob, Document, image_manifest
 from gitreg.oci.mirror_packages import MirroredDocuments
 from gitreg.oci.names import version_tag
+from gitreg.state.ledger import TagLedger
 from gitreg.tags import parse_version
 
 _READ = 1 << 20
@@ -34,6 +35,7 @@ class Layer:
     clone_path: Path
     key: ArchiveKey
     blob: Blob
+    ledger: TagLedger | None = None  # where the zip's digest is recorded, and compared
 
 
 class ModulePackages:
@@ -48,15 +50,22 @@ class ModulePackages:
         self._made: dict[tuple[str, Release, str, str], Document] = {}
         self.mirrored = MirroredDocuments()  # the network mirror's, made as they are asked
 
-    async def manifest(self, repository: str, entry: ModuleEntry, release: Release) -> Document:
-        """The manifest of `release`, its zip built first when it is not on disk yet."""
+    async def manifest(
+        self,
+        repository: str,
+        entry: ModuleEntry,
+        release: Release,
+        ledger: TagLedger | None = None,
+    ) -> Document:
+        """The manifest of `release`, its zip built first when it is not on disk yet (its digest
+        recorded in `ledger`, or compared with the record: the same zip on every replica)."""
         # What the document is made of: another folder or address after a reload, another one.
         made_of = (repository, release, entry.spec.path, str(entry.spec.address))
         made = self._made.get(made_of)
         if made is not None:
             return made
         key = ArchiveKey(release.commit, entry.spec.path)
-        path = await self.zips.get(entry.clone_path, key)
+        path = await self.zips.get(entry.clone_path, key, ledger)
         blob = self._digests.get(path)
         if blob is None:
             blob = await asyncio.to_thread(_blob_of, path)
@@ -65,17 +74,18 @@ class ModulePackages:
         title = f"{address.namespace}-{address.name}-{address.system}-{release.version}.zip"
         document = image_manifest(MODULE_PACKAGE, blob, title, release.version)
         self._remember(self._manifests, (repository, document.digest), document)
-        self._remember(self._layers, (repository, blob.digest), Layer(entry.clone_path, key, blob))
+        layer = Layer(entry.clone_path, key, blob, ledger)
+        self._remember(self._layers, (repository, blob.digest), layer)
         # A version's manifest again, as a HEAD by tag asks it: from memory, with no file read.
         self._remember(self._made, made_of, document)
         return document
 
     async def layer_file(self, layer: Layer) -> Path:
         """The zip's path, built again if the cache lost it since (its bytes are the same)."""
-        return await self.zips.get(layer.clone_path, layer.key)
+        return await self.zips.get(layer.clone_path, layer.key, layer.ledger)
 
     async def by_digest(
-        self, repository: str, entry: ModuleEntry, digest: str
+        self, repository: str, entry: ModuleEntry, digest: str, ledger: TagLedger | None = None
     ) -> Document | Layer | None:
         """The manifest or the layer of one of the module's versions whose digest is `digest`:
         remembered, else each version worked out, newest first (a replica that did not answer
@@ -85,7 +95,7 @@ class ModulePackages:
         if found is not None:
             return found
         for release in entry.versions.releases:
-            await self.manifest(repository, entry, release)
+            await self.manifest(repository, entry, release, ledger)
             found = self._find(repository, digest)
             if found is not None:
                 return found

@@ -4,7 +4,8 @@
 where it lives (`pg_ledger.py` under `state: postgres`). `DiskLedger`, the default: one JSON file
 per repository in cache_dir, so that a tag moved or deleted later can be held to what was
 published. Written atomically, under a file
-lock, because `gitreg accept` may write it while a server reads it.
+lock, because `gitreg accept` may write it while a server reads it. Beside it, the SHA-256 of
+each archive first built of the repository's commits: later builds must give the same bytes.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from gitreg.atomic import write_atomically
 from gitreg.errors import SourceError
@@ -54,6 +55,15 @@ class TagLedger(Protocol):
         """An operator's decision: `commit` is now what `tag` publishes."""
         ...
 
+    def digest(self, archive: str) -> str | None:
+        """The SHA-256 (hex) recorded for the archive file `archive`, or None."""
+        ...
+
+    def record_digest(self, archive: str, digest: str) -> str:
+        """Record `digest` for `archive` unless one is recorded; return the one recorded (the
+        first writer's, which may be another replica's)."""
+        ...
+
 
 def published_digest(published: Mapping[str, Published]) -> str:
     """A digest of a ledger's published tags and their commits."""
@@ -84,12 +94,7 @@ class DiskLedger:
             raise SourceError(f"cannot read the ledger {self.path}: {exc}") from exc
 
     def read(self) -> dict[str, Published]:
-        try:
-            data = json.loads(self.path.read_text())
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            raise SourceError(f"cannot read the ledger {self.path}: {exc}") from exc
+        data = _json_of(self.path, "the ledger")
         return {
             tag: Published(e["commit"], e["first_seen"]) for tag, e in data.get("tags", {}).items()
         }
@@ -108,6 +113,27 @@ class DiskLedger:
             published = self.read()
             published[tag] = Published(commit, time.time())
             self._write(published)
+
+    def digest(self, archive: str) -> str | None:
+        return self._digests().get(archive)
+
+    def record_digest(self, archive: str, digest: str) -> str:
+        with self._locked():
+            digests = self._digests()
+            if archive not in digests:
+                digests[archive] = digest
+                body = json.dumps(dict(sorted(digests.items())), indent=1).encode()
+                write_atomically(self._digests_path, body, sync="folder")
+            return digests[archive]
+
+    @property
+    def _digests_path(self) -> Path:
+        # A file of its own: the ledger's fingerprint (its file's bytes) stays the tags'.
+        return self.path.with_suffix(".digests.json")
+
+    def _digests(self) -> dict[str, str]:
+        data = _json_of(self._digests_path, "the digests")
+        return {str(k): str(v) for k, v in data.items()}
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -131,3 +157,14 @@ class DiskLedger:
         }
         # "folder": a published commit must outlive a crash of the machine.
         write_atomically(self.path, json.dumps(body, indent=1).encode(), sync="folder")
+
+
+def _json_of(path: Path, what: str) -> dict[str, Any]:
+    """The JSON object in `path`, {} when there is no file; SourceError when it cannot be read."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise SourceError(f"cannot read {what} {path}: {exc}") from exc
+    return data if isinstance(data, dict) else {}

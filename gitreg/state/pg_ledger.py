@@ -2,7 +2,8 @@
 record a tag decides its commit (INSERT ... ON CONFLICT DO NOTHING, then read back what won).
 
 What the database last confirmed is kept in a file too: while the database is away, a replica
-serves those tags, and no other; a tag first seen then waits until the database decides it."""
+serves those tags, and no other; a tag first seen then waits until the database decides it.
+Archives' digests likewise: the first replica to record one decides it for all."""
 
 from __future__ import annotations
 
@@ -79,6 +80,33 @@ class PostgresLedger:
                 (self.repository, tag, row[0] if row else None, commit),
             )
         self._read_shared()
+
+    def digest(self, archive: str) -> str | None:
+        try:
+            with self.db.transaction() as conn:
+                row = conn.execute(
+                    "SELECT digest FROM gitreg_archive_digests WHERE repository = %s"
+                    " AND archive = %s",
+                    (self.repository, archive),
+                ).fetchone()
+        except StateUnavailable:
+            return self.confirmed.digest(archive)
+        return str(row[0]) if row else None
+
+    def record_digest(self, archive: str, digest: str) -> str:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO gitreg_archive_digests (repository, archive, digest)"
+                " VALUES (%s, %s, %s) ON CONFLICT (repository, archive) DO NOTHING",
+                (self.repository, archive, digest),
+            )
+            row = conn.execute(
+                "SELECT digest FROM gitreg_archive_digests WHERE repository = %s AND archive = %s",
+                (self.repository, archive),
+            ).fetchone()
+        recorded = str(row[0]) if row else digest
+        self.confirmed.record_digest(archive, recorded)
+        return recorded
 
     def _read_shared(self) -> dict[str, Published]:
         with self.db.transaction() as conn:

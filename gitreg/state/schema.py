@@ -80,6 +80,17 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE gitreg_issued_tokens ADD COLUMN subject text NOT NULL DEFAULT ''",
         "ALTER TABLE gitreg_issued_tokens ADD COLUMN issuer text NOT NULL DEFAULT ''",
     ),
+    (
+        # The SHA-256 of each archive (by file name: commit, folder, format) as first built by
+        # any replica: a replica whose build gives other bytes refuses to serve them.
+        """CREATE TABLE gitreg_archive_digests (
+            repository text NOT NULL,
+            archive text NOT NULL,
+            digest text NOT NULL,
+            recorded_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (repository, archive)
+        )""",
+    ),
 )
 
 

@@ -11,7 +11,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from gitreg.address import ModuleAddress
 from gitreg.auth.principal import Principal
 from gitreg.errors import ClientError, NotFound, NotReadYet
-from gitreg.modules.downloads import archive_key
+from gitreg.modules.downloads import archive_key, checksum_query
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.modules.snapshot import RegistrySnapshot
@@ -63,8 +63,9 @@ async def download(request: Request) -> Response:
     if (oci_location := await oci.module_location(request, entry, release)) is not None:
         return JSONResponse({"location": oci_location}, headers={"X-Terraform-Get": oci_location})
     # Terraform reads the header, OpenTofu the JSON body: send both, with the same value.
+    digest = await _digest(request, snapshot, entry, release)
     if not access.is_private(request, entry.spec.address.namespace):
-        body, header = entry.download_json(release)
+        body, header = entry.download_json(release, digest)
         response = JsonBytesResponse(body, (b"x-terraform-get", header))
         settings = world_of(request).catalog.oci
         if settings.enabled and settings.module_locations:
@@ -75,11 +76,28 @@ async def download(request: Request) -> Response:
         return JSONResponse({"location": location}, headers={"X-Terraform-Get": location})
     # Terraform fetches the archive without a token: the URL carries its permission.
     # OpenTofu 1.12+ may fetch it itself, with the registry's token.
+    # Signed after the checksum: a URL's check reads the parameters it signed by name, in any
+    # order (go-getter sorts them) and whatever else the query holds.
     archive, suffix, folder = location.partition(".tar.gz")
-    location = admission.sign(archive + suffix, folder)
+    location = admission.sign(archive + suffix, f"{folder}?{checksum_query(digest)}")
     answer = {"location": location, "use_registry_credentials": True}
     made = JSONResponse(answer, headers={"X-Terraform-Get": location})
     return admission.keep(request, made, None)
+
+
+async def _digest(
+    request: Request, snapshot: RegistrySnapshot, entry: ModuleEntry, release: Release
+) -> str:
+    """The SHA-256 the ledger records for `release`'s archive ("" when it has none: git), once
+    this replica's archive is known to match it: a cold first download waits for its build."""
+    if entry.spec.download != "archive":
+        return ""
+    archives = state_of(request).archives
+    key = archive_key(entry.spec, release.commit)
+    known = archives.known_digest(key)
+    if known is not None:
+        return known
+    return await archives.digest(entry.clone_path, key, snapshot.ledgers[entry.spec.repo])
 
 
 class JsonBytesResponse(Response):
@@ -102,7 +120,7 @@ class JsonBytesResponse(Response):
 async def archive(request: Request) -> Response:
     address = module_address(request)
     private = await access.admit_download(request, f"module {address}", address.namespace)
-    _, entry = _read(request, address)
+    snapshot, entry = _read(request, address)
     if entry.spec.download != "archive":
         # Its clients clone with their own Git credentials; an archive built with gitreg's
         # would show them what the repository holds besides, other namespaces' code too.
@@ -121,8 +139,9 @@ async def archive(request: Request) -> Response:
     if if_none_match is not None and etag_matches(if_none_match, etag):
         return Response(status_code=304, headers={"ETag": etag, "Cache-Control": caching})
     state = state_of(request)
+    ledger = snapshot.ledgers[entry.spec.repo]
     if ranged:  # which neither Terraform nor OpenTofu sends: answered as Starlette does
-        path = await state.archives.get(entry.clone_path, key)
+        path = await state.archives.get(entry.clone_path, key, ledger)
         headers = {"ETag": etag, "Cache-Control": caching}
         return FileResponse(path, media_type="application/gzip", headers=headers)
     # A held archive is answered without a look at the disk: equal names mean equal bytes.
@@ -132,7 +151,7 @@ async def archive(request: Request) -> Response:
             return held
         admission = await admit(request, MODULE_ARCHIVE, None)
         return admission.keep(request, held, (name, caching))
-    path = await state.archives.get(entry.clone_path, key)
+    path = await state.archives.get(entry.clone_path, key, ledger)
     return await state.held_archives.of_file(path, name, etag, caching)
 
 

@@ -20,6 +20,7 @@ from gitreg.oci import mirror_packages, packages, provider_packages
 from gitreg.oci.manifests import EMPTY_BLOB, EMPTY_DIGEST, Document
 from gitreg.oci.names import is_digest, is_tag, module_repository, version_tag
 from gitreg.oci.packages import Layer
+from gitreg.state.ledger import TagLedger
 from gitreg.web import access
 from gitreg.web.oci_answers import (
     API_VERSION,
@@ -173,7 +174,8 @@ async def module_location(request: Request, entry: ModuleEntry, release: Release
         repository = module_repository(entry.spec.address)
     except ValueError:
         return None
-    document = await state_of(request).packages.manifest(repository, entry, release)
+    packages = state_of(request).packages
+    document = await packages.manifest(repository, entry, release, _ledger(request, entry))
     return f"oci://{str(origin).removeprefix('https://')}/{repository}?digest={document.digest}"
 
 
@@ -205,8 +207,9 @@ async def _tagged(request: Request, repository: Repository, tag: str) -> Documen
         release = packages.release_tagged(repository.module, tag)
         if release is None:
             return None
+        module = repository.module
         return await state_of(request).packages.manifest(
-            repository.name, repository.module, release
+            repository.name, module, release, _ledger(request, module)
         )
     version = tag.replace("_", "+")  # no version holds `_`: OpenTofu reads it back as `+`
     if repository.provider is not None:
@@ -232,8 +235,8 @@ async def _by_digest(
 ) -> Document | Layer | Path | None:
     """What a digest names in this repository, and in no other."""
     if repository.module is not None:
-        modules = state_of(request).packages
-        return await modules.by_digest(repository.name, repository.module, digest)
+        modules, module = state_of(request).packages, repository.module
+        return await modules.by_digest(repository.name, module, digest, _ledger(request, module))
     try:
         if repository.provider is not None:
             return provider_packages.by_digest(repository.provider, digest)
@@ -249,3 +252,8 @@ def _disabled(request: Request) -> Response | None:
     if world_of(request).catalog.oci.enabled:
         return None
     return oci_error(404, "UNSUPPORTED", "this registry does not serve OCI (oci: enabled: false)")
+
+
+def _ledger(request: Request, entry: ModuleEntry) -> TagLedger | None:
+    """The ledger of the module's repository, where its zips' digests are recorded."""
+    return world_of(request).snapshot.ledgers.get(entry.spec.repo)

@@ -49,6 +49,11 @@ async def status(request: Request) -> JSONResponse:
                 {"archive": name, "reason": reason}
                 for name, reason in sorted(state.archives.refused().items())
             ],
+            # Built here with bytes other than the ledger's digest: 503, never served.
+            "archives_mismatched": [
+                {"archive": name, "reason": reason}
+                for name, reason in sorted(state.archives.mismatched().items())
+            ],
             "auth": {
                 "on": world_of(request).gate.on,
                 "requests": [

@@ -21,6 +21,7 @@ from gitreg.errors import ArchiveError, ArchiveTooLarge, NotReadYet
 from gitreg.git.archive import write_archive
 from gitreg.git.archive_limits import ArchiveLimits
 from gitreg.modules.archive_cache import TARBALL, ZIP, ArchiveCache, ArchiveFormat, ArchiveKey
+from gitreg.state.ledger import TagLedger
 from tests.support.gitrepo import GitRepo, git
 
 
@@ -136,9 +137,11 @@ def test_cache_builds_once_for_concurrent_requests(repo: GitRepo, tmp_path: Path
     builds = []
 
     class CountingCache(ArchiveCache):
-        def _build(self, clone_path: Path, key: ArchiveKey, path: Path) -> None:
+        def _build(
+            self, clone_path: Path, key: ArchiveKey, path: Path, ledger: TagLedger | None
+        ) -> None:
             builds.append(key)
-            super()._build(clone_path, key, path)
+            super()._build(clone_path, key, path, ledger)
 
     cache = CountingCache(tmp_path / "cache")
 

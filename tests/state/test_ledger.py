@@ -1,5 +1,5 @@
 """The ledger on local disk, written by several processes at once (workers on one host): the
-first writer of a tag wins, and every writer is told its commit."""
+first writer of a tag wins, and every writer is told its commit; so with archives' digests."""
 
 from __future__ import annotations
 
@@ -43,3 +43,15 @@ def test_writers_at_once_agree_on_the_first_commit_of_each_tag(tmp_path: Path) -
         told = {commit for (tag, _, commit) in got if tag == n}
         assert told == {stored[f"v{n}"].commit}, n
     assert len(stored) == ROUNDS
+
+
+def test_the_first_digest_of_an_archive_is_kept_beside_the_tags(tmp_path: Path) -> None:
+    ledger = DiskLedger(tmp_path / "ledgers" / "repo.json")
+    ledger.record({"v1.0.0": "a" * 40})
+    fingerprint = ledger.fingerprint()
+    assert ledger.digest("a.tar.gz") is None
+    assert ledger.record_digest("a.tar.gz", "1" * 64) == "1" * 64
+    assert DiskLedger(ledger.path).record_digest("a.tar.gz", "2" * 64) == "1" * 64
+    assert ledger.digest("a.tar.gz") == "1" * 64
+    # A file of its own: the tags' fingerprint, which persisted reads are checked by, stays.
+    assert ledger.fingerprint() == fingerprint and set(ledger.read()) == {"v1.0.0"}

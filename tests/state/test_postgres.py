@@ -89,6 +89,20 @@ def test_the_first_writer_wins(
     assert {t: p.commit for t, p in one.read().items()} == {"v1.0.0": A, "v1.1.0": B}
 
 
+def test_the_first_digest_recorded_of_an_archive_is_every_replicas(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one = _state(database_url, tmp_path, monkeypatch, "one").ledger(REPO, "vpc")
+    two = _state(database_url, tmp_path, monkeypatch, "two").ledger(REPO, "vpc")
+    assert two.digest(f"{A}.tar.gz") is None
+    assert one.record_digest(f"{A}.tar.gz", "1" * 64) == "1" * 64
+    # Another replica's build gave other bytes: it is told the first digest, which stays.
+    assert two.record_digest(f"{A}.tar.gz", "2" * 64) == "1" * 64
+    assert two.record_digest(f"{A}.zip", "3" * 64) == "3" * 64  # each archive its own
+    assert one.digest(f"{A}.tar.gz") == two.digest(f"{A}.tar.gz") == "1" * 64
+    assert {t: p.commit for t, p in one.read().items()} == {}  # tags are another record
+
+
 def test_first_writer_wins_under_a_race(
     database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -188,6 +202,7 @@ def test_a_ledger_answers_what_was_confirmed_while_the_database_is_away(
     url = postgres.database()
     state = _state(url, tmp_path, monkeypatch, "one")
     state.ledger(REPO, "vpc").record({"v1.0.0": A})
+    state.ledger(REPO, "vpc").record_digest(f"{A}.tar.gz", "1" * 64)
     # The same replica, now pointed at a database that does not answer.
     monkeypatch.setenv("GITREG_TEST_DSN", f"postgresql://gitreg:x@127.0.0.1:{free_port()}/x")
     state.db.close()
@@ -195,6 +210,9 @@ def test_a_ledger_answers_what_was_confirmed_while_the_database_is_away(
     assert {t: p.commit for t, p in ledger.read().items()} == {"v1.0.0": A}
     with pytest.raises(StateUnavailable):
         ledger.record({"v1.1.0": B})
+    with pytest.raises(StateUnavailable):  # no digest is recorded without the database
+        ledger.record_digest(f"{A}.tar.gz", "1" * 64)
+    assert ledger.digest(f"{A}.tar.gz") == "1" * 64  # as last confirmed
     assert state.problem() == "cannot connect: connection refused"
     assert state.may_poll(REPO, 60)  # alone, as far as it knows
 

@@ -1,14 +1,19 @@
 """Replicas that agree: real `gitreg serve` processes, each with its own cache_dir, on one real
 PostgreSQL. A webhook to one lists the version on the others within 2 s; a moved tag is pinned
 to one commit by all, including a replica started after the move, whose archives are the same
-bytes; PostgreSQL stopped and started again; a replica killed with SIGKILL while it syncs."""
+bytes, named by one digest; a replica whose build differs from the digest another recorded
+answers 503 and reports it, never its bytes; PostgreSQL stopped and started again; a replica
+killed with SIGKILL while it syncs."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
+import psycopg
 import pytest
 
 from gitreg.process.tlscert import TlsMaterial
@@ -109,6 +114,39 @@ def test_a_moved_tag_is_pinned_by_all_and_archives_are_the_same_bytes(
         for replica in group:
             assert replica.archive("1.0.0") == published  # the commit first published
         assert first.archive("1.1.0") == second.archive("1.1.0") == late.archive("1.1.0")
+
+
+def test_a_replica_whose_build_is_not_the_recorded_one_answers_503_not_its_bytes(
+    tmp_path: Path, remote: Remote, database_url: str
+) -> None:
+    with replicas(tmp_path, remote.base, 2) as group:
+        first, second = group
+        start_all(group, database_url)
+        published = first.archive("1.0.0")
+        download = "/v1/modules/org/repo/x/1.0.0/download"
+        locations = {httpx.get(r.url + download).headers["x-terraform-get"] for r in group}
+        assert len(locations) == 1  # one digest, whichever replica answers
+        assert locations.pop().endswith(f"?checksum=sha256:{hashlib.sha256(published).hexdigest()}")
+        commit = remote.release("v1.1.0")
+        assert first.webhook() == 202
+        wait_until(lambda: second.versions() == ["1.0.0", "1.1.0"], 30, "1.1.0 listed")
+        # Another replica recorded its build of 1.1.0 first, and it is not the bytes built here.
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(
+                "INSERT INTO gitreg_archive_digests (repository, archive, digest)"
+                " SELECT DISTINCT repository, %s, %s FROM gitreg_published",
+                (f"{commit}.tar.gz", "0" * 64),
+            )
+        for path in (
+            "/v1/modules/org/repo/x/1.1.0/download",
+            f"/v1/archives/org/repo/x/{commit}.tar.gz",
+        ):
+            refused = httpx.get(second.url + path, timeout=30)
+            assert refused.status_code == 503, refused.text
+            assert f"the ledger records sha256:{'0' * 64}" in refused.json()["errors"][0]
+        status = httpx.get(second.url + "/v1/status", timeout=10).json()
+        assert [m["archive"] for m in status["archives_mismatched"]] == [commit]
+        assert second.archive("1.0.0") == published  # what matches is still served
 
 
 def test_postgresql_stopped_and_started_again(tmp_path: Path, remote: Remote) -> None:

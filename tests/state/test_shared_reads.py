@@ -52,6 +52,8 @@ def url(tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) -> I
             httpx.Client(base_url=first.url, timeout=10) as client,
         ):
             wait_until(lambda: client.get(VERSIONS).status_code == 200)
+            # Its download recorded the archive's digest for every replica.
+            client.get("/v1/modules/org/repo/x/1.0.0/download").raise_for_status()
     port = int(repo.split(":")[2].split("/")[0])
     with SilentListener(port=port):
         yield repo
@@ -65,7 +67,8 @@ def test_a_replica_with_an_empty_cache_dir_answers_versions(tmp_path: Path, url:
             wait_until(lambda: client.get(VERSIONS).status_code == 200)
             assert client.get(VERSIONS).json()["modules"][0]["versions"] == [{"version": "1.0.0"}]
             download = client.get("/v1/modules/org/repo/x/1.0.0/download")
-            assert download.status_code == 200
+            assert download.status_code == 200  # the digest the other replica recorded
+            assert "?checksum=sha256:" in download.headers["x-terraform-get"]
             archive = client.get(urljoin(server.url + "/", download.headers["x-terraform-get"]))
             assert archive.status_code == 503
             assert archive.headers["retry-after"]

@@ -151,7 +151,8 @@ def test_an_auth_section_added_live_narrows_the_archives_at_once(
     catalog = _write_catalog(tmp_path, "")
     with served_over_tls(catalog, tls, refresh=True, timeout=30) as (_, client):
         before, members = _anonymous_archive(client, "open/net/x")
-        assert before.endswith(f"/{commit}.tar.gz//modules/open")  # open: the whole tree
+        # Open: the whole tree, and its folder selected before the checksum.
+        assert before.partition("?checksum=sha256:")[0].endswith(f"/{commit}.tar.gz//modules/open")
         assert "modules/secret/main.tf" in members
         catalog.write_text(_write_catalog(tmp_path, AUTH).read_text())
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import socket
 import tarfile
@@ -80,7 +81,10 @@ def test_download_archive_location(served: Served) -> None:
     assert response.status_code == 200
     location = response.json()["location"]
     assert response.headers["x-terraform-get"] == location
-    assert location == f"/v1/archives/infra/single/aws/{served.commits['1.1.0']}.tar.gz"
+    path, _, query = location.partition("?")
+    assert path == f"/v1/archives/infra/single/aws/{served.commits['1.1.0']}.tar.gz"
+    # The digest of the bytes served, which the client verifies before it unpacks them.
+    assert query == f"checksum=sha256:{hashlib.sha256(served.client.get(path).content).hexdigest()}"
     # A v prefix and build metadata, as clients send them.
     assert (
         served.client.get("/v1/modules/infra/single/aws/v1.1.0/download").json()["location"]
@@ -92,10 +96,13 @@ def test_download_archive_location(served: Served) -> None:
 
 def test_download_monorepo_archive_selects_the_folder(served: Served) -> None:
     location = served.client.get("/v1/modules/infra/vpc/aws/1.0.0/download").json()["location"]
-    assert (
-        location == f"/v1/archives/infra/vpc/aws/{served.commits['vpc/1.0.0']}.tar.gz//modules/vpc"
-    )
     archive = served.client.get(location.partition("//")[0])
+    digest = hashlib.sha256(archive.content).hexdigest()
+    # The checksum after the folder: the one form go-getter splits into package and folder.
+    commit = served.commits["vpc/1.0.0"]
+    assert location == (
+        f"/v1/archives/infra/vpc/aws/{commit}.tar.gz//modules/vpc?checksum=sha256:{digest}"
+    )
     with tarfile.open(fileobj=io.BytesIO(archive.content), mode="r:gz") as tar:
         names = tar.getnames()
     assert "modules/vpc/main.tf" in names and "modules/naming/main.tf" in names  # the whole tree
@@ -103,8 +110,10 @@ def test_download_monorepo_archive_selects_the_folder(served: Served) -> None:
 
 def test_folder_only_archive(served: Served) -> None:
     location = served.client.get("/v1/modules/infra/vpconly/aws/1.0.0/download").json()["location"]
-    assert "//" not in location and location.endswith(".tar.gz")
-    archive = served.client.get(location)
+    path, _, query = location.partition("?")
+    assert "//" not in location and path.endswith(".tar.gz")
+    archive = served.client.get(path)
+    assert query == f"checksum=sha256:{hashlib.sha256(archive.content).hexdigest()}"
     with tarfile.open(fileobj=io.BytesIO(archive.content), mode="r:gz") as tar:
         assert tar.getnames() == ["main.tf"]
 
@@ -238,24 +247,23 @@ def test_an_archive_over_a_limit_is_refused_naming_it_and_shown_in_status(
     tmp_path: Path,
 ) -> None:
     repo = GitRepo(tmp_path / "repo")
-    repo.release("v0.1.0", {**module_files("0.1.0"), "data.json": "x" * 5000})
+    commit = repo.release("v0.1.0", {**module_files("0.1.0"), "data.json": "x" * 5000})
     (tmp_path / "registry.yaml").write_text(
         "cache_dir: cache\narchives: {max_file_size: 4KiB}\n"
         f"modules:\n  - {{namespace: a, name: b, system: c, repo: {repo.path}}}\n"
     )
     with RegistryServer(load_catalog(tmp_path / "registry.yaml")) as server:
-        location = httpx.get(f"{server.url}/v1/modules/a/b/c/0.1.0/download").headers[
-            "x-terraform-get"
-        ]
-        for _ in range(2):  # the second refusal comes from memory, not from a second build
-            response = httpx.get(f"{server.url}{location}")
-            assert response.status_code == 413
-            assert (
-                "data.json is 4.9 KiB: over the limit archives.max_file_size (4.0 KiB)"
-                in (response.json()["errors"][0])
-            )
+        # The download names the archive's digest, so it is refused as the archive is.
+        for path in ("/v1/modules/a/b/c/0.1.0/download", f"/v1/archives/a/b/c/{commit}.tar.gz"):
+            for _ in range(2):  # the second refusal comes from memory, not from a second build
+                response = httpx.get(f"{server.url}{path}")
+                assert response.status_code == 413
+                assert (
+                    "data.json is 4.9 KiB: over the limit archives.max_file_size (4.0 KiB)"
+                    in (response.json()["errors"][0])
+                )
         refused = httpx.get(f"{server.url}/v1/status").json()["archives_refused"]
-    assert [r["archive"] for r in refused] == [location.rsplit("/", 1)[1].removesuffix(".tar.gz")]
+    assert [r["archive"] for r in refused] == [commit]
     assert "archives.max_file_size" in refused[0]["reason"]
 
 

@@ -63,10 +63,22 @@ def _get(served: PrivateRegistry, path: str, query: Query) -> tuple[int, str]:
 def test_a_signed_url_opens_its_archive(served: PrivateRegistry) -> None:
     for module in ("secret/single/generic", "secret/vpc/generic"):
         path, query = _signed(served, module)
+        checksum = query.pop("checksum")
         assert set(query) == {"expires", "by", "signature"} and query["by"] == "reader"
         # The expiry's value against a clock is UrlSigner's unit tests' (an injected `now`).
         assert int(query["expires"]) % EXPIRY_STEP == 0
         assert _get(served, path, query) == (200, "")
+        # As go-getter asks: without the checksum, the rest sorted by name; as OpenTofu 1.12
+        # asks with use_registry_credentials: the URL verbatim, checksum included.
+        assert _get(served, path, dict(sorted(query.items()))) == (200, "")
+        assert _get(served, path, {"checksum": checksum, **query}) == (200, "")
+        body = served.client.get(f"{path}?{urlencode(query)}").content
+        assert checksum == f"sha256:{hashlib.sha256(body).hexdigest()}"
+        # A HEAD (go-getter sends one first) meets the same gate, and gives the same length.
+        head = served.client.head(f"{path}?{urlencode(query)}")
+        assert head.status_code == 200 and head.content == b""
+        assert head.headers["content-length"] == str(len(body))
+        assert served.client.head(path).status_code == served.client.get(path).status_code == 403
 
 
 def _flip(text: str) -> str:
