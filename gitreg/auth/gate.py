@@ -234,8 +234,7 @@ class Gate(BrowserSessions, SignedDownloads):
         client: str = "",
     ) -> str | None:
         """Who a file an answer pointed at (`path`) is opened to; None when it is public. Its
-        signed URL, which Terraform fetches without a token, or a token that opens it (what
-        OpenTofu sends with `use_registry_credentials`)."""
+        signed URL, which clients fetch without a token, or a token that opens it."""
         if target.access == "read" and target.namespace and self.is_public(target.namespace):
             return None
         if "signature" in query or authorization is None:

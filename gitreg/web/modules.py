@@ -74,14 +74,14 @@ async def download(request: Request) -> Response:
     location = entry.location(release)
     if not location.startswith("/"):
         return JSONResponse({"location": location}, headers={"X-Terraform-Get": location})
-    # Terraform fetches the archive without a token: the URL carries its permission.
-    # OpenTofu 1.12+ may fetch it itself, with the registry's token.
+    # Clients fetch the archive without a token: the URL carries its permission. No
+    # `use_registry_credentials`: with it, OpenTofu 1.12+ would fetch the URL verbatim, verifying
+    # no checksum and asking for `//folder` as a path (docs/verifying.md).
     # Signed after the checksum: a URL's check reads the parameters it signed by name, in any
     # order (go-getter sorts them) and whatever else the query holds.
     archive, suffix, folder = location.partition(".tar.gz")
     location = admission.sign(archive + suffix, f"{folder}?{checksum_query(digest)}")
-    answer = {"location": location, "use_registry_credentials": True}
-    made = JSONResponse(answer, headers={"X-Terraform-Get": location})
+    made = JSONResponse({"location": location}, headers={"X-Terraform-Get": location})
     return admission.keep(request, made, None)
 
 

@@ -142,7 +142,7 @@ def test_a_private_download_is_a_signed_url_that_needs_no_token(served: Served) 
     assert download.status_code == 200
     location = download.headers["x-terraform-get"]
     body = download.json()
-    assert body == {"location": location, "use_registry_credentials": True}
+    assert body == {"location": location}
     path, _, query = location.partition("?")
     assert path.endswith(".tar.gz") and "signature=" in query and "by=ci-platform" in query
     archive = served.client.get(location)  # Terraform sends no token here
@@ -151,7 +151,7 @@ def test_a_private_download_is_a_signed_url_that_needs_no_token(served: Served) 
     assert archive.headers["cache-control"].startswith("private")
     unsigned = served.client.get(path)
     assert unsigned.status_code == 403 and "signed URL" in unsigned.json()["errors"][0]
-    # OpenTofu (use_registry_credentials) fetches it with the registry token instead.
+    # The registry's token opens it too.
     with_token = served.client.get(path, headers=bearer(PLATFORM))
     assert with_token.status_code == 200 and with_token.content == archive.content
     outsider = served.client.get(path, headers=bearer(ROTATED))

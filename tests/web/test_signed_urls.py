@@ -68,8 +68,8 @@ def test_a_signed_url_opens_its_archive(served: PrivateRegistry) -> None:
         # The expiry's value against a clock is UrlSigner's unit tests' (an injected `now`).
         assert int(query["expires"]) % EXPIRY_STEP == 0
         assert _get(served, path, query) == (200, "")
-        # As go-getter asks: without the checksum, the rest sorted by name; as OpenTofu 1.12
-        # asks with use_registry_credentials: the URL verbatim, checksum included.
+        # As go-getter asks: without the checksum, the rest sorted by name; and the URL as
+        # given, checksum included (a client that fetches it verbatim).
         assert _get(served, path, dict(sorted(query.items()))) == (200, "")
         assert _get(served, path, {"checksum": checksum, **query}) == (200, "")
         body = served.client.get(f"{path}?{urlencode(query)}").content

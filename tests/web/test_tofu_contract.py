@@ -1,7 +1,7 @@
 """What OpenTofu (1.12+, read from its source: it cannot be installed here) relies on from a
-private registry: the download answer's JSON body, `use_registry_credentials` as a JSON boolean,
-and archives that open to the registry's token alone, byte for byte what the signed URL gives;
-and what its two ways of fetching a module make of a location's `?checksum=sha256:`."""
+private registry: the download answer's JSON body, no `use_registry_credentials` (so tofu takes
+go-getter's path, which verifies `?checksum=sha256:` and splits `//folder`), and archives that
+also open to the registry's token alone, byte for byte what the signed URL gives."""
 
 from __future__ import annotations
 
@@ -43,14 +43,14 @@ def _download(
 
 
 @pytest.mark.parametrize("module", ["secret/single/generic", "secret/vpc/generic"])
-def test_a_private_download_asks_for_the_registry_credentials(
+def test_a_private_download_sends_tofu_through_go_getter(
     served: PrivateRegistry, module: str
 ) -> None:
-    response = served.client.get(f"/v1/modules/{module}/1.0.0/download", headers=served.reader())
-    assert b'"use_registry_credentials":true' in response.content  # a boolean, not "true"
+    # With `use_registry_credentials` (true or false) tofu would fetch the URL itself, verbatim:
+    # no checksum verified, and a folder module's `//folder` asked for as a path (a 404).
     body = _download(served, module)
-    assert body["use_registry_credentials"] is True
-    assert set(body) == {"location", "use_registry_credentials"}
+    assert set(body) == {"location"}
+    assert "signature=" in str(body["location"]) and "checksum=sha256:" in str(body["location"])
 
 
 def test_a_public_download_does_not(served: PrivateRegistry) -> None:
@@ -149,24 +149,12 @@ def test_go_getter_verifies_the_checksum_of_what_the_location_names(
     assert hashlib.sha256(got.content).hexdigest() == digest  # else "Checksums did not match"
 
 
-def test_tofu_direct_sends_the_checksum_to_the_registry_which_lets_it_pass(
-    served: PrivateRegistry,
-) -> None:
-    """Direct mode (a private answer's `use_registry_credentials`): the URL verbatim, checksum
-    included, with the token; it opens with the same bytes, but tofu verifies no digest."""
+def test_a_token_opens_a_private_archive_as_its_signed_url_does(served: PrivateRegistry) -> None:
+    """The archive also opens to the registry's token alone (tofu's direct mode, were an answer
+    ever to send it there), with the same bytes."""
     location = str(_download(served, "secret/single/generic")["location"])
-    assert "checksum=sha256:" in location
-    got = served.client.get(location, headers=served.reader())
-    assert got.status_code == 200
-    assert int(got.headers["content-length"]) == len(got.content)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="tofu direct mode keeps `//folder` in the path it GETs: gitreg answers 404 (known;"
-    " docs/verifying.md: leaving `use_registry_credentials` out sends tofu through go-getter)",
-)
-def test_tofu_direct_fetches_a_folder_modules_location_verbatim(served: PrivateRegistry) -> None:
-    location = str(_download(served, "secret/vpc/generic")["location"])
-    assert "//modules/vpc?" in location
-    assert served.client.get(location, headers=served.reader()).status_code == 200
+    path, _, _ = location.partition("?")
+    signed = served.client.get(location)
+    with_token = served.client.get(path, headers=served.reader())
+    assert signed.status_code == with_token.status_code == 200
+    assert with_token.content == signed.content
