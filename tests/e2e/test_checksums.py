@@ -6,6 +6,7 @@ error and installs nothing, though the bytes it fetched are a valid module."""
 from __future__ import annotations
 
 import io
+import json
 import tarfile
 from pathlib import Path
 
@@ -80,3 +81,34 @@ def test_a_replaced_cached_archive_is_refused_by_terraform_itself(
     assert "Checksums did not match" in done.stderr, done.stdout + done.stderr
     modules = bad / ".terraform" / "modules"
     assert not list(modules.rglob("*.tf")), "nothing of the tampered archive is installed"
+
+
+def test_a_build_other_than_the_recorded_digest_is_a_503_terraform_installs_nothing(
+    tmp_path: Path, tls: TlsMaterial
+) -> None:
+    """A replica whose build is not the bytes the ledger recorded (another zlib, a bug, a
+    changed clone) answers 503 for them: terraform stops at the download, and installs nothing."""
+    GitRepo(tmp_path / "repo").release("v1.0.0", module_files("1.0.0", "modules/net"))
+    (tmp_path / "registry.yaml").write_text(
+        "cache_dir: cache\narchives: {memory_budget: 0}\n"
+        f"modules:\n  - {{namespace: infra, name: net, system: generic, repo: {tmp_path / 'repo'},"
+        " path: modules/net}\n"
+    )
+    files = TlsFiles(tls.certfile, tls.keyfile)
+    with RegistryServer(load_catalog(tmp_path / "registry.yaml"), files) as server:
+        host = f"127.0.0.1:{server.port}"
+        done = run_terraform(_workdir(tmp_path / "first", host), tls.ca_cert, "init")
+        assert done.returncode == 0, done.stdout + done.stderr
+    # Another build recorded first, as another replica would have: this one's bytes are not it.
+    (digests,) = (tmp_path / "cache" / "ledgers").glob("*.digests.json")
+    (name,) = json.loads(digests.read_text())
+    digests.write_text(json.dumps({name: "0" * 64}))
+    for built in (tmp_path / "cache" / "archives").rglob("*.tar.gz"):
+        built.unlink()
+    with RegistryServer(load_catalog(tmp_path / "registry.yaml"), files) as server:
+        host = f"127.0.0.1:{server.port}"
+        bad = _workdir(tmp_path / "bad", host)
+        done = run_terraform(bad, tls.ca_cert, "init", "-input=false")
+    assert done.returncode != 0
+    assert "503" in done.stderr, done.stdout + done.stderr
+    assert not list((bad / ".terraform" / "modules").rglob("*.tf")), "nothing is installed"
