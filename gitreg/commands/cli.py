@@ -62,6 +62,12 @@ def accept(catalog: Catalog, args: argparse.Namespace) -> int:
     return run(catalog, args)
 
 
+def verify(catalog: Catalog, args: argparse.Namespace) -> int:
+    from gitreg.commands.verify import verify as run
+
+    return run(catalog, args)
+
+
 def mirror(catalog: Catalog, args: argparse.Namespace) -> int:
     from gitreg.commands.tools import mirror as run
 
@@ -241,6 +247,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("module", help="NAMESPACE/NAME/SYSTEM")
     sub.add_argument("version", help="the version whose tag moved")
+    sub = command(
+        "verify",
+        verify,
+        "compare every cached archive with the SHA-256 recorded for it; exit status 0 when"
+        " all match, 1 when any is replaced, corrupted or unrecorded, 2 on a usage or config"
+        " error",
+        "warning",
+        frozenset(),
+    )
+    sub.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="also build each recorded archive again from its Git clone (into a temporary"
+        " file) and compare it with the record",
+    )
     sub = command(
         "mirror",
         mirror,

@@ -1,0 +1,121 @@
+"""`gitreg verify` run as a process on a cache a real server filled: a replaced or truncated
+archive named with exit status 1, a rebuild from the clone compared with the record, and a
+progress line only on a terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+from gitreg.catalog.load import load_catalog
+from tests.support.gitrepo import GitRepo, module_files
+from tests.support.servers import RegistryServer
+from tests.support.servers import run_gitreg as gitreg
+
+DOWNLOAD = "/v1/modules/infra/net/aws/1.0.0/download"
+
+
+def _served(tmp_path: Path) -> tuple[Path, Path]:
+    """A catalog whose one archive a real server built and recorded: (registry.yaml, archive)."""
+    GitRepo(tmp_path / "repo").release("v1.0.0", module_files("1.0.0", "modules/net"))
+    config = tmp_path / "registry.yaml"
+    config.write_text(
+        "cache_dir: cache\narchives: {memory_budget: 0}\nmodules:\n  - {namespace: infra,"
+        f" name: net, system: aws, repo: {tmp_path / 'repo'}, path: modules/net}}\n"
+    )
+    with RegistryServer(load_catalog(config)) as server:
+        location = httpx.get(server.url + DOWNLOAD).headers["x-terraform-get"]
+        assert httpx.get(server.url + location.partition("//")[0]).status_code == 200
+    (archive,) = (tmp_path / "cache" / "archives").rglob("*.tar.gz")
+    return config, archive
+
+
+def _digests(tmp_path: Path) -> Path:
+    (found,) = (tmp_path / "cache" / "ledgers").glob("*.digests.json")
+    return found
+
+
+def test_every_archive_matching_its_record_is_status_0_and_says_nothing_else(
+    tmp_path: Path,
+) -> None:
+    config, _ = _served(tmp_path)
+    done = gitreg("verify", "--config", str(config), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout == "1 archives checked, 1 match, 0 do not\n"
+    assert done.stderr == ""  # piped: no progress line
+    rebuilt = gitreg("verify", "--rebuild", "--config", str(config), cwd=tmp_path)
+    assert rebuilt.returncode == 0, rebuilt.stdout + rebuilt.stderr
+    assert rebuilt.stdout == "2 archives checked, 2 match, 0 do not\n"
+
+
+def test_a_replaced_or_truncated_archive_is_named_with_status_1(tmp_path: Path) -> None:
+    config, archive = _served(tmp_path)
+    original = archive.read_bytes()
+    for changed in (b"other bytes", original[: len(original) // 2]):
+        archive.write_bytes(changed)
+        done = gitreg("verify", "--config", str(config), cwd=tmp_path)
+        assert done.returncode == 1
+        (line, summary) = done.stdout.splitlines()
+        assert line.startswith(f"{archive}: sha256:")
+        assert "is recorded (replaced or corrupted)" in line
+        assert summary == "1 archives checked, 0 match, 1 do not"
+
+
+def test_an_archive_with_no_record_is_named(tmp_path: Path) -> None:
+    config, archive = _served(tmp_path)
+    _digests(tmp_path).write_text("{}")
+    done = gitreg("verify", "--config", str(config), cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[0] == f"{archive}: no digest is recorded for it"
+
+
+def test_a_rebuild_that_differs_from_the_record_is_named_with_status_1(tmp_path: Path) -> None:
+    config, archive = _served(tmp_path)
+    archive.unlink()  # the cache says nothing now: only the rebuild can
+    _digests(tmp_path).write_text(json.dumps({archive.name: "0" * 64}))
+    assert gitreg("verify", "--config", str(config), cwd=tmp_path).returncode == 0
+    done = gitreg("verify", "--rebuild", "--config", str(config), cwd=tmp_path)
+    assert done.returncode == 1
+    (line, summary) = done.stdout.splitlines()
+    assert line.startswith(f"{archive.name} rebuilt from {tmp_path / 'cache' / 'git'}")
+    assert line.endswith(f"but sha256:{'0' * 64} is recorded")
+    assert summary == "1 archives checked, 0 match, 1 do not"
+    assert not archive.exists()  # built elsewhere: the cache is never written
+
+
+def test_a_terminal_sees_a_progress_counter_on_stderr(tmp_path: Path) -> None:
+    config, _ = _served(tmp_path)
+    leader, follower = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    with subprocess.Popen(
+        [sys.executable, "-m", "gitreg", "verify", "--config", str(config)],
+        stdout=follower,
+        stderr=follower,
+        cwd=tmp_path,
+        env=env,
+    ) as process:
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal's other end closed: the process ended
+                break
+            if not chunk:
+                break
+            seen += chunk
+        assert process.wait() == 0
+    os.close(leader)
+    assert b"gitreg verify: 1/1" in seen
+    assert b"1 archives checked, 1 match, 0 do not" in seen
+
+
+def test_a_missing_config_is_status_2(tmp_path: Path) -> None:
+    done = gitreg("verify", "--config", str(tmp_path / "nothing.yaml"), cwd=tmp_path)
+    assert done.returncode == 2
