@@ -3,7 +3,8 @@
 Reads the digests recorded beside the ledgers (cache_dir/ledgers, or, under `state: postgres`,
 the copies this host confirmed in cache_dir/ledgers-confirmed), hashes each cached .tar.gz and
 .zip at background priority (os.nice, chunked reads that yield to gitreg.pacing), and prints a
-line per file that differs or has no record, then a summary. Exit 0: all match; 1: any do not.
+line per file that differs or has no record, then a summary. Exit 0: all match; 1: any do not;
+2: the records cannot be read.
 `--rebuild` also builds each recorded archive again from its clone (the server's build code,
 into a temporary file, never the cache) and compares that with the record.
 """
@@ -32,7 +33,11 @@ def verify(catalog: Catalog, args: argparse.Namespace) -> int:
     """Compare every cached archive with its record; print what differs; 0, or 1 on any."""
     _background()
     ledgers = "ledgers" if catalog.state is None else "ledgers-confirmed"
-    records = _records(catalog.cache_dir / ledgers)
+    try:
+        records = _records(catalog.cache_dir / ledgers)
+    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not one object
+        print(f"gitreg: verify: cannot read the recorded digests: {exc}", file=sys.stderr)
+        return 2
     recorded = {name: digest for ledger in records.values() for name, digest in ledger.items()}
     files: list[Path | tuple[Path, str]] = list(_cached(catalog.cache_dir))
     if args.rebuild:
@@ -109,6 +114,8 @@ def _records(folder: Path) -> dict[str, dict[str, str]]:
     found: dict[str, dict[str, str]] = {}
     for file in sorted(folder.glob("*.digests.json")):
         data = json.loads(file.read_text())
+        if not isinstance(data, dict):
+            raise ValueError(f"{file} is not a JSON object")
         repository = file.name.removesuffix(".digests.json")
         found[repository] = {str(name): str(digest) for name, digest in data.items()}
     return found

@@ -119,3 +119,12 @@ def test_a_terminal_sees_a_progress_counter_on_stderr(tmp_path: Path) -> None:
 def test_a_missing_config_is_status_2(tmp_path: Path) -> None:
     done = gitreg("verify", "--config", str(tmp_path / "nothing.yaml"), cwd=tmp_path)
     assert done.returncode == 2
+
+
+def test_digests_that_cannot_be_read_are_status_2_in_one_line(tmp_path: Path) -> None:
+    config, _ = _served(tmp_path)
+    _digests(tmp_path).write_text("not json")
+    done = gitreg("verify", "--config", str(config), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("gitreg: verify: cannot read the recorded digests: ")
+    assert done.stderr.count("\n") == 1
