@@ -6,11 +6,13 @@ cannot change what a client clones (go-getter checks out `ref` after a full clon
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import quote
 
 from gitreg.catalog.specs import ModuleSpec
-from gitreg.modules.archive_cache import ArchiveKey
+from gitreg.modules.archive_cache import ArchiveCache, ArchiveKey
 from gitreg.modules.resolve import Release
+from gitreg.state.ledger import TagLedger
 
 ARCHIVES_PREFIX = "/v1/archives"
 
@@ -31,6 +33,20 @@ def git_location(url: str, folder: str, commit: str) -> str:
 def archive_key(spec: ModuleSpec, commit: str) -> ArchiveKey:
     """Whole-tree archives are shared by every module of a repository; folder ones are not."""
     return ArchiveKey(commit, spec.path if spec.archive == "folder" else "")
+
+
+async def archive_digest(
+    archives: ArchiveCache, spec: ModuleSpec, clone_path: Path, commit: str, ledger: TagLedger
+) -> str:
+    """The SHA-256 `ledger` records for the archive of `commit` ("" when it has none: git),
+    once this replica's archive is known to match it: a cold first ask waits for its build."""
+    if spec.download != "archive":
+        return ""
+    key = archive_key(spec, commit)
+    known = archives.known_digest(key)
+    if known is not None:
+        return known
+    return await archives.digest(clone_path, key, ledger)
 
 
 def download_location(spec: ModuleSpec, release: Release, digest: str = "") -> str:

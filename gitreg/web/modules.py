@@ -11,7 +11,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from gitreg.address import ModuleAddress
 from gitreg.auth.principal import Principal
 from gitreg.errors import ClientError, NotFound, NotReadYet
-from gitreg.modules.downloads import archive_key, checksum_query
+from gitreg.modules.downloads import archive_digest, archive_key, checksum_query
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.modules.snapshot import RegistrySnapshot
@@ -63,7 +63,9 @@ async def download(request: Request) -> Response:
     if (oci_location := await oci.module_location(request, entry, release)) is not None:
         return JSONResponse({"location": oci_location}, headers={"X-Terraform-Get": oci_location})
     # Terraform reads the header, OpenTofu the JSON body: send both, with the same value.
-    digest = await _digest(request, snapshot, entry, release)
+    ledger = snapshot.ledgers[entry.spec.repo]
+    archives = state_of(request).archives
+    digest = await archive_digest(archives, entry.spec, entry.clone_path, release.commit, ledger)
     if not access.is_private(request, entry.spec.address.namespace):
         body, header = entry.download_json(release, digest)
         response = JsonBytesResponse(body, (b"x-terraform-get", header))
@@ -83,21 +85,6 @@ async def download(request: Request) -> Response:
     location = admission.sign(archive + suffix, f"{folder}?{checksum_query(digest)}")
     made = JSONResponse({"location": location}, headers={"X-Terraform-Get": location})
     return admission.keep(request, made, None)
-
-
-async def _digest(
-    request: Request, snapshot: RegistrySnapshot, entry: ModuleEntry, release: Release
-) -> str:
-    """The SHA-256 the ledger records for `release`'s archive ("" when it has none: git), once
-    this replica's archive is known to match it: a cold first download waits for its build."""
-    if entry.spec.download != "archive":
-        return ""
-    archives = state_of(request).archives
-    key = archive_key(entry.spec, release.commit)
-    known = archives.known_digest(key)
-    if known is not None:
-        return known
-    return await archives.digest(entry.clone_path, key, snapshot.ledgers[entry.spec.repo])
 
 
 class JsonBytesResponse(Response):
