@@ -170,6 +170,7 @@ def create_app(
         Route(_MODULE, registry_api.latest),
         Route(f"{_MODULE}/download", registry_api.download_latest),
         Route(f"{_MODULE}/{{version}}", registry_api.version),
+        Route(f"{_MODULE}/{{version}}/sbom", registry_api.bill_of_materials),
         Route(f"{_PROVIDER}/versions", provider_routes.versions),
         Route(f"{_PROVIDER}/{{version}}/download/{{os}}/{{arch}}", provider_routes.download),
         Route(

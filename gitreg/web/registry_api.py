@@ -28,6 +28,7 @@ from gitreg.web import access
 from gitreg.web.directory import directory_for
 from gitreg.web.modules import admitted, normalised, release_of, versions_known
 from gitreg.web.registry_json import Json, details_json, module_json, page_meta
+from gitreg.web.sbom import CONTENT_TYPE, sbom_bytes
 from gitreg.web.state import state_of, world_of
 
 log = logging.getLogger(__name__)
@@ -81,11 +82,17 @@ async def latest(request: Request) -> Response:
 async def version(request: Request) -> Response:
     """GET /v1/modules/:namespace/:name/:system/:version, with its docs."""
     entry, principal = await _module(request)
-    text = request.path_params["version"]
-    release = release_of(entry, text)
-    if release is None:
-        raise NotFound(f"{entry.spec.address} has no version {normalised(text)}")
+    release = _release(entry, request.path_params["version"])
     return JSONResponse(await _details(request, entry, release, principal))
+
+
+async def bill_of_materials(request: Request) -> Response:
+    """GET and HEAD /v1/modules/:namespace/:name/:system/:version/sbom: the version's software
+    bill of materials, as CycloneDX 1.6 JSON; through the gate as its docs are."""
+    entry, principal = await _module(request)
+    release = _release(entry, request.path_params["version"])
+    body = await sbom_bytes(request, entry, release, principal)
+    return Response(body, media_type=CONTENT_TYPE)
 
 
 async def download_latest(request: Request) -> Response:
@@ -200,6 +207,13 @@ async def _details(
     )
     versions = [r.version for r in entry.versions.releases]
     return details_json(summary, docs, _systems(request, entry, principal), versions)
+
+
+def _release(entry: ModuleEntry, text: str) -> Release:
+    release = release_of(entry, text)
+    if release is None:
+        raise NotFound(f"{entry.spec.address} has no version {normalised(text)}")
+    return release
 
 
 def _systems(request: Request, entry: ModuleEntry, principal: Principal | None) -> list[str]:
