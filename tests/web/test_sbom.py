@@ -6,6 +6,7 @@ the gate as the version's docs are; the same bytes from another registry with a 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from gitreg.catalog.load import load_catalog
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.private_registry import OTHER, READER, bearer
 from tests.support.servers import RegistryServer
+from tests.support.site_snippets import claimed, run_sh
 
 VPC = "/v1/modules/acme/vpc/aws/1.2.0/sbom"
 ROOT = "module:acme/vpc/aws@1.2.0"
@@ -265,6 +267,12 @@ def test_a_git_download_has_its_clone_url_and_no_digest(client: httpx.Client) ->
     ]
 
 
+def test_the_version_page_links_to_its_bill(client: httpx.Client) -> None:
+    page = client.get("/modules/acme/vpc/aws/1.2.0", headers={"Accept": "text/html"})
+    assert page.status_code == 200
+    assert f'<a id="sbom" href="{VPC}"' in page.text
+
+
 def test_head_answers_as_get_without_the_body(client: httpx.Client) -> None:
     got, head = client.get(VPC), client.head(VPC)
     assert head.status_code == 200 and head.content == b""
@@ -297,3 +305,16 @@ def test_the_same_version_gives_the_same_bytes(client: httpx.Client, root: Path)
         httpx.Client(base_url=server.url, timeout=30) as http,
     ):
         assert http.get(VPC).content == first
+
+
+def test_the_documented_commands_fetch_the_bill(client: httpx.Client, tmp_path: Path) -> None:
+    with claimed("verifying.md", "test_the_documented_commands_fetch_the_bill") as page:
+        commands = page.take("sh", "curl")
+    served = commands.replace("https://registry.example.com", str(client.base_url).rstrip("/"))
+    done = run_sh(served, tmp_path, {**os.environ, "GITREG_TOKEN": READER})
+    listed = done.stdout.splitlines()
+    assert "registry.terraform.io/hashicorp/aws\t-" in listed
+    assert "registry.example.test/acme/network/aws\t1.1.0" in listed
+    assert "registry.example.test/secret/thing/aws\t0.4.0" in listed  # the token reads it
+    saved = (tmp_path / "vpc-1.2.0.cdx.json").read_text()
+    assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(saved) is None
