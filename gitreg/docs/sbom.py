@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from cyclonedx.exception.model import InvalidUriException
 from cyclonedx.model import (
     ExternalReference,
     ExternalReferenceType,
@@ -157,11 +158,12 @@ def _module_component(subject: SbomSubject, root: FolderDocs, hostname: str) -> 
         props.append(("gitreg:git:folder", subject.folder))
     hashes = [HashType(alg=HashAlgorithm.SHA_256, content=subject.digest)] if subject.digest else []
     references = []
-    if subject.repository:
+    repository = _uri(subject.repository or "")
+    if repository is not None:
         references.append(
             ExternalReference(
                 type=ExternalReferenceType.VCS,
-                url=XsUri(subject.repository),
+                url=repository,
                 comment=f"tag {subject.tag}, commit {subject.commit}",
             )
         )
@@ -281,6 +283,14 @@ def _local_target(
     if kinds.get("gitreg:terraform:module_source_kind") != "local":
         return None
     return submodules.get(posixpath.normpath(posixpath.join(folder, component.name)))
+
+
+def _uri(text: str) -> XsUri | None:
+    """`text` as a URI; None when there is none, or when it is no URI (a stray `%`)."""
+    try:
+        return XsUri(text) if text else None
+    except InvalidUriException:
+        return None
 
 
 def _properties(pairs: list[tuple[str, str]]) -> list[Property]:

@@ -9,7 +9,7 @@ from starlette.requests import Request
 
 from gitreg.auth.principal import ANONYMOUS, Principal
 from gitreg.catalog.settings import ServerSettings
-from gitreg.docs.sbom import ThisRegistry, module_sbom, resolver
+from gitreg.docs.sbom import MEDIA_TYPE, ThisRegistry, module_sbom, resolver
 from gitreg.docs.source_addresses import normalised_host
 from gitreg.errors import ArchiveTooLarge
 from gitreg.modules.downloads import archive_digest
@@ -18,7 +18,7 @@ from gitreg.modules.resolve import Release
 from gitreg.web import access
 from gitreg.web.state import state_of, world_of
 
-CONTENT_TYPE = "application/vnd.cyclonedx+json; version=1.6"
+CONTENT_TYPE = f"{MEDIA_TYPE}; version=1.6"
 
 
 async def sbom_bytes(
