@@ -136,13 +136,16 @@ def _sha256(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("sbom")
+    """The repositories, and `cache.yaml`: the registry that serves them."""
+    folder = tmp_path_factory.mktemp("sbom")
+    write_registry(folder)
+    return folder
 
 
 @pytest.fixture(scope="module")
 def client(root: Path) -> Iterator[httpx.Client]:
     with (
-        RegistryServer(load_catalog(write_registry(root))) as server,
+        RegistryServer(load_catalog(root / "cache.yaml")) as server,
         httpx.Client(base_url=server.url, timeout=30) as http,
     ):
         yield http
@@ -318,3 +321,21 @@ def test_the_documented_commands_fetch_the_bill(client: httpx.Client, tmp_path: 
     assert "registry.example.test/secret/thing/aws\t0.4.0" in listed  # the token reads it
     saved = (tmp_path / "vpc-1.2.0.cdx.json").read_text()
     assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(saved) is None
+
+
+def test_an_archive_over_a_limit_leaves_the_digest_out(root: Path, tmp_path: Path) -> None:
+    path = tmp_path / "registry.yaml"
+    path.write_text(f"""
+cache_dir: cache
+mirror: {{read_through: false}}
+archives: {{max_entries: 2}}
+modules:
+  - {{namespace: acme, name: vpc, system: aws, repo: {root / "vpc"}}}
+""")
+    with (
+        RegistryServer(load_catalog(path)) as server,
+        httpx.Client(base_url=server.url, timeout=30) as http,
+    ):
+        assert http.get("/v1/modules/acme/vpc/aws/1.2.0/download").status_code == 413
+        module = bill(http)["metadata"]["component"]
+        assert "hashes" not in module and module["version"] == "1.2.0"
