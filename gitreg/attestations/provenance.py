@@ -37,7 +37,16 @@ async def provenance_of(
     key = registry_key(catalog.provenance)
     builder = f"{own_origin(catalog.server.hostname, catalog.server.public_url)}/"
     spec = entry.spec
-    made_of = (key.keyid, builder, str(spec.address), release, spec.path, spec.repo, spec.download)
+    made_of = (
+        key.keyid,
+        builder,
+        str(spec.address),
+        release,
+        spec.path,
+        spec.repo,
+        spec.download,
+        spec.archive,
+    )
     known = _kept.get(made_of)
     if known is not None:
         return known

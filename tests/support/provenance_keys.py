@@ -32,10 +32,15 @@ def private_key_file(path: Path, kind: KeyKind = "ed25519") -> Path:
 
 
 def signing_registry(
-    tmp_path: Path, kind: KeyKind | None = "ed25519", download: str = "archive", extra: str = ""
+    tmp_path: Path,
+    kind: KeyKind | None = "ed25519",
+    download: str = "archive",
+    extra: str = "",
+    module: str = "",
 ) -> Path:
-    """registry.yaml serving `infra/net/aws` from a folder of a repository with an annotated
-    v1.0.0 (made once), signing provenance with a new key of `kind` (None: no provenance:)."""
+    """registry.yaml serving `infra/net/aws` from a folder of `tmp_path/repo` (made with an
+    annotated v1.0.0 unless it is there), signing provenance with a new key of `kind` (None: no
+    provenance:); `extra` top-level keys, `module` keys of the module's entry (`, k: v`)."""
     repo = tmp_path / "repo"
     if not repo.exists():
         GitRepo(repo).release("v1.0.0", module_files("1.0.0", "modules/net"), annotated=True)
@@ -45,6 +50,6 @@ def signing_registry(
     (tmp_path / "registry.yaml").write_text(
         f"cache_dir: cache\n{section}{extra}"
         "modules:\n  - {namespace: infra, name: net, system: aws,"
-        f" repo: {repo}, path: modules/net, download: {download}}}\n"
+        f" repo: {repo}, path: modules/net, download: {download}{module}}}\n"
     )
     return tmp_path / "registry.yaml"

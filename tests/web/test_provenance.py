@@ -16,9 +16,10 @@ from securesystemslib.signer import SSlibKey
 
 from gitreg.attestations.envelopes import MEDIA_TYPE, verified_payload
 from gitreg.catalog.load import load_catalog
-from tests.support.gitrepo import git
+from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.provenance_keys import signing_registry
 from tests.support.servers import RegistryServer
+from tests.support.tag_signing import allowed_signers, ssh_signer
 
 VERSION = "/v1/modules/infra/net/aws/1.0.0"
 PROVENANCE = f"{VERSION}/provenance"
@@ -159,3 +160,24 @@ def test_a_build_the_ledger_does_not_record_is_a_503(tmp_path: Path) -> None:
         answer = httpx.get(server.url + PROVENANCE)
     assert answer.status_code == 503
     assert "ledger records sha256:" + "0" * 64 in answer.json()["errors"][0]
+
+
+def test_a_verified_signer_is_named(tmp_path: Path) -> None:
+    """Under `require_signed_tags`, the signer `git verify-tag` read, with the kind of key."""
+    alice = ssh_signer(tmp_path / "ssh", "alice@example.com")
+    repo = GitRepo(tmp_path / "repo")
+    repo.write(module_files("1.0.0", "modules/net")).commit()
+    alice.sign(repo, "v1.0.0")
+    allowed = allowed_signers(tmp_path / "allowed_signers", alice)
+    config = signing_registry(
+        tmp_path, module=f", require_signed_tags: {{allowed_signers: {allowed}}}"
+    )
+    with (
+        RegistryServer(load_catalog(config)) as server,
+        httpx.Client(base_url=server.url) as client,
+    ):
+        statement = _statement(client)
+        listed = client.get(VERSION).json()["signer"]
+    internal = statement["predicate"]["buildDefinition"]["internalParameters"]
+    assert internal == {"download": "archive", "signer": {"kind": "ssh", "identity": listed}}
+    assert listed.startswith("alice@example.com (ED25519 key SHA256:")
