@@ -27,6 +27,7 @@ MCP answer theirs in their own protocol's form. See docs/reference/http-api.md."
 # │   ├── OriginUnavailable    the origin could not be reached (or answered 5xx): try later
 # │   └── OriginRefused        a URL read-through may not ask: not https, a host it may not reach
 # ├── OriginBusy           read-through's threads (or an origin's share of them) are all taken
+# ├── KeyUnavailable       the provenance key cannot be read now (its file gone or replaced since)
 # └── ClientGone           the client's connection failed while its answer was being sent (it
 #                          left, or sent what does not decrypt): its business, not a server error
 
@@ -167,6 +168,11 @@ class OriginRefused(OriginError):
 class OriginBusy(GitregError):
     """Read-through's threads, or those one origin may hold, are all at work: the request is
     refused at once rather than queued behind them."""
+
+
+class KeyUnavailable(GitregError):
+    """The provenance key registry.yaml names can no longer be read as one (removed or replaced
+    since it was loaded): nothing is signed until it is fixed and registry.yaml reloaded."""
 
 
 class ClientGone(GitregError):

@@ -18,6 +18,7 @@ from gitreg.catalog.http import HttpSection
 from gitreg.catalog.model import Catalog
 from gitreg.catalog.module_entries import ModuleEntries
 from gitreg.catalog.oci import OciSection
+from gitreg.catalog.provenance import ProvenanceSection
 from gitreg.catalog.secrets import SECRET_USES, SecretUse
 from gitreg.catalog.settings import (
     ArchiveSettings,
@@ -89,6 +90,7 @@ class _Reader(
     ArchiveScopes,
     HttpSection,
     OciSection,
+    ProvenanceSection,
 ):
     """Reads the catalog's own keys, collecting problems instead of stopping at the first."""
 
@@ -126,6 +128,7 @@ class _Reader(
                 "mcp",
                 "oci",
                 "require_signed_tags",
+                "provenance",
             },
         )
         if top is None:
@@ -204,6 +207,7 @@ class _Reader(
             mcp=self.mcp(top),
             oci=self.oci(top),
             signed_tags=namespace_tag_signers(self, top),
+            provenance=self.provenance(top),
         )
         # Once auth: is read: who reads each module decides what its archive may hold.
         scoped = self.archive_scopes(modules, places, catalog.auth)

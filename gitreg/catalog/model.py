@@ -18,6 +18,7 @@ from gitreg.catalog.settings import (
     McpSettings,
     OciSettings,
     PostgresSettings,
+    ProvenanceSettings,
     ServerSettings,
     SigningKeys,
 )
@@ -54,6 +55,7 @@ class Catalog:
     oci: OciSettings = OciSettings()
     # The top-level `require_signed_tags`: applied to each module without one of its own.
     signed_tags: tuple[NamespaceTagSigners, ...] = ()
+    provenance: ProvenanceSettings | None = None  # None: no provenance signed
 
     def __post_init__(self) -> None:
         if self.signed_tags and any(m.signed_tags is None for m in self.modules):

@@ -8,9 +8,12 @@ from pathlib import Path
 from typing import Literal
 
 # What a secret named in the catalog is for: Git credentials, webhook secrets, origin tokens,
-# the registry's own (client tokens, the URL-signing key), the shared state's database URL.
-SecretUse = Literal["git", "webhook", "origin", "auth", "state"]
-SECRET_USES: frozenset[SecretUse] = frozenset(("git", "webhook", "origin", "auth", "state"))
+# the registry's own (client tokens, the URL-signing key), the shared state's database URL, the
+# key provenance is signed with.
+SecretUse = Literal["git", "webhook", "origin", "auth", "state", "provenance"]
+SECRET_USES: frozenset[SecretUse] = frozenset(
+    ("git", "webhook", "origin", "auth", "state", "provenance")
+)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """The catalog's settings, one frozen value per section of registry.yaml.
 
-The server, keeping up with new tags, archives, signing keys, the MCP and OCI endpoints and the
-shared state, grouped as docs/reference/configuration.md groups their keys; `auth:` and
-`mirror:` have files of their own."""
+The server, keeping up with new tags, archives, signing keys, the MCP and OCI endpoints, the
+provenance key and the shared state, grouped as docs/reference/configuration.md groups their
+keys; `auth:` and `mirror:` have files of their own."""
 
 from __future__ import annotations
 
@@ -102,6 +102,16 @@ class SigningKeys:
 
     keys: tuple[Path, ...] = ()  # private keys: the first signs, all are published
     verify_keys: tuple[Path, ...] = ()  # public keys that may have signed a release themselves
+
+
+@dataclass(frozen=True)
+class ProvenanceSettings:
+    """`provenance:`: the private key each version's provenance is signed with (a secret: read
+    at use, never shown), and its content's SHA-256 when it was checked at load ("" when the
+    command reads no secret of this use), so that a reload with a new key signs with it."""
+
+    key: Path
+    digest: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

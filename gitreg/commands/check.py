@@ -10,6 +10,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from gitreg.attestations.keys import PUBLIC_KEY_PATH, registry_key
 from gitreg.auth.jwks import IssuerKeys
 from gitreg.auth.login_provider import OpenIdProvider
 from gitreg.auth.review import archive_warnings, auth_warnings
@@ -84,6 +85,12 @@ def check(catalog: Catalog, args: argparse.Namespace) -> int:
     warnings += _plain_http_warnings(catalog)
     for line in problems + warnings:
         print(line)
+    if catalog.provenance is not None:
+        key = registry_key(catalog.provenance)
+        print(
+            f"provenance.key: each version's provenance is signed ({key.public.scheme}, key id"
+            f" {key.keyid}; its public key at {PUBLIC_KEY_PATH})"
+        )
     counts = f"{len(catalog.modules)} modules, {len(catalog.providers)} providers"
     print(f"{catalog.source}: {counts}, {len(problems)} problems, {len(warnings)} warnings")
     return 1 if problems else 0

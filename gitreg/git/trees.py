@@ -1,10 +1,11 @@
-"""What documentation reads of a commit, bounded, through dulwich in-process.
+"""What documentation and provenance read of a commit, bounded, through dulwich in-process.
 
 It reads a module folder's `*.tf` files and README, and those of its submodules and examples;
-commit times; and a file at the root of many commits at once (each version's `.gitreg.yaml`).
-No subprocess per question, as for tags (`clone.py`); but the files' sizes come first, from one
-`git cat-file --batch-check` per build, which reads only each object's header: a file over the
-bound is never read (dulwich cannot tell an object's size without inflating it whole)."""
+commit times; a release's tree and tag object; and a file at the root of many commits at once
+(each version's `.gitreg.yaml`). No subprocess per question, as for tags (`clone.py`); but the
+files' sizes come first, from one `git cat-file --batch-check` per build, which reads only each
+object's header: a file over the bound is never read (dulwich cannot tell an object's size
+without inflating it whole)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from dulwich.errors import NotGitRepository
-from dulwich.objects import Blob, Commit, ObjectID, Tree
+from dulwich.objects import Blob, Commit, ObjectID, Tag, Tree
+from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gitreg.errors import SourceError
@@ -238,3 +240,25 @@ def branch_file(repository: Path, ref: str, name: str, *, most: int = 1 << 20) -
             return blob.as_raw_string()
     except NotGitRepository as exc:
         raise SourceError(f"{repository} is not a Git repository") from exc
+
+
+def release_objects(clone_path: Path, tag: str, commit: str) -> tuple[str, str]:
+    """The tree of `commit`, and the annotated tag object `tag` names in the clone when it
+    points at `commit` ("" for a lightweight tag, or one moved since). Raises SourceError when
+    the commit is not in the clone."""
+    try:
+        with open_repo(clone_path) as repo:
+            found = repo[commit.encode()]
+            if not isinstance(found, Commit):
+                raise SourceError(f"{commit[:12]} is not a commit")
+            try:
+                named = repo[repo.refs[Ref(f"refs/tags/{tag}".encode())]]
+            except KeyError:  # the tag deleted since (its commit pinned): no tag object to name
+                named = None
+            if isinstance(named, Tag) and named.object[1] == found.id:
+                return found.tree.decode(), named.id.decode()
+            return found.tree.decode(), ""
+    except NotGitRepository as exc:
+        raise SourceError(f"no clone at {clone_path.name}") from exc
+    except (KeyError, ValueError) as exc:  # an object the clone lacks
+        raise SourceError(f"commit {commit[:12]}: object {exc} missing from the clone") from exc

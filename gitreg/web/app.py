@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from gitreg.attestations.keys import PUBLIC_KEY_PATH
 from gitreg.catalog.model import Catalog
 from gitreg.docs.warming import keep_warm
 from gitreg.modules.downloads import ARCHIVES_PREFIX
@@ -27,6 +28,7 @@ from gitreg.web import (
     modules,
     oci,
     pages,
+    provenance,
     registry_api,
     signin,
     status,
@@ -171,6 +173,8 @@ def create_app(
         Route(f"{_MODULE}/download", registry_api.download_latest),
         Route(f"{_MODULE}/{{version}}", registry_api.version),
         Route(f"{_MODULE}/{{version}}/sbom", registry_api.bill_of_materials),
+        Route(f"{_MODULE}/{{version}}/provenance", provenance.provenance),
+        Route(PUBLIC_KEY_PATH, provenance.public_key),
         Route(f"{_PROVIDER}/versions", provider_routes.versions),
         Route(f"{_PROVIDER}/{{version}}/download/{{os}}/{{arch}}", provider_routes.download),
         Route(

@@ -1,5 +1,5 @@
 """`gitreg check` as a new user meets it, run as a process: what it says of the address `serve`
-would listen on and of namespaces nothing opens."""
+would listen on, of namespaces nothing opens, and of the provenance key."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from gitreg.attestations.keys import registry_key
+from gitreg.catalog.settings import ProvenanceSettings
 from tests.support.gitrepo import GitRepo, git, module_files
+from tests.support.provenance_keys import private_key_file
 from tests.support.servers import free_port
 from tests.support.servers import run_gitreg as gitreg
 
@@ -186,3 +189,16 @@ def test_a_folder_source_that_finds_no_repository_is_a_problem(tmp_path: Path) -
     deeper = gitreg("check", "--config", str(_folder_source(tmp_path, "*/*")))
     assert deeper.returncode == 0, deeper.stdout + deeper.stderr
     assert "2 modules, 0 providers, 0 problems" in deeper.stdout
+
+
+def test_check_says_provenance_is_signed_and_with_which_key(catalog: Path) -> None:
+    key = private_key_file(catalog.parent / "provenance.pem")
+    catalog.write_text(catalog.read_text() + f"provenance: {{key: {key}}}\n")
+    done = gitreg("check", "--config", str(catalog))
+    assert done.returncode == 0, done.stdout + done.stderr
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("provenance.key:")]
+    keyid = registry_key(ProvenanceSettings(key)).keyid
+    assert line == (
+        f"provenance.key: each version's provenance is signed (ed25519, key id {keyid};"
+        " its public key at /v1/provenance/key.pem)"
+    )

@@ -1,5 +1,6 @@
 """What docs read of a commit: a folder's `*.tf` and README files, its submodules' and
-examples' one level down, nothing else; large files left out and said so; commit times."""
+examples' one level down, nothing else; large files left out and said so; commit times; a
+release's tree and tag object."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from gitreg.errors import SourceError
-from gitreg.git.trees import DocFile, commit_times, doc_files, root_files
-from tests.support.gitrepo import GitRepo
+from gitreg.git.trees import DocFile, commit_times, doc_files, release_objects, root_files
+from tests.support.gitrepo import GitRepo, git
 
 
 def test_doc_files_of_a_folder(tmp_path: Path) -> None:
@@ -110,3 +111,24 @@ def test_a_root_file_at_many_commits_at_once(tmp_path: Path) -> None:
     assert root_files(repo.path / ".git", [], ".gitreg.yaml", most=100) == {}
     with pytest.raises(SourceError):
         root_files(tmp_path / "nothing", [said], ".gitreg.yaml", most=100)
+
+
+def test_a_release_is_read_as_its_tree_and_annotated_tag_object(tmp_path: Path) -> None:
+    """The tag object only while the tag is annotated and points at the commit: a lightweight
+    tag, one moved since or one deleted (its commit pinned) has none to name."""
+    repo = GitRepo(tmp_path / "repo")
+    first = repo.release("v1.0.0", {"main.tf": "# one\n"}, annotated=True)
+    repo.release("v1.1.0", {"main.tf": "# two\n"})
+    tree = git(repo.path, "rev-parse", "v1.0.0^{tree}")
+    assert release_objects(repo.path / ".git", "v1.0.0", first) == (
+        tree,
+        git(repo.path, "rev-parse", "v1.0.0"),
+    )
+    second = git(repo.path, "rev-parse", "v1.1.0")
+    assert release_objects(repo.path / ".git", "v1.1.0", second)[1] == ""  # lightweight
+    repo.tag("v1.0.0", annotated=True, target=second, force=True)  # moved
+    assert release_objects(repo.path / ".git", "v1.0.0", first) == (tree, "")
+    git(repo.path, "tag", "-d", "v1.0.0")
+    assert release_objects(repo.path / ".git", "v1.0.0", first) == (tree, "")
+    with pytest.raises(SourceError, match="missing from the clone"):
+        release_objects(repo.path / ".git", "v1.0.0", "0" * 40)

@@ -1,0 +1,1 @@
+"""Attestations: what the registry states and signs about the versions it serves."""
