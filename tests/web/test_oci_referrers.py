@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -33,6 +34,7 @@ from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.oci_client import MANIFEST, TofuOci
 from tests.support.oras_referrers import INDEX, Failed, Oras
 from tests.support.private_registry import MIRROR, OTHER, READER, bearer, write_private_registry
+from tests.support.site_snippets import claimed, run_sh
 from tests.support.tls_clients import served_over_tls
 
 EMPTY_CONFIG = "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
@@ -41,7 +43,7 @@ NO_DIGEST = f"sha256:{'0' * 64}"
 
 class Producers:
     """Attachments the tests make, with real bytes: a provenance-like DSSE envelope for every
-    module but `vpc`, an SBOM for the `open` namespace's; each call counted."""
+    module but `secret/vpc`, an SBOM for the `open` namespace's; each call counted."""
 
     def __init__(self) -> None:
         self.calls: Counter[tuple[str, str]] = Counter()
@@ -50,7 +52,7 @@ class Producers:
     async def provenance(self, version: AttachedTo) -> Attachment | None:
         address = version.entry.spec.address
         self.calls[(str(address), version.release.version)] += 1
-        if address.name == "vpc":
+        if (address.namespace, address.name) == ("secret", "vpc"):
             return None
         statement = {"subject": str(address), "commit": version.release.commit}
         envelope = {
@@ -366,6 +368,26 @@ def test_a_process_that_never_listed_them_finds_them_by_digest(
         assert server.reload()
         assert client.get(f"/v2/{repository}/referrers/{subject}").content == listed.content
         assert producers.calls[(repository, "1.0.0")] == 2
+
+
+def test_the_referrers_block_runs(tmp_path: Path, tls: TlsMaterial) -> None:
+    """docs/opentofu-oci.md's curl commands, as they are, against a server on 127.0.0.1."""
+    GitRepo(tmp_path / "vpc").release("v1.2.0", module_files("1.2.0"))
+    (tmp_path / "registry.yaml").write_text(
+        "cache_dir: cache\noci: {enabled: true}\n"
+        "modules:\n  - {namespace: infra, name: vpc, system: aws, repo: vpc}\n"
+    )
+    producers = Producers()
+    yaml = tmp_path / "registry.yaml"
+    with (
+        claimed("opentofu-oci.md", "test_the_referrers_block_runs") as page,
+        served_over_tls(yaml, tls, attached=producers.attached) as (server, _),
+    ):
+        block = page.take("sh", "/referrers/").replace("https://registry.example.com", server.url)
+        env = {"PATH": os.environ["PATH"], "CURL_CA_BUNDLE": str(tls.ca_cert)}
+        index = json.loads(run_sh(block, tmp_path, env).stdout)
+    assert index["mediaType"] == INDEX
+    assert [m["artifactType"] for m in index["manifests"]] == [IN_TOTO]
 
 
 SKOPEO = shutil.which("skopeo")
