@@ -131,11 +131,17 @@ class ModuleReferrers:
 
     async def referring_to(self, module: AttachingModule, digest: str) -> tuple[Document, ...]:
         """The referrer manifests whose subject is `digest`: none unless it is a version's
-        manifest (a referrer's own digest, as `oras discover` asks next, answered from memory)."""
+        manifest (a referrer's own digest, as `oras discover` asks next, answered from memory).
+        A version whose manifest this process has not made is made, newest first."""
         self._follow(module.catalog)
         if (module.repository, digest) in self._manifests:
             return ()
-        for release in module.entry.versions.releases:
+        releases = module.entry.versions.releases
+        for release in releases:  # first those made already, as a HEAD by tag made its own
+            made = self.packages.made(module.repository, module.entry, release)
+            if made is not None and made.digest == digest:
+                return await self.of(module, release)
+        for release in releases:
             subject = await self.packages.manifest(
                 module.repository, module.entry, release, module.ledger
             )

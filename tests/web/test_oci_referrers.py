@@ -371,8 +371,11 @@ def test_a_process_that_never_listed_them_finds_them_by_digest(
 
 
 def test_the_referrers_block_runs(tmp_path: Path, tls: TlsMaterial) -> None:
-    """docs/opentofu-oci.md's curl commands, as they are, against a server on 127.0.0.1."""
-    GitRepo(tmp_path / "vpc").release("v1.2.0", module_files("1.2.0"))
+    """docs/opentofu-oci.md's curl commands, as they are, against a server on 127.0.0.1; the
+    version the HEAD by tag made is found again with no other version's zip built."""
+    vpc = GitRepo(tmp_path / "vpc")
+    vpc.release("v1.2.0", module_files("1.2.0"))
+    vpc.release("v1.3.0", module_files("1.3.0"))
     (tmp_path / "registry.yaml").write_text(
         "cache_dir: cache\noci: {enabled: true}\n"
         "modules:\n  - {namespace: infra, name: vpc, system: aws, repo: vpc}\n"
@@ -388,6 +391,8 @@ def test_the_referrers_block_runs(tmp_path: Path, tls: TlsMaterial) -> None:
         index = json.loads(run_sh(block, tmp_path, env).stdout)
     assert index["mediaType"] == INDEX
     assert [m["artifactType"] for m in index["manifests"]] == [IN_TOTO]
+    assert len(list((tmp_path / "cache" / "zips").rglob("*.zip"))) == 1
+    assert producers.calls == {("infra/vpc/aws", "1.2.0"): 1}
 
 
 SKOPEO = shutil.which("skopeo")
