@@ -73,6 +73,38 @@ def attached_by(*producers: Producer) -> Attached:
 
 NOTHING_ATTACHED = attached_by()
 
+
+@dataclass(frozen=True)
+class DocumentKind:
+    """A kind of document attached to versions: its artifact type, its layer's media type, and
+    the end of the file name `oras pull` saves it as."""
+
+    artifact_type: str
+    media_type: str
+    suffix: str
+
+
+PROVENANCE = DocumentKind(IN_TOTO, PROVENANCE_DSSE, "intoto.json")
+SBOM = DocumentKind(CYCLONEDX, CYCLONEDX, "cdx.json")
+
+
+def producing(
+    kind: DocumentKind, make: Callable[[AttachedTo], Awaitable[bytes | None]]
+) -> Producer:
+    """A producer of `kind` from what makes its bytes (None: the version has none), each saved
+    as `NAMESPACE-NAME-SYSTEM-VERSION.<suffix>`, as the version's zip is."""
+
+    async def produce(version: AttachedTo) -> Attachment | None:
+        data = await make(version)
+        if data is None:
+            return None
+        address = version.entry.spec.address
+        title = f"{address.namespace}-{address.name}-{address.system}-{version.release.version}"
+        return Attachment(kind.artifact_type, kind.media_type, data, f"{title}.{kind.suffix}")
+
+    return produce
+
+
 CommitTime = Callable[[ModuleEntry, Release], Awaitable[int | None]]
 
 

@@ -115,9 +115,10 @@ class RegistryState:
 
 
 def _attached(archives: ArchiveCache, docs: DocsService) -> Attached:
-    """What each module version carries as OCI referrers: a producer is one argument here, an
-    async function of `AttachedTo` answering an `Attachment` or None (`gitreg/oci/referrers.py`);
-    the archive cache and the docs service are at hand for those that read them."""
+    """What each module version carries as OCI referrers: a producer is one argument here, such
+    as `producing(PROVENANCE, make)`, where `make` is an async function of `AttachedTo` that
+    answers the document's bytes or None (`gitreg/oci/referrers.py`); the archive cache and the
+    docs service are at hand for those that read them."""
     return attached_by()
 
 

@@ -24,10 +24,12 @@ import pytest
 from gitreg.oci.referrers import (
     CYCLONEDX,
     IN_TOTO,
+    PROVENANCE,
     PROVENANCE_DSSE,
+    SBOM,
     AttachedTo,
-    Attachment,
     attached_by,
+    producing,
 )
 from gitreg.process.tlscert import TlsMaterial
 from tests.support.gitrepo import GitRepo, git, module_files
@@ -47,9 +49,11 @@ class Producers:
 
     def __init__(self) -> None:
         self.calls: Counter[tuple[str, str]] = Counter()
-        self.attached = attached_by(self.provenance, self.sbom)
+        self.attached = attached_by(
+            producing(PROVENANCE, self.provenance), producing(SBOM, self.sbom)
+        )
 
-    async def provenance(self, version: AttachedTo) -> Attachment | None:
+    async def provenance(self, version: AttachedTo) -> bytes | None:
         address = version.entry.spec.address
         self.calls[(str(address), version.release.version)] += 1
         if (address.namespace, address.name) == ("secret", "vpc"):
@@ -60,22 +64,12 @@ class Producers:
             "payloadType": IN_TOTO,
             "signatures": [],
         }
-        return Attachment(
-            IN_TOTO, PROVENANCE_DSSE, json.dumps(envelope).encode(), _title(version, "intoto.json")
-        )
+        return json.dumps(envelope).encode()
 
-    async def sbom(self, version: AttachedTo) -> Attachment | None:
+    async def sbom(self, version: AttachedTo) -> bytes | None:
         if version.entry.spec.address.namespace != "open":
             return None
-        bom = {"bomFormat": "CycloneDX", "specVersion": "1.6", "version": 1}
-        return Attachment(
-            CYCLONEDX, CYCLONEDX, json.dumps(bom).encode(), _title(version, "cdx.json")
-        )
-
-
-def _title(version: AttachedTo, suffix: str) -> str:
-    address = version.entry.spec.address
-    return f"{address.namespace}-{address.name}-{address.system}-{version.release.version}.{suffix}"
+        return json.dumps({"bomFormat": "CycloneDX", "specVersion": "1.6", "version": 1}).encode()
 
 
 @dataclass
