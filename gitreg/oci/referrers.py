@@ -71,9 +71,6 @@ def attached_by(*producers: Producer) -> Attached:
     return attached
 
 
-NOTHING_ATTACHED = attached_by()
-
-
 @dataclass(frozen=True)
 class DocumentKind:
     """A kind of document attached to versions: its artifact type, its layer's media type, and
