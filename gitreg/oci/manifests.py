@@ -1,13 +1,15 @@
 """OCI documents as OpenTofu reads them, each serialised one way only.
 
-They are a module version's image manifest, a provider platform's, and a provider version's
-index: one way only, since a document's digest is the sha256 of its bytes. See
+They are a module version's image manifest, a provider platform's, a provider version's index,
+and what refers to a module version (a referrer manifest per attached document, and the index
+listing them): one way only, since a document's digest is the sha256 of its bytes. See
 docs/opentofu-oci.md."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 IMAGE_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -20,6 +22,7 @@ EMPTY = "application/vnd.oci.empty.v1+json"
 EMPTY_BLOB = b"{}"
 TITLE = "org.opencontainers.image.title"
 VERSION = "org.opencontainers.image.version"
+CREATED = "org.opencontainers.image.created"
 
 
 def digest_of(data: bytes) -> str:
@@ -27,6 +30,7 @@ def digest_of(data: bytes) -> str:
 
 
 EMPTY_DIGEST = digest_of(EMPTY_BLOB)
+_EMPTY_CONFIG = {"mediaType": EMPTY, "digest": EMPTY_DIGEST, "size": 2, "data": "e30="}
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ def image_manifest(artifact_type: str, layer: Blob, title: str, version: str) ->
             "schemaVersion": 2,
             "mediaType": IMAGE_MANIFEST,
             "artifactType": artifact_type,
-            "config": {"mediaType": EMPTY, "digest": EMPTY_DIGEST, "size": 2, "data": "e30="},
+            "config": _EMPTY_CONFIG,
             "layers": [
                 {
                     "mediaType": ZIP,
@@ -92,6 +96,57 @@ def provider_index(version: str, platforms: list[tuple[str, str, Document]]) -> 
             "annotations": {VERSION: version},
         },
         IMAGE_INDEX,
+    )
+
+
+def referrer_manifest(
+    artifact_type: str, media_type: str, layer: Blob, title: str, subject: Document, created: str
+) -> Document:
+    """A document attached to `subject` as `oras attach` writes one: the empty config, the
+    document its one layer, `created` (RFC 3339; "" leaves it out) what `oras discover` shows."""
+    value: dict[str, object] = {
+        "schemaVersion": 2,
+        "mediaType": IMAGE_MANIFEST,
+        "artifactType": artifact_type,
+        "config": _EMPTY_CONFIG,
+        "layers": [
+            {
+                "mediaType": media_type,
+                "digest": layer.digest,
+                "size": layer.size,
+                "annotations": {TITLE: title},
+            }
+        ],
+        "subject": {
+            "mediaType": subject.media_type,
+            "digest": subject.digest,
+            "size": len(subject.body),
+        },
+    }
+    if created:
+        value["annotations"] = {CREATED: created}
+    return _document(value, IMAGE_MANIFEST)
+
+
+def referrers_index(referrers: Sequence[Document], artifact_type: str = "") -> Document:
+    """The referrers API's answer: one descriptor per referrer manifest (of `artifact_type`
+    alone, when given), its artifact type and annotations copied from it, as the spec asks."""
+    manifests = []
+    for referrer in referrers:
+        value = json.loads(referrer.body)
+        if artifact_type and value["artifactType"] != artifact_type:
+            continue
+        descriptor = {
+            "mediaType": referrer.media_type,
+            "digest": referrer.digest,
+            "size": len(referrer.body),
+            "artifactType": value["artifactType"],
+        }
+        if "annotations" in value:
+            descriptor["annotations"] = value["annotations"]
+        manifests.append(descriptor)
+    return _document(
+        {"schemaVersion": 2, "mediaType": IMAGE_INDEX, "manifests": manifests}, IMAGE_INDEX
     )
 
 

@@ -13,6 +13,9 @@ from gitreg.address import ModuleAddress
 _COMPONENT = re.compile(r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*")
 _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+# The image spec's digest grammar, and the encoding of each algorithm it registers.
+_ANY_DIGEST = re.compile(r"[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+")
+_REGISTERED = {"sha256": re.compile(r"[0-9a-f]{64}"), "sha512": re.compile(r"[0-9a-f]{128}")}
 PROVIDERS = "providers"  # the first component of every provider's repository
 
 
@@ -57,3 +60,13 @@ def is_tag(reference: str) -> bool:
 
 def is_digest(reference: str) -> bool:
     return _DIGEST.fullmatch(reference) is not None
+
+
+def is_well_formed_digest(reference: str) -> bool:
+    """Whether `reference` is a digest by the image spec's grammar, of any algorithm (those it
+    registers with their exact encoding), though gitreg names its content by sha256 alone."""
+    if len(reference) > 256 or _ANY_DIGEST.fullmatch(reference) is None:
+        return False
+    algorithm, _, encoded = reference.partition(":")
+    registered = _REGISTERED.get(algorithm)
+    return registered is None or registered.fullmatch(encoded) is not None

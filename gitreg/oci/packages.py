@@ -59,8 +59,7 @@ class ModulePackages:
     ) -> Document:
         """The manifest of `release`, its zip built first when it is not on disk yet (its digest
         recorded in `ledger`, or compared with the record: the same zip on every replica)."""
-        # What the document is made of: another folder or address after a reload, another one.
-        made_of = (repository, release, entry.spec.path, str(entry.spec.address))
+        made_of = _made_of(repository, entry, release)
         made = self._made.get(made_of)
         if made is not None:
             return made
@@ -79,6 +78,10 @@ class ModulePackages:
         # A version's manifest again, as a HEAD by tag asks it: from memory, with no file read.
         self._remember(self._made, made_of, document)
         return document
+
+    def made(self, repository: str, entry: ModuleEntry, release: Release) -> Document | None:
+        """The manifest of `release` if this process has made it, with no zip built."""
+        return self._made.get(_made_of(repository, entry, release))
 
     async def layer_file(self, layer: Layer) -> Path:
         """The zip's path, built again if the cache lost it since (its bytes are the same)."""
@@ -109,6 +112,14 @@ class ModulePackages:
         if len(table) >= _REMEMBERED:
             table.clear()
         table[key] = value
+
+
+def _made_of(
+    repository: str, entry: ModuleEntry, release: Release
+) -> tuple[str, Release, str, str]:
+    """What a version's manifest is made of: another folder or address after a reload, another
+    manifest."""
+    return (repository, release, entry.spec.path, str(entry.spec.address))
 
 
 def tags_of(entry: ModuleEntry) -> list[str]:

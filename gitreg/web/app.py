@@ -188,6 +188,7 @@ def create_app(
         Route("/v2/{name:path}/tags/list", oci.tags_list, methods=oci.READ_AND_WRITE),
         Route("/v2/{name:path}/manifests/{reference}", oci.manifest, methods=oci.READ_AND_WRITE),
         Route("/v2/{name:path}/blobs/{digest}", oci.blob, methods=oci.READ_AND_WRITE),
+        Route("/v2/{name:path}/referrers/{digest}", oci.referrers, methods=oci.READ_AND_WRITE),
         Route("/v2/{rest:path}", oci.refused_write, methods=["POST", "PUT", "PATCH", "DELETE"]),
         Route("/healthz", healthz),
         Route("/readyz", readyz),

@@ -17,9 +17,16 @@ from gitreg.errors import TooManyRequests, Unauthorized
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.oci import mirror_packages, packages, provider_packages
-from gitreg.oci.manifests import EMPTY_BLOB, EMPTY_DIGEST, Document
-from gitreg.oci.names import is_digest, is_tag, module_repository, version_tag
+from gitreg.oci.manifests import EMPTY_BLOB, EMPTY_DIGEST, Document, referrers_index
+from gitreg.oci.names import (
+    is_digest,
+    is_tag,
+    is_well_formed_digest,
+    module_repository,
+    version_tag,
+)
 from gitreg.oci.packages import Layer
+from gitreg.oci.referrers import AttachingModule
 from gitreg.state.ledger import TagLedger
 from gitreg.web import access
 from gitreg.web.oci_answers import (
@@ -141,11 +148,39 @@ async def blob(request: Request) -> Response:
     found = await _by_digest(request, repository, digest) if is_digest(digest) else None
     if isinstance(found, Layer):
         found = await state_of(request).packages.layer_file(found)
-    if not isinstance(found, Path):
+    if not isinstance(found, (Path, bytes)):
         return oci_error(404, "BLOB_UNKNOWN", f"{repository.name} has no blob {digest[:80]}")
     if access.is_private(request, repository.namespace):
         headers["Cache-Control"] = access.PRIVATE_CACHING
+    if isinstance(found, bytes):  # a document attached to a version
+        headers["Content-Length"] = str(len(found))
+        body = b"" if request.method == "HEAD" else found
+        return Response(body, media_type="application/octet-stream", headers=headers)
     return FileResponse(found, media_type="application/octet-stream", headers=headers)
+
+
+async def referrers(request: Request) -> Response:
+    """The referrers API of OCI 1.1: what is attached to the manifest `digest` names, as an
+    image index; an empty one when nothing is, never a 404 (which `oras discover` reads as
+    "no referrers API"). Only module versions carry attachments."""
+    try:
+        repository = await _admitted(request)
+        digest = request.path_params["digest"]
+        if not is_well_formed_digest(digest):
+            message = f"{digest[:80]!r} is no digest (sha256:<64 lowercase hex digits>)"
+            raise Refusal(oci_error(400, "DIGEST_INVALID", message))
+        if repository.mirrored is not None:
+            await _tags(request, repository)  # NAME_UNKNOWN as tags/list, for no such provider
+        found: tuple[Document, ...] = ()
+        if repository.module is not None and is_digest(digest):
+            module = _attaching(request, repository.name, repository.module)
+            found = await state_of(request).referrers.referring_to(module, digest)
+    except Refusal as refusal:
+        return refusal.answer
+    # Filtered here, and said so: oras then filters no more on its side.
+    wanted = request.query_params.get("artifactType", "")
+    applied = {"OCI-Filters-Applied": "artifactType"} if wanted else {}
+    return document_answer(request, referrers_index(found, wanted), applied)
 
 
 async def refused_write(request: Request) -> Response:
@@ -232,11 +267,18 @@ async def _tagged(request: Request, repository: Repository, tag: str) -> Documen
 
 async def _by_digest(
     request: Request, repository: Repository, digest: str
-) -> Document | Layer | Path | None:
-    """What a digest names in this repository, and in no other."""
+) -> Document | Layer | Path | bytes | None:
+    """What a digest names in this repository, and in no other: a file, a layer of a module
+    version, a manifest, or the bytes of a document attached to a version."""
     if repository.module is not None:
-        modules, module = state_of(request).packages, repository.module
-        return await modules.by_digest(repository.name, module, digest, _ledger(request, module))
+        state, module = state_of(request), repository.module
+        found = await state.packages.by_digest(
+            repository.name, module, digest, _ledger(request, module)
+        )
+        if found is None:  # a referrer manifest, or a document attached to a version
+            attaching = _attaching(request, repository.name, module)
+            return await state.referrers.by_digest(attaching, digest)
+        return found
     try:
         if repository.provider is not None:
             return provider_packages.by_digest(repository.provider, digest)
@@ -257,3 +299,7 @@ def _disabled(request: Request) -> Response | None:
 def _ledger(request: Request, entry: ModuleEntry) -> TagLedger | None:
     """The ledger of the module's repository, where its zips' digests are recorded."""
     return world_of(request).snapshot.ledgers.get(entry.spec.repo)
+
+
+def _attaching(request: Request, name: str, entry: ModuleEntry) -> AttachingModule:
+    return AttachingModule(name, entry, _ledger(request, entry), world_of(request).catalog)

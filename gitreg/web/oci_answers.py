@@ -6,6 +6,8 @@ and digest on HEAD and GET alike."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -52,9 +54,13 @@ def registry_origin(request: Request) -> WebOrigin:
     return named if named is not None and named in reached else own
 
 
-def document_answer(request: Request, document: Document) -> Response:
-    """A manifest or an index: its exact bytes on GET; on HEAD no body, the same headers."""
-    headers = {
+def document_answer(
+    request: Request, document: Document, headers: Mapping[str, str] | None = None
+) -> Response:
+    """A manifest or an index, with `headers` besides: its exact bytes on GET; on HEAD no body,
+    the same headers. Its type is exactly the media type: oras-go compares whole strings."""
+    sent = {
+        **(headers or {}),
         **API_VERSION,
         "Content-Type": document.media_type,
         "Content-Length": str(len(document.body)),
@@ -62,4 +68,4 @@ def document_answer(request: Request, document: Document) -> Response:
         "ETag": f'"{document.digest}"',
     }
     body = b"" if request.method == "HEAD" else document.body
-    return Response(body, headers=headers)
+    return Response(body, headers=sent)

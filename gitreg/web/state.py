@@ -25,6 +25,7 @@ from gitreg.modules.archive_cache import ZIP, ArchiveCache
 from gitreg.modules.on_demand import OnDemand
 from gitreg.modules.sync import ModuleSync
 from gitreg.oci.packages import ModulePackages
+from gitreg.oci.referrers import Attached, ModuleReferrers, attached_by
 from gitreg.ops.metrics import CountedModules
 from gitreg.ops.readiness import ReadinessModules
 from gitreg.pacing import UNPACED, Budget
@@ -61,6 +62,7 @@ class RegistryState:
     docs: DocsService  # module docs, built once per commit, warmed after each swap
     packages: ModulePackages  # module versions as OCI packages: zips and their manifests
     held_archives: HeldArchives  # archives.memory_budget's: this process's alone
+    referrers: ModuleReferrers  # documents attached to module versions, as OCI referrers
     webhook_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (forge, outcome)
     webhook_log: DeliveryLog = field(default_factory=DeliveryLog)
     seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
@@ -81,14 +83,22 @@ class RegistryState:
         fresh_reads: FreshReads | None = None,
         worker: int | None = None,
         budget: Budget = UNPACED,
+        attached: Attached | None = None,
     ) -> RegistryState:
         """Around a world `gitreg.freshness.live.open_world` opened. `worker`: which of several
         `gitreg serve --workers` this process is (None: the only server process). `budget`:
-        the process's CPU budget, which its background work keeps to (a server's)."""
+        the process's CPU budget, which its background work keeps to (a server's).
+        `attached`: what module versions carry as OCI referrers, instead of `_attached`'s."""
         catalog = current.world.catalog
         archives = ArchiveCache(catalog.cache_dir, limits=catalog.archives.limits)
         live = LiveCatalog(current, sync)
         syncs = SyncQueue(sync, budget=budget)
+        docs = DocsService(catalog.cache_dir)
+        packages = ModulePackages(
+            ArchiveCache(catalog.cache_dir, limits=catalog.archives.limits, form=ZIP)
+        )
+        if attached is None:
+            attached = _attached(archives, docs)
         return cls(
             current,
             sync,
@@ -97,12 +107,19 @@ class RegistryState:
             fresh_reads or FreshReads(sync),
             syncs,
             BackgroundWork(live, sync, syncs, worker, budget),
-            DocsService(catalog.cache_dir),
-            ModulePackages(
-                ArchiveCache(catalog.cache_dir, limits=catalog.archives.limits, form=ZIP)
-            ),
+            docs,
+            packages,
             HeldArchives(catalog.archives.memory_budget),
+            ModuleReferrers(packages, attached, docs.commit_time),
         )
+
+
+def _attached(archives: ArchiveCache, docs: DocsService) -> Attached:
+    """What each module version carries as OCI referrers: a producer is one argument here, such
+    as `producing(PROVENANCE, make)`, where `make` is an async function of `AttachedTo` that
+    answers the document's bytes or None (`gitreg/oci/referrers.py`); the archive cache and the
+    docs service are at hand for those that read them."""
+    return attached_by()
 
 
 def state_of(request: Request) -> RegistryState:

@@ -12,6 +12,7 @@ from gitreg.oci.names import (
     is_digest,
     is_repository,
     is_tag,
+    is_well_formed_digest,
     module_repository,
     provider_repository,
     version_tag,
@@ -59,6 +60,27 @@ def test_provider_repositories_and_tags() -> None:
     assert not is_tag("-1") and not is_tag("x" * 129)
     assert is_digest("sha256:" + "a" * 64)
     assert not is_digest("sha256:" + "A" * 64) and not is_digest("sha512:" + "a" * 128)
+
+
+@pytest.mark.parametrize(
+    ("reference", "well_formed"),
+    [
+        ("sha256:" + "a" * 64, True),
+        ("sha512:" + "0" * 128, True),
+        ("blake3:abc", True),  # an algorithm the spec does not register: its grammar alone
+        ("multi+part.alg_x:AbC=_-", True),
+        ("sha256:" + "a" * 63, False),
+        ("sha256:" + "A" * 64, False),
+        ("sha512:" + "a" * 64, False),
+        ("SHA256:" + "a" * 64, False),
+        ("sha256:", False),
+        (":abc", False),
+        ("latest", False),
+        ("x:" + "a" * 300, False),
+    ],
+)
+def test_well_formed_digests(reference: str, well_formed: bool) -> None:
+    assert is_well_formed_digest(reference) is well_formed
 
 
 def test_check_names_a_module_that_cannot_be_an_oci_name(tmp_path: Path) -> None:

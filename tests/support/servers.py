@@ -27,6 +27,7 @@ from hypercorn.asyncio import serve
 from gitreg.catalog.model import Catalog
 from gitreg.catalog.settings import Listen, TlsFiles
 from gitreg.freshness.fresh_reads import WAIT
+from gitreg.oci.referrers import Attached
 from gitreg.pacing import UNPACED, Budget
 from gitreg.process.server import hypercorn_config
 from gitreg.process.tlscert import TlsMaterial
@@ -132,14 +133,15 @@ class RegistryServer:
         on_swap: Callable[[], None] | None = None,
         port: int | None = None,
         budget: Budget = UNPACED,
+        attached: Attached | None = None,
     ) -> None:
         """`refresh`: run the background work (polling, watching); with `fetch_first` False, the
         server starts from what its clones hold, fetching nothing; with None, it starts as
         `gitreg serve` does: answering at once, the clones read, then fetched, meanwhile;
         `access_log`: a line per request (`gitreg.access`); `on_swap`: the ModuleSync's; `port`:
         the one to listen on (by default, a free one); `budget`: the CPU budget `serve` would
-        hand its background work."""
-        self.state = serving_state(catalog, fetch_first, on_swap, fresh_wait, budget)
+        hand its background work; `attached`: what module versions carry as OCI referrers."""
+        self.state = serving_state(catalog, fetch_first, on_swap, fresh_wait, budget, attached)
         self.sync = self.state.background.sync  # the ModuleSync itself: handlers see `modules`
         start = fetch_first is None
         self.app = create_app(self.state, background=refresh, start=start, access_log=access_log)

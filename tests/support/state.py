@@ -9,6 +9,7 @@ from collections.abc import Callable
 from gitreg.catalog.model import Catalog
 from gitreg.freshness.fresh_reads import FreshReads
 from gitreg.freshness.live import open_world
+from gitreg.oci.referrers import Attached
 from gitreg.pacing import UNPACED, Budget
 from gitreg.web.state import RegistryState
 
@@ -19,17 +20,19 @@ def serving_state(
     on_swap: Callable[[], None] | None = None,
     fresh_wait: float | None = None,
     budget: Budget = UNPACED,
+    attached: Attached | None = None,
 ) -> RegistryState:
     """`fetch`: None reads nothing (the app's lifespan reads it, as `serve` does: create_app's
     `start`). `fresh_wait`: how long a fresh read waits for its repository (FreshReads' own
-    default without it). `budget`: the process's CPU budget, as `serve` hands it."""
+    default without it). `budget`: the process's CPU budget, as `serve` hands it. `attached`:
+    what module versions carry as OCI referrers, instead of the registry's own producers."""
     current, sync = open_world(catalog, on_swap=on_swap, budget=budget)
     if fetch is None:
-        return RegistryState.build(current, sync, budget=budget)
+        return RegistryState.build(current, sync, budget=budget, attached=attached)
     if fetch:
         sync.refresh()
     else:
         sync.read_clones()
     current.world.side.providers.refresh(poll_forges=fetch)  # forges read first too, with `fetch`
     fresh_reads = FreshReads(sync, wait=fresh_wait) if fresh_wait is not None else None
-    return RegistryState.build(current, sync, fresh_reads, budget=budget)
+    return RegistryState.build(current, sync, fresh_reads, budget=budget, attached=attached)

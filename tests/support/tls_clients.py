@@ -12,6 +12,7 @@ import httpx
 from gitreg.catalog.load import load_catalog
 from gitreg.catalog.model import Catalog
 from gitreg.catalog.settings import TlsFiles
+from gitreg.oci.referrers import Attached
 from gitreg.process.tlscert import TlsMaterial
 from tests.support.servers import RegistryServer
 
@@ -36,11 +37,13 @@ def served_over_tls(
     timeout: float = 10,
     http2: bool = False,
     base_path: str = "",
+    attached: Attached | None = None,
 ) -> Iterator[tuple[RegistryServer, httpx.Client]]:
     """`catalog` (or the registry.yaml at that path) served over HTTPS by the real app in a
     thread, with `tls`'s certificate, as `RegistryServer` does (`refresh`, `fetch_first`,
     `access_log`, `port`); and a client of it until the block ends: its base URL the server's
-    (with `base_path`), trusting `tls`'s CA, with `timeout` and, with `http2`, HTTP/2."""
+    (with `base_path`), trusting `tls`'s CA, with `timeout` and, with `http2`, HTTP/2.
+    `attached`: what module versions carry as OCI referrers."""
     loaded = load_catalog(catalog) if isinstance(catalog, Path) else catalog
     with (
         RegistryServer(
@@ -50,6 +53,7 @@ def served_over_tls(
             fetch_first=fetch_first,
             access_log=access_log,
             port=port,
+            attached=attached,
         ) as server,
         httpx.Client(
             base_url=f"{server.url}{base_path}",
