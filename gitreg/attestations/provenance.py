@@ -14,24 +14,29 @@ from gitreg.attestations.envelopes import signed
 from gitreg.attestations.keys import RegistryKey, registry_key
 from gitreg.attestations.statement import ReleaseFacts, payload
 from gitreg.auth.own_origin import own_origin
+from gitreg.catalog.model import Catalog
 from gitreg.git.trees import release_objects
 from gitreg.modules.archive_cache import ArchiveCache
 from gitreg.modules.downloads import archive_key
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
-from gitreg.modules.snapshot import RegistrySnapshot
+from gitreg.state.ledger import TagLedger
 
 KEPT = 4096  # envelopes kept in memory, a kilobyte or two each; past it, forgotten and made again
 _kept: dict[tuple[object, ...], bytes] = {}
 
 
 async def provenance_of(
-    archives: ArchiveCache, snapshot: RegistrySnapshot, entry: ModuleEntry, release: Release
+    archives: ArchiveCache,
+    catalog: Catalog,
+    ledger: TagLedger | None,
+    entry: ModuleEntry,
+    release: Release,
 ) -> bytes | None:
-    """The DSSE envelope of `release`'s provenance; None when registry.yaml sets no
-    `provenance.key`. `archives` is the tar.gz cache the version's downloads are served from:
-    an archive not built yet is built (ArchiveMismatch when its bytes are not the recorded)."""
-    catalog = snapshot.catalog
+    """The DSSE envelope of `release`'s provenance; None when `catalog` sets no
+    `provenance.key`. `archives` is the tar.gz cache the version's downloads are served from,
+    `ledger` its repository's: an archive not built yet is built (ArchiveMismatch when its
+    bytes are not the recorded)."""
     if catalog.provenance is None:
         return None
     key = registry_key(catalog.provenance)
@@ -52,7 +57,8 @@ async def provenance_of(
         return known
     digest = ""
     if spec.download == "archive":
-        ledger = snapshot.ledgers[spec.repo]
+        if ledger is None:  # not reached: a repository served has its ledger
+            return None
         digest = await archives.digest(entry.clone_path, archive_key(spec, release.commit), ledger)
     envelope = await asyncio.to_thread(_made, entry, release, digest, builder, key)
     if len(_kept) >= KEPT:

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
 from cyclonedx.exception.model import InvalidUriException
 from cyclonedx.model import (
@@ -32,9 +33,15 @@ from cyclonedx.output.json import JsonV1Dot6
 
 from gitreg import __version__
 from gitreg.address import ModuleAddress
+from gitreg.catalog.settings import ServerSettings
 from gitreg.docs.model import FolderDocs, ModuleCall, ModuleDocs, ProviderRequirement
 from gitreg.docs.service import DocsService
-from gitreg.docs.source_addresses import module_source, provider_address, without_credentials
+from gitreg.docs.source_addresses import (
+    module_source,
+    normalised_host,
+    provider_address,
+    without_credentials,
+)
 from gitreg.modules.index import ModuleEntry, VersionIndex
 from gitreg.modules.resolve import Release
 from gitreg.tags import parse_version
@@ -100,6 +107,20 @@ def resolver(index: VersionIndex, may_read: Callable[[str], bool]) -> Resolver:
         return None, f"{module} has no release"
 
     return resolve
+
+
+def this_registry(server: ServerSettings, resolve: Resolver) -> ThisRegistry:
+    """This registry as sources name it: its hostname, and the host (and port) of
+    `public_url`; calls to it resolved by `resolve`."""
+    names = {normalised_host(server.hostname)}
+    if server.public_url:
+        names.add(normalised_host(urlsplit(server.public_url).netloc))
+    return ThisRegistry(server.hostname, frozenset(names), resolve)
+
+
+def resolving_nothing(module: ModuleAddress, constraint: str) -> tuple[str | None, str]:
+    """A resolver for a bill every reader gets alike: calls listed as written, none looked up."""
+    return None, ""
 
 
 async def module_sbom(

@@ -30,7 +30,9 @@ async def provenance(request: Request) -> Response:
     release = release_of(entry, text)
     if release is None:
         raise NotFound(f"{entry.spec.address} has no version {normalised(text)}")
-    envelope = await provenance_of(state_of(request).archives, snapshot, entry, release)
+    ledger = snapshot.ledgers[entry.spec.repo]
+    archives = state_of(request).archives
+    envelope = await provenance_of(archives, snapshot.catalog, ledger, entry, release)
     if envelope is None:  # not reached: the request reads one world, whose catalog signs
         raise NotFound(_OFF)
     return Response(envelope, media_type=MEDIA_TYPE)

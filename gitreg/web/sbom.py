@@ -3,14 +3,10 @@ its archive's recorded digest, and calls to this registry's modules resolved whe
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from starlette.requests import Request
 
 from gitreg.auth.principal import ANONYMOUS, Principal
-from gitreg.catalog.settings import ServerSettings
-from gitreg.docs.sbom import MEDIA_TYPE, ThisRegistry, module_sbom, resolver
-from gitreg.docs.source_addresses import normalised_host
+from gitreg.docs.sbom import MEDIA_TYPE, module_sbom, resolver, this_registry
 from gitreg.errors import ArchiveTooLarge
 from gitreg.modules.downloads import archive_digest
 from gitreg.modules.index import ModuleEntry
@@ -37,18 +33,7 @@ async def sbom_bytes(
     except ArchiveTooLarge:  # never served, so no digest to name: the bill says what it can
         digest = ""
     server = world.catalog.server
-    registry = ThisRegistry(
-        server.hostname,
-        _names(server),
-        resolver(world.snapshot.index, access.may_read(request, reader)),
+    registry = this_registry(
+        server, resolver(world.snapshot.index, access.may_read(request, reader))
     )
     return await module_sbom(state.docs, entry, release, digest, registry)
-
-
-def _names(server: ServerSettings) -> frozenset[str]:
-    """The host names a module source may give this registry by: its hostname, and the host
-    (and port) of `public_url`."""
-    names = {normalised_host(server.hostname)}
-    if server.public_url:
-        names.add(normalised_host(urlsplit(server.public_url).netloc))
-    return frozenset(names)

@@ -25,10 +25,11 @@ from gitreg.modules.archive_cache import ZIP, ArchiveCache
 from gitreg.modules.on_demand import OnDemand
 from gitreg.modules.sync import ModuleSync
 from gitreg.oci.packages import ModulePackages
-from gitreg.oci.referrers import Attached, ModuleReferrers, attached_by
+from gitreg.oci.referrers import Attached, ModuleReferrers
 from gitreg.ops.metrics import CountedModules
 from gitreg.ops.readiness import ReadinessModules
 from gitreg.pacing import UNPACED, Budget
+from gitreg.web import attachments
 from gitreg.web.held_archives import HeldArchives
 from gitreg.web.kept import KeptAnswers
 from gitreg.world.world import CurrentWorld, World
@@ -88,7 +89,8 @@ class RegistryState:
         """Around a world `gitreg.freshness.live.open_world` opened. `worker`: which of several
         `gitreg serve --workers` this process is (None: the only server process). `budget`:
         the process's CPU budget, which its background work keeps to (a server's).
-        `attached`: what module versions carry as OCI referrers, instead of `_attached`'s."""
+        `attached`: what module versions carry as OCI referrers, instead of
+        `web/attachments.py`'s."""
         catalog = current.world.catalog
         archives = ArchiveCache(catalog.cache_dir, limits=catalog.archives.limits)
         live = LiveCatalog(current, sync)
@@ -98,7 +100,7 @@ class RegistryState:
             ArchiveCache(catalog.cache_dir, limits=catalog.archives.limits, form=ZIP)
         )
         if attached is None:
-            attached = _attached(archives, docs)
+            attached = attachments.attached(archives, docs)
         return cls(
             current,
             sync,
@@ -112,14 +114,6 @@ class RegistryState:
             HeldArchives(catalog.archives.memory_budget),
             ModuleReferrers(packages, attached, docs.commit_time),
         )
-
-
-def _attached(archives: ArchiveCache, docs: DocsService) -> Attached:
-    """What each module version carries as OCI referrers: a producer is one argument here, such
-    as `producing(PROVENANCE, make)`, where `make` is an async function of `AttachedTo` that
-    answers the document's bytes or None (`gitreg/oci/referrers.py`); the archive cache and the
-    docs service are at hand for those that read them."""
-    return attached_by()
 
 
 def state_of(request: Request) -> RegistryState:
