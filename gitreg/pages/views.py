@@ -52,6 +52,7 @@ class ModuleSituation:
     unreadable: bool = False
     address: str = ""  # a Host header, or public_url's host; "" when unknown
     login: bool = False  # people sign in with the OpenID provider (login.v1 is offered)
+    provenance: bool = False  # versions' provenance is signed (registry.yaml's provenance.key)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class ModulePage:
     tag: str
     commit: str
     signer: str  # who signed its tag, under require_signed_tags; "" when not verified
+    provenance: bool  # a signed provenance is at the version's URL
     date: int | None
     latest: str
     is_latest: bool
@@ -135,6 +137,7 @@ def module_page(
         tag=release.tag,
         commit=release.commit,
         signer=release.signer,
+        provenance=situation.provenance,
         date=times.get(release.commit),
         latest=latest.version,
         is_latest=latest.version == release.version,

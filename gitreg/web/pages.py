@@ -122,6 +122,7 @@ def _situation(request: Request, entry: ModuleEntry, reader: Principal | None) -
         unreadable=state_of(request).modules.status[entry.spec.repo].last_error is not None,
         address=_opened_at(request),
         login=access.gate_of(request).login is not None,
+        provenance=world.catalog.provenance is not None,
     )
 
 

@@ -181,3 +181,19 @@ def test_a_verified_signer_is_named(tmp_path: Path) -> None:
     internal = statement["predicate"]["buildDefinition"]["internalParameters"]
     assert internal == {"download": "archive", "signer": {"kind": "ssh", "identity": listed}}
     assert listed.startswith("alice@example.com (ED25519 key SHA256:")
+
+
+def test_the_version_page_links_to_its_provenance_when_signed(tmp_path: Path) -> None:
+    link = f'<a id="provenance" href="{PROVENANCE}"'
+    for kind in ("ed25519", None):
+        root = tmp_path / str(kind)
+        root.mkdir()
+        with (
+            RegistryServer(load_catalog(signing_registry(root, kind=kind))) as server,
+            httpx.Client(base_url=server.url) as client,
+        ):
+            page = client.get("/modules/infra/net/aws/1.0.0")
+            followed = client.get(PROVENANCE)
+        assert page.status_code == 200
+        assert (link in page.text) is (kind is not None)
+        assert followed.status_code == (200 if kind else 404)
