@@ -1,26 +1,31 @@
 """`gitreg verify` run as a process on a cache a real server filled: a replaced or truncated
 archive (a .tar.gz, or an OCI package's .zip) named with exit status 1, a rebuild from the clone
-compared with the record, and a progress line only on a terminal."""
+compared with the record, a progress line only on a terminal; under `state: postgres`, the
+records read from a real PostgreSQL, and one out of reach a status 2 in one line."""
 
 from __future__ import annotations
 
 import json
 import os
 import pty
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 
 from gitreg.catalog.load import load_catalog
 from tests.support.gitrepo import GitRepo, module_files
-from tests.support.servers import RegistryServer
+from tests.support.postgres import PostgresServer
+from tests.support.servers import RegistryServer, free_port
 from tests.support.servers import run_gitreg as gitreg
 
 DOWNLOAD = "/v1/modules/infra/net/aws/1.0.0/download"
+DSN_ENV = "GITREG_VERIFY_DSN"
 
 
 def _catalog(tmp_path: Path, extra: str = "") -> Path:
@@ -173,3 +178,57 @@ def test_an_oci_zip_is_checked_and_rebuilt_like_a_tarball(tmp_path: Path) -> Non
     assert line.startswith(f"{archive}: sha256:")
     assert line.endswith("is recorded (replaced or corrupted)")
     assert summary == "1 archives checked, 0 match, 1 do not"
+
+
+def _shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dsn: str) -> tuple[Path, Path]:
+    """As `_served`, the digest recorded in PostgreSQL (`state: postgres`) at `dsn`."""
+    monkeypatch.setenv(DSN_ENV, dsn)
+    return _served(tmp_path, f"state:\n  postgres: {{dsn_env: {DSN_ENV}}}\n")
+
+
+def test_under_state_postgres_the_digests_are_read_from_the_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database_url: str
+) -> None:
+    config, archive = _shared(tmp_path, monkeypatch, database_url)
+    # This host's copies of the records are not what is read: the database is.
+    shutil.rmtree(tmp_path / "cache" / "ledgers-confirmed")
+    done = gitreg("verify", "--rebuild", "--config", str(config), cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, ""), done.stdout + done.stderr
+    assert done.stdout == "2 archives checked, 2 match, 0 do not\n"
+    original = archive.read_bytes()
+    archive.write_bytes(original[: len(original) // 2])  # truncated
+    done = gitreg("verify", "--config", str(config), cwd=tmp_path)
+    assert done.returncode == 1
+    (line, summary) = done.stdout.splitlines()
+    assert line.startswith(f"{archive}: sha256:") and line.endswith("(replaced or corrupted)")
+    assert summary == "1 archives checked, 0 match, 1 do not"
+    archive.write_bytes(original)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("UPDATE gitreg_archive_digests SET digest = %s", ("0" * 64,))
+    done = gitreg("verify", "--config", str(config), cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[0].endswith(
+        f"but sha256:{'0' * 64} is recorded (replaced or corrupted)"
+    )
+
+
+def test_a_database_out_of_reach_is_status_2_in_one_line_with_no_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, postgres: PostgresServer, database_url: str
+) -> None:
+    config, _ = _shared(tmp_path, monkeypatch, database_url)
+    nobody = f"postgresql://gitreg:{postgres.password}@127.0.0.1:{free_port()}/postgres"
+    wrong = database_url.replace(postgres.password, "not-the-password-4711")
+    for dsn, reason in ((nobody, "connection refused"), (wrong, "authentication failed")):
+        monkeypatch.setenv(DSN_ENV, dsn)
+        done = gitreg("verify", "--config", str(config), cwd=tmp_path)
+        assert done.returncode == 2
+        assert done.stdout == ""
+        assert done.stderr == (
+            f"gitreg: verify: cannot read the recorded digests: PostgreSQL: cannot connect: {reason}\n"
+        )
+        assert postgres.password not in done.stderr and "not-the-password" not in done.stderr
+    # A database no replica has used (no tables yet) records nothing: each archive is named.
+    monkeypatch.setenv(DSN_ENV, postgres.database())
+    done = gitreg("verify", "--config", str(config), cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines()[0].endswith(": no digest is recorded for it")
