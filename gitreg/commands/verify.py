@@ -1,12 +1,11 @@
 """`gitreg verify`: every cached archive's bytes compared with the SHA-256 recorded for it.
 
 Reads the digests recorded beside the ledgers (cache_dir/ledgers, or, under `state: postgres`,
-the copies this host confirmed in cache_dir/ledgers-confirmed), hashes each cached .tar.gz and
-.zip at background priority (os.nice, chunked reads that yield to gitreg.pacing), and prints a
-line per file that differs or has no record, then a summary. Exit 0: all match; 1: any do not;
-2: the records cannot be read.
-`--rebuild` also builds each recorded archive again from its clone (the server's build code,
-into a temporary file, never the cache) and compares that with the record.
+the table every replica records them in), hashes each cached .tar.gz and .zip at background
+priority (os.nice, chunked reads that yield to gitreg.pacing), and prints a line per file that
+differs or has no record, then a summary. Exit 0: all match; 1: any do not; 2: the records
+cannot be read. `--rebuild` also builds each recorded archive again from its clone (the
+server's build code, into a temporary file, never the cache) and compares that with the record.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
-import json
 import os
 import sys
 import tempfile
@@ -23,8 +21,9 @@ from typing import BinaryIO
 
 from gitreg import pacing
 from gitreg.catalog.model import Catalog
-from gitreg.errors import ArchiveError, NotReadYet
+from gitreg.errors import ArchiveError, NotReadYet, SourceError
 from gitreg.modules.archive_cache import TARBALL, ZIP, ArchiveFormat, ArchiveKey
+from gitreg.state.configured import open_state
 
 _CHUNK = 1 << 20
 
@@ -32,12 +31,14 @@ _CHUNK = 1 << 20
 def verify(catalog: Catalog, args: argparse.Namespace) -> int:
     """Compare every cached archive with its record; print what differs; 0, or 1 on any."""
     _background()
-    ledgers = "ledgers" if catalog.state is None else "ledgers-confirmed"
+    state = open_state(catalog)
     try:
-        records = _records(catalog.cache_dir / ledgers)
-    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not one object
+        records = state.archive_digests()
+    except SourceError as exc:  # a file that is not JSON; PostgreSQL out of reach
         print(f"gitreg: verify: cannot read the recorded digests: {exc}", file=sys.stderr)
         return 2
+    finally:
+        state.close()
     recorded = {name: digest for ledger in records.values() for name, digest in ledger.items()}
     files: list[Path | tuple[Path, str]] = list(_cached(catalog.cache_dir))
     if args.rebuild:
@@ -107,18 +108,6 @@ def _key_of(catalog: Catalog, name: str) -> tuple[ArchiveFormat | None, ArchiveK
     folders = {"", *(spec.path for spec in catalog.modules)}
     keys = (ArchiveKey(commit, folder) for folder in folders)
     return form, next((k for k in keys if f"{k.name}{form.suffix}" == name), None)
-
-
-def _records(folder: Path) -> dict[str, dict[str, str]]:
-    """Repository (clone) name → archive file name → the digest recorded for it."""
-    found: dict[str, dict[str, str]] = {}
-    for file in sorted(folder.glob("*.digests.json")):
-        data = json.loads(file.read_text())
-        if not isinstance(data, dict):
-            raise ValueError(f"{file} is not a JSON object")
-        repository = file.name.removesuffix(".digests.json")
-        found[repository] = {str(name): str(digest) for name, digest in data.items()}
-    return found
 
 
 def _cached(cache_dir: Path) -> list[Path]:

@@ -60,6 +60,7 @@ class BackgroundWork:
         self.release_reads = ReleaseReads(self._providers)
         self.worker = worker  # which of several workers (None: the only server process)
         self.fetcher = worker in (None, 0)
+        self.poller = Poller(sync, budget=budget)  # run by the one that fetches
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped = False
 
@@ -73,7 +74,7 @@ class BackgroundWork:
         # fetched into the shared cache_dir is not fetched again by the others.
         self._tasks.append(asyncio.create_task(self.release_reads.run()))
         if self.fetcher:
-            self._tasks.append(asyncio.create_task(Poller(sync, budget=self.budget).run()))
+            self._tasks.append(asyncio.create_task(self.poller.run()))
             self._tasks.append(asyncio.create_task(watch_repositories(sync, self.syncs)))
             # The sources too, at their interval; a webhook's survey runs where it arrived.
             self._tasks.append(asyncio.create_task(survey_sources(self.surveys)))
@@ -229,6 +230,12 @@ class BackgroundWork:
         self.syncs.close()
         self.surveys.close()
         self.release_reads.close()
+
+    def wait_ended(self, timeout: float) -> bool:
+        """After `stop`: wait for the syncs under way to end, then the polls (up to `timeout`
+        seconds each); whether they did. `serve` ends their git instead; a test's server,
+        which cannot end only its own, waits, so that none runs or logs after it."""
+        return self.syncs.under_way.wait(timeout) and self.poller.under_way.wait(timeout)
 
     async def close(self) -> None:
         """At the end of the lifespan: stopped, the persisted index written once more (so that

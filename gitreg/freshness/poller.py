@@ -14,6 +14,7 @@ from functools import partial
 from typing import Protocol
 
 from gitreg.errors import FetchStopped, SourceError
+from gitreg.freshness.under_way import UnderWay
 from gitreg.git.location import RepoLocation
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.status import Mechanism
@@ -49,6 +50,7 @@ class Poller:
         self.due: dict[RepoLocation, float] = {}
         self.failures: dict[RepoLocation, int] = {}
         self.rounds = 0  # polls finished, for tests and benchmarks
+        self.under_way = UnderWay()  # the polls running, which a stop does not wait for
         # The due times in order, so a wake-up looks at the repositories due and no others
         # (scanning them all cost the event loop time every second: bench/RESULTS.md,
         # bench.polling).
@@ -139,7 +141,6 @@ class Poller:
         """Poll until cancelled: at most poll_concurrency repositories at a time."""
         workers = self.sync.snapshot.catalog.freshness.poll_concurrency
         running: set[RepoLocation] = set()
-        loop = asyncio.get_running_loop()
         pool = ThreadPoolExecutor(
             workers, thread_name_prefix="gitreg-poll", initializer=background_thread
         )
@@ -155,7 +156,7 @@ class Poller:
                     location = first[1]
                     running.add(location)
                     poll = partial(self.budget.sliced, partial(self.poll, location))
-                    future = loop.run_in_executor(pool, poll)
+                    future = self.under_way.submit(pool, poll)
                     future.add_done_callback(partial(self._polled, running, location))
                 first = self._next_due(running)
                 wait = first[0] - now if first is not None else 1.0

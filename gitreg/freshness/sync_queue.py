@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import NamedTuple, Protocol
 
+from gitreg.freshness.under_way import UnderWay
 from gitreg.git.location import RepoLocation
 from gitreg.modules.status import Mechanism
 from gitreg.pacing import UNPACED, Budget, background_thread
@@ -59,6 +60,7 @@ class SyncQueue:
         self._pool = ThreadPoolExecutor(
             workers, thread_name_prefix="gitreg-git", initializer=background_thread
         )
+        self.under_way = UnderWay()  # the syncs running, which `close` does not wait for
         self._running: dict[RepoLocation, asyncio.Future[bool]] = {}
         self._waiting: dict[RepoLocation, _Waiting] = {}
         self._closed = False
@@ -105,12 +107,11 @@ class SyncQueue:
         context: contextvars.Context,
         fetch: bool,
     ) -> asyncio.Future[bool]:
-        loop = asyncio.get_running_loop()
         # In the context of the request that asked for it: its log lines carry its request id.
         # Its own CPU counts in the background's budget: at 10,000 modules, 16 syncs at once held
         # the interpreter from the requests, a start-up's fetch long.
         one = partial(self.budget.sliced, partial(self.sync.sync_repo, location, mechanism, fetch))
-        running = loop.run_in_executor(self._pool, context.run, one)
+        running = self.under_way.submit(self._pool, context.run, one)
         self._running[location] = running
         running.add_done_callback(lambda done: self._finished(location, done))
         return running

@@ -13,7 +13,6 @@ import base64
 import hashlib
 import logging
 import os
-import re
 import shlex
 import threading
 from collections.abc import Iterator, Mapping
@@ -33,7 +32,7 @@ from gitreg.git import seeding
 from gitreg.git.credential import Credential
 from gitreg.git.fetch_turns import FetchTurns
 from gitreg.git.git_command import GitFailed, git_said, run_git
-from gitreg.git.location import RepoLocation
+from gitreg.git.location import RepoLocation, clone_name
 from gitreg.git.shutdown import stopping
 from gitreg.git.tag_refs import LocalTags, RemoteTags, ls_remote
 
@@ -61,9 +60,7 @@ class BareClone:
         self.location = location
         self.credential = credential
         self.timeout = timeout
-        slug = re.sub(r"[^A-Za-z0-9._-]", "-", location.url.rstrip("/").rsplit("/", 1)[-1])[:40]
-        digest = hashlib.sha256(location.url.encode()).hexdigest()[:12]
-        self.name = f"{slug.removesuffix('.git')}-{digest}"
+        self.name = clone_name(location.url)
         self.path = cache_dir / "git" / f"{self.name}.git"
         self._lock = threading.Lock()
         self._turns = FetchTurns(self.path)  # the lock other processes' fetches take, too

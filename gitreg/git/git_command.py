@@ -16,6 +16,7 @@ import select
 import signal
 import subprocess
 import time
+from typing import NamedTuple
 
 from gitreg.git.location import redact
 from gitreg.pacing import charge
@@ -28,10 +29,27 @@ class GitFailed(Exception):
     """`git` could not be run, timed out, or exited non-zero; the message is safe to show."""
 
 
+class Finished(NamedTuple):
+    """A git that ran to its end: its exit code, output and errors."""
+
+    returncode: int
+    out: bytes
+    err: bytes
+
+
 def run_git(args: list[str], env: dict[str, str], timeout: float) -> bytes:
-    """`git ARGS`'s output. In a session of its own, so that a timeout ends the helpers it
-    started too (git-remote-https, ssh), not only git. The thread's niceness goes with it (a
-    background thread's git runs at its priority)."""
+    """`git ARGS`'s output; GitFailed, saying what git said, when it exits non-zero."""
+    finished = run_git_unchecked(args, env, timeout)
+    if finished.returncode != 0:
+        raise GitFailed(git_said(finished.err.decode("utf-8", "replace"), finished.returncode))
+    return finished.out
+
+
+def run_git_unchecked(args: list[str], env: dict[str, str], timeout: float) -> Finished:
+    """`git ARGS` run to its end, whatever its exit code (GitFailed only when it cannot run or
+    times out). In a session of its own, so that a timeout ends the helpers it started too
+    (git-remote-https, ssh, gpg), not only git. The thread's niceness goes with it (a
+    background thread's git runs at its priority), and its CPU is charged to the budget."""
     # Built each call: os.environ may change (a token_env rotated, a test's monkeypatch).
     environment = {**os.environ, **env, "LANGUAGE": "C", "LC_ALL": "C"}
     try:
@@ -59,9 +77,7 @@ def run_git(args: list[str], env: dict[str, str], timeout: float) -> bytes:
             raise
         returncode, spent = _reaped(process)  # it has exited: no wait
     charge(spent)  # a background thread's git is background work too
-    if returncode != 0:
-        raise GitFailed(git_said(err.decode("utf-8", "replace"), returncode))
-    return out
+    return Finished(returncode, out, err)
 
 
 def _command(args: list[str]) -> str:

@@ -1,7 +1,8 @@
-"""Where a repository lives: a URL (https, ssh, git, file) or a local path."""
+"""Where a repository lives: a URL (https, ssh, git, file) or a local path; its clone's name."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,14 @@ def redact(text: str) -> str:
     http(s) URLs (`https://***@host`), where a token passes for a user name: so that logs,
     status and errors never carry one."""
     return _PASSWORD.sub(r"\1:***@", _HTTP_USER.sub(r"\1***@", text))
+
+
+def clone_name(url: str) -> str:
+    """The name of the bare clone of the repository at `url` in cache_dir/git (and of its
+    ledger): its last path part, readable, and a digest of the whole URL, unique."""
+    slug = re.sub(r"[^A-Za-z0-9._-]", "-", url.rstrip("/").rsplit("/", 1)[-1])[:40]
+    digest = hashlib.sha256(url.encode()).hexdigest()[:12]
+    return f"{slug.removesuffix('.git')}-{digest}"
 
 
 @dataclass(frozen=True)

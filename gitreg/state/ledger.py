@@ -23,6 +23,8 @@ from typing import Any, Protocol
 from gitreg.atomic import write_atomically
 from gitreg.errors import SourceError
 
+_DIGESTS = ".digests.json"  # beside `NAME.json`, the ledger: `NAME.digests.json`
+
 
 @dataclass(frozen=True)
 class Published:
@@ -129,11 +131,10 @@ class DiskLedger:
     @property
     def _digests_path(self) -> Path:
         # A file of its own: the ledger's fingerprint (its file's bytes) stays the tags'.
-        return self.path.with_suffix(".digests.json")
+        return self.path.with_suffix(_DIGESTS)
 
     def _digests(self) -> dict[str, str]:
-        data = _json_of(self._digests_path, "the digests")
-        return {str(k): str(v) for k, v in data.items()}
+        return _digests_in(self._digests_path)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -157,6 +158,18 @@ class DiskLedger:
         }
         # "folder": a published commit must outlive a crash of the machine.
         write_atomically(self.path, json.dumps(body, indent=1).encode(), sync="folder")
+
+
+def recorded_digests(folder: Path) -> dict[str, dict[str, str]]:
+    """The archive digests recorded beside the ledgers in `folder`: clone name → archive file
+    name → SHA-256 (hex); SourceError when a file cannot be read."""
+    files = sorted(folder.glob(f"*{_DIGESTS}"))
+    return {file.name.removesuffix(_DIGESTS): _digests_in(file) for file in files}
+
+
+def _digests_in(path: Path) -> dict[str, str]:
+    data = _json_of(path, "the digests")
+    return {str(k): str(v) for k, v in data.items()}
 
 
 def _json_of(path: Path, what: str) -> dict[str, Any]:

@@ -13,8 +13,9 @@ from typing import Any
 
 import psycopg
 
+from gitreg.catalog.settings import PostgresSettings
 from gitreg.errors import StateUnavailable
-from gitreg.state.database import Database
+from gitreg.state.database import Database, connect, describe
 from gitreg.state.ledger import DiskLedger, Published, published_digest
 
 
@@ -120,3 +121,19 @@ class PostgresLedger:
             (self.repository,),
         ).fetchall()
         return {tag: Published(commit, first_seen) for tag, commit, first_seen in rows}
+
+
+def all_digests(settings: PostgresSettings) -> list[tuple[str, str, str]]:
+    """Every (repository URL, archive file name, digest) the replicas recorded, read on a
+    connection of its own: a command's one read migrates nothing and logs no warning that the
+    registry is degraded. StateUnavailable, in gitreg's words, when it cannot be read."""
+    with connect(settings) as conn:
+        try:
+            rows = conn.execute(
+                "SELECT repository, archive, digest FROM gitreg_archive_digests"
+            ).fetchall()
+        except psycopg.errors.UndefinedTable:
+            return []  # no replica has brought this database's schema this far: none recorded
+        except psycopg.Error as exc:
+            raise StateUnavailable(f"PostgreSQL: {describe(exc)}") from None
+    return [(str(repository), str(archive), str(digest)) for repository, archive, digest in rows]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gitreg.catalog.settings import PostgresSettings
 from gitreg.errors import StateUnavailable
-from gitreg.git.location import RepoLocation
+from gitreg.git.location import RepoLocation, clone_name
 from gitreg.state import shared_reads
 from gitreg.state.database import Database
 from gitreg.state.ended_sessions import EndedSessionFiles
@@ -24,7 +24,7 @@ from gitreg.state.issued_tokens import IssuedTokens
 from gitreg.state.ledger import DiskLedger, TagLedger
 from gitreg.state.listener import CHANNEL, ChangeListener, notice
 from gitreg.state.pg_issued import PostgresIssuedTokens
-from gitreg.state.pg_ledger import PostgresLedger
+from gitreg.state.pg_ledger import PostgresLedger, all_digests
 from gitreg.state.shared import OnChange
 
 log = logging.getLogger(__name__)
@@ -117,6 +117,12 @@ class PostgresState:
 
     def save_reads(self, lines: Mapping[str, str]) -> None:
         shared_reads.save_reads(self.db, self.replica, lines)
+
+    def archive_digests(self) -> dict[str, dict[str, str]]:
+        found: dict[str, dict[str, str]] = {}
+        for repository, archive, digest in all_digests(self.settings):
+            found.setdefault(clone_name(repository), {})[archive] = digest
+        return found
 
     def problem(self) -> str | None:
         listening = self.listener.problem if self.listener is not None else None

@@ -12,7 +12,7 @@ from typing import Protocol
 from gitreg.git.location import RepoLocation
 from gitreg.state.ended_sessions import EndedSessionFiles
 from gitreg.state.issued_tokens import IssuedTokenFiles, IssuedTokens
-from gitreg.state.ledger import DiskLedger, TagLedger
+from gitreg.state.ledger import DiskLedger, TagLedger, recorded_digests
 
 # Called with a repository's URL when another replica says it changed, and with None when the
 # replica may have missed such notices (it reconnected): then every repository is due a sync.
@@ -49,6 +49,12 @@ class SharedState(Protocol):
     def save_reads(self, lines: Mapping[str, str]) -> None:
         """Share these reads (repository URL → line) with the other replicas (blocks;
         StateUnavailable when out of reach)."""
+        ...
+
+    def archive_digests(self) -> dict[str, dict[str, str]]:
+        """Every archive digest recorded: clone name → archive file name → SHA-256 (hex), for
+        `gitreg verify` (blocks; SourceError when they cannot be read, StateUnavailable when
+        the shared state is out of reach)."""
         ...
 
     def problem(self) -> str | None:
@@ -91,6 +97,9 @@ class LocalState:
 
     def save_reads(self, lines: Mapping[str, str]) -> None:
         pass
+
+    def archive_digests(self) -> dict[str, dict[str, str]]:
+        return recorded_digests(self.directory)
 
     def problem(self) -> str | None:
         return None

@@ -146,10 +146,11 @@ def test_a_hung_git_server_holds_no_archive_back(tmp_path: Path) -> None:
         catalog = _catalog(tmp_path, base, local=local.path)
         with RegistryServer(load_catalog(catalog)):
             pass  # the clones now hold every version
-    # The same URL, now a server that accepts and never answers (fetch_timeout is 120 s).
+    # The same URL, now a server that accepts and never answers (fetch_timeout is 120 s),
+    # closed before the registry stops: the fetch it holds fails then, not after the test.
     with (
-        hung_git_server(int(base.rsplit(":", 1)[1])) as held,
         RegistryServer(load_catalog(catalog), fetch_first=False) as server,
+        hung_git_server(int(base.rsplit(":", 1)[1])) as held,
     ):
         statuses = _flood(f"{server.url}/v1/webhooks/generic", 100)
         assert set(statuses) == {202}

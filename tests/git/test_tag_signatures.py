@@ -12,6 +12,7 @@ import pytest
 
 from gitreg.git.tag_signatures import SignatureKind, Verdict, signers_problem, verify_tag
 from tests.support.gitrepo import GitRepo
+from tests.support.pacing import Recording, installed
 from tests.support.tag_signing import (
     PgpSigner,
     SshSigner,
@@ -124,3 +125,13 @@ def test_no_gpg_agent_outlives_the_verdicts(signed: Signed) -> None:
     _verify(signed, "pgp-good", "ssh")
     agents = subprocess.run(["pgrep", "-af", "gpg-agent"], capture_output=True, text=True)
     assert "gitreg-keyring-" not in agents.stdout
+
+
+def test_the_cpu_git_verify_tag_spent_is_told_to_the_cpu_budget(signed: Signed) -> None:
+    """A background sync's signature checks are paid back as its other git is
+    (`pacing.charge`): a refused signature's too."""
+    pacer = Recording()
+    with installed(pacer):
+        assert _verify(signed, "ssh-good", "ssh").signer
+        assert _verify(signed, "pgp-unknown", "openpgp").refusal
+    assert len(pacer.charged) == 2 and all(spent > 0 for spent in pacer.charged)

@@ -34,6 +34,7 @@ class Setup:
     work: GitRepo
     root: Path
     url: str  # where the Git server was; a silent listener after the first start
+    silent: SilentListener | None = None
 
     def catalog(self, module: str = "", extra: str = "") -> Path:
         path = self.root / "registry.yaml"
@@ -82,7 +83,7 @@ def setup(tmp_path: Path) -> Iterator[Setup]:
         done = Setup(work, tmp_path, f"{base}/repo.git")
         first_start(done, done.catalog())
     # From now on the Git server accepts connections and never answers: nothing is fetched.
-    with SilentListener(port=done.port):
+    with SilentListener(port=done.port) as done.silent:
         yield done
 
 
@@ -104,11 +105,23 @@ class HeldRead:
 
 
 @contextlib.contextmanager
-def second_start(setup: Setup, held: HeldRead) -> Iterator[httpx.Client]:
+def started(setup: Setup, config: Path) -> Iterator[httpx.Client]:
+    """A server of `config` that starts as `gitreg serve` does; the silent Git server closed
+    before it stops, so that the fetch held there fails then, not after the test."""
     with (
-        RegistryServer(load_catalog(setup.catalog()), fetch_first=None) as server,
+        RegistryServer(load_catalog(config), fetch_first=None) as server,
         httpx.Client(base_url=server.url, timeout=10) as client,
     ):
+        try:
+            yield client
+        finally:
+            assert setup.silent is not None
+            setup.silent.close()
+
+
+@contextlib.contextmanager
+def second_start(setup: Setup, held: HeldRead) -> Iterator[httpx.Client]:
+    with started(setup, setup.catalog()) as client:
         try:
             assert held.reading.wait(10)
             yield client
@@ -166,10 +179,7 @@ def test_a_module_changed_in_registry_yaml_is_read_anew(
 ) -> None:
     config = setup.catalog(module=", tags: 'release-{version}'")
     held = HeldRead(monkeypatch)
-    with (
-        RegistryServer(load_catalog(config), fetch_first=None) as server,
-        httpx.Client(base_url=server.url, timeout=10) as client,
-    ):
+    with started(setup, config) as client:
         try:
             assert held.reading.wait(10)
             assert versions(client) == 503  # the line was read for the old template: not used

@@ -4,7 +4,6 @@ archive waits for the clone, with a 503 and Retry-After."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urljoin
 
@@ -37,9 +36,9 @@ def _catalog(folder: Path, url: str) -> Path:
 
 
 @pytest.fixture
-def url(tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A repository one replica read (and shared) while its Git server answered; then the Git
-    server accepts connections and never answers."""
+def url(tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A repository one replica read (and shared) while its Git server answered; the Git
+    server is gone since."""
     monkeypatch.setenv(DSN, database_url)
     work = GitRepo(tmp_path / "work")
     work.release("v1.0.0", module_files("1.0.0"))
@@ -54,25 +53,34 @@ def url(tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) -> I
             wait_until(lambda: client.get(VERSIONS).status_code == 200)
             # Its download recorded the archive's digest for every replica.
             client.get("/v1/modules/org/repo/x/1.0.0/download").raise_for_status()
-    port = int(repo.split(":")[2].split("/")[0])
-    with SilentListener(port=port):
-        yield repo
+    return repo
 
 
 def test_a_replica_with_an_empty_cache_dir_answers_versions(tmp_path: Path, url: str) -> None:
     catalog = load_catalog(_catalog(tmp_path / "new", url))
-    with RegistryServer(catalog, fetch_first=None) as server:
-        assert set(server.sync.shared.saved_reads()) == {url}
-        with httpx.Client(base_url=server.url, timeout=10) as client:
-            wait_until(lambda: client.get(VERSIONS).status_code == 200)
-            assert client.get(VERSIONS).json()["modules"][0]["versions"] == [{"version": "1.0.0"}]
-            download = client.get("/v1/modules/org/repo/x/1.0.0/download")
-            assert download.status_code == 200  # the digest the other replica recorded
-            assert "?checksum=sha256:" in download.headers["x-terraform-get"]
-            archive = client.get(urljoin(server.url + "/", download.headers["x-terraform-get"]))
-            assert archive.status_code == 503
-            assert archive.headers["retry-after"]
-            assert "clone" in archive.text  # not cloned yet, or its commit not fetched yet
+    # The Git server accepts connections and never answers; closed before the registry
+    # stops, so that the fetch it holds fails then, not after the test.
+    port = int(url.split(":")[2].split("/")[0])
+    with (
+        SilentListener(port=port) as silent,
+        RegistryServer(catalog, fetch_first=None) as server,
+    ):
+        try:
+            assert set(server.sync.shared.saved_reads()) == {url}
+            with httpx.Client(base_url=server.url, timeout=10) as client:
+                wait_until(lambda: client.get(VERSIONS).status_code == 200)
+                assert client.get(VERSIONS).json()["modules"][0]["versions"] == [
+                    {"version": "1.0.0"}
+                ]
+                download = client.get("/v1/modules/org/repo/x/1.0.0/download")
+                assert download.status_code == 200  # the digest the other replica recorded
+                assert "?checksum=sha256:" in download.headers["x-terraform-get"]
+                archive = client.get(urljoin(server.url + "/", download.headers["x-terraform-get"]))
+                assert archive.status_code == 503
+                assert archive.headers["retry-after"]
+                assert "clone" in archive.text  # not cloned yet, or its commit not fetched yet
+        finally:
+            silent.close()
 
 
 def test_a_line_in_the_database_is_what_the_reading_replica_served(

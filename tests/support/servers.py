@@ -119,6 +119,9 @@ def wait_for_port(port: int, timeout: float = 15.0) -> None:
     wait_until(lambda: _listens(port), timeout, f"a listener on 127.0.0.1:{port}")
 
 
+BACKGROUND_WAIT = 60.0  # seconds a stopped server's syncs may take: a fetch from a test's server
+
+
 class RegistryServer:
     """gitreg's app under Hypercorn in a thread of its own, on a free port."""
 
@@ -178,6 +181,14 @@ class RegistryServer:
     def __exit__(self, *exc: object) -> None:
         self._loop.call_soon_threadsafe(self._stop.set)
         self._thread.join(timeout=10)
+        # `serve` ends its git processes as it stops; a test cannot end only this server's, so
+        # it waits for the syncs and polls under way: none outlives its test, to log after it.
+        ended = self.state.background.wait_ended(BACKGROUND_WAIT)
+        if not ended and exc[0] is None:
+            raise AssertionError(
+                f"a sync or poll of the server still runs {BACKGROUND_WAIT:g} s after it stopped:"
+                " end the Git server it waits on (a hung one) before the registry"
+            )
 
 
 @contextlib.contextmanager
