@@ -30,6 +30,7 @@ from gitreg.catalog.settings import (
 from gitreg.catalog.sources import SourcesSection
 from gitreg.catalog.state import StateSection
 from gitreg.catalog.tag_signers import namespace_tag_signers
+from gitreg.catalog.usage import UsageSection
 from gitreg.errors import ConfigError, ConfigProblem
 from gitreg.git.archive_limits import ARCHIVE_MEMORY_BUDGET, ArchiveLimits
 from gitreg.git.credential import Credential
@@ -89,6 +90,7 @@ class _Reader(
     ArchiveScopes,
     HttpSection,
     OciSection,
+    UsageSection,
 ):
     """Reads the catalog's own keys, collecting problems instead of stopping at the first."""
 
@@ -126,6 +128,7 @@ class _Reader(
                 "mcp",
                 "oci",
                 "require_signed_tags",
+                "downloads",
             },
         )
         if top is None:
@@ -203,6 +206,7 @@ class _Reader(
             state=state,
             mcp=self.mcp(top),
             oci=self.oci(top),
+            downloads=self.downloads(top),
             signed_tags=namespace_tag_signers(self, top),
         )
         # Once auth: is read: who reads each module decides what its archive may hold.
