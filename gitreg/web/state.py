@@ -28,6 +28,7 @@ from gitreg.oci.packages import ModulePackages
 from gitreg.ops.metrics import CountedModules
 from gitreg.ops.readiness import ReadinessModules
 from gitreg.pacing import UNPACED, Budget
+from gitreg.usage.tally import DownloadTally
 from gitreg.web.held_archives import HeldArchives
 from gitreg.web.kept import KeptAnswers
 from gitreg.world.world import CurrentWorld, World
@@ -49,7 +50,8 @@ class ServedModules(ReadinessModules, CountedModules, WarmedModules, Protocol):
 class RegistryState:
     """The world served (`current`), the module sync that keeps its snapshot fresh as handlers
     see it (`modules`), the reloads that replace it whole (`live`), the archive cache and the
-    answers of the archives it holds, and the counters and tasks that outlive a reload."""
+    answers of the archives it holds, the installs counted, and the counters and tasks that
+    outlive a reload."""
 
     current: CurrentWorld
     modules: ServedModules
@@ -61,6 +63,7 @@ class RegistryState:
     docs: DocsService  # module docs, built once per commit, warmed after each swap
     packages: ModulePackages  # module versions as OCI packages: zips and their manifests
     held_archives: HeldArchives  # archives.memory_budget's: this process's alone
+    downloads: DownloadTally  # installs counted, written off the request path
     webhook_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (forge, outcome)
     webhook_log: DeliveryLog = field(default_factory=DeliveryLog)
     seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
@@ -102,6 +105,7 @@ class RegistryState:
                 ArchiveCache(catalog.cache_dir, limits=catalog.archives.limits, form=ZIP)
             ),
             HeldArchives(catalog.archives.memory_budget),
+            DownloadTally(sync.shared.download_store(), lambda: current.world.catalog.downloads),
         )
 
 
