@@ -1,18 +1,20 @@
 """Installs counted off the request path, written in batches by a thread of its own.
 
-A request adds one to a count in memory (a dict under a lock); the thread writes the counts to
-the store in one batch every few seconds, adding to what is there, and deletes rows past the
-retention, a bounded number a pass.
+A request appends one event to a deque, nothing more; the thread reads the client from each
+event's User-Agent, sums the events by row and writes them to the store in one batch every few
+seconds, adding to what is there, and deletes rows past the retention, a bounded number a pass.
 
 A store out of reach loses that batch's counts, never a request: the loss is counted (events
-and batches) for `/v1/status` and `/metrics`. The counts in memory are bounded: past
-`MOST_PENDING` different rows, a new one is dropped and counted as lost. At shutdown the last
-counts are written before the store is closed."""
+and batches) for `/v1/status` and `/metrics`. The events waiting are bounded: past
+`MOST_PENDING`, a new one is dropped and counted as lost. At shutdown the last counts are
+written before the store is closed."""
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,7 +27,8 @@ from gitreg.usage.clients import client_of
 log = logging.getLogger(__name__)
 
 WRITE_EVERY = 2.0  # seconds between two batches
-MOST_PENDING = 50_000  # different rows held between two batches; past it, counts are lost
+MOST_PENDING = 200_000  # events held between two batches; past it, they are lost
+_Event = tuple[Kind, str, str, str, str | None, int]  # kind, address, version, who, UA, day
 FORGET_AT_ONCE = 5_000  # rows past the retention deleted a pass, at most
 
 
@@ -58,32 +61,28 @@ class DownloadTally:
         self.settings = settings
         self.every = every
         self.most_pending = most_pending
-        self._pending: dict[Download, int] = {}
-        self._lock = threading.Lock()
+        self._events: deque[_Event] = deque()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.counted = self.written = self.lost_events = self.lost_batches = 0
-        self.forgotten = 0
+        self._writing = threading.Lock()  # one batch at a time: the thread's, or a test's
+        self.counted = self.dropped = 0  # the event loop's alone
+        self.written = self.lost_in_batches = self.lost_batches = self.forgotten = 0
         self.problem: str | None = None
 
     def count(
         self, kind: Kind, address: str, version: str, principal: str, user_agent: str | None
     ) -> None:
         """One install of `version` of `address` by `principal` (its name), with the client
-        its User-Agent names; nothing when counting is off. Never blocks on the store."""
+        its User-Agent names; nothing when counting is off. Called from the event loop; never
+        blocks, and leaves all else to the writer."""
         if not self.settings().enabled:
             return
-        client, client_version = client_of(user_agent)
-        key = Download(kind, address, version, principal, client, client_version, today())
-        with self._lock:
-            self.counted += 1
-            pending = self._pending
-            if key in pending:
-                pending[key] += 1
-            elif len(pending) < self.most_pending:
-                pending[key] = 1
-            else:
-                self.lost_events += 1
+        self.counted += 1
+        events = self._events
+        if len(events) >= self.most_pending:
+            self.dropped += 1
+            return
+        events.append((kind, address, version, principal, user_agent, int(time.time() // DAY)))
 
     def start(self) -> None:
         """Start the writer thread (once)."""
@@ -103,28 +102,39 @@ class DownloadTally:
         self.store.close()
 
     def write(self) -> None:
-        """Write the pending counts as one batch, now; lost (and counted so) when the store is
+        """Write the events waiting as one batch, now; lost (and counted so) when the store is
         out of reach."""
-        with self._lock:
-            batch, self._pending = self._pending, {}
-        if not batch:
-            return
-        try:
-            self.store.add(batch)
-        except StateUnavailable as exc:
+        with self._writing:
+            batch = self._batch()
+            if not batch:
+                return
             events = sum(batch.values())
-            with self._lock:
-                self.lost_events += events
+            try:
+                self.store.add(batch)
+            except StateUnavailable as exc:
+                self.lost_in_batches += events
                 self.lost_batches += 1
-            if self.problem is None:
-                log.warning("download counts lost (%d installs): %s", events, exc)
-            self.problem = str(exc)
-            return
-        with self._lock:
-            self.written += sum(batch.values())
-        if self.problem is not None:
-            log.info("download counts are written again")
-        self.problem = None
+                if self.problem is None:
+                    log.warning("download counts lost (%d installs): %s", events, exc)
+                self.problem = str(exc)
+                return
+            self.written += events
+            if self.problem is not None:
+                log.info("download counts are written again")
+            self.problem = None
+
+    def _batch(self) -> dict[Download, int]:
+        """The events waiting, summed by row; those appended meanwhile wait for the next."""
+        events, batch = self._events, dict[Download, int]()
+        clients: dict[str | None, tuple[str, str]] = {}
+        for _ in range(len(events)):
+            kind, address, version, principal, user_agent, day = events.popleft()
+            client = clients.get(user_agent)
+            if client is None:
+                client = clients[user_agent] = client_of(user_agent)
+            key = Download(kind, address, version, principal, *client, day)
+            batch[key] = batch.get(key, 0) + 1
+        return batch
 
     def forget(self) -> None:
         """Delete a bounded number of rows older than the retention."""
@@ -137,17 +147,16 @@ class DownloadTally:
             log.debug("old download counts not deleted: %s", exc)
 
     def status(self) -> TallyStatus:
-        with self._lock:
-            return TallyStatus(
-                enabled=self.settings().enabled,
-                counted=self.counted,
-                written=self.written,
-                pending=sum(self._pending.values()),
-                lost_events=self.lost_events,
-                lost_batches=self.lost_batches,
-                forgotten=self.forgotten,
-                problem=self.problem,
-            )
+        return TallyStatus(
+            enabled=self.settings().enabled,
+            counted=self.counted,
+            written=self.written,
+            pending=len(self._events),
+            lost_events=self.dropped + self.lost_in_batches,
+            lost_batches=self.lost_batches,
+            forgotten=self.forgotten,
+            problem=self.problem,
+        )
 
     def _run(self) -> None:
         background_thread()

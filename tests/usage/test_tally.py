@@ -1,5 +1,5 @@
 """Installs counted in memory and written in batches (`gitreg/usage/tally.py`), on a real SQLite
-file: counts added between batches, a bounded number of pending rows, a store out of reach
+file: counts added between batches, a bounded number of events waiting, a store out of reach
 losing that batch (counted), the writer thread writing at its interval and at close."""
 
 from __future__ import annotations
@@ -32,13 +32,14 @@ def test_counts_between_batches_add_up(tmp_path: Path) -> None:
     assert (status.counted, status.written, status.pending, status.lost_events) == (4, 4, 0, 0)
 
 
-def test_past_the_bound_a_new_row_is_lost_and_counted(tmp_path: Path) -> None:
+def test_past_the_bound_a_new_event_is_lost_and_counted(tmp_path: Path) -> None:
     counts = tally(tmp_path / "d.sqlite3", most_pending=2)
     for version in ("1.0.0", "1.1.0", "1.2.0", "1.0.0"):
         counts.count("module", "a/b/c", version, "ci", TF)
-    assert counts.status().lost_events == 1
+    assert counts.status().lost_events == 2
     counts.write()
-    assert counts.store.by_version("module", "a/b/c") == {"1.0.0": 2, "1.1.0": 1}
+    assert counts.store.by_version("module", "a/b/c") == {"1.0.0": 1, "1.1.0": 1}
+    assert (counts.status().counted, counts.status().written) == (4, 2)
 
 
 def test_a_store_out_of_reach_loses_the_batch_then_writes_again(tmp_path: Path) -> None:
