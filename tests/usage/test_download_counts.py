@@ -6,6 +6,7 @@ store out of reach losing counts, never a request."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +29,7 @@ from tests.support.counted_registry import (
     write_counted_registry,
 )
 from tests.support.servers import RegistryServer
+from tests.support.site_snippets import claimed
 
 OPEN = "/v1/modules/open/single/generic"
 SECRET = "/v1/modules/secret/single/generic"
@@ -106,13 +108,18 @@ def test_counts_are_answered_as_the_public_registry_does(server: RegistryServer)
             install(http, f"{OPEN}/1.0.0/download", TERRAFORM)
         install(http, f"{OPEN}/1.1.0/download", TERRAFORM)
         server.state.downloads.write()
-        assert http.get(f"{OPEN}/downloads/summary").json() == {
+        summary = http.get(f"{OPEN}/downloads/summary").json()
+        assert summary == {
             "data": {
                 "type": "module-downloads-summary",
                 "id": "open/single/generic",
                 "attributes": {"week": 4, "month": 4, "year": 4, "total": 4},
             }
         }
+        with claimed("usage.md", "test_counts_are_answered_as_the_public_registry_does") as page:
+            shown = json.loads(page.take("json", "module-downloads-summary"))
+        assert shown["data"].keys() == summary["data"].keys()
+        assert shown["data"]["attributes"].keys() == summary["data"]["attributes"].keys()
         details = http.get(OPEN).json()
         assert details["downloads"] == 4
         assert details["version_downloads"] == {"1.1.0": 1, "1.0.0": 3}
@@ -186,6 +193,9 @@ def test_no_count_crosses_a_namespace(server: RegistryServer) -> None:
 
 
 def test_counting_off_counts_nothing(root: Path) -> None:
+    with claimed("usage.md", "test_counting_off_counts_nothing") as page:
+        section = page.take("yaml", "downloads:")
+    assert section == "downloads: {enabled: false}\n"
     write_counted_registry(root, "  enabled: false\n")
     with RegistryServer(load_catalog(root / "registry.yaml")) as server, client(server) as http:
         install(http, f"{OPEN}/1.0.0/download", TERRAFORM)
@@ -213,3 +223,24 @@ def test_a_store_out_of_reach_loses_counts_never_a_request(root: Path) -> None:
         assert http.get(OPEN).json()["downloads"] == 0
         assert http.get(f"{OPEN}/downloads/summary").status_code == 503
         install(http, f"{OPEN}/1.0.0/download", TERRAFORM)
+
+
+def test_an_oci_manifest_by_tag_is_an_install_by_digest_is_not(root: Path) -> None:
+    path = root / "registry.yaml"
+    path.write_text(path.read_text() + "oci: {enabled: true}\n")
+    with RegistryServer(load_catalog(path)) as server, client(server) as http:
+        tofu = {**TOFU, "Accept": "application/vnd.oci.image.manifest.v1+json"}
+        manifest = http.get("/v2/open/single/generic/manifests/1.0.0", headers=tofu)
+        assert manifest.status_code == 200, manifest.text
+        digest = manifest.headers["docker-content-digest"]
+        assert http.head("/v2/open/single/generic/manifests/1.0.0", headers=tofu).status_code == 200
+        by_digest = http.get(f"/v2/open/single/generic/manifests/{digest}", headers=tofu)
+        assert by_digest.status_code == 200
+        index = http.get("/v2/providers/open/widget/manifests/1.0.0", headers=tofu)
+        assert index.status_code == 200, index.text
+        assert principals(server, "module", "open/single/generic") == [
+            PrincipalCount("anonymous", "1.0.0", "opentofu", "1.10.0", 1, today())
+        ]
+        assert principals(server, "provider", "open/widget") == [
+            PrincipalCount("anonymous", "1.0.0", "opentofu", "1.10.0", 1, today())
+        ]
