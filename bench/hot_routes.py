@@ -21,8 +21,12 @@ wrk, all of them sharing core 1: whatever slows the core then slows them all ali
 a request compares them. Both ratios read the same way: above 1, gitreg does better than the
 bare app (its rate ÷ bare's; bare's CPU ÷ its CPU).
 
+`--counting` adds, for each gitreg, a twin with download counting off (`downloads: {enabled:
+false}`; it is on by default), loaded in the same rounds, and prints per route the median of the
+per-round ratios of the one counting to its twin (req/s: on ÷ off; CPU: off ÷ on).
+
     python -m bench.hot_routes [--rounds 3] [--seconds 3] [--concurrency 50]
-        [--tree PATH ...] [--routes discovery,versions,...] [--together]
+        [--tree PATH ...] [--routes discovery,versions,...] [--together] [--counting]
 """
 
 from __future__ import annotations
@@ -77,6 +81,7 @@ mirror: {{read_through: false}}
 modules:
   - {{namespace: bench, name: mod, system: generic, repo: mod}}
 """
+_UNCOUNTED = "downloads: {enabled: false}\n"
 _AUTH = (
     "auth:\n  download_ttl: 1h\n  tokens:\n"
     f'    - {{name: bench, token_sha256: "{hashlib.sha256(TOKEN.encode()).hexdigest()}",'
@@ -91,6 +96,7 @@ class Server:
     pid: int
     headers: dict[str, str] = field(default_factory=dict)
     baseline: str = ""  # the bare server asked the same requests (for gitreg's)
+    twin: str = ""  # the same gitreg with download counting off (`--counting`)
 
 
 def _wrk(url: str, concurrency: int, seconds: int, headers: dict[str, str]) -> tuple[float, int]:
@@ -139,7 +145,7 @@ def _world(root: Path) -> None:
 
 
 @contextlib.contextmanager
-def _servers(root: Path, trees: list[Path]) -> Iterator[list[Server]]:
+def _servers(root: Path, trees: list[Path], counting: bool = False) -> Iterator[list[Server]]:
     os.environ["BENCH_VERSIONS"] = str(MODULE_VERSIONS)
     token = {"Authorization": f"Bearer {TOKEN}"}
     with contextlib.ExitStack() as stack:
@@ -150,15 +156,20 @@ def _servers(root: Path, trees: list[Path]) -> Iterator[list[Server]]:
             base, process = stack.enter_context(started(command, port, ROUTES["versions"]))
             servers.append(Server(name, base, process.pid, headers))
         for n, tree in enumerate(trees):
-            for auth in (False, True):
-                config = root / f"registry-{n}-{'on' if auth else 'off'}.yaml"
-                config.write_text(f"cache_dir: {config.stem}\n{_CATALOG}{_AUTH if auth else ''}")
+            for auth, off in [(a, o) for a in (False, True) for o in (False, True)[: 1 + counting]]:
+                config = root / f"registry-{n}-{'on' if auth else 'off'}{'-uncounted' * off}.yaml"
+                counted = _UNCOUNTED if off else ""
+                config.write_text(
+                    f"cache_dir: {config.stem}\n{_CATALOG}{_AUTH if auth else ''}{counted}"
+                )
                 port = free_port()
                 command = _gitreg(tree, config, port)
                 base, process = stack.enter_context(started(command, port, "/readyz"))
                 label = f"{tree.name} auth {'on' if auth else 'off'}"
+                twin = f"{label}, uncounted" if counting and not off else ""
                 headers, baseline = (token, BARE_TOKEN) if auth else ({}, BARE)
-                servers.append(Server(label, base, process.pid, headers, baseline))
+                name = f"{label}, uncounted" if off else label
+                servers.append(Server(name, base, process.pid, headers, baseline, twin))
         for server in servers:
             for name, path in ROUTES.items():
                 _ready(server, name, path)
@@ -188,6 +199,11 @@ def main() -> None:
         help="load every server at once (they share core 1, each its own wrk): a moment's "
         "slowness of the machine then falls on all of them; the CPU a request is the figure",
     )
+    parser.add_argument(
+        "--counting",
+        action="store_true",
+        help="each gitreg beside a twin with download counting off, and their ratio per route",
+    )
     args = parser.parse_args()
     trees = [t.resolve() for t in args.tree or [Path.cwd()]]
     routes = {name: ROUTES[name] for name in args.routes.split(",")}
@@ -196,7 +212,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         _world(root)
-        with _servers(root, trees) as servers:
+        with _servers(root, trees, args.counting) as servers:
             for server in servers:  # warm-up, not counted
                 for path in routes.values():
                     _wrk(server.base + path, args.concurrency, 1, server.headers)
@@ -220,6 +236,8 @@ def main() -> None:
                             costs.setdefault((name, server.name), []).append(spent)
                 _row(f"{name}, req/s", measured, rates, name, higher=True)
                 _row(f"{name}, CPU us", measured, costs, name, higher=False)
+                if args.counting:
+                    _counting_row(name, measured, rates, costs)
 
 
 def _loaded(
@@ -261,6 +279,30 @@ def _row(
     bares = [statistics.median(got[(name, label)]) for label in (BARE, BARE_TOKEN)]
     row = f"{title:<24} {bares[0]:>7.0f} {bares[1]:>7.0f}  " + "  ".join(f"{c:>26}" for c in cells)
     print(row, flush=True)
+
+
+def _counting_row(
+    name: str,
+    measured: list[Server],
+    rates: dict[tuple[str, str], list[float]],
+    costs: dict[tuple[str, str], list[float]],
+) -> None:
+    """Each counting gitreg against its twin that does not count, round by round: req/s on ÷
+    off, and CPU a request off ÷ on (above 1: counting costs nothing measurable)."""
+    cells = []
+    for server in (s for s in measured if s.twin):
+        on, off = rates[(name, server.name)], rates[(name, server.twin)]
+        by_rate = [a / b for a, b in zip(on, off, strict=True)]
+        by_cpu = [
+            b / a
+            for a, b in zip(costs[(name, server.name)], costs[(name, server.twin)], strict=True)
+        ]
+        cells.append(
+            f"{server.name}: req/s {statistics.median(by_rate):.3f}"
+            f" ({min(by_rate):.2f}-{max(by_rate):.2f}),"
+            f" CPU {statistics.median(by_cpu):.3f} ({min(by_cpu):.2f}-{max(by_cpu):.2f})"
+        )
+    print(f"{name}, counting on/off: " + "; ".join(cells), flush=True)
 
 
 if __name__ == "__main__":

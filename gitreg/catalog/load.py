@@ -31,6 +31,7 @@ from gitreg.catalog.settings import (
 from gitreg.catalog.sources import SourcesSection
 from gitreg.catalog.state import StateSection
 from gitreg.catalog.tag_signers import namespace_tag_signers
+from gitreg.catalog.usage import UsageSection
 from gitreg.errors import ConfigError, ConfigProblem
 from gitreg.git.archive_limits import ARCHIVE_MEMORY_BUDGET, ArchiveLimits
 from gitreg.git.credential import Credential
@@ -91,6 +92,7 @@ class _Reader(
     HttpSection,
     OciSection,
     ProvenanceSection,
+    UsageSection,
 ):
     """Reads the catalog's own keys, collecting problems instead of stopping at the first."""
 
@@ -129,6 +131,7 @@ class _Reader(
                 "oci",
                 "require_signed_tags",
                 "provenance",
+                "downloads",
             },
         )
         if top is None:
@@ -206,6 +209,7 @@ class _Reader(
             state=state,
             mcp=self.mcp(top),
             oci=self.oci(top),
+            downloads=self.downloads(top),
             signed_tags=namespace_tag_signers(self, top),
             provenance=self.provenance(top),
         )

@@ -14,6 +14,7 @@ from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.catalog.secrets import SecretRef
 from gitreg.catalog.settings import (
     ArchiveSettings,
+    DownloadSettings,
     FreshnessSettings,
     McpSettings,
     OciSettings,
@@ -53,6 +54,7 @@ class Catalog:
     state: PostgresSettings | None = None  # None: the ledger on local disk, in cache_dir
     mcp: McpSettings = McpSettings()
     oci: OciSettings = OciSettings()
+    downloads: DownloadSettings = DownloadSettings()
     # The top-level `require_signed_tags`: applied to each module without one of its own.
     signed_tags: tuple[NamespaceTagSigners, ...] = ()
     provenance: ProvenanceSettings | None = None  # None: no provenance signed

@@ -79,6 +79,17 @@ class McpSettings:
     enabled: bool = False
 
 
+@dataclass(frozen=True, kw_only=True)
+class DownloadSettings:
+    """`downloads:`: each installed version counted (on by default), the counts kept for
+    `retention` seconds, and who downloaded shown to ops tokens, and to the namespace's readers
+    too with `show_principals`."""
+
+    enabled: bool = True
+    retention: float = 400 * 86400.0
+    show_principals: bool = False
+
+
 @dataclass(frozen=True)
 class PostgresSettings:
     """state.postgres: the ledger of published tags, shared by replicas, in PostgreSQL. `dsn` is

@@ -18,6 +18,7 @@ from gitreg.modules.status import StatusBoard
 from gitreg.providers.hosted import Providers
 from gitreg.sources.stats import OUTCOMES as SURVEY_OUTCOMES
 from gitreg.sources.surveys import SourceSurveys
+from gitreg.usage.tally import TallyStatus
 
 
 class CountedModules(Protocol):
@@ -278,6 +279,34 @@ class ServingMemoryCollector(Collector):
             yield GaugeMetricFamily(name, help_text, value=value)
 
 
+class DownloadCollector(Collector):
+    """Installs counted in this process, and those whose counts were lost (never a request)."""
+
+    def __init__(self, status: TallyStatus) -> None:
+        self.status = status
+
+    def collect(self) -> Iterator[Metric]:
+        status = self.status
+        for name, help_text, value in (
+            ("gitreg_downloads_counted", "Installs counted (this process's)", status.counted),
+            ("gitreg_downloads_written", "Installs written to the counts' store", status.written),
+            (
+                "gitreg_downloads_lost",
+                "Installs counted but not written: the store out of reach, or too many pending",
+                status.lost_events,
+            ),
+            (
+                "gitreg_download_batches_lost",
+                "Batches of counts the store refused",
+                status.lost_batches,
+            ),
+        ):
+            yield CounterMetricFamily(name, help_text, value=value)
+        yield GaugeMetricFamily(
+            "gitreg_downloads_pending", "Installs counted, not yet written", value=status.pending
+        )
+
+
 def exposition(
     modules: CountedModules,
     webhooks: Counter[tuple[str, str]],
@@ -285,6 +314,7 @@ def exposition(
     auth: Counter[tuple[str, str]] | None = None,
     sources: SourceSurveys | None = None,
     memory: ServingMemory | None = None,
+    downloads: TallyStatus | None = None,
 ) -> bytes:
     collectors = CollectorRegistry(auto_describe=False)
     collectors.register(ModuleCollector(modules, webhooks))
@@ -296,4 +326,6 @@ def exposition(
         collectors.register(providers)
     if auth is not None:
         collectors.register(AuthCollector(auth))
+    if downloads is not None:
+        collectors.register(DownloadCollector(downloads))
     return generate_latest(collectors)

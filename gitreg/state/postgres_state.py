@@ -2,8 +2,8 @@
 
 It holds the ledger of published tags, notices of change (NOTIFY/LISTEN), poll leases (one
 replica polls a repository at a time), browser sessions signed out, tokens issued at sign-in
-(`pg_issued.py`), and each repository's last read (`shared_reads.py`). See
-docs/how-it-works/internals.md."""
+(`pg_issued.py`), each repository's last read (`shared_reads.py`) and download counts
+(`pg_downloads.py`). See docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 
@@ -19,10 +19,12 @@ from gitreg.errors import StateUnavailable
 from gitreg.git.location import RepoLocation, clone_name
 from gitreg.state import shared_reads
 from gitreg.state.database import Database
+from gitreg.state.download_counts import DownloadStore
 from gitreg.state.ended_sessions import EndedSessionFiles
 from gitreg.state.issued_tokens import IssuedTokens
 from gitreg.state.ledger import DiskLedger, TagLedger
 from gitreg.state.listener import CHANNEL, ChangeListener, notice
+from gitreg.state.pg_downloads import PostgresDownloads
 from gitreg.state.pg_issued import PostgresIssuedTokens
 from gitreg.state.pg_ledger import PostgresLedger, all_digests
 from gitreg.state.shared import OnChange
@@ -123,6 +125,9 @@ class PostgresState:
         for repository, archive, digest in all_digests(self.settings):
             found.setdefault(clone_name(repository), {})[archive] = digest
         return found
+
+    def download_store(self) -> DownloadStore:
+        return PostgresDownloads(self.settings)
 
     def problem(self) -> str | None:
         listening = self.listener.problem if self.listener is not None else None

@@ -91,6 +91,29 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (repository, archive)
         )""",
     ),
+    (
+        # Download counts (gitreg/usage/): one row per install's dimensions and day, which every
+        # replica adds to; rows past `downloads.retention` are deleted, each version's total kept.
+        """CREATE TABLE gitreg_downloads (
+            kind text NOT NULL,
+            address text NOT NULL,
+            version text NOT NULL,
+            principal text NOT NULL,
+            client text NOT NULL,
+            client_version text NOT NULL,
+            day integer NOT NULL,
+            count bigint NOT NULL,
+            PRIMARY KEY (kind, address, version, principal, client, client_version, day)
+        )""",
+        "CREATE INDEX gitreg_downloads_day ON gitreg_downloads (day)",
+        """CREATE TABLE gitreg_download_totals (
+            kind text NOT NULL,
+            address text NOT NULL,
+            version text NOT NULL,
+            count bigint NOT NULL,
+            PRIMARY KEY (kind, address, version)
+        )""",
+    ),
 )
 
 

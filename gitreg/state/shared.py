@@ -1,7 +1,7 @@
 """What the sync service needs of the state it may share with other replicas (`SharedState`),
 and the default that shares nothing: the ledger on local disk (`LocalState`). Browser
-sign-outs are recorded there too (`end_session`), for every worker and replica to honour, and
-the tokens people were issued at sign-in (`issued`)."""
+sign-outs are recorded there too (`end_session`), for every worker and replica to honour, the
+tokens people were issued at sign-in (`issued`), and download counts (`download_store`)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Protocol
 
 from gitreg.git.location import RepoLocation
+from gitreg.state.download_counts import DownloadStore
 from gitreg.state.ended_sessions import EndedSessionFiles
 from gitreg.state.issued_tokens import IssuedTokenFiles, IssuedTokens
 from gitreg.state.ledger import DiskLedger, TagLedger, recorded_digests
+from gitreg.state.sqlite_downloads import SqliteDownloads
 
 # Called with a repository's URL when another replica says it changed, and with None when the
 # replica may have missed such notices (it reconnected): then every repository is due a sync.
@@ -69,6 +71,10 @@ class SharedState(Protocol):
         """Whether a browser session was signed out, here or on another replica (blocks)."""
         ...
 
+    def download_store(self) -> DownloadStore:
+        """Where download counts are kept: a store of its own, opened at first use."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -76,6 +82,7 @@ class LocalState:
     """No sharing: one ledger file per repository in cache_dir/ledgers."""
 
     def __init__(self, cache_dir: Path) -> None:
+        self.cache_dir = cache_dir
         self.directory = cache_dir / "ledgers"
         self.ended = EndedSessionFiles(cache_dir)
         self.issued: IssuedTokens = IssuedTokenFiles(cache_dir)
@@ -109,6 +116,9 @@ class LocalState:
 
     def session_ended(self, session: str, expires: int) -> bool:
         return self.ended.session_ended(session, expires)
+
+    def download_store(self) -> DownloadStore:
+        return SqliteDownloads(self.cache_dir / "downloads.sqlite3")
 
     def close(self) -> None:
         pass

@@ -128,6 +128,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, RegistryState]]:
+        state.downloads.start()
         if background:
             state.background.start()
         if start:
@@ -145,6 +146,9 @@ def create_app(
         await state.background.close()  # stopped at once, if a stop signal did not already
         await state.live.close()
         state.fresh_reads.close()
+        # The last counts, written within the grace a stop allows (each write is bounded too).
+        grace = state.current.world.catalog.server.shutdown_grace or None
+        await asyncio.to_thread(state.downloads.close, grace)
 
     routes = [
         # First: a busy network mirror answers many requests a second from its recent bodies, and
@@ -171,6 +175,7 @@ def create_app(
         Route("/v1/modules/{namespace}/{name}", registry_api.module_systems),
         Route(_MODULE, registry_api.latest),
         Route(f"{_MODULE}/download", registry_api.download_latest),
+        Route(f"{_MODULE}/downloads/summary", registry_api.downloads_summary),
         Route(f"{_MODULE}/{{version}}", registry_api.version),
         Route(f"{_MODULE}/{{version}}/sbom", registry_api.bill_of_materials),
         Route(f"{_MODULE}/{{version}}/provenance", provenance.provenance),

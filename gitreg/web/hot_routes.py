@@ -19,10 +19,12 @@ from gitreg.auth.principal import Principal
 from gitreg.auth.target import Target
 from gitreg.git.location import RepoLocation
 from gitreg.providers.hosted import ProviderEntry
+from gitreg.state.download_counts import Kind
 from gitreg.web import access
 from gitreg.web.kept import HotRoute, KeptAnswer, Made, S, Serving, W
 from gitreg.web.signed_answers import Headers, SignedUrls
 from gitreg.web.state import state_of, world_of
+from gitreg.web.usage import count_download
 from gitreg.world.world import World
 
 MIRROR = Target("mirror", "the network mirror")
@@ -32,7 +34,7 @@ class Admission(Generic[S, W]):
     """A request as the gate admitted it to its route: in `world`, asked `targets` for `subject`,
     as `principal`; and the URLs its answer signed for that principal."""
 
-    __slots__ = ("principal", "route", "signed", "subject", "targets", "world")
+    __slots__ = ("download", "principal", "route", "signed", "subject", "targets", "world")
 
     def __init__(
         self,
@@ -45,6 +47,13 @@ class Admission(Generic[S, W]):
         self.route, self.subject, self.world = route, subject, world
         self.targets, self.principal = targets, principal
         self.signed: list[tuple[str, str, str]] = []
+        self.download: tuple[Kind, str, str] | None = None
+
+    def downloaded(self, request: Request, kind: Kind, address: str, version: str) -> None:
+        """This answer is an install of `version` of `address`: counted now, and each time a
+        kept copy of it is sent."""
+        self.download = (kind, address, version)
+        count_download(state_of(request), request.scope, self.download, self.principal)
 
     def sign(self, path: str, suffix: str = "") -> str:
         """`path` (then `suffix`, a `//folder`) as the gate hands it to the principal: signed so
@@ -69,7 +78,9 @@ class Admission(Generic[S, W]):
         # A fresh read may have moved the request to a later world: its questions are asked there.
         targets = self.targets if world is self.world else self.route.targets(request, self.subject)
         matched = request.scope.get("route")
-        answer = KeptAnswer(self.route, matched, targets, witness, headers, body, signed)
+        answer = KeptAnswer(
+            self.route, matched, targets, witness, headers, body, signed, self.download
+        )
         state.kept.keep(world, state.current.world, request.url.path, answer)
         return response
 

@@ -18,6 +18,7 @@ from gitreg.auth.gatekeeper import Gatekeeper
 from gitreg.auth.principal import Principal
 from gitreg.auth.target import Target
 from gitreg.freshness.fresh_reads import FreshReads
+from gitreg.state.download_counts import Kind
 from gitreg.web.held_archives import HeldArchives
 from gitreg.web.signed_answers import Headers, SignedUrls
 from gitreg.world.world import World
@@ -82,7 +83,7 @@ class HotRoute(Generic[S, W]):
 class KeptAnswer(Generic[W]):
     """A 200 its handler made, with its route, the gate's questions the handler asked, and what
     the route checks it against; with `signed`, what each reader's answer is made from (`body`
-    and `headers` are then not sent)."""
+    and `headers` are then not sent); `download`: the install each one sent counts, if any."""
 
     route: HotRoute[Any, W]
     matched: object  # the Starlette route the handler was found by, for the access log
@@ -91,6 +92,7 @@ class KeptAnswer(Generic[W]):
     headers: Headers
     body: bytes
     signed: SignedUrls | None = None
+    download: tuple[Kind, str, str] | None = None
 
 
 class KeptAnswers:

@@ -2,8 +2,8 @@
 served is answered here, once its route says it is still current and the gate admits the reader.
 A kept answer still goes through everything a request relies on: its request id and access line
 (`request_ids.py`), the headers every answer carries (`answer_headers.py`), the gate with the
-questions its handler asked, and the mirror's counts. A HEAD gets the same headers, no body.
-Which cache serves what: docs/how-it-works/internals.md."""
+questions its handler asked, the mirror's counts, and the install a download answer counts. A
+HEAD gets the same headers, no body. Which cache serves what: docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from gitreg.web import access
 from gitreg.web.errors import HANDLERS
 from gitreg.web.state import STATE_KEY, RegistryState, world_read
+from gitreg.web.usage import count_download
 
 
 class KeptRoutes:
@@ -55,6 +56,8 @@ class KeptRoutes:
         counted = answer.route.counted
         if counted is not None:
             state.mirror_counts[counted] += 1
+        if answer.download is not None:
+            count_download(state, scope, answer.download, principal)
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send(
             {"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body}

@@ -28,6 +28,7 @@ from gitreg.web.modules import normalised, release_of
 from gitreg.web.providers import deprecation_warnings
 from gitreg.web.registry_json import Json, details_json, module_json
 from gitreg.web.state import state_of, world_of
+from gitreg.web.usage import module_counts
 
 PAGE = 20  # results a search answers at once; `current_offset` pages on
 _README_MOST = 20_000  # characters of a README a details answer carries
@@ -83,12 +84,20 @@ def _module_json(m: DirectoryModule) -> Json:
 async def module_details(request: Request, module_id: str) -> Answer:
     entry, release = await _module_release(request, module_id)
     docs = await state_of(request).docs.module_docs(entry, release)
-    summary = module_json(entry, release, docs.root.description, web_url(entry.spec.repo), None)
+    counts = await module_counts(request, entry, await access.reader_of(request))
+    total = counts.summary.total
+    source = web_url(entry.spec.repo)
+    summary = module_json(entry, release, docs.root.description, source, None, total)
     versions = [r.version for r in entry.versions.releases]
-    data = details_json(summary, docs, [entry.spec.address.system], versions)
+    data = details_json(summary, docs, [entry.spec.address.system], versions, counts)
     data["root"]["readme"] = docs.root.readme[:_README_MOST]
     data["usage"] = _usage(request, entry, release, docs)
-    return Answer(_details_markdown(request, entry, release, docs), data)
+    markdown = _details_markdown(request, entry, release, docs)
+    if world_of(request).catalog.downloads.enabled:
+        this = counts.by_version.get(release.version, 0)
+        line = f"Downloads: {total} in all, {this} of {release.version}.\n"
+        markdown = markdown.replace("\n## Usage\n", f"\n{line}\n## Usage\n", 1)
+    return Answer(markdown, data)
 
 
 def _details_markdown(

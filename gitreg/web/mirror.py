@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gitreg.address import ProviderAddress
+from gitreg.auth.principal import Principal
 from gitreg.errors import (
     ClientError,
     Forbidden,
@@ -20,11 +21,14 @@ from gitreg.errors import (
     Unauthorized,
 )
 from gitreg.mirror.sources import MirrorSource, NetworkMirror
+from gitreg.providers.filenames import PackageFile
+from gitreg.state.download_counts import Kind
 from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.files import zip_response
 from gitreg.web.hot_routes import MIRROR, MIRROR_INDEX, MIRROR_VERSION, Admission, admit
 from gitreg.web.state import state_of, world_of
+from gitreg.web.usage import count_download
 
 MIRROR_PREFIX = "/v1/mirror"
 
@@ -70,6 +74,7 @@ async def _serve(request: Request, file: str) -> Response:
         # Terraform fetches the archives without a token: their URLs carry the permission.
         signer = await access.download_admitted(request, MIRROR)
         response = await _answer(request, file)
+        _count_archive(request, file, signer)
         return response if signer is None else _private(response)
     params = request.path_params
     route = MIRROR_INDEX if file == "index.json" else MIRROR_VERSION  # and an archive's asks
@@ -77,6 +82,7 @@ async def _serve(request: Request, file: str) -> Response:
     admission = await admit(request, route, asked)
     response = await _answer(request, file)
     if file.endswith(".zip"):
+        _count_archive(request, file, admission.principal)
         return response if admission.principal is None else _private(response)
     # Kept for as long as the mirror reuses the body it was made from (its recent bodies).
     witness = (_asked(request, file), bytes(response.body))
@@ -84,6 +90,19 @@ async def _serve(request: Request, file: str) -> Response:
         return admission.keep(request, response, witness)
     folder = request.url.path.rsplit("/", 1)[0]
     return admission.keep(request, _with_signed_urls(admission, witness[1], folder), witness)
+
+
+def _count_archive(request: Request, file: str, principal: Principal | str | None) -> None:
+    """An archive sent is an install (the mirror has no download answer): of the provider's
+    address, without the hostname when it is this registry's own (as providers.v1 counts it)."""
+    address = _address(request)
+    package = PackageFile.find(file, address.type)
+    if package is None:
+        return
+    own = address.hostname == world_of(request).catalog.server.hostname
+    counted = f"{address.namespace}/{address.type}" if own else str(address)
+    download: tuple[Kind, str, str] = ("provider", counted, package.version)
+    count_download(state_of(request), request.scope, download, principal)
 
 
 def _private(response: Response) -> Response:

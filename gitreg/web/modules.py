@@ -26,6 +26,7 @@ from gitreg.web.hot_routes import (
     module_target,
 )
 from gitreg.web.state import state_of, world_of, world_synced
+from gitreg.web.usage import module_key
 
 _ARCHIVE_FILE = re.compile(r"(?P<commit>[0-9a-f]{40}|[0-9a-f]{64})(?:-[0-9a-f]{16})?\.tar\.gz")
 _IMMUTABLE = "public, max-age=31536000, immutable"
@@ -60,6 +61,7 @@ async def download(request: Request) -> Response:
         versions_known(request, snapshot, entry)
         newest = ", ".join(r.version for r in entry.versions.releases[:5]) or "none"
         raise NotFound(f"{entry.spec.address} has no version {normalised(text)} (newest: {newest})")
+    admission.downloaded(request, "module", module_key(entry.spec.address), release.version)
     if (oci_location := await oci.module_location(request, entry, release)) is not None:
         return JSONResponse({"location": oci_location}, headers={"X-Terraform-Get": oci_location})
     # Terraform reads the header, OpenTofu the JSON body: send both, with the same value.

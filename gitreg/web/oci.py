@@ -19,6 +19,7 @@ from gitreg.modules.resolve import Release
 from gitreg.oci import mirror_packages, packages, provider_packages
 from gitreg.oci.manifests import EMPTY_BLOB, EMPTY_DIGEST, Document, referrers_index
 from gitreg.oci.names import (
+    PROVIDERS,
     is_digest,
     is_tag,
     is_well_formed_digest,
@@ -27,6 +28,7 @@ from gitreg.oci.names import (
 )
 from gitreg.oci.packages import Layer
 from gitreg.oci.referrers import AttachingModule
+from gitreg.state.download_counts import Kind
 from gitreg.state.ledger import TagLedger
 from gitreg.web import access
 from gitreg.web.oci_answers import (
@@ -38,6 +40,7 @@ from gitreg.web.oci_answers import (
 )
 from gitreg.web.oci_repositories import ANONYMOUS_TOKEN, Refusal, Repository, admitted
 from gitreg.web.state import state_of, world_of
+from gitreg.web.usage import count_download, module_key
 
 _WRITES = ("POST", "PUT", "PATCH", "DELETE")
 READ_AND_WRITE = ["GET", "HEAD", *_WRITES]
@@ -130,7 +133,31 @@ async def manifest(request: Request) -> Response:
         return refusal.answer
     if document is None:
         return unknown.answer
+    if not is_digest(reference):
+        _count(request, repository, reference)
     return document_answer(request, document)
+
+
+def _count(request: Request, repository: Repository, tag: str) -> None:
+    """A manifest asked for by its version's tag is an install (a module's, or a provider's
+    index: the platform's manifest then asked by digest is not counted again, nor is a module
+    manifest asked by the digest a modules.v1 download counted already)."""
+    if repository.module is not None:
+        release = packages.release_tagged(repository.module, tag)
+        if release is None:
+            return
+        download: tuple[Kind, str, str] = (
+            "module",
+            module_key(repository.module.spec.address),
+            release.version,
+        )
+    else:
+        counted = repository.name.removeprefix(f"{PROVIDERS}/")  # NAMESPACE/TYPE
+        if (address := repository.mirrored) is not None:
+            own = address.hostname == world_of(request).catalog.server.hostname
+            counted = f"{address.namespace}/{address.type}" if own else str(address)
+        download = ("provider", counted, tag.replace("_", "+"))
+    count_download(state_of(request), request.scope, download, repository.principal)
 
 
 async def blob(request: Request) -> Response:

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gitreg.address import ModuleAddress, ProviderAddress
-from gitreg.auth.principal import Access
+from gitreg.auth.principal import Access, Principal
 from gitreg.auth.target import GitQuestion
 from gitreg.errors import Forbidden, TooManyRequests, Unauthorized
 from gitreg.modules.index import ModuleEntry
@@ -46,6 +46,7 @@ class Repository:
     module: ModuleEntry | None = None
     provider: ProviderEntry | None = None
     mirrored: ProviderAddress | None = None
+    principal: Principal | None = None  # who the gate admitted; None: no one in particular
 
 
 async def admitted(request: Request) -> Repository:
@@ -69,7 +70,7 @@ async def admitted(request: Request) -> Repository:
     except ValueError:
         raise unknown from None
     git = access.module_git(request, address)
-    await _admit(request, name, f"module {address}", address.namespace, git)
+    principal = await _admit(request, name, f"module {address}", address.namespace, git)
     entry = world_of(request).snapshot.index.get(*address.key)
     if entry is None or entry.spec.download != "archive":
         # A module downloaded with git is cloned with its clients' own credentials: gitreg's
@@ -80,7 +81,7 @@ async def admitted(request: Request) -> Repository:
             raise unknown
     except ValueError:
         raise unknown from None
-    return Repository(name, address.namespace, module=entry)
+    return Repository(name, address.namespace, module=entry, principal=principal)
 
 
 async def _provider(
@@ -92,11 +93,11 @@ async def _provider(
         raise unknown from None
     git = access.provider_git(request, address)
     what = f"provider {address.namespace}/{address.type}"
-    await _admit(request, name, what, address.namespace, git)
+    principal = await _admit(request, name, what, address.namespace, git)
     entry = world_of(request).side.providers.get(address.namespace, address.type)
     if entry is None:
         raise unknown
-    return Repository(name, address.namespace, provider=entry)
+    return Repository(name, address.namespace, provider=entry, principal=principal)
 
 
 async def _mirrored(request: Request, name: str, parts: list[str], unknown: Refusal) -> Repository:
@@ -106,12 +107,12 @@ async def _mirrored(request: Request, name: str, parts: list[str], unknown: Refu
         address = ProviderAddress.of(parts[1], parts[2], parts[0])
     except ValueError:
         raise unknown from None
-    await _admit(request, name, _MIRROR_WHAT, None, None, "mirror")
+    principal = await _admit(request, name, _MIRROR_WHAT, None, None, "mirror")
     own = world_of(request).catalog.server.hostname
     if address.hostname == own and access.is_private(request, address.namespace):
         what = f"provider {own}/{address.namespace}/{address.type}"
         await _admit(request, name, what, address.namespace, None)
-    return Repository(name, address.namespace, mirrored=address)
+    return Repository(name, address.namespace, mirrored=address, principal=principal)
 
 
 async def _admit(
@@ -121,9 +122,9 @@ async def _admit(
     namespace: str | None,
     git: Callable[[], GitQuestion | None] | None,
     kind: Access = "read",
-) -> None:
+) -> Principal | None:
     try:
-        await access.admit(request, kind, what, namespace, git)
+        return await access.admit(request, kind, what, namespace, git)
     except Unauthorized as exc:
         raise Refusal(challenge(request, name, str(exc))) from None
     except Forbidden as exc:

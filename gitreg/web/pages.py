@@ -33,6 +33,7 @@ from gitreg.web.files import etag_matches
 from gitreg.web.frame import SECURITY_HEADERS, html
 from gitreg.web.modules import module_address, versions_known
 from gitreg.web.state import state_of, world_of
+from gitreg.web.usage import module_counts
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ async def module(request: Request) -> Response:
     address = module_address(request)
     state = state_of(request)
     git = access.module_git(request, address)
-    await access.admit(request, "read", f"module {address}", address.namespace, git)
+    admitted = await access.admit(request, "read", f"module {address}", address.namespace, git)
     snapshot = world_of(request).snapshot
     entry = snapshot.index.get(address.namespace, address.name, address.system)
     if entry is None:
@@ -103,7 +104,9 @@ async def module(request: Request) -> Response:
         problem,
         _situation(request, entry, reader),
     )
-    return html(request, "module.html", page=view, reader=reader)
+    counted = world_of(request).catalog.downloads.enabled
+    downloads = await module_counts(request, entry, admitted) if counted else None
+    return html(request, "module.html", page=view, reader=reader, downloads=downloads)
 
 
 def _situation(request: Request, entry: ModuleEntry, reader: Principal | None) -> ModuleSituation:

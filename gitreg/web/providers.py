@@ -82,6 +82,8 @@ async def download(request: Request) -> Response:
         )
     base = _files_url(entry, release)
     private = access.is_private(request, entry.spec.namespace)
+    counted = f"{address.namespace}/{address.type}"
+    admission.downloaded(request, "provider", counted, release.version)
 
     def url(name: str) -> str:
         path = f"{base}/{quote(name, safe='')}"

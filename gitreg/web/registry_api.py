@@ -30,6 +30,7 @@ from gitreg.web.modules import admitted, normalised, release_of, versions_known
 from gitreg.web.registry_json import Json, details_json, module_json, page_meta
 from gitreg.web.sbom import CONTENT_TYPE, sbom_bytes
 from gitreg.web.state import state_of, world_of
+from gitreg.web.usage import module_counts, module_key, module_totals, summary_answer
 
 log = logging.getLogger(__name__)
 
@@ -145,10 +146,18 @@ async def _modules_page(
         positions, total = window(view.module_runs(*key), offset, limit)
         page = view.described(positions)
     times = await _commit_times_of(_docs(request), page)
+    downloads = await module_totals(request, [m.entry for m in page])
     body = {
         "meta": page_meta(request.url.path, kept, limit, offset, total),
         "modules": [
-            module_json(m.entry, m.release, m.description, m.repository_url, published)
+            module_json(
+                m.entry,
+                m.release,
+                m.description,
+                m.repository_url,
+                published,
+                downloads.get(module_key(m.entry.spec.address), 0),
+            )
             for m, published in zip(page, times, strict=True)
         ],
     }
@@ -187,6 +196,12 @@ async def _commit_times(docs: DocsService, entry: ModuleEntry) -> Mapping[str, i
         return {}
 
 
+async def downloads_summary(request: Request) -> Response:
+    """GET /v1/modules/:namespace/:name/:system/downloads/summary, as the public registry's."""
+    _, entry, _ = await admitted(request)
+    return await summary_answer(request, entry)
+
+
 async def _module(request: Request) -> tuple[ModuleEntry, Principal | None]:
     """The module of the path, once the gate admits the request to its namespace; its versions
     must be known (503 while its repository was never fetched, as `versions`)."""
@@ -202,11 +217,17 @@ async def _details(
     docs, times = await asyncio.gather(
         docs_source.module_docs(entry, release), _commit_times(docs_source, entry)
     )
+    counts = await module_counts(request, entry, principal)
     summary = module_json(
-        entry, release, docs.root.description, web_url(entry.spec.repo), times.get(release.commit)
+        entry,
+        release,
+        docs.root.description,
+        web_url(entry.spec.repo),
+        times.get(release.commit),
+        counts.summary.total,
     )
     versions = [r.version for r in entry.versions.releases]
-    return details_json(summary, docs, _systems(request, entry, principal), versions)
+    return details_json(summary, docs, _systems(request, entry, principal), versions, counts)
 
 
 def _release(entry: ModuleEntry, text: str) -> Release:

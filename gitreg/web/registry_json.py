@@ -15,6 +15,8 @@ from urllib.parse import urlencode
 from gitreg.docs.model import FolderDocs, ModuleDocs, ProviderRequirement
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
+from gitreg.state.download_counts import DAY, PrincipalCount
+from gitreg.web.usage import NO_COUNTS, ModuleCounts
 
 Json = dict[str, Any]
 
@@ -25,11 +27,12 @@ def module_json(
     description: str,
     source: str | None,
     published: int | None,
+    downloads: int = 0,
 ) -> Json:
-    """A module version as the public registry lists one. `downloads` is always 0: gitreg does
-    not count downloads; `verified` is always false: there is no one here to verify. A module
-    whose repository left its source says `"removed": true`, one whose tag's signature was
-    verified under `require_signed_tags` names its `signer`."""
+    """A module version as the public registry lists one. `downloads`: the module's, all its
+    versions' (as the public registry counts); `verified` is always false: there is no one here
+    to verify. A module whose repository left its source says `"removed": true`, one whose tag's
+    signature was verified under `require_signed_tags` names its `signer`."""
     address = entry.spec.address
     answer: Json = {
         "id": f"{address}/{release.version}",
@@ -41,7 +44,7 @@ def module_json(
         "description": description,
         "source": source or "",
         "published_at": _timestamp(published),
-        "downloads": 0,
+        "downloads": downloads,
         "verified": False,
         "tag": release.tag,
         "commit": release.commit,
@@ -56,16 +59,40 @@ def module_json(
     return answer
 
 
-def details_json(summary: Json, docs: ModuleDocs, systems: list[str], versions: list[str]) -> Json:
-    """A module version with its documentation: the public registry's "get a specific module"."""
+def details_json(
+    summary: Json,
+    docs: ModuleDocs,
+    systems: list[str],
+    versions: list[str],
+    counts: ModuleCounts = NO_COUNTS,
+) -> Json:
+    """A module version with its documentation: the public registry's "get a specific module";
+    with gitreg's `version_downloads` (each version's), and `downloaded_by` for a reader who may
+    see who downloaded."""
     name = summary["name"]
-    return {
+    answer = {
         **summary,
         "root": folder_json(docs.root, name),
         "submodules": [folder_json(f) for f in docs.submodules],
         "examples": [folder_json(f) for f in docs.examples],
         "providers": systems,
         "versions": versions,
+        "version_downloads": {v: counts.by_version.get(v, 0) for v in versions},
+    }
+    if counts.principals is not None:
+        answer["downloaded_by"] = [principal_json(p) for p in counts.principals]
+    return answer
+
+
+def principal_json(counted: PrincipalCount) -> Json:
+    """Who downloaded a version, with which client, how often, and the last day (UTC)."""
+    return {
+        "principal": counted.principal,
+        "version": counted.version,
+        "client": counted.client,
+        "client_version": counted.client_version,
+        "downloads": counted.count,
+        "last_day": time.strftime("%Y-%m-%d", time.gmtime(counted.last_day * DAY)),
     }
 
 

@@ -29,6 +29,7 @@ from gitreg.oci.referrers import Attached, ModuleReferrers
 from gitreg.ops.metrics import CountedModules
 from gitreg.ops.readiness import ReadinessModules
 from gitreg.pacing import UNPACED, Budget
+from gitreg.usage.tally import DownloadTally
 from gitreg.web import attachments
 from gitreg.web.held_archives import HeldArchives
 from gitreg.web.kept import KeptAnswers
@@ -51,7 +52,8 @@ class ServedModules(ReadinessModules, CountedModules, WarmedModules, Protocol):
 class RegistryState:
     """The world served (`current`), the module sync that keeps its snapshot fresh as handlers
     see it (`modules`), the reloads that replace it whole (`live`), the archive cache and the
-    answers of the archives it holds, and the counters and tasks that outlive a reload."""
+    answers of the archives it holds, the installs counted, and the counters and tasks that
+    outlive a reload."""
 
     current: CurrentWorld
     modules: ServedModules
@@ -64,6 +66,7 @@ class RegistryState:
     packages: ModulePackages  # module versions as OCI packages: zips and their manifests
     held_archives: HeldArchives  # archives.memory_budget's: this process's alone
     referrers: ModuleReferrers  # documents attached to module versions, as OCI referrers
+    downloads: DownloadTally  # installs counted, written off the request path
     webhook_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (forge, outcome)
     webhook_log: DeliveryLog = field(default_factory=DeliveryLog)
     seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
@@ -113,6 +116,7 @@ class RegistryState:
             packages,
             HeldArchives(catalog.archives.memory_budget),
             ModuleReferrers(packages, attached, docs.commit_time),
+            DownloadTally(sync.shared.download_store(), lambda: current.world.catalog.downloads),
         )
 
 

@@ -3,8 +3,8 @@
 `/v1/status` gives, per repository, the last sync, the last error, what last updated it, and the
 published tags that moved or were deleted; readiness, naming the repositories; per hosted
 provider, its versions and the releases refused, and why; the hosts read-through asked and how
-they did. `/metrics` gives the same, and the network mirror's requests. See
-docs/reference/metrics.md."""
+they did; the installs counted and the counts lost. `/metrics` gives the same, and the network
+mirror's requests. See docs/reference/metrics.md."""
 
 from __future__ import annotations
 
@@ -61,6 +61,8 @@ async def status(request: Request) -> JSONResponse:
                     for (principal, outcome), n in sorted(state.auth_counts.items())
                 ],
             },
+            # Installs counted in this process; a store out of reach loses counts, not requests.
+            "downloads": asdict(state.downloads.status()),
         }
     )
 
@@ -74,6 +76,12 @@ async def metrics(request: Request) -> Response:
     archives = state.held_archives
     memory = ServingMemory(archives.held_bytes, len(archives), archives.budget, len(state.kept))
     body = exposition(
-        modules, state.webhook_counts, providers, state.auth_counts, state.current.sources, memory
+        modules,
+        state.webhook_counts,
+        providers,
+        state.auth_counts,
+        state.current.sources,
+        memory,
+        state.downloads.status(),
     )
     return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -29,6 +29,7 @@ DURATIONS = {
     "hsts.max_age": ("hsts: {{max_age: {}}}", True),
     "mirror.deadline": ("mirror: {{deadline: {}}}", False),
     "mirror.download_deadline": ("mirror: {{download_deadline: {}}}", False),
+    "downloads.retention": ("downloads: {{retention: {}}}", False),
 }
 
 
