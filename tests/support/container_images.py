@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 import uuid
 from collections.abc import Iterator
@@ -90,10 +91,14 @@ def _locked(root: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+_UNUSED = 86_400.0  # seconds since its last use after which another key's leftovers go
+
+
 def _prune(root: Path, prefix: str, keep: Path) -> None:
-    """Remove what an older key left (a changed package list, a changed pyproject.toml)."""
+    """Remove what an older key left (a changed package list, a changed pyproject.toml) once
+    unused for a day: a suite of another checkout beside this one may be building from it."""
     for old in root.glob(f"{prefix}*"):
-        if old != keep:
+        if old != keep and time.time() - old.stat().st_mtime > _UNUSED:
             shutil.rmtree(old) if old.is_dir() else old.unlink()
 
 
@@ -158,6 +163,7 @@ def wheelhouse(repo: Path) -> Path:
     folder = root / f"wheels-{_key(dependencies, build_requires, IMAGE_PYTHON)}"
     with _locked(root):
         if folder.is_dir():
+            os.utime(folder)  # used: not another key's to prune for a day
             return folder
         _prune(root, "wheels-", keep=folder)
         partial = root / f"partial-{folder.name}"
