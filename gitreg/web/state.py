@@ -14,6 +14,8 @@ from typing import Protocol
 from starlette.requests import Request
 from starlette.types import Scope
 
+from gitreg.dependents.consumers import ConsumerReads
+from gitreg.dependents.keeping import Dependents
 from gitreg.docs.service import DocsService
 from gitreg.docs.warming import WarmedModules
 from gitreg.freshness.background import BackgroundWork
@@ -61,6 +63,7 @@ class RegistryState:
     docs: DocsService  # module docs, built once per commit, warmed after each swap
     packages: ModulePackages  # module versions as OCI packages: zips and their manifests
     held_archives: HeldArchives  # archives.memory_budget's: this process's alone
+    dependents: Dependents  # who calls each module, rebuilt whole off the event loop
     webhook_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (forge, outcome)
     webhook_log: DeliveryLog = field(default_factory=DeliveryLog)
     seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
@@ -89,6 +92,7 @@ class RegistryState:
         archives = ArchiveCache(catalog.cache_dir, limits=catalog.archives.limits)
         live = LiveCatalog(current, sync)
         syncs = SyncQueue(sync, budget=budget)
+        docs = DocsService(catalog.cache_dir)
         return cls(
             current,
             sync,
@@ -97,11 +101,12 @@ class RegistryState:
             fresh_reads or FreshReads(sync),
             syncs,
             BackgroundWork(live, sync, syncs, worker, budget),
-            DocsService(catalog.cache_dir),
+            docs,
             ModulePackages(
                 ArchiveCache(catalog.cache_dir, limits=catalog.archives.limits, form=ZIP)
             ),
             HeldArchives(catalog.archives.memory_budget),
+            Dependents(docs, ConsumerReads()),
         )
 
 
