@@ -28,8 +28,9 @@ def _call(name: str, source: str, version: str = "") -> str:
     return f'module "{name}" {{\n  source = "{source}"{pinned}\n}}\n'
 
 
-def write_world(root: Path) -> Path:
-    """The repositories under `root` and its registry.yaml; returns that file's path."""
+def write_world(root: Path, mcp: bool = False) -> Path:
+    """The repositories under `root` and its registry.yaml (with `mcp`, MCP enabled); returns
+    that file's path."""
     mono = GitRepo(root / "mono")
     mono.release("vpc/v1.0.0", module_files("1.0.0", "modules/vpc"))
     mono.release("vpc/v1.1.0", module_files("1.1.0", "modules/vpc"))
@@ -72,6 +73,7 @@ def write_world(root: Path) -> Path:
 hostname: {HOST}
 cache_dir: cache
 mirror: {{read_through: false}}
+mcp: {{enabled: {"true" if mcp else "false"}}}
 modules:
   - {{namespace: platform, name: vpc, system: aws, repo: {mono.path}, path: modules/vpc,
       tags: "vpc/v{{version}}",
