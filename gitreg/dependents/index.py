@@ -74,9 +74,12 @@ class Seen:
     """A module's dependents as one reader sees them: those it may read named, the rest only
     counted (and how many of those are on a deprecated version)."""
 
-    named: tuple[Dependent, ...]
-    hidden: int
-    hidden_deprecated: int
+    named: tuple[Dependent, ...] = ()
+    hidden: int = 0
+    hidden_deprecated: int = 0
+
+
+NO_ONE = Seen()  # no caller at all
 
 
 Readable = Callable[[str], bool]

@@ -114,3 +114,28 @@ def test_a_module_the_reader_cannot_read_answers_as_one_that_does_not_exist(
         assert there.text == missing.text.replace("absent", "team")
     gone = client.get("/v1/modules/platform/absent/aws/dependents")
     assert gone.status_code == 404 and "no module platform/absent/aws" in gone.text
+
+
+def test_the_module_page_shows_who_uses_it_as_the_reader_may_see_them(
+    served: tuple[RegistryServer, httpx.Client],
+) -> None:
+    _, client = served
+    page = client.get("/modules/platform/vpc/aws", headers=bearer(READER))
+    assert page.status_code == 200
+    assert 'data-tab="used-by">Used by <span class="count">5</span>' in page.text
+    assert '<a href="/modules/secret/team/aws">secret/team/aws</a> 2.0.0' in page.text
+    assert '<a href="/modules/platform/dns/aws">platform/dns/aws</a> 1.0.0' in page.text
+    assert "<code>vpc/v1.0.0</code>" in page.text and "used-by-hidden" not in page.text
+    for token in (None, OTHER):
+        page = client.get("/modules/platform/vpc/aws", headers=bearer(token) if token else {})
+        assert page.status_code == 200
+        assert 'data-tab="used-by">Used by <span class="count">5</span>' in page.text
+        assert "/live</code>" in page.text
+        assert (
+            "And 2 callers in namespaces you may not read, 1 of them on a deprecated version."
+            in page.text
+        )
+        for secret in ("secret", "hush", "team", "&gt;= 1.1.0", "= 1.0.0"):
+            assert secret not in page.text, (token, secret)
+    refused = client.get("/modules/secret/team/aws", headers=bearer(OTHER))
+    assert refused.status_code == 403
