@@ -89,13 +89,7 @@ class ConsumersSection(SourcesSection):
                     "goes inside the source's own mapping, as in sources:",
                 )
         kind = next(k for k in SOURCE_KINDS if k in m)
-        inner = m.get(kind)
-        if isinstance(inner, yamldoc.Mapping):
-            for key in _NOT_FOR_CONSUMERS:
-                if key in inner:
-                    where = yamldoc.join(yamldoc.join(path, kind), key)
-                    self.problem(where, inner.key_lines[key], "means nothing for a consumer")
-        source = self.source(m, kind, path)
+        source = self.source(m, kind, path, omit=_NOT_FOR_CONSUMERS)
         if source is None or self.problems_at(path):
             return None
         return ConsumerSpec(
