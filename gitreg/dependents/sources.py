@@ -23,6 +23,7 @@ from gitreg.git.location import RepoLocation, is_scp_like, redact
 Key = tuple[str, str, str]  # a module's (namespace, name, system), lower case
 _FORCED = re.compile(r"^([A-Za-z0-9]+)::")
 _GITHUB = re.compile(r"^(github\.com|bitbucket\.org)/[^/]+/[^/]+")
+_SSH = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:")  # go-getter's `git@host:path`
 
 
 @dataclass(frozen=True)
@@ -67,10 +68,10 @@ class RegistrySources:
             if forced.group(1).lower() != "git":
                 return None
             return self._git(source[forced.end() :])
-        if is_scp_like(source.split("//", 1)[0]) or _GITHUB.match(source):
+        if _SSH.match(source) or _GITHUB.match(source):
             return self._git(source)
-        if "://" in source:
-            return self._git(source) if urlsplit(source).path.endswith(".git") else None
+        if "://" in source:  # a bare URL is Git to Terraform when it ends in .git
+            return self._git(source) if split_git(source)[0].endswith(".git") else None
         return self._registry(source)
 
     def _registry(self, source: str) -> Target | None:
