@@ -5,9 +5,13 @@ end of the read."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from gitreg.dependents.consumers import calls_in
+from gitreg.catalog.load import load_catalog
+from gitreg.dependents.consumers import ConsumerReads, calls_in
 from gitreg.git.trees import DocFile
+from tests.support.gitrepo import GitRepo
+from tests.support.refused_catalogs import registry_yaml
 
 
 def _modules_json(*entries: tuple[str, str]) -> bytes:
@@ -47,3 +51,29 @@ def test_what_cannot_be_read_is_named_and_the_rest_read() -> None:
         ("latin1.tf", "not UTF-8 text"),
     ]
     assert {p.namespace for p in problems} == {"platform"}
+
+
+def test_a_folder_of_consumers_is_listed_as_a_source_lists_it(tmp_path: Path) -> None:
+    for name in ("live-prod", "live-stage", "other"):
+        repo = GitRepo(tmp_path / "git" / name)
+        repo.write({"main.tf": f'module "vpc" {{\n  source = "x/{name}/vpc/aws"\n}}\n'})
+        repo.commit()
+    GitRepo(tmp_path / "git" / "live-empty")  # no commit yet: no branch to read
+    catalog = load_catalog(
+        registry_yaml(
+            tmp_path,
+            """
+            mirror: {}
+            consumers:
+              - folder: {path: git, glob: "live-*", namespace: platform}
+            """,
+        ),
+        secrets=(),
+    )
+    read = ConsumerReads().read(catalog)
+    assert read.repositories == 3 and read.problems == ()
+    assert sorted((s.caller.name.rsplit("/", 1)[-1], s.call.source) for s in read.sites) == [
+        ("live-prod", "x/live-prod/vpc/aws"),
+        ("live-stage", "x/live-stage/vpc/aws"),
+    ]
+    assert {s.caller.namespace for s in read.sites} == {"platform"}
