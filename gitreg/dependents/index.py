@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from gitreg.dependents import resolution
-from gitreg.dependents.sources import Key, RegistrySources, shown
+from gitreg.dependents.sources import Key, RegistrySources, Target, shown
 from gitreg.docs.model import ModuleCall
 from gitreg.modules.index import ModuleEntry, VersionIndex
 from gitreg.modules.resolve import Release
@@ -151,9 +151,11 @@ def build(
     sites: Iterable[CallSite],
     problems: tuple[Problem, ...] = (),
     pending: int = 0,
+    constraints: resolution.Constraints | None = None,
 ) -> DependentsIndex:
     """The index of `sites`' calls of `index`'s modules (paced work: a rest offered at each)."""
     found: dict[Key, list[Dependent]] = {}
+    constraints = constraints or resolution.Constraints()
     for site in sites:
         target = sources.target(site.call.source)
         breathe()
@@ -163,7 +165,8 @@ def build(
             entry = index.get(*key)
             if entry is None or _calls_itself(site.caller, entry):
                 continue
-            found.setdefault(key, []).append(_dependent(site, entry, target.by_git, target.ref))
+            dependent = _dependent(site, entry, target, constraints)
+            found.setdefault(key, []).append(dependent)
     ordered = {
         key: tuple(
             sorted(deps, key=lambda d: (d.caller.kind, d.caller.name, d.caller.path, d.block))
@@ -182,8 +185,10 @@ def _calls_itself(caller: Caller, entry: ModuleEntry) -> bool:
     return caller.kind == "module" and caller.name.lower() == str(entry.spec.address).lower()
 
 
-def _dependent(site: CallSite, entry: ModuleEntry, by_git: bool, ref: str) -> Dependent:
-    call = site.call
+def _dependent(
+    site: CallSite, entry: ModuleEntry, target: Target, constraints: resolution.Constraints
+) -> Dependent:
+    call, by_git, ref = site.call, target.by_git, target.ref
     via: Via
     if site.recorded:
         release, why = resolution.by_version(entry, site.recorded)
@@ -192,7 +197,7 @@ def _dependent(site: CallSite, entry: ModuleEntry, by_git: bool, ref: str) -> De
         release, why = resolution.by_ref(entry, ref)
         via, constraint = "ref", ref
     else:
-        release, why = resolution.by_constraint(entry, call.version)
+        release, why = constraints.by_constraint(entry, call.version)
         via, constraint = "constraint", call.version
     deprecated = (entry.deprecation(release) or "") if release is not None else ""
     return Dependent(

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from gitreg.dependents.consumers import ConsumerReads, ConsumersRead
 from gitreg.dependents.index import DependentsIndex, build, module_sites
+from gitreg.dependents.resolution import Constraints
 from gitreg.dependents.sources import RegistrySources
 from gitreg.docs.service import DocsService
 from gitreg.modules.snapshot import RegistrySnapshot
@@ -59,6 +60,7 @@ class Dependents:
         self.consumers = consumers
         self.current = DependentsIndex()
         self.rebuilds = 0
+        self._constraints = Constraints()  # what every rebuild parses alike, parsed once
         self._built_from: _Inputs | None = None
 
     def rebuild(self, snapshot: RegistrySnapshot) -> DependentsIndex:
@@ -66,7 +68,8 @@ class Dependents:
         sources = RegistrySources.of(snapshot.catalog)
         sites, pending = module_sites(snapshot.index, self.docs.module_calls)
         read = self.consumers.current
-        index = build(snapshot.index, sources, [*sites, *read.sites], read.problems, pending)
+        sites = [*sites, *read.sites]
+        index = build(snapshot.index, sources, sites, read.problems, pending, self._constraints)
         self.current = index
         self.rebuilds += 1
         return index
