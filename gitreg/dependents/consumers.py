@@ -12,7 +12,7 @@ import asyncio
 import json
 import logging
 import posixpath
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import PurePosixPath
@@ -52,27 +52,39 @@ class ConsumerReads:
     def __init__(self) -> None:
         self.current = ConsumersRead()
         self.readings = 0
+        self._entries: tuple[tuple[str, CallSite], ...] = ()  # each site with its entry's key path
 
     def read(self, catalog: Catalog) -> ConsumersRead:
-        """Every consumer of `catalog` read now (paced work: fetches, then parsing)."""
-        last: dict[str, list[CallSite]] = {}
-        for site in self.current.sites:
-            last.setdefault(site.caller.name, []).append(site)
-        sites: list[CallSite] = []
+        """Every consumer of `catalog` read now (paced work: fetches, then parsing). What
+        cannot be listed or read now keeps the calls it had at the last reading."""
+        last: dict[tuple[str, str], list[CallSite]] = {}
+        for entry, site in self._entries:
+            last.setdefault((entry, site.caller.name), []).append(site)
+        taken: list[tuple[str, CallSite]] = []
         problems: list[Problem] = []
         count = 0
-        for spec, location in _repositories(catalog, problems):
-            count += 1
-            name = str(location)
-            try:
-                found, trouble = read_repository(catalog, spec, location)
-            except SourceError as exc:
-                problems.append(Problem(spec.namespace, name, "", redact(str(exc))))
-                sites += last.get(name, [])
+        for spec in catalog.consumers:
+            kept = [
+                (name, sites) for (entry, name), sites in last.items() if entry == spec.key_path
+            ]
+            listed = _repositories(catalog, spec, problems)
+            if listed is None:  # the source cannot be listed now
+                taken += [(spec.key_path, site) for _, sites in kept for site in sites]
                 continue
-            sites += found
-            problems += trouble
-        self.current = ConsumersRead(tuple(sites), tuple(problems), count)
+            for location in listed:
+                count += 1
+                name = str(location)
+                try:
+                    found, trouble = read_repository(catalog, spec, location)
+                except SourceError as exc:
+                    why = redact(str(exc))
+                    log.warning("consumer %s: cannot be read; its last calls kept: %s", name, why)
+                    problems.append(Problem(spec.namespace, name, "", why))
+                    found, trouble = last.get((spec.key_path, name), []), []
+                taken += [(spec.key_path, site) for site in found]
+                problems += trouble
+        self._entries = tuple(taken)
+        self.current = ConsumersRead(tuple(s for _, s in taken), tuple(problems), count)
         self.readings += 1
         return self.current
 
@@ -91,33 +103,36 @@ class ConsumerReads:
 
 
 def _repositories(
-    catalog: Catalog, problems: list[Problem]
-) -> Iterator[tuple[ConsumerSpec, RepoLocation]]:
-    for spec in catalog.consumers:
-        if spec.repo is not None:
-            yield spec, spec.repo
+    catalog: Catalog, spec: ConsumerSpec, problems: list[Problem]
+) -> list[RepoLocation] | None:
+    """The repositories of one `consumers:` entry; None when its source cannot list them now."""
+    if spec.repo is not None:
+        return [spec.repo]
+    source = spec.source
+    assert source is not None
+    try:
+        with opened_lister(source, catalog.credentials) as lister:
+            listed = lister.repositories()
+    except Exception as exc:  # SourceUnavailable, SourceRefused: the source's own words
+        why = redact(str(exc))
+        log.warning("consumers of %s: cannot be listed: %s", source, why)
+        problems.append(Problem(spec.namespace, str(source), "", why))
+        return None
+    places = ClonePlaces.of(source) if source.kind != "folder" else None
+    locations = []
+    for found in listed:
+        if found.archived or filtered_out(source, found):
             continue
-        source = spec.source
-        assert source is not None
         try:
-            with opened_lister(source, catalog.credentials) as lister:
-                listed = lister.repositories()
-        except Exception as exc:  # SourceUnavailable, SourceRefused: the source's own words
-            problems.append(Problem(spec.namespace, str(source), "", redact(str(exc))))
+            location = location_of(source, found)
+        except ValueError as exc:
+            problems.append(Problem(spec.namespace, found.path, "", str(exc)))
             continue
-        places = ClonePlaces.of(source) if source.kind != "folder" else None
-        for found in listed:
-            if found.archived or filtered_out(source, found):
-                continue
-            try:
-                location = location_of(source, found)
-            except ValueError as exc:
-                problems.append(Problem(spec.namespace, found.path, "", str(exc)))
-                continue
-            if places is not None and (why := places.refusal(location.url)):
-                problems.append(Problem(spec.namespace, found.path, "", why))
-                continue
-            yield spec, location
+        if places is not None and (why := places.refusal(location.url)):
+            problems.append(Problem(spec.namespace, found.path, "", why))
+            continue
+        locations.append(location)
+    return locations
 
 
 def read_repository(

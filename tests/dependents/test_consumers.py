@@ -77,3 +77,33 @@ def test_a_folder_of_consumers_is_listed_as_a_source_lists_it(tmp_path: Path) ->
         ("live-stage", "x/live-stage/vpc/aws"),
     ]
     assert {s.caller.namespace for s in read.sites} == {"platform"}
+
+
+def test_what_cannot_be_read_now_keeps_the_calls_it_had(tmp_path: Path) -> None:
+    for name in ("one", "listed/two"):
+        repo = GitRepo(tmp_path / name)
+        repo.write({"main.tf": f'module "vpc" {{\n  source = "x/{name}/vpc/aws"\n}}\n'})
+        repo.commit()
+    catalog = load_catalog(
+        registry_yaml(
+            tmp_path,
+            """
+            mirror: {}
+            consumers:
+              - {repo: one, namespace: platform}
+              - folder: {path: listed, namespace: platform}
+            """,
+        ),
+        secrets=(),
+    )
+    reads = ConsumerReads()
+    first = reads.read(catalog)
+    assert len(first.sites) == 2 and first.problems == ()
+    (tmp_path / "one").rename(tmp_path / "one-gone")
+    (tmp_path / "listed").rename(tmp_path / "listed-gone")
+    again = reads.read(catalog)
+    assert again.sites == first.sites
+    assert [p.repository for p in again.problems] == [
+        str((tmp_path / "one").resolve()),
+        "consumers[1] (folder " + str((tmp_path / "listed").resolve()) + " *)",
+    ]
