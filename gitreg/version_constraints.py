@@ -21,7 +21,18 @@ class Clause:
     parts: int  # how many of major, minor and patch were written: `~> 1.4` is 2
 
     def admits(self, version: semver.Version) -> bool:
-        plain = version.replace(build=None)
+        plain = version if version.build is None else version.replace(build=None)
+        if plain.prerelease is None and self.version.prerelease is None and self.operator != "~>":
+            # Release against release: their numbers alone (semver's compare is far slower).
+            mine, theirs = self.version.to_tuple()[:3], plain.to_tuple()[:3]
+            return {
+                "=": theirs == mine,
+                "!=": theirs != mine,
+                ">": theirs > mine,
+                ">=": theirs >= mine,
+                "<": theirs < mine,
+                "<=": theirs <= mine,
+            }[self.operator]
         if self.operator == "~>":
             upper = (
                 semver.Version(self.version.major + 1, 0, 0)

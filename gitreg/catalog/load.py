@@ -14,6 +14,7 @@ import yaml
 from gitreg.catalog import yamldoc, yamltree
 from gitreg.catalog.archive_scopes import ArchiveScopes
 from gitreg.catalog.auth import AuthSection
+from gitreg.catalog.consumers import ConsumersSection
 from gitreg.catalog.http import HttpSection
 from gitreg.catalog.model import Catalog
 from gitreg.catalog.module_entries import ModuleEntries
@@ -28,7 +29,6 @@ from gitreg.catalog.settings import (
     ServerSettings,
     TlsFiles,
 )
-from gitreg.catalog.sources import SourcesSection
 from gitreg.catalog.state import StateSection
 from gitreg.catalog.tag_signers import namespace_tag_signers
 from gitreg.catalog.usage import UsageSection
@@ -84,7 +84,7 @@ def load_catalog(
 
 
 class _Reader(
-    SourcesSection,
+    ConsumersSection,
     ModuleEntries,
     AuthSection,
     StateSection,
@@ -112,6 +112,7 @@ class _Reader(
                 "credentials",
                 "modules",
                 "sources",
+                "consumers",
                 "webhooks",
                 "poll_concurrency",
                 "max_backoff",
@@ -148,6 +149,7 @@ class _Reader(
         providers = tuple(self.providers(top, cache_dir))
         signing = self.signing(top)
         sources = tuple(self.sources(top))
+        consumers = tuple(self.consumers(top))
         served = ("modules", "sources", "providers")
         if not (any(_has_entries(top, key) for key in served) or "mirror" in top):
             # A registry of the network mirror alone says so with a mirror: section.
@@ -201,6 +203,7 @@ class _Reader(
             credentials=credentials,
             modules=modules,
             sources=sources,
+            consumers=consumers,
             providers=providers,
             signing=signing,
             mirror=mirror,

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gitreg.catalog.auth_settings import AuthSettings
+from gitreg.catalog.consumers import ConsumerSpec
 from gitreg.catalog.mirror_settings import MirrorSettings
 from gitreg.catalog.namespace_scope import NamespaceScope
 from gitreg.catalog.secrets import SecretRef
@@ -46,6 +47,7 @@ class Catalog:
     credentials: tuple[Credential, ...]
     modules: tuple[ModuleSpec, ...] = field(default_factory=tuple)
     sources: tuple[SourceSpec, ...] = ()
+    consumers: tuple[ConsumerSpec, ...] = ()  # repositories read for dependents alone
     providers: tuple[ProviderSpec, ...] = ()
     signing: SigningKeys = SigningKeys()
     mirror: MirrorSettings = MirrorSettings()

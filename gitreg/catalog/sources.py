@@ -71,9 +71,13 @@ class SourcesSection(ModuleEntries):
                 result.append(replace(spec, line=line))
         return result
 
-    def source(self, item: yamldoc.Mapping, kind: SourceKind, path: str) -> SourceSpec | None:
+    def source(
+        self, item: yamldoc.Mapping, kind: SourceKind, path: str, omit: tuple[str, ...] = ()
+    ) -> SourceSpec | None:
+        """The source of kind `kind` in `item`; `omit`: keys refused as unknown here."""
         where = yamldoc.join(path, kind)
         keys = (*_OWN_KEYS[kind], *_COMMON_KEYS, *(_FORGE_KEYS if kind != "folder" else ()))
+        keys = tuple(k for k in keys if k not in omit)
         m = self.section(item, kind, path, keys, _REQUIRED[kind])
         if m is None:
             return None

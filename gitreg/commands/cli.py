@@ -68,6 +68,12 @@ def verify(catalog: Catalog, args: argparse.Namespace) -> int:
     return run(catalog, args)
 
 
+def usage(catalog: Catalog, args: argparse.Namespace) -> int:
+    from gitreg.commands.usage import usage as run
+
+    return run(catalog, args)
+
+
 def mirror(catalog: Catalog, args: argparse.Namespace) -> int:
     from gitreg.commands.tools import mirror as run
 
@@ -238,6 +244,17 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("version", nargs="?", help="the version (default: the latest)")
     sub.add_argument("--offline", action="store_true", help="never fetch, not even a new clone")
     sub.add_argument("--fetch", action="store_true", help="fetch the module's repository first")
+    sub = command(
+        "usage",
+        usage,
+        "show who calls a module: modules and consumers, their constraints and the version each"
+        " picks; exit status 1 when one would pick a deprecated version, 2 on a usage error",
+        "warning",
+        frozenset({"git", "state"}),
+    )
+    sub.add_argument("module", help="NAMESPACE/NAME/SYSTEM")
+    sub.add_argument("--offline", action="store_true", help="never fetch: read what is cached")
+    sub.add_argument("--fetch", action="store_true", help="fetch every repository first")
     sub = command(
         "accept",
         accept,

@@ -89,11 +89,7 @@ class _Folder:
         for name, block in hcl.labelled(body, "output"):
             self._once(self.outputs, name, _output(name, block), shown, "output")
         for name, block in hcl.labelled(body, "module"):
-            attrs = hcl.attributes(block)
-            call = ModuleCall(
-                name, hcl.text(attrs.get("source", "")), hcl.text(attrs.get("version", ""))
-            )
-            self._once(self.calls, name, call, shown, "module")
+            self._once(self.calls, name, module_call(name, block), shown, "module")
         for mode, kind in (("managed", "resource"), ("data", "data")):
             for item in hcl.blocks(body, kind):
                 for type_, named in hcl.attributes(item).items():
@@ -128,6 +124,12 @@ class _Folder:
             description=description(self.readme),
             terraform_version=self.terraform_version,
         )
+
+
+def module_call(name: str, block: Mapping[str, Any]) -> ModuleCall:
+    """A `module` block's source and version constraint, as written."""
+    attrs = hcl.attributes(block)
+    return ModuleCall(name, hcl.text(attrs.get("source", "")), hcl.text(attrs.get("version", "")))
 
 
 def _input(name: str, block: Mapping[str, Any]) -> Input:

@@ -90,3 +90,13 @@ class ModuleDocs:
     examples: tuple[FolderDocs, ...] = ()
     commit_time: int = 0  # the commit's committer time, Unix seconds
     repository_examples: tuple[FolderDocs, ...] = ()
+
+    def calls(self) -> tuple[tuple[str, ModuleCall], ...]:
+        """The `module` blocks of its root and submodules whose source is no local path, each
+        with its folder: what the module calls elsewhere (its examples are no dependents)."""
+        return tuple(
+            (folder.path, call)
+            for folder in (self.root, *self.submodules)
+            for call in folder.module_calls
+            if not call.source.startswith(("./", "../"))
+        )

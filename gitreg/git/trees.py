@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 import stat
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -262,3 +262,70 @@ def release_objects(clone_path: Path, tag: str, commit: str) -> tuple[str, str]:
         raise SourceError(f"no clone at {clone_path.name}") from exc
     except (KeyError, ValueError) as exc:  # an object the clone lacks
         raise SourceError(f"commit {commit[:12]}: object {exc} missing from the clone") from exc
+
+
+BRANCH_ENTRIES_MOST = 50_000  # tree entries a branch's walk looks at: beyond, the rest is not read
+
+
+def branch_files(
+    clone_path: Path,
+    ref: str,
+    wanted: Callable[[str], bool],
+    *,
+    files_most: int = DOC_FILES_MOST,
+    file_most: int = TF_FILE_MOST,
+    bytes_most: int = 4 * DOC_BYTES_MOST,
+) -> tuple[str, list[DocFile]]:
+    """The commit `ref` points at, and its files whose path `wanted` accepts, in path order,
+    bounded as docs are: a file over `file_most` bytes, or past `bytes_most` in all, is named
+    with `why` and never read; past `files_most` files, or BRANCH_ENTRIES_MOST entries walked,
+    the rest is left out. Raises SourceError when the ref or the clone cannot be read."""
+    try:
+        with open_repo(clone_path) as repo:
+            try:
+                commit = repo[repo.refs[ref.encode()]]  # type: ignore[index]
+            except KeyError as exc:
+                raise SourceError(f"{ref} is not in the clone") from exc
+            if not isinstance(commit, Commit):
+                raise SourceError(f"{ref} is no commit")
+            found = _walk(repo, commit.tree, wanted, files_most)
+            sizes = blob_sizes(Path(repo.controldir()), [sha for _, sha in found])
+            files, budget = [], bytes_most
+            for path, sha in found:
+                if sizes[sha] > file_most:
+                    files.append(DocFile(path, None, f"larger than {file_most} bytes: not read"))
+                elif sizes[sha] > budget:
+                    files.append(DocFile(path, None, f"not read: {bytes_most} bytes read in all"))
+                else:
+                    budget -= sizes[sha]
+                    blob = repo[sha]
+                    files.append(
+                        DocFile(path, blob.as_raw_string() if isinstance(blob, Blob) else b"")
+                    )
+            return commit.id.decode(), files
+    except NotGitRepository as exc:
+        raise SourceError(f"no clone at {clone_path.name}") from exc
+    except KeyError as exc:
+        raise SourceError(f"{ref}: object {exc} missing from the clone") from exc
+
+
+def _walk(
+    repo: Repo, root: ObjectID, wanted: Callable[[str], bool], most: int
+) -> list[tuple[str, ObjectID]]:
+    """Every regular file under the tree `root` whose path `wanted` accepts, breadth first."""
+    found: list[tuple[str, ObjectID]] = []
+    folders: list[tuple[str, ObjectID]] = [("", root)]
+    walked = 0
+    while folders and len(found) < most and walked < BRANCH_ENTRIES_MOST:
+        prefix, sha = folders.pop(0)
+        tree = repo[sha]
+        if not isinstance(tree, Tree):
+            continue
+        for name, mode, child in tree.iteritems(name_order=True):
+            walked += 1
+            path = f"{prefix}{name.decode('utf-8', 'replace')}"
+            if stat.S_ISDIR(mode):
+                folders.append((f"{path}/", child))
+            elif stat.S_ISREG(mode) and wanted(path) and len(found) < most:
+                found.append((path, child))
+    return sorted(found)

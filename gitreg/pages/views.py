@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gitreg.catalog.specs import ModuleSpec
+from gitreg.dependents.index import NO_ONE, Seen
 from gitreg.docs.model import FolderDocs, ModuleDocs, ParseProblem, ProviderRequirement
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
@@ -53,6 +54,7 @@ class ModuleSituation:
     address: str = ""  # a Host header, or public_url's host; "" when unknown
     login: bool = False  # people sign in with the OpenID provider (login.v1 is offered)
     provenance: bool = False  # versions' provenance is signed (registry.yaml's provenance.key)
+    used_by: Seen = NO_ONE  # the module's callers as the reader may see them
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ class ModulePage:
     kept_tag: str  # why this version is served from a commit its tag no longer names
     siblings: tuple[Sibling, ...]
     repository_examples: tuple[FolderDocs, ...]  # paths in the repository
+    used_by: Seen  # who calls the module: named where the reader may read them, else counted
 
 
 def module_url(entry: ModuleEntry) -> str:
@@ -163,6 +166,7 @@ def module_page(
         repository_examples=calling_examples(
             entry.spec, docs.repository_examples if docs is not None else ()
         ),
+        used_by=situation.used_by,
     )
 
 

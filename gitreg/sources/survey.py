@@ -166,7 +166,7 @@ def _made(
     taken = []
     places = ClonePlaces.of(spec) if spec.kind != "folder" else None
     for found in listed:
-        why = _filtered_out(spec, found) or ("archived" if found.archived else "")
+        why = filtered_out(spec, found) or ("archived" if found.archived else "")
         url = clone_url_of(spec, found)
         # A clone URL outside the forge is never fetched, nor a folder made for it. (A folder
         # source's repositories are this machine's by design; no URL is location_of's to say.)
@@ -240,7 +240,7 @@ def _removed(spec: SourceSpec, module: FoundModule) -> FoundModule:
     return replace(module, removed=True, hidden=spec.on_removed == "hide")
 
 
-def _filtered_out(spec: SourceSpec, found: FoundRepository) -> str:
+def filtered_out(spec: SourceSpec, found: FoundRepository) -> str:
     """Why the source's filters leave the repository out, or ""."""
     if spec.include and not any(fnmatchcase(found.name, p) for p in spec.include):
         return f"its name matches none of include ({', '.join(spec.include)})"

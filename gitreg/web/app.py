@@ -23,6 +23,7 @@ from gitreg.docs.warming import keep_warm
 from gitreg.modules.downloads import ARCHIVES_PREFIX
 from gitreg.ops.readiness import readiness
 from gitreg.web import (
+    dependents,
     discovery,
     login,
     modules,
@@ -90,6 +91,11 @@ async def readyz(request: Request) -> JSONResponse:
     return JSONResponse(body, status_code=200 if answer.ready else 503)
 
 
+def _catalog_of(state: RegistryState) -> Callable[[], Catalog]:
+    """The catalog served now: what the consumers' reading reads, after any reload."""
+    return lambda: state.modules.snapshot.catalog
+
+
 class RegistryApp(Starlette):
     """Starlette, with request ids (and the access log) and the headers every answer carries
     outside its error middleware: the 500 it answers, and the traceback it logs, carry the
@@ -133,15 +139,23 @@ def create_app(
             state.background.start()
         if start:
             state.background.start_up(settled)
-        warming = asyncio.create_task(
-            keep_warm(state.docs, state.modules, budget=state.background.budget)
-        )
+        warming = [
+            asyncio.create_task(
+                keep_warm(state.docs, state.modules, budget=state.background.budget)
+            ),
+            # Who calls what: rebuilt after swaps and warmings, consumers read at their interval.
+            asyncio.create_task(state.dependents.keep(state.modules)),
+            asyncio.create_task(
+                state.dependents.consumers.keep(lambda: state.modules.snapshot.catalog)
+            ),
+        ]
         async with contextlib.AsyncExitStack() as stack:
             if assistants is not None:  # a mounted app's own lifespan never runs
                 await stack.enter_async_context(assistants[0]())
             yield {STATE_KEY: state}
-        warming.cancel()
-        await asyncio.gather(warming, return_exceptions=True)
+        for task in warming:
+            task.cancel()
+        await asyncio.gather(*warming, return_exceptions=True)
         state.docs.close()
         await state.background.close()  # stopped at once, if a stop signal did not already
         await state.live.close()
@@ -176,6 +190,7 @@ def create_app(
         Route(_MODULE, registry_api.latest),
         Route(f"{_MODULE}/download", registry_api.download_latest),
         Route(f"{_MODULE}/downloads/summary", registry_api.downloads_summary),
+        Route(f"{_MODULE}/dependents", dependents.answer),
         Route(f"{_MODULE}/{{version}}", registry_api.version),
         Route(f"{_MODULE}/{{version}}/sbom", registry_api.bill_of_materials),
         Route(f"{_MODULE}/{{version}}/provenance", provenance.provenance),

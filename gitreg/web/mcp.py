@@ -95,6 +95,15 @@ def registry_mcp(request_of: RequestOf) -> MCPServer:
         return await answered(ctx, lambda r: mcp_tools.module_usage(r, module_id))
 
     @server.tool(annotations=_READ_ONLY, structured_output=False)
+    async def get_module_dependents(ctx: Context, module_id: str) -> CallToolResult:
+        """Who calls a module (its registry's modules and consumer repositories): each
+        caller's constraint, the version it picks today and whether that one is deprecated;
+        callers you may not read are only counted. module_id: NAMESPACE/NAME/SYSTEM."""
+        return await answered(
+            ctx, lambda r: mcp_tools.module_dependents(r, _unversioned(module_id))
+        )
+
+    @server.tool(annotations=_READ_ONLY, structured_output=False)
     async def get_latest_module_version(
         ctx: Context, module_publisher: str, module_name: str, module_provider: str
     ) -> CallToolResult:

@@ -12,6 +12,7 @@ from typing import Any
 from starlette.requests import Request
 
 from gitreg.address import ModuleAddress, ProviderAddress
+from gitreg.dependents.answers import dependent_line, dependents_json
 from gitreg.directory.repository_url import web_url
 from gitreg.directory.search import query_problem, search, search_providers
 from gitreg.directory.view import DirectoryModule, newest
@@ -223,6 +224,23 @@ def _usage(request: Request, entry: ModuleEntry, release: Release, docs: ModuleD
     latest = latest_release(entry.versions.releases) or release
     version = constraint(release.version, newest=latest.version == release.version)
     return module_snippet(a.name, source, version, docs.root.inputs)
+
+
+async def module_dependents(request: Request, module_id: str) -> Answer:
+    """Who calls a module: callers the sender may read named, the others counted."""
+    address, _ = _address(module_id, versioned=False)
+    await _module(request, address)
+    reader = await access.reader_of(request)  # an open namespace admits without asking who
+    index = state_of(request).dependents.current
+    seen = index.seen_by(address.key, access.may_read(request, reader))
+    lines = [f"# Who calls {address}", ""]
+    lines += [f"- {dependent_line(d)}" for d in seen.named] or ["No caller you may read."]
+    if seen.hidden:
+        lines.append(
+            f"\n{seen.hidden} more in namespaces you may not read,"
+            f" {seen.hidden_deprecated} of them on a deprecated version."
+        )
+    return Answer("\n".join(lines) + "\n", dependents_json(str(address), seen, index))
 
 
 async def search_providers_answer(request: Request, query: str, offset: int) -> Answer:

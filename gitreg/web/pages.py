@@ -120,8 +120,10 @@ def _situation(request: Request, entry: ModuleEntry, reader: Principal | None) -
         for spec in world.snapshot.specs.get(entry.spec.repo, ())
         if spec.address.namespace == namespace or readable(spec.address.namespace)
     )
+    used_by = state_of(request).dependents.current.seen_by(entry.spec.address.key, readable)
     return ModuleSituation(
         repository=repository,
+        used_by=used_by,
         unreadable=state_of(request).modules.status[entry.spec.repo].last_error is not None,
         address=_opened_at(request),
         login=access.gate_of(request).login is not None,

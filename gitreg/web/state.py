@@ -14,6 +14,8 @@ from typing import Protocol
 from starlette.requests import Request
 from starlette.types import Scope
 
+from gitreg.dependents.consumers import ConsumerReads
+from gitreg.dependents.keeping import Dependents
 from gitreg.docs.service import DocsService
 from gitreg.docs.warming import WarmedModules
 from gitreg.freshness.background import BackgroundWork
@@ -67,6 +69,7 @@ class RegistryState:
     held_archives: HeldArchives  # archives.memory_budget's: this process's alone
     referrers: ModuleReferrers  # documents attached to module versions, as OCI referrers
     downloads: DownloadTally  # installs counted, written off the request path
+    dependents: Dependents  # who calls each module, rebuilt whole off the event loop
     webhook_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (forge, outcome)
     webhook_log: DeliveryLog = field(default_factory=DeliveryLog)
     seen_deliveries: SeenDeliveries = field(default_factory=SeenDeliveries)
@@ -117,6 +120,7 @@ class RegistryState:
             HeldArchives(catalog.archives.memory_budget),
             ModuleReferrers(packages, attached, docs.commit_time),
             DownloadTally(sync.shared.download_store(), lambda: current.world.catalog.downloads),
+            Dependents(docs, ConsumerReads()),
         )
 
 

@@ -100,6 +100,13 @@ _ITEMS: dict[str, dict[str, object]] = {
     "sources.github": {"org": "acme"},
     "sources.bitbucket": {"url": "https://bb.example.com", "project": "TF", "namespace": "tf"},
     "sources.folder": {"path": "repo", "namespace": "local"},
+    "consumers": {},  # an entry holds `repo` or one source kind
+}
+# A consumer's source kinds need what a source's do.
+_ITEMS |= {
+    f"consumers.{key.removeprefix('sources.')}": item
+    for key, item in _ITEMS.items()
+    if key.startswith("sources.")
 }
 
 

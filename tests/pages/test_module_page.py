@@ -264,7 +264,7 @@ def test_the_tabs_by_mouse_and_keyboard_and_without_script(
     served: RegistryServer, browser: webdriver.Chrome
 ) -> None:
     tabs = ["readme", "inputs", "outputs", "dependencies", "resources", "examples"]
-    tabs += ["submodules", "versions"]
+    tabs += ["submodules", "versions", "used-by"]
     _open(browser, served.url + "/modules/infra/net/generic")
     assert _shown_panels(browser) == ["readme"]
     browser.find_element(By.ID, "tab-resources").click()
@@ -278,7 +278,7 @@ def test_the_tabs_by_mouse_and_keyboard_and_without_script(
     assert _shown_panels(browser) == ["examples"]
     assert browser.switch_to.active_element.get_attribute("id") == "tab-examples"
     browser.switch_to.active_element.send_keys(Keys.END)
-    assert _shown_panels(browser) == ["versions"]
+    assert _shown_panels(browser) == ["used-by"]
     browser.switch_to.active_element.send_keys(Keys.HOME)
     assert _shown_panels(browser) == ["readme"]
     # Only the chosen tab is a Tab stop; Tab goes on into its panel.

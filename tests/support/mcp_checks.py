@@ -5,9 +5,12 @@ namespace and no token see, and bad arguments. The registry is `tests/support/mc
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import httpx2
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
 from tests.support.mcp_catalog import MODULE_REASON, PROVIDER_REASON, TAG_REASON
@@ -17,10 +20,26 @@ TOOLS = {
     "get_module_details",
     "list_module_versions",
     "get_module_usage",
+    "get_module_dependents",
     "get_latest_module_version",
     "search_providers",
     "get_provider_details",
 }
+
+
+def over_http(url: str, token: str | None, check: Callable[[Client], Awaitable[None]]) -> None:
+    """`check` run with an SDK client of the MCP endpoint of the registry at `url`, sending
+    `token` (none: no Authorization header)."""
+
+    async def run() -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
+        ):
+            await check(client)
+
+    asyncio.run(run())
 
 
 def text(result: CallToolResult) -> str:
@@ -133,6 +152,7 @@ async def outsider_sees_nothing_of_secret(client: Client) -> None:
         ("get_module_details", {"module_id": "secret/nothing/aws"}),
         ("list_module_versions", {"module_id": "secret/vpc/aws"}),
         ("get_module_usage", {"module_id": "secret/vpc/aws"}),
+        ("get_module_dependents", {"module_id": "secret/vpc/aws"}),
         ("get_provider_details", {"provider_id": "secret/widget"}),
     ):
         result = await call(client, tool, **arguments)

@@ -23,6 +23,7 @@ from tests.support.mcp_catalog import OTHER, READER, mcp_catalog
 from tests.support.mcp_checks import (
     bad_arguments_are_tool_errors,
     outsider_sees_nothing_of_secret,
+    over_http,
     reader_sees_every_tool,
     text,
 )
@@ -52,15 +53,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryServer]
 def _with(
     server: RegistryServer, token: str | None, check: Callable[[Client], Awaitable[None]]
 ) -> None:
-    async def run() -> None:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=30) as http,
-            Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client,
-        ):
-            await check(client)
-
-    asyncio.run(run())
+    over_http(server.url, token, check)
 
 
 def test_a_reader_of_the_namespace_sees_every_tool_answer(server: RegistryServer) -> None:
