@@ -33,6 +33,7 @@ class ReleaseRow:
     date: int | None  # the commit's committer time (unix), when known
     deprecated: str = ""  # why this version is deprecated; "" when it is not
     prerelease: bool = False  # 1.2.0-rc.1: a constraint never picks it, only its exact version
+    revoked: str = ""  # why this version is revoked; "" when it is not
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ class ModulePage:
     kept_tag: str  # why this version is served from a commit its tag no longer names
     siblings: tuple[Sibling, ...]
     repository_examples: tuple[FolderDocs, ...]  # paths in the repository
+    revoked: str = ""  # why this version is revoked: it installs only where it was installed
 
 
 def module_url(entry: ModuleEntry) -> str:
@@ -126,6 +128,7 @@ def module_page(
             times.get(r.commit),
             entry.deprecation(r) or "",
             prerelease(r.version),
+            entry.revocation(r) or "",
         )
         for r in entry.versions.releases
     )
@@ -163,6 +166,7 @@ def module_page(
         repository_examples=calling_examples(
             entry.spec, docs.repository_examples if docs is not None else ()
         ),
+        revoked=entry.revocation(release) or "",
     )
 
 

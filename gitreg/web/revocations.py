@@ -14,8 +14,11 @@ from starlette.requests import Request
 
 from gitreg.auth.principal import ANONYMOUS, GIT, Principal
 from gitreg.errors import Revoked, StateUnavailable
+from gitreg.modules.index import ModuleEntry
+from gitreg.modules.resolve import Release
 from gitreg.state.download_counts import Kind
 from gitreg.web.state import state_of, world_of
+from gitreg.web.usage import module_key
 
 log = logging.getLogger(__name__)
 
@@ -70,3 +73,15 @@ async def refuse_revoked(
             f"{address} {version} is revoked: {reason.rstrip('.')}. It installs only where it"
             " was installed before: choose another version"
         )
+
+
+async def listed(
+    request: Request, entry: ModuleEntry, principal: Principal | None
+) -> tuple[Release, ...]:
+    """`entry`'s releases as modules.v1 lists them to the reader: without the revoked versions
+    it never installed."""
+    if not entry.revoked:
+        return entry.versions.releases
+    key = module_key(entry.spec.address)
+    hidden = await withheld(request, "module", key, entry.revoked, principal)
+    return tuple(r for r in entry.versions.releases if r.version not in hidden)

@@ -12,7 +12,7 @@ from tests.support.gitrepo import GitRepo, module_files
 from tests.support.provider_releases import new_key, write_key, write_release
 
 EARLY, LATE = "early-token", "late-token"
-REASON = "1.0.0 leaks the state bucket's name in an output; use 1.1.0 or later."
+REASON = "1.0.0 leaks the state bucket name in an output; use 1.1.0 or later."
 TERRAFORM = {"User-Agent": "Terraform/1.11.4 (+https://www.terraform.io)"}
 MODULES = ("/v1/modules/team/vpc/aws", "/v1/modules/open/vpc/aws")
 WIDGET = "/v1/providers/team/widget"

@@ -4,13 +4,19 @@ of a public namespace as `downloads.revoked_for_anonymous` says; providers' `war
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from gitreg.catalog.load import load_catalog
+from tests.support.mcp_checks import ok
 from tests.support.revoked_registry import (
     EARLY,
     LATE,
@@ -24,6 +30,7 @@ from tests.support.revoked_registry import (
 from tests.support.servers import RegistryServer
 
 TEAM, OPEN = MODULES
+MCP_ON = "mcp: {enabled: true}\n"
 
 
 def versions(answer: httpx.Response) -> list[str]:
@@ -36,13 +43,13 @@ def versions(answer: httpx.Response) -> list[str]:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RegistryServer, Path]]:
     root = tmp_path_factory.mktemp("revoked")
-    path = write_revoked_registry(root, revoked=False)
+    path = write_revoked_registry(root, revoked=False, extra="mcp: {enabled: true}\n")
     with RegistryServer(load_catalog(path)) as server, httpx.Client(base_url=server.url) as http:
         for where in (f"{TEAM}/1.0.0/download", f"{WIDGET}/1.0.0/download/linux/amd64"):
             assert http.get(where, headers=bearer(EARLY)).status_code == 200
         assert http.get(f"{OPEN}/1.0.0/download", headers=TERRAFORM).status_code == 200
         server.state.downloads.write()
-        write_revoked_registry(root, revoked=True)
+        write_revoked_registry(root, revoked=True, extra=MCP_ON)
         assert server.reload()
         yield server, root
 
@@ -99,14 +106,15 @@ def test_anonymous_readers_of_a_public_namespace_get_what_the_setting_says(
     # Hidden by default, although an anonymous reader installed it before.
     assert versions(get(server, f"{OPEN}/versions")) == ["2.0.0", "1.1.0"]
     assert get(server, f"{OPEN}/1.0.0/download").status_code == 410
-    write_revoked_registry(root, revoked=True, downloads="  revoked_for_anonymous: kept\n")
+    kept = "  revoked_for_anonymous: kept\n"
+    write_revoked_registry(root, revoked=True, downloads=kept, extra=MCP_ON)
     assert server.reload()
     try:
         assert versions(get(server, f"{OPEN}/versions")) == ["2.0.0", "1.1.0", "1.0.0"]
         assert get(server, f"{OPEN}/1.0.0/download").status_code == 200
         assert versions(get(server, f"{TEAM}/versions", LATE)) == ["2.0.0", "1.1.0"]
     finally:
-        write_revoked_registry(root, revoked=True)
+        write_revoked_registry(root, revoked=True, extra=MCP_ON)
         assert server.reload()
 
 
@@ -118,3 +126,44 @@ def test_without_auth_every_reader_is_anonymous(tmp_path: Path) -> None:
         for _ in range(2):  # kept: the same answer for everyone
             assert versions(get(server, f"{TEAM}/versions")) == ["2.0.0", "1.1.0"]
             assert get(server, f"{TEAM}/1.0.0/download").status_code == 410
+
+
+def test_pages_say_a_version_is_revoked(server: RegistryServer) -> None:
+    page = get(server, "/modules/team/vpc/aws/1.0.0", LATE).text
+    assert 'id="banner-version-revoked"' in page and REASON in page
+    assert 'id="banner-version-deprecated"' not in page  # revoked, not deprecated
+    assert ">1.0.0 (revoked)</option>" in page and ">1.1.0 (deprecated)</option>" in page
+    provider = get(server, "/providers/team/widget/1.0.0", LATE).text
+    assert 'id="banner-version-revoked"' in provider and REASON in provider
+
+
+def test_the_registry_api_says_so_and_lists_what_the_reader_may_install(
+    server: RegistryServer,
+) -> None:
+    late = get(server, f"{TEAM}/1.0.0", LATE).json()
+    assert late["revoked"] == REASON and "deprecated" not in late
+    assert late["versions"] == ["2.0.0", "1.1.0"]
+    assert get(server, f"{TEAM}/1.0.0", EARLY).json()["versions"] == ["2.0.0", "1.1.0", "1.0.0"]
+    assert "revoked" not in get(server, f"{TEAM}/1.1.0", LATE).json()
+
+
+def _mcp(server: RegistryServer, token: str, tool: str, **arguments: str) -> tuple[str, Any]:
+    async def run() -> tuple[str, dict[str, Any]]:
+        async with (
+            httpx2.AsyncClient(headers=bearer(token), timeout=30) as http,
+            Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client,
+        ):
+            return await ok(client, tool, **arguments)
+
+    return asyncio.run(run())
+
+
+def test_mcp_says_so(server: RegistryServer) -> None:
+    said, data = _mcp(server, LATE, "get_module_details", module_id="team/vpc/aws/1.0.0")
+    assert f"**Revoked**: {REASON}" in said
+    assert data["revoked"] == REASON and data["versions"] == ["2.0.0", "1.1.0"]
+    said, data = _mcp(server, LATE, "list_module_versions", module_id="team/vpc/aws")
+    assert f"- 1.0.0 (revoked: {REASON})" in said
+    said, data = _mcp(server, LATE, "get_provider_details", provider_id="team/widget/1.0.0")
+    assert data["revoked"] == REASON
+    assert f"Version 1.0.0 is revoked: {REASON}" in data["warnings"]
