@@ -24,7 +24,7 @@ def bearer(token: str) -> dict[str, str]:
 
 def _token(name: str, token: str) -> str:
     digest = hashlib.sha256(token.encode()).hexdigest()
-    return f'    - {{name: {name}, token_sha256: "{digest}", read: [team]}}\n'
+    return f'    - {{name: {name}, token_sha256: "{digest}", read: [team], mirror: true}}\n'
 
 
 def write_revoked_registry(root: Path, revoked: bool, downloads: str = "", extra: str = "") -> Path:

@@ -1,6 +1,7 @@
 """Revoked versions over real HTTP with tokens: left out of `versions` and refused (410, with the
 reason) for a token that never installed them, kept for one that did, and for anonymous readers
-of a public namespace as `downloads.revoked_for_anonymous` says; providers' `warnings` say it."""
+of a public namespace as `downloads.revoked_for_anonymous` says, through providers.v1 and the
+network mirror alike; providers' `warnings`, the pages, the registry API and MCP say it."""
 
 from __future__ import annotations
 
@@ -167,3 +168,14 @@ def test_mcp_says_so(server: RegistryServer) -> None:
     said, data = _mcp(server, LATE, "get_provider_details", provider_id="team/widget/1.0.0")
     assert data["revoked"] == REASON
     assert f"Version 1.0.0 is revoked: {REASON}" in data["warnings"]
+
+
+def test_the_network_mirror_revokes_the_hosted_providers_alike(server: RegistryServer) -> None:
+    base = "/v1/mirror/registry.example.test/team/widget"
+    for _ in range(2):
+        early = get(server, f"{base}/index.json", EARLY)
+        assert early.status_code == 200 and sorted(early.json()["versions"]) == ["1.0.0", "1.1.0"]
+        assert list(get(server, f"{base}/index.json", LATE).json()["versions"]) == ["1.1.0"]
+        assert get(server, f"{base}/1.0.0.json", EARLY).status_code == 200
+        refused = get(server, f"{base}/1.0.0.json", LATE)
+        assert refused.status_code == 410 and REASON.rstrip(".") in refused.text
