@@ -4,19 +4,23 @@ revoked is revoked; `downloads.revoked_for_anonymous` read and checked."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from gitreg.catalog.declaration import read_declaration
+from gitreg.catalog.load import load_catalog
 from gitreg.catalog.specs import deprecation_of
 from gitreg.errors import ConfigError
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import ModuleVersions, Release
 from gitreg.providers.hosted import ProviderEntry
+from gitreg.web.providers import deprecation_warnings
 from tests.catalog.test_deprecations import _repository
 from tests.conftest import WriteCatalog
 from tests.support.refused_catalogs import assert_refused, refusal
+from tests.support.site_snippets import claimed
 
 ENTRY = "    repo: https://git.example.com/infra/vpc.git\n"
 
@@ -110,3 +114,23 @@ def test_a_repository_s_own_file_revokes_its_modules_and_providers() -> None:
     wrong = b"modules:\n  - name: vpc\n    system: aws\n    revoked: [{versions: '0.1.0'}]\n"
     with pytest.raises(ConfigError, match=r"modules\[0\]\.revoked\[0\]\.reason \(line 4\)"):
         read_declaration(wrong, "platform/tools", _repository())
+
+
+def test_the_page_s_catalog_revokes_what_it_says(tmp_path: Path) -> None:
+    with claimed("deprecations.md", "test_the_page_s_catalog_revokes_what_it_says") as page:
+        text = page.take("yaml", "hostname:")
+        setting = page.take("yaml", "downloads:")
+    (tmp_path / "widget").mkdir()
+    path = tmp_path / "registry.yaml"
+    text = text.replace("/srv/provider-releases/widget", "widget")
+    path.write_text(f"cache_dir: cache\n{text}{setting}")
+    catalog = load_catalog(path)
+    vpc, widget = catalog.modules[0], catalog.providers[0]
+    assert "subnets" in (deprecation_of(vpc.revoked, "1.4.0") or "")
+    assert deprecation_of(vpc.revoked, "1.4.1") is None
+    assert deprecation_of(vpc.deprecated, "1.4.0") is not None  # and said revoked, not deprecated
+    assert deprecation_of(widget.revoked, "0.9.2") == "0.9.2 deletes tags on update; use 0.9.3."
+    assert catalog.downloads.revoked_for_anonymous == "hidden"
+    # What the page says terraform init prints, as the versions answer words it.
+    warned = deprecation_warnings(partial(deprecation_of, widget.revoked), ["0.9.2"], "revoked")
+    assert warned == ["Version 0.9.2 is revoked: 0.9.2 deletes tags on update; use 0.9.3."]
