@@ -1,6 +1,6 @@
 """A registry for the tests of revocation: a module in a private namespace (`team/vpc/aws`) and in
 a public one (`open/vpc/aws`), 1.0.0, 1.1.0 and 2.0.0 of the same repository, and a hosted provider
-`team/widget` (1.0.0, 1.1.0); tokens `early` and `late` read `team`. Written first without
+`team/widget` (1.0.0, 1.1.0); tokens `early`, `late` and `third` read `team`. Written first without
 `revoked:`, so that `early` installs 1.0.0 before it is revoked, then with it."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.provider_releases import new_key, write_key, write_release
 
-EARLY, LATE = "early-token", "late-token"
+EARLY, LATE, THIRD = "early-token", "late-token", "third-token"
 REASON = "1.0.0 leaks the state bucket name in an output; use 1.1.0 or later."
 TERRAFORM = {"User-Agent": "Terraform/1.11.4 (+https://www.terraform.io)"}
 MODULES = ("/v1/modules/team/vpc/aws", "/v1/modules/open/vpc/aws")
@@ -62,6 +62,6 @@ mirror: {{read_through: false}}
 auth:
   public: [open]
   tokens:
-{_token("early", EARLY)}{_token("late", LATE)}{section}{extra}"""
+{_token("early", EARLY)}{_token("late", LATE)}{_token("third", THIRD)}{section}{extra}"""
     )
     return path
