@@ -26,7 +26,8 @@ from gitreg.web.hot_routes import (
     admit,
     module_target,
 )
-from gitreg.web.revocations import refuse_revoked, withheld
+from gitreg.web.kept import Made
+from gitreg.web.revocations import by_installs, refuse_revoked, withheld
 from gitreg.web.state import state_of, world_of, world_synced
 from gitreg.web.usage import module_key
 
@@ -48,10 +49,14 @@ async def versions(request: Request) -> Response:
         key = module_key(entry.spec.address)
         hidden = await withheld(request, "module", key, entry.revoked, admission.principal)
         response = JsonBytesResponse(entry.versions_json(hidden))
-        # With auth, each reader's answer is their own; without, everyone is anonymous.
-        if world_of(request).gate.on:
-            return response
-        return admission.keep(request, response, entry.spec.repo)
+
+        def made(withheld: frozenset[str]) -> Made:
+            return MODULE_VERSIONS.kept_parts(JsonBytesResponse(entry.versions_json(withheld)))
+
+        # Kept, and made again for each reader from what they installed.
+        sent = (hidden, MODULE_VERSIONS.kept_parts(response))
+        readers = by_installs(request, "module", key, entry.revoked, made, sent)
+        return admission.keep(request, response, entry.spec.repo, readers)
     response = JsonBytesResponse(entry.versions_json())
     if not entry.versions.releases:  # whether none is known may change without a swap
         return response

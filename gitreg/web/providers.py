@@ -18,7 +18,8 @@ from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.files import zip_response
 from gitreg.web.hot_routes import PROVIDER_DOWNLOAD, PROVIDER_VERSIONS, admit
-from gitreg.web.revocations import refuse_revoked, withheld
+from gitreg.web.kept import Made
+from gitreg.web.revocations import by_installs, refuse_revoked, withheld
 from gitreg.web.state import world_of
 
 FILES_PREFIX = "/v1/provider-files"
@@ -30,8 +31,24 @@ async def versions(request: Request) -> Response:
     admission = await admit(request, PROVIDER_VERSIONS, address)
     entry = _entry(request, address)
     revoked = entry.revoked()
+    if not revoked:
+        return admission.keep(request, _versions(entry), (address, entry))
     counted = f"{address.namespace}/{address.type}"
     hidden = await withheld(request, "provider", counted, revoked, admission.principal)
+
+    def made(withheld: frozenset[str]) -> Made:
+        return PROVIDER_VERSIONS.kept_parts(_versions(entry, withheld))
+
+    # Kept, and made again for each reader from what they installed.
+    response = _versions(entry, hidden)
+    sent = (hidden, PROVIDER_VERSIONS.kept_parts(response))
+    readers = by_installs(request, "provider", counted, revoked, made, sent)
+    return admission.keep(request, response, (address, entry), readers)
+
+
+def _versions(entry: ProviderEntry, withheld: frozenset[str] = frozenset()) -> Response:
+    """The `versions` answer, without the `withheld` versions (revoked ones the reader never
+    installed)."""
     listed = [
         {
             "version": r.version,
@@ -39,7 +56,7 @@ async def versions(request: Request) -> Response:
             "platforms": [{"os": p.os, "arch": p.arch} for p in r.packages],
         }
         for r in entry.releases
-        if r.version not in hidden
+        if r.version not in withheld
     ]
     versions = [r.version for r in entry.releases]
     warnings = deprecation_warnings(entry.deprecation, versions)
@@ -47,10 +64,7 @@ async def versions(request: Request) -> Response:
     warnings += deprecation_warnings(entry.revocation, versions, "revoked")
     # Terraform and OpenTofu print `warnings` at init, whichever version they pick: each says
     # which versions it is about.
-    response = JSONResponse({"versions": listed, **({"warnings": warnings} if warnings else {})})
-    if revoked and world_of(request).gate.on:  # each reader's answer is their own
-        return response
-    return admission.keep(request, response, (address, entry))
+    return JSONResponse({"versions": listed, **({"warnings": warnings} if warnings else {})})
 
 
 def deprecation_warnings(

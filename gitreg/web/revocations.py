@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from starlette.requests import Request
 
@@ -17,6 +18,7 @@ from gitreg.errors import Revoked, StateUnavailable
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
 from gitreg.state.download_counts import Kind
+from gitreg.web.kept import ByInstalls, Made
 from gitreg.web.state import state_of, world_of
 from gitreg.web.usage import module_key
 
@@ -85,3 +87,20 @@ async def listed(
     key = module_key(entry.spec.address)
     hidden = await withheld(request, "module", key, entry.revoked, principal)
     return tuple(r for r in entry.versions.releases if r.version not in hidden)
+
+
+def by_installs(
+    request: Request,
+    kind: Kind,
+    address: str,
+    revoked: frozenset[str],
+    make: Callable[[frozenset[str]], Made],
+    made: tuple[frozenset[str], Made],
+) -> ByInstalls:
+    """How a kept `versions` answer of `address` is made for each reader (`web/kept.py`):
+    `make` gives the answer without the versions the reader never installed; `made`, the one
+    the handler made, for the versions it left out."""
+    kept = world_of(request).catalog.downloads.revoked_for_anonymous == "kept"
+    readers = ByInstalls(kind, address, revoked, frozenset() if kept else revoked, make)
+    readers.made[made[0]] = made[1]
+    return readers

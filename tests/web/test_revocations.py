@@ -86,9 +86,14 @@ def test_a_token_that_never_did_is_refused_it_with_the_reason(server: RegistrySe
     assert get(server, f"{TEAM}/1.1.0/download", LATE).status_code == 200
     assert versions(get(server, f"{WIDGET}/versions", LATE)) == ["1.1.0"]
     assert get(server, f"{WIDGET}/1.0.0/download/linux/amd64", LATE).status_code == 410
-    # The one who was refused is refused again once the first answer is kept.
+    # Kept answers are made for each reader from what they installed.
     assert versions(get(server, f"{TEAM}/versions", EARLY)) == ["2.0.0", "1.1.0", "1.0.0"]
     assert versions(get(server, f"{TEAM}/versions", LATE)) == ["2.0.0", "1.1.0"]
+    for path in (f"{TEAM}/versions", f"{WIDGET}/versions"):
+        kept = server.state.kept.get(server.state.current.world, path)
+        assert kept is not None and kept.by_installs is not None
+        made = set(kept.by_installs.made)
+        assert made and made <= {frozenset(), frozenset({"1.0.0"})}  # each made once
 
 
 def test_provider_warnings_say_revoked_not_deprecated(server: RegistryServer) -> None:
