@@ -1,7 +1,8 @@
 """Revoked versions over real HTTP with tokens: left out of `versions` and refused (410, with the
 reason) for a token that never installed them, kept for one that did, and for anonymous readers
 of a public namespace as `downloads.revoked_for_anonymous` says, through providers.v1 and the
-network mirror alike; providers' `warnings`, the pages, the registry API and MCP say it."""
+network mirror and OpenTofu's OCI API alike; providers' `warnings`, the pages, the registry API
+and MCP say it."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from tests.support.revoked_registry import (
 from tests.support.servers import RegistryServer
 
 TEAM, OPEN = MODULES
-MCP_ON = "mcp: {enabled: true}\n"
+MCP_ON = "mcp: {enabled: true}\noci: {enabled: true}\n"
 
 
 def versions(answer: httpx.Response) -> list[str]:
@@ -44,7 +45,7 @@ def versions(answer: httpx.Response) -> list[str]:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RegistryServer, Path]]:
     root = tmp_path_factory.mktemp("revoked")
-    path = write_revoked_registry(root, revoked=False, extra="mcp: {enabled: true}\n")
+    path = write_revoked_registry(root, revoked=False, extra=MCP_ON)
     with RegistryServer(load_catalog(path)) as server, httpx.Client(base_url=server.url) as http:
         for where in (f"{TEAM}/1.0.0/download", f"{WIDGET}/1.0.0/download/linux/amd64"):
             assert http.get(where, headers=bearer(EARLY)).status_code == 200
@@ -184,3 +185,14 @@ def test_the_network_mirror_revokes_the_hosted_providers_alike(server: RegistryS
         assert get(server, f"{base}/1.0.0.json", EARLY).status_code == 200
         refused = get(server, f"{base}/1.0.0.json", LATE)
         assert refused.status_code == 410 and REASON.rstrip(".") in refused.text
+
+
+def test_opentofu_s_oci_api_revokes_alike(server: RegistryServer) -> None:
+    for repository in ("/v2/team/vpc/aws", "/v2/providers/team/widget"):
+        early = get(server, f"{repository}/tags/list", EARLY).json()["tags"]
+        late = get(server, f"{repository}/tags/list", LATE).json()["tags"]
+        assert "1.0.0" in early and "1.0.0" not in late and "1.1.0" in late
+        assert get(server, f"{repository}/manifests/1.0.0", EARLY).status_code == 200
+        refused = get(server, f"{repository}/manifests/1.0.0", LATE)
+        assert refused.status_code == 404 and REASON.rstrip(".") in refused.text
+        assert refused.json()["errors"][0]["code"] == "MANIFEST_UNKNOWN"
