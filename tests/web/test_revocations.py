@@ -18,6 +18,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from gitreg.catalog.load import load_catalog
+from tests.support.gitrepo import GitRepo, module_files
 from tests.support.mcp_checks import ok
 from tests.support.revoked_registry import (
     EARLY,
@@ -29,7 +30,7 @@ from tests.support.revoked_registry import (
     bearer,
     write_revoked_registry,
 )
-from tests.support.servers import RegistryServer
+from tests.support.servers import RegistryServer, run_gitreg
 
 TEAM, OPEN = MODULES
 MCP_ON = "mcp: {enabled: true}\noci: {enabled: true}\n"
@@ -196,3 +197,22 @@ def test_opentofu_s_oci_api_revokes_alike(server: RegistryServer) -> None:
         refused = get(server, f"{repository}/manifests/1.0.0", LATE)
         assert refused.status_code == 404 and REASON.rstrip(".") in refused.text
         assert refused.json()["errors"][0]["code"] == "MANIFEST_UNKNOWN"
+
+
+def test_lists_and_gitreg_docs_say_a_revoked_newest_version(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "bad")
+    repo.release("v1.0.0", module_files("1.0.0"))
+    path = tmp_path / "registry.yaml"
+    path.write_text(
+        "cache_dir: cache\nmodules:\n"
+        f"  - {{namespace: infra, name: bad, system: aws, repo: {repo.path},\n"
+        "      revoked: [{versions: '1.0.0', reason: 'Deletes the VPC.'}]}\n"
+        "downloads: {revoked_for_anonymous: kept}\n"
+    )
+    with RegistryServer(load_catalog(path)) as server:
+        for listing in ("/?namespace=infra", "/?q=bad"):
+            page = get(server, listing).text
+            assert '<span class="badge warn" title="Deletes the VPC.">revoked</span>' in page
+    done = run_gitreg("docs", "infra/bad/aws", "1.0.0", "--config", str(path))
+    revoked = "Revoked: Deletes the VPC. (it installs only where it was installed before)"
+    assert done.stdout.splitlines()[1] == revoked
