@@ -23,10 +23,12 @@ bare app (its rate ÷ bare's; bare's CPU ÷ its CPU).
 
 `--counting` adds, for each gitreg, a twin with download counting off (`downloads: {enabled:
 false}`; it is on by default), loaded in the same rounds, and prints per route the median of the
-per-round ratios of the one counting to its twin (req/s: on ÷ off; CPU: off ÷ on).
+per-round ratios of the one counting to its twin (req/s: on ÷ off; CPU: off ÷ on). `--revoked`
+does the same with a twin whose module and provider have a revoked version (1.1.0, not the one
+downloaded), and prints the ratio of that twin to the one with none revoked.
 
     python -m bench.hot_routes [--rounds 3] [--seconds 3] [--concurrency 50]
-        [--tree PATH ...] [--routes discovery,versions,...] [--together] [--counting]
+        [--tree PATH ...] [--routes discovery,versions,...] [--together] [--counting | --revoked]
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ modules:
   - {{namespace: bench, name: mod, system: generic, repo: mod}}
 """
 _UNCOUNTED = "downloads: {enabled: false}\n"
+_REVOKED = ', revoked: [{versions: "1.1.0", reason: "bench"}]}'
+TWINS = {"counting": ("uncounted", "counting on/off"), "revoked": ("revoked", "revoked/none")}
 _AUTH = (
     "auth:\n  download_ttl: 1h\n  tokens:\n"
     f'    - {{name: bench, token_sha256: "{hashlib.sha256(TOKEN.encode()).hexdigest()}",'
@@ -96,7 +100,7 @@ class Server:
     pid: int
     headers: dict[str, str] = field(default_factory=dict)
     baseline: str = ""  # the bare server asked the same requests (for gitreg's)
-    twin: str = ""  # the same gitreg with download counting off (`--counting`)
+    twin: str = ""  # the same gitreg with counting off (`--counting`), or revoked (`--revoked`)
 
 
 def _wrk(url: str, concurrency: int, seconds: int, headers: dict[str, str]) -> tuple[float, int]:
@@ -145,7 +149,7 @@ def _world(root: Path) -> None:
 
 
 @contextlib.contextmanager
-def _servers(root: Path, trees: list[Path], counting: bool = False) -> Iterator[list[Server]]:
+def _servers(root: Path, trees: list[Path], twin: str = "") -> Iterator[list[Server]]:
     os.environ["BENCH_VERSIONS"] = str(MODULE_VERSIONS)
     token = {"Authorization": f"Bearer {TOKEN}"}
     with contextlib.ExitStack() as stack:
@@ -155,21 +159,27 @@ def _servers(root: Path, trees: list[Path], counting: bool = False) -> Iterator[
             command = ["taskset", "-c", SERVER_CPU, *hypercorn_app("bench.bare_app:app", port)]
             base, process = stack.enter_context(started(command, port, ROUTES["versions"]))
             servers.append(Server(name, base, process.pid, headers))
+        suffix = f", {TWINS[twin][0]}" if twin else ""
         for n, tree in enumerate(trees):
-            for auth, off in [(a, o) for a in (False, True) for o in (False, True)[: 1 + counting]]:
-                config = root / f"registry-{n}-{'on' if auth else 'off'}{'-uncounted' * off}.yaml"
-                counted = _UNCOUNTED if off else ""
+            for auth, off in [
+                (a, o) for a in (False, True) for o in (False, True)[: 1 + bool(twin)]
+            ]:
+                config = root / f"registry-{n}-{'on' if auth else 'off'}{'-twin' * off}.yaml"
+                catalog, counted = _CATALOG, _UNCOUNTED if off and twin == "counting" else ""
+                if off and twin == "revoked":
+                    for entry in ("artifacts: releases}", "repo: mod}"):
+                        catalog = catalog.replace(entry, entry[:-1] + _REVOKED)
                 config.write_text(
-                    f"cache_dir: {config.stem}\n{_CATALOG}{_AUTH if auth else ''}{counted}"
+                    f"cache_dir: {config.stem}\n{catalog}{_AUTH if auth else ''}{counted}"
                 )
                 port = free_port()
                 command = _gitreg(tree, config, port)
                 base, process = stack.enter_context(started(command, port, "/readyz"))
                 label = f"{tree.name} auth {'on' if auth else 'off'}"
-                twin = f"{label}, uncounted" if counting and not off else ""
+                twin_name = f"{label}{suffix}" if twin and not off else ""
                 headers, baseline = (token, BARE_TOKEN) if auth else ({}, BARE)
-                name = f"{label}, uncounted" if off else label
-                servers.append(Server(name, base, process.pid, headers, baseline, twin))
+                name = f"{label}{suffix}" if off else label
+                servers.append(Server(name, base, process.pid, headers, baseline, twin_name))
         for server in servers:
             for name, path in ROUTES.items():
                 _ready(server, name, path)
@@ -204,6 +214,11 @@ def main() -> None:
         action="store_true",
         help="each gitreg beside a twin with download counting off, and their ratio per route",
     )
+    parser.add_argument(
+        "--revoked",
+        action="store_true",
+        help="each gitreg beside a twin with a revoked version, and their ratio per route",
+    )
     args = parser.parse_args()
     trees = [t.resolve() for t in args.tree or [Path.cwd()]]
     routes = {name: ROUTES[name] for name in args.routes.split(",")}
@@ -212,7 +227,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         _world(root)
-        with _servers(root, trees, args.counting) as servers:
+        twin = "counting" if args.counting else "revoked" if args.revoked else ""
+        with _servers(root, trees, twin) as servers:
             for server in servers:  # warm-up, not counted
                 for path in routes.values():
                     _wrk(server.base + path, args.concurrency, 1, server.headers)
@@ -236,8 +252,8 @@ def main() -> None:
                             costs.setdefault((name, server.name), []).append(spent)
                 _row(f"{name}, req/s", measured, rates, name, higher=True)
                 _row(f"{name}, CPU us", measured, costs, name, higher=False)
-                if args.counting:
-                    _counting_row(name, measured, rates, costs)
+                if twin:
+                    _twin_row(name, measured, rates, costs, twin)
 
 
 def _loaded(
@@ -281,28 +297,26 @@ def _row(
     print(row, flush=True)
 
 
-def _counting_row(
+def _twin_row(
     name: str,
     measured: list[Server],
     rates: dict[tuple[str, str], list[float]],
     costs: dict[tuple[str, str], list[float]],
+    twin: str,
 ) -> None:
-    """Each counting gitreg against its twin that does not count, round by round: req/s on ÷
-    off, and CPU a request off ÷ on (above 1: counting costs nothing measurable)."""
+    """Each gitreg against its twin, round by round. Counting: req/s on ÷ off, and CPU a
+    request off ÷ on; revoked: req/s revoked ÷ none, CPU none ÷ revoked (above 1: no cost)."""
     cells = []
     for server in (s for s in measured if s.twin):
-        on, off = rates[(name, server.name)], rates[(name, server.twin)]
-        by_rate = [a / b for a, b in zip(on, off, strict=True)]
-        by_cpu = [
-            b / a
-            for a, b in zip(costs[(name, server.name)], costs[(name, server.twin)], strict=True)
-        ]
+        first, second = (server.name, server.twin)[:: 1 if twin == "counting" else -1]
+        by_rate = [a / b for a, b in zip(rates[(name, first)], rates[(name, second)], strict=True)]
+        by_cpu = [b / a for a, b in zip(costs[(name, first)], costs[(name, second)], strict=True)]
         cells.append(
             f"{server.name}: req/s {statistics.median(by_rate):.3f}"
             f" ({min(by_rate):.2f}-{max(by_rate):.2f}),"
             f" CPU {statistics.median(by_cpu):.3f} ({min(by_cpu):.2f}-{max(by_cpu):.2f})"
         )
-    print(f"{name}, counting on/off: " + "; ".join(cells), flush=True)
+    print(f"{name}, {TWINS[twin][1]}: " + "; ".join(cells), flush=True)
 
 
 if __name__ == "__main__":

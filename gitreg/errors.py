@@ -8,6 +8,7 @@ MCP answer theirs in their own protocol's form. See docs/reference/http-api.md."
 # ├── StartupError         the server cannot start: its address is taken, its TLS files unusable
 # ├── ClientError          the client asked for something malformed
 # │   ├── NotFound         well-formed, but we do not have it
+# │   │   └── Revoked      a revoked version, asked by a reader who never installed it (410)
 # │   ├── Unauthorized     no credentials, or none we know: a webhook's signature, a client token
 # │   ├── Forbidden        credentials we know, that do not open this (or a download URL's
 # │   │                    signature that is expired, tampered with or for another path)
@@ -75,6 +76,10 @@ class ClientError(GitregError):
 
 class NotFound(ClientError):
     """Well-formed, but not on this registry."""
+
+
+class Revoked(NotFound):
+    """A revoked version, asked for by a reader who never installed it: gone on purpose (410)."""
 
 
 class Unauthorized(ClientError):

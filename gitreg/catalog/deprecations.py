@@ -1,5 +1,5 @@
-"""A module's or provider's `deprecated:` list, as registry.yaml and a repository's `.gitreg.yaml`
-write it: the versions a constraint admits, and why they are deprecated."""
+"""A module's or provider's `deprecated:` and `revoked:` lists, as registry.yaml and a repository's
+`.gitreg.yaml` write them: the versions a constraint admits, and why they are retired."""
 
 from __future__ import annotations
 
@@ -10,12 +10,15 @@ from gitreg.version_constraints import VersionConstraint
 REASON_MOST = 500  # a reason is printed by terraform init, once per version: a sentence or two
 
 
-def deprecations(reader: yamldoc.Reader, m: yamldoc.Mapping, path: str) -> tuple[Deprecation, ...]:
-    """`deprecated: [{versions: "< 2.0.0", reason: "..."}]`; every problem with its key path."""
-    if "deprecated" not in m:
+def deprecations(
+    reader: yamldoc.Reader, m: yamldoc.Mapping, path: str, key: str = "deprecated"
+) -> tuple[Deprecation, ...]:
+    """`deprecated: [{versions: "< 2.0.0", reason: "..."}]`, or `revoked:` (`key`) in the same
+    shape; every problem with its key path."""
+    if key not in m:
         return ()
     found = []
-    for where, line, item in reader.items(m, "deprecated", path):
+    for where, line, item in reader.items(m, key, path):
         entry = reader.mapping(item, where, line, ("versions", "reason"), ("versions", "reason"))
         if entry is None:
             continue

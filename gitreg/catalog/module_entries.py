@@ -36,6 +36,7 @@ MODULE_KEYS = frozenset(
     {
         *("namespace", "name", "system", "repo", "path", "tags", "download", "git_url"),
         *("archive", "moved_tags", "deleted_tags", "webhook", "deprecated"),
+        "revoked",
         "require_signed_tags",
     }
 )
@@ -64,7 +65,7 @@ class EntryDefaults:
     allowed: frozenset[str] = frozenset(
         {
             *("namespace", "name", "system", "path", "tags", "archive"),
-            *("moved_tags", "deleted_tags", "deprecated"),
+            *("moved_tags", "deleted_tags", "deprecated", "revoked"),
         }
     )
 
@@ -117,6 +118,7 @@ class ModuleEntries(ProviderSections):
             deleted = self.choice(m, "deleted_tags", path, ("keep", "remove"))
             secret = self.secret(m, "webhook", path)
             deprecated = deprecations(self, m, path)
+            revoked = deprecations(self, m, path, "revoked")
             signed_tags = None if defaults else tag_signers(self, m, path)
             if defaults:
                 templates = templates if "tags" in m else defaults.tags
@@ -139,6 +141,7 @@ class ModuleEntries(ProviderSections):
                     deleted_tags=cast(DeletedPolicy, deleted),
                     webhook_secret=secret,
                     deprecated=deprecated,
+                    revoked=revoked,
                     signed_tags=signed_tags,
                 )
                 rival = secret_holders.get(repo)

@@ -36,7 +36,9 @@ _RELEASE_KEYS = {
 _FORGE_COMMON = ("token_env", "token_file", "interval", "webhook")
 
 _DEFAULT_TEMPLATES = tuple(TagTemplate.parse(t) for t in DEFAULT_TEMPLATES)
-PROVIDER_KEYS = ("namespace", "type", "artifacts", "releases", "repo", "tags", "deprecated")
+PROVIDER_KEYS = (
+    *("namespace", "type", "artifacts", "releases", "repo", "tags", "deprecated", "revoked"),
+)
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ class ProviderSections(yamldoc.Reader):
         which name neither artifacts nor releases: the repository's own releases are theirs."""
         result: list[ProviderSpec] = []
         seen: dict[tuple[str, str], str] = {}
-        keys = {"namespace", "type", "tags", "deprecated"} if own else set(PROVIDER_KEYS)
+        keys = {"namespace", "type", "tags", "deprecated", "revoked"} if own else set(PROVIDER_KEYS)
         for path, line, item in self.items(top, "providers"):
             m = self.mapping(item, path, line, keys, {"type"} if own else {"namespace", "type"})
             if m is None:
@@ -122,11 +124,14 @@ class ProviderSections(yamldoc.Reader):
             repo = self.parsed(m, "repo", path, self.repo_location, repeats=True)
             templates = self.templates(m, path)
             deprecated = deprecations(self, m, path)
+            revoked = deprecations(self, m, path, "revoked")
             if not (namespace and kind and artifacts) or self.problems_at(path):
                 self.left_out(path, line)
                 continue
             spec = ProviderSpec(
-                namespace, kind, artifacts, repo, templates, releases, deprecated=deprecated
+                *(namespace, kind, artifacts, repo, templates, releases),
+                deprecated=deprecated,
+                revoked=revoked,
             )
             if spec.key in seen:
                 self.problem(path, line, f"provider {spec} is already listed at {seen[spec.key]}")

@@ -83,11 +83,13 @@ class McpSettings:
 class DownloadSettings:
     """`downloads:`: each installed version counted (on by default), the counts kept for
     `retention` seconds, and who downloaded shown to ops tokens, and to the namespace's readers
-    too with `show_principals`."""
+    too with `show_principals`. `revoked_for_anonymous`: whether anonymous readers, whom the
+    ledger cannot tell apart, get revoked versions ("kept") or not ("hidden")."""
 
     enabled: bool = True
     retention: float = 400 * 86400.0
     show_principals: bool = False
+    revoked_for_anonymous: Literal["hidden", "kept"] = "hidden"
 
 
 @dataclass(frozen=True)

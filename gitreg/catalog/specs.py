@@ -22,7 +22,8 @@ DeletedPolicy = Literal["keep", "remove"]
 @dataclass(frozen=True)
 class Deprecation:
     """An entry of a module's or provider's `deprecated:`: the versions `versions` admits are
-    deprecated, for `reason`. They stay installable; clients, pages and the API are told."""
+    deprecated, for `reason`. They stay installable; clients, pages and the API are told.
+    An entry of `revoked:` has the same shape: its versions install only for those who did."""
 
     versions: VersionConstraint
     reason: str
@@ -77,6 +78,7 @@ class ModuleSpec:
     # search leave it out.
     hidden: bool = False
     deprecated: tuple[Deprecation, ...] = ()
+    revoked: tuple[Deprecation, ...] = ()  # installed only by who installed them before
     # Its own, its source's or its namespace's `require_signed_tags`; None: tags need no signature.
     signed_tags: TagSigners | None = None
 
@@ -151,6 +153,7 @@ class ProviderSpec:
     removed: bool = False
     hidden: bool = False  # True: removed under on_removed: hide, left out of lists
     deprecated: tuple[Deprecation, ...] = ()
+    revoked: tuple[Deprecation, ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:

@@ -3,6 +3,8 @@ counts are kept, and who may see who downloaded; read by the same reader as the 
 
 from __future__ import annotations
 
+from typing import Literal, cast
+
 from gitreg.catalog import yamldoc
 from gitreg.catalog.settings import DownloadSettings
 
@@ -11,9 +13,11 @@ DAY = 86400.0
 
 class UsageSection(yamldoc.Reader):
     def downloads(self, top: yamldoc.Mapping) -> DownloadSettings:
-        """On by default, kept 400 days, principals shown to ops tokens alone."""
+        """On by default, kept 400 days, principals shown to ops tokens alone, revoked versions
+        hidden from anonymous readers."""
         default = DownloadSettings()
-        m = self.section(top, "downloads", "", {"enabled", "retention", "show_principals"})
+        keys = {"enabled", "retention", "show_principals", "revoked_for_anonymous"}
+        m = self.section(top, "downloads", "", keys)
         if m is None:
             return default
         retention = self.duration(m, "retention", "downloads", default.retention)
@@ -28,4 +32,8 @@ class UsageSection(yamldoc.Reader):
             enabled=self.flag(m, "enabled", "downloads", default.enabled),
             retention=retention,
             show_principals=self.flag(m, "show_principals", "downloads", False),
+            revoked_for_anonymous=cast(
+                Literal["hidden", "kept"],
+                self.choice(m, "revoked_for_anonymous", "downloads", ("hidden", "kept")),
+            ),
         )

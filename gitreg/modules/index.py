@@ -21,6 +21,9 @@ class ModuleEntry:
     versions: ModuleVersions
     changes: tuple[TagChange, ...] = ()  # published tags that moved or were deleted
     by_version: Mapping[str, Release] = field(init=False)
+    # The versions listed that are revoked: empty for almost every module, whose answers are
+    # then the same for every reader.
+    revoked: frozenset[str] = field(init=False)
     # The answers of modules.v1 as bytes, made on the first request that wants each and kept
     # with the entry (a swap brings new entries, so they never outlive what they say): the
     # versions body under "", a version's download body and location under its version.
@@ -34,6 +37,11 @@ class ModuleEntry:
         # more memory than the releases themselves, and a request works them out in microseconds.
         releases = self.versions.releases
         object.__setattr__(self, "by_version", MappingProxyType({r.version: r for r in releases}))
+        revoked = self.spec.revoked
+        found = (
+            [r.version for r in releases if deprecation_of(revoked, r.version)] if revoked else ()
+        )
+        object.__setattr__(self, "revoked", frozenset(found))
         object.__setattr__(self, "_bodies", {})
         object.__setattr__(self, "_locations", {})
 
@@ -41,19 +49,32 @@ class ModuleEntry:
         """Why `release` is deprecated, or None. The entry's `deprecated:` list (registry.yaml's,
         or for a found module its repository's `.gitreg.yaml` at the default branch) wins:
         it is the later word; else the `deprecated:` line of `.gitreg.yaml` at the version's own
-        commit. Every page, answer and tool asks this, so that they agree."""
+        commit. A version revoked too is said revoked, not deprecated. Every page, answer and
+        tool asks this, so that they agree."""
+        if release.version in self.revoked:
+            return None
         return deprecation_of(self.spec.deprecated, release.version) or release.deprecated or None
+
+    def revocation(self, release: Release) -> str | None:
+        """Why `release` is revoked (the entry's `revoked:` list), or None: a revoked version
+        installs only for who installed it before (`web/revocations.py`)."""
+        if release.version not in self.revoked:
+            return None
+        return deprecation_of(self.spec.revoked, release.version)
 
     def location(self, release: Release, digest: str = "") -> str:
         """Where clients download `release` from; an archive's with its `digest` (SHA-256 hex)."""
         return download_location(self.spec, release, digest)
 
-    def versions_json(self) -> bytes:
-        """The modules.v1 `versions` answer."""
-        body = self._bodies.get("")
+    def versions_json(self, withheld: frozenset[str] = frozenset()) -> bytes:
+        """The modules.v1 `versions` answer; without the `withheld` versions (revoked ones the
+        reader never installed)."""
+        key = "\0" + ",".join(sorted(withheld)) if withheld else ""  # a version holds no NUL
+        body = self._bodies.get(key)
         if body is None:
-            listed = [{"version": r.version} for r in self.versions.releases]
-            body = self._bodies[""] = _json({"modules": [{"versions": listed}]})
+            releases = self.versions.releases
+            listed = [{"version": r.version} for r in releases if r.version not in withheld]
+            body = self._bodies[key] = _json({"modules": [{"versions": listed}]})
         return body
 
     def download_json(self, release: Release, digest: str = "") -> tuple[bytes, bytes]:

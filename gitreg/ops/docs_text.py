@@ -29,6 +29,8 @@ def print_docs(
     reason = entry.deprecation(release)
     if reason:
         out(f"Deprecated: {_clean(reason)} (it still installs)")
+    if revoked := entry.revocation(release):
+        out(f"Revoked: {_clean(revoked)} (it installs only where it was installed before)")
     if docs.root.description:
         out("")
         out(_clean(docs.root.description))

@@ -37,6 +37,7 @@ class VersionChoice:
     newest: bool
     deprecated: str = ""  # why this version is deprecated; "" when it is not
     prerelease: bool = False  # 1.2.0-rc.1: a constraint never picks it, only its exact version
+    revoked: str = ""  # why this version is revoked; "" when it is not
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class ProviderPage:
     problems: tuple[ReleaseProblem, ...]
     removed: bool = False  # found by a survey, its repository since gone: its versions serve
     deprecated: str = ""  # why the version shown is deprecated; "" when it is not
+    revoked: str = ""  # why the version shown is revoked; "" when it is not
 
 
 def provider_url(entry: ProviderEntry, version: str | None = None) -> str:
@@ -113,6 +115,7 @@ def provider_page(
             newest is not None and r.version == newest.version,
             entry.deprecation(r.version) or "",
             prerelease(r.version),
+            entry.revocation(r.version) or "",
         )
         for r in entry.releases
     )
@@ -134,4 +137,5 @@ def provider_page(
         problems=entry.problems,
         removed=spec.removed,
         deprecated=entry.deprecation(shown.version) or "" if shown else "",
+        revoked=entry.revocation(shown.version) or "" if shown else "",
     )

@@ -52,6 +52,7 @@ def _environment() -> jinja2.Environment:
     env.filters["date"] = _date
     env.filters["short"] = lambda commit: commit[:12]
     env.filters["deprecation"] = _deprecation
+    env.filters["revocation"] = _revocation
     return env
 
 
@@ -60,6 +61,13 @@ def _deprecation(item: DirectoryModule | DirectoryProvider) -> str:
     if isinstance(item, DirectoryModule):
         return item.entry.deprecation(item.release) or ""
     return item.entry.deprecation(item.version) or ""
+
+
+def _revocation(item: DirectoryModule | DirectoryProvider) -> str:
+    """Why a listed module's or provider's version is revoked; "" when it is not."""
+    if isinstance(item, DirectoryModule):
+        return item.entry.revocation(item.release) or ""
+    return item.entry.revocation(item.version) or ""
 
 
 def _static() -> dict[str, StaticFile]:

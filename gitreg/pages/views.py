@@ -34,6 +34,7 @@ class ReleaseRow:
     date: int | None  # the commit's committer time (unix), when known
     deprecated: str = ""  # why this version is deprecated; "" when it is not
     prerelease: bool = False  # 1.2.0-rc.1: a constraint never picks it, only its exact version
+    revoked: str = ""  # why this version is revoked; "" when it is not
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ class ModulePage:
     siblings: tuple[Sibling, ...]
     repository_examples: tuple[FolderDocs, ...]  # paths in the repository
     used_by: Seen  # who calls the module: named where the reader may read them, else counted
+    revoked: str = ""  # why this version is revoked: it installs only where it was installed
 
 
 def module_url(entry: ModuleEntry) -> str:
@@ -129,6 +131,7 @@ def module_page(
             times.get(r.commit),
             entry.deprecation(r) or "",
             prerelease(r.version),
+            entry.revocation(r) or "",
         )
         for r in entry.versions.releases
     )
@@ -167,6 +170,7 @@ def module_page(
             entry.spec, docs.repository_examples if docs is not None else ()
         ),
         used_by=situation.used_by,
+        revoked=entry.revocation(release) or "",
     )
 
 

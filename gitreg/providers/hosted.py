@@ -72,8 +72,22 @@ class ProviderEntry:
         """Why `version` is deprecated, or None. The entry's `deprecated:` list (registry.yaml's,
         or for a found provider its repository's `.gitreg.yaml` at the default branch)
         wins: it is the later word; else the `deprecated:` line of `.gitreg.yaml` at the
-        release's tag. The `versions` answer, pages and tools ask this, so that they agree."""
+        release's tag. A version revoked too is said revoked, not deprecated. The `versions`
+        answer, pages and tools ask this, so that they agree."""
+        if self.spec.revoked and self.revocation(version):
+            return None
         return deprecation_of(self.spec.deprecated, version) or self.declared.get(version) or None
+
+    def revocation(self, version: str) -> str | None:
+        """Why `version` is revoked (the entry's `revoked:` list), or None: a revoked version
+        installs only for who installed it before (`web/revocations.py`)."""
+        return deprecation_of(self.spec.revoked, version) if self.spec.revoked else None
+
+    def revoked(self) -> frozenset[str]:
+        """The versions released that are revoked; empty for almost every provider."""
+        if not self.spec.revoked:
+            return frozenset()
+        return frozenset(r.version for r in self.releases if self.revocation(r.version))
 
     def warning(self) -> str | None:
         """Why nothing is served when no release was refused: a provider before its first

@@ -135,6 +135,7 @@ def _module(module: FoundModule) -> dict[str, Any]:
         "removed": module.removed,
         "hidden": module.hidden,
         "deprecated": _deprecated_json(spec.deprecated),
+        "revoked": _deprecated_json(spec.revoked),
     }
 
 
@@ -147,6 +148,7 @@ def _provider(provider: FoundProvider) -> dict[str, Any]:
         "removed": provider.removed,
         "hidden": provider.hidden,
         "deprecated": _deprecated_json(spec.deprecated),
+        "revoked": _deprecated_json(spec.revoked),
     }
 
 
@@ -172,6 +174,7 @@ def _read_provider(m: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> Foun
         tags=tuple(TagTemplate.parse(t) for t in m["tags"]),
         releases=releases,
         deprecated=_read_deprecated(m.get("deprecated", [])),
+        revoked=_read_deprecated(m.get("revoked", [])),
     )
     removed = bool(m["removed"])
     hidden = removed and spec.on_removed == "hide"
@@ -198,6 +201,7 @@ def _read(stored: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> Survey:
             webhook_secret=spec.webhook_secret,
             signed_tags=spec.signed_tags,
             deprecated=_read_deprecated(m.get("deprecated", [])),
+            revoked=_read_deprecated(m.get("revoked", [])),
         )
         hidden = bool(m["removed"]) and spec.on_removed == "hide"
         modules.append(

@@ -62,6 +62,10 @@ class DownloadTally:
         self.every = every
         self.most_pending = most_pending
         self._events: deque[_Event] = deque()
+        # Who installed what since the last batch was taken, and in the batch before: what the
+        # store may not hold yet (`lately`).
+        self._lately: set[tuple[Kind, str, str, str]] = set()
+        self._before: set[tuple[Kind, str, str, str]] = set()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._writing = threading.Lock()  # one batch at a time: the thread's, or a test's
@@ -83,6 +87,13 @@ class DownloadTally:
             self.dropped += 1
             return
         events.append((kind, address, version, principal, user_agent, int(time.time() // DAY)))
+        self._lately.add((kind, address, version, principal))
+
+    def lately(self, kind: Kind, address: str, version: str, principal: str) -> bool:
+        """Whether `principal` installed `version` of `address` since the batch before the
+        last was written: what the store may not hold yet."""
+        key = (kind, address, version, principal)
+        return key in self._lately or key in self._before
 
     def start(self) -> None:
         """Start the writer thread (once)."""
@@ -105,6 +116,8 @@ class DownloadTally:
         """Write the events waiting as one batch, now; lost (and counted so) when the store is
         out of reach."""
         with self._writing:
+            # What the batch before held is in the store now, or lost with it.
+            self._before, self._lately = self._lately, set()
             batch = self._batch()
             if not batch:
                 return

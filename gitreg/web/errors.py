@@ -26,6 +26,7 @@ from gitreg.errors import (
     NotReadYet,
     OriginBusy,
     OriginError,
+    Revoked,
     SourceError,
     TooManyRequests,
     Unauthorized,
@@ -46,6 +47,8 @@ def error_response(
 
 
 def client_status(exc: ClientError) -> int:
+    if isinstance(exc, Revoked):
+        return 410
     if isinstance(exc, NotFound):
         return 404
     if isinstance(exc, Unauthorized):

@@ -21,7 +21,7 @@ from gitreg.git.location import RepoLocation
 from gitreg.providers.hosted import ProviderEntry
 from gitreg.state.download_counts import Kind
 from gitreg.web import access
-from gitreg.web.kept import HotRoute, KeptAnswer, Made, S, Serving, W
+from gitreg.web.kept import ByInstalls, HotRoute, KeptAnswer, Made, S, Serving, W
 from gitreg.web.signed_answers import Headers, SignedUrls
 from gitreg.web.state import state_of, world_of
 from gitreg.web.usage import count_download
@@ -63,9 +63,16 @@ class Admission(Generic[S, W]):
         self.signed.append((path, suffix, url))
         return url
 
-    def keep(self, request: Request, response: Response, witness: W) -> Response:
+    def keep(
+        self,
+        request: Request,
+        response: Response,
+        witness: W,
+        by_installs: ByInstalls | None = None,
+    ) -> Response:
         """`response`, kept for the next GET of this path in this world, with what its route
-        checks it against; returned as it is."""
+        checks it against (and `by_installs`, when each reader's answer depends on what they
+        installed); returned as it is."""
         if request.method != "GET" or response.status_code != 200:
             return response
         headers, body = self.route.kept_parts(response)
@@ -79,7 +86,7 @@ class Admission(Generic[S, W]):
         targets = self.targets if world is self.world else self.route.targets(request, self.subject)
         matched = request.scope.get("route")
         answer = KeptAnswer(
-            self.route, matched, targets, witness, headers, body, signed, self.download
+            self.route, matched, targets, witness, headers, body, signed, self.download, by_installs
         )
         state.kept.keep(world, state.current.world, request.url.path, answer)
         return response

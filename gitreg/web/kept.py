@@ -6,8 +6,8 @@ Which cache serves what: docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from starlette.requests import Request
@@ -15,10 +15,11 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 from gitreg.auth.gatekeeper import Gatekeeper
-from gitreg.auth.principal import Principal
+from gitreg.auth.principal import ANONYMOUS, GIT, Principal
 from gitreg.auth.target import Target
 from gitreg.freshness.fresh_reads import FreshReads
 from gitreg.state.download_counts import Kind
+from gitreg.usage.installed import InstalledBefore
 from gitreg.web.held_archives import HeldArchives
 from gitreg.web.signed_answers import Headers, SignedUrls
 from gitreg.world.world import World
@@ -40,6 +41,9 @@ class Serving(Protocol):
 
     @property
     def held_archives(self) -> HeldArchives: ...
+
+    @property
+    def installed(self) -> InstalledBefore: ...
 
 
 class HotRoute(Generic[S, W]):
@@ -72,6 +76,8 @@ class HotRoute(Generic[S, W]):
     ) -> Made | None:
         """The kept answer for `principal`, whom the gate admitted: its handler's bytes, or its
         URLs signed anew for them; None: its handler makes this one."""
+        if answer.by_installs is not None:
+            return answer.by_installs.made_for(serving.installed, principal)
         if answer.signed is None:
             return answer.headers, answer.body
         if principal is None:  # never so: kept only where the gate names who asks
@@ -80,10 +86,43 @@ class HotRoute(Generic[S, W]):
 
 
 @dataclass(frozen=True, slots=True)
+class ByInstalls:
+    """A kept `versions` answer of a module or provider with revoked versions: made for each set
+    of them its reader never installed (`make`), each made once. `anonymous`: the set left out
+    for readers the download counts cannot tell apart (`downloads.revoked_for_anonymous`)."""
+
+    kind: Kind
+    address: str
+    revoked: frozenset[str]
+    anonymous: frozenset[str]
+    make: Callable[[frozenset[str]], Made]
+    made: dict[frozenset[str], Made] = field(default_factory=dict)
+
+    def made_for(self, installed: InstalledBefore, principal: Principal | None) -> Made | None:
+        """The answer for `principal`; None when the counts must be asked (its handler does)."""
+        if principal is None or principal is ANONYMOUS or principal is GIT:
+            withheld = self.anonymous
+        else:
+            left = []
+            for version in self.revoked:
+                known = installed.known(self.kind, self.address, version, principal.name)
+                if known is None:
+                    return None
+                if not known:
+                    left.append(version)
+            withheld = frozenset(left)
+        answer = self.made.get(withheld)
+        if answer is None:
+            answer = self.made[withheld] = self.make(withheld)
+        return answer
+
+
+@dataclass(frozen=True, slots=True)
 class KeptAnswer(Generic[W]):
     """A 200 its handler made, with its route, the gate's questions the handler asked, and what
     the route checks it against; with `signed`, what each reader's answer is made from (`body`
-    and `headers` are then not sent); `download`: the install each one sent counts, if any."""
+    and `headers` are then not sent); `download`: the install each one sent counts, if any;
+    `by_installs`: what each reader's answer is made from when it depends on their installs."""
 
     route: HotRoute[Any, W]
     matched: object  # the Starlette route the handler was found by, for the access log
@@ -93,6 +132,7 @@ class KeptAnswer(Generic[W]):
     body: bytes
     signed: SignedUrls | None = None
     download: tuple[Kind, str, str] | None = None
+    by_installs: ByInstalls | None = None
 
 
 class KeptAnswers:

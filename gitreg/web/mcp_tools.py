@@ -28,6 +28,7 @@ from gitreg.web.directory import directory_for
 from gitreg.web.modules import normalised, release_of
 from gitreg.web.providers import deprecation_warnings
 from gitreg.web.registry_json import Json, details_json, module_json
+from gitreg.web.revocations import listed
 from gitreg.web.state import state_of, world_of
 from gitreg.web.usage import module_counts
 
@@ -85,11 +86,12 @@ def _module_json(m: DirectoryModule) -> Json:
 async def module_details(request: Request, module_id: str) -> Answer:
     entry, release = await _module_release(request, module_id)
     docs = await state_of(request).docs.module_docs(entry, release)
-    counts = await module_counts(request, entry, await access.reader_of(request))
+    reader = await access.reader_of(request)
+    counts = await module_counts(request, entry, reader)
     total = counts.summary.total
     source = web_url(entry.spec.repo)
     summary = module_json(entry, release, docs.root.description, source, None, total)
-    versions = [r.version for r in entry.versions.releases]
+    versions = [r.version for r in await listed(request, entry, reader)]
     data = details_json(summary, docs, [entry.spec.address.system], versions, counts)
     data["root"]["readme"] = docs.root.readme[:_README_MOST]
     data["usage"] = _usage(request, entry, release, docs)
@@ -109,6 +111,8 @@ def _details_markdown(
     reason = entry.deprecation(release)
     if reason:
         out += [f"**Deprecated**: {reason} (it still installs)", ""]
+    if revoked := entry.revocation(release):
+        out += [f"**Revoked**: {revoked} (it installs only where it was installed before)", ""]
     if release.signer:
         out += [f"Tag {release.tag} signed by {release.signer}.", ""]
     if docs.root.description:
@@ -179,6 +183,7 @@ async def module_versions(request: Request, module_id: str) -> Answer:
             "commit": r.commit,
             "latest": latest is not None and r.version == latest.version,
             "deprecated": entry.deprecation(r),
+            "revoked": entry.revocation(r),
         }
         for r in releases
     ]
@@ -186,6 +191,7 @@ async def module_versions(request: Request, module_id: str) -> Answer:
     for row in rows:
         notes = ["latest"] * bool(row["latest"])
         notes += [f"deprecated: {row['deprecated']}"] if row["deprecated"] else []
+        notes += [f"revoked: {row['revoked']}"] if row["revoked"] else []
         lines.append(f"- {row['version']}" + (f" ({'; '.join(notes)})" if notes else ""))
     return Answer("\n".join(lines), {"module": str(entry.spec.address), "versions": rows})
 
@@ -296,10 +302,13 @@ def _provider_answer(request: Request, entry: ProviderEntry, version: str | None
     )
     versions = [r.version for r in entry.releases]
     warnings = deprecation_warnings(entry.deprecation, versions)
+    warnings += deprecation_warnings(entry.revocation, versions, "revoked")
     reason = entry.deprecation(release.version)
+    revoked = entry.revocation(release.version)
     platforms = [f"{p.os}_{p.arch}" for p in release.packages]
     out = [f"# {spec} {release.version}", ""]
     out += [f"**Deprecated**: {reason} (it still installs)", ""] if reason else []
+    out += [f"**Revoked**: {revoked} (it installs only where it was before)", ""] if revoked else []
     out += ["```hcl", block, "```", ""]
     out += [f"Protocols: {', '.join(release.protocols)}. Platforms: {', '.join(platforms)}.", ""]
     out += [f"Versions, newest first: {', '.join(versions)}."]
@@ -310,6 +319,7 @@ def _provider_answer(request: Request, entry: ProviderEntry, version: str | None
         "provider_id": f"{spec}/{release.version}",
         "version": release.version,
         "deprecated": reason,
+        "revoked": revoked,
         "required_providers": block,
         "protocols": list(release.protocols),
         "platforms": platforms,

@@ -27,6 +27,7 @@ from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.files import zip_response
 from gitreg.web.hot_routes import MIRROR, MIRROR_INDEX, MIRROR_VERSION, Admission, admit
+from gitreg.web.revocations import refuse_revoked, withheld
 from gitreg.web.state import state_of, world_of
 from gitreg.web.usage import count_download
 
@@ -80,16 +81,51 @@ async def _serve(request: Request, file: str) -> Response:
     route = MIRROR_INDEX if file == "index.json" else MIRROR_VERSION  # and an archive's asks
     asked = (params["hostname"], params["namespace"], params["type"])
     admission = await admit(request, route, asked)
+    hidden = await _withheld(request, file, admission.principal)
     response = await _answer(request, file)
+    if hidden is not None and file == "index.json":  # each reader's answer is their own
+        index = json.loads(bytes(response.body))
+        index["versions"] = {v: a for v, a in index["versions"].items() if v not in hidden}
+        return Response(_json(index), media_type="application/json")
     if file.endswith(".zip"):
         _count_archive(request, file, admission.principal)
         return response if admission.principal is None else _private(response)
-    # Kept for as long as the mirror reuses the body it was made from (its recent bodies).
+    # Kept for as long as the mirror reuses the body it was made from (its recent bodies), but
+    # for a provider with revoked versions: the ledger is asked for each reader.
     witness = (_asked(request, file), bytes(response.body))
+    keep = admission.keep if hidden is None else _not_kept
     if admission.principal is None or route is MIRROR_INDEX:  # the answer is anyone's
-        return admission.keep(request, response, witness)
+        return keep(request, response, witness)
     folder = request.url.path.rsplit("/", 1)[0]
-    return admission.keep(request, _with_signed_urls(admission, witness[1], folder), witness)
+    return keep(request, _with_signed_urls(admission, witness[1], folder), witness)
+
+
+def _not_kept(request: Request, response: Response, witness: object) -> Response:
+    return response
+
+
+async def _withheld(
+    request: Request, file: str, principal: Principal | None
+) -> frozenset[str] | None:
+    """Of a hosted provider's revoked versions, those the reader never installed (a version's
+    JSON of one of them refused, with its reason); None when it has none revoked. The mirror's
+    other providers are other registries' releases: revoked there or nowhere."""
+    address = _address(request)
+    world = world_of(request)
+    entry = None
+    if address.hostname == world.catalog.server.hostname:
+        entry = world.side.providers.get(address.namespace, address.type)
+    revoked = entry.revoked() if entry is not None else frozenset()
+    if entry is None or not revoked:
+        return None
+    counted = f"{address.namespace}/{address.type}"
+    hidden = await withheld(request, "provider", counted, revoked, principal)
+    if file != "index.json" and file.endswith(".json"):
+        version = _version(file[:-5])
+        if version in hidden:
+            reason = entry.revocation(version)
+            await refuse_revoked(request, "provider", counted, version, reason, principal)
+    return hidden
 
 
 def _count_archive(request: Request, file: str, principal: Principal | str | None) -> None:

@@ -22,9 +22,12 @@ from gitreg.web.hot_routes import (
     MODULE_ARCHIVE,
     MODULE_DOWNLOAD,
     MODULE_VERSIONS,
+    Admission,
     admit,
     module_target,
 )
+from gitreg.web.kept import Made
+from gitreg.web.revocations import by_installs, refuse_revoked, withheld
 from gitreg.web.state import state_of, world_of, world_synced
 from gitreg.web.usage import module_key
 
@@ -42,6 +45,18 @@ async def versions(request: Request) -> Response:
         await fresh.check(entry.spec.repo)
         snapshot, entry = _read(request, address, synced=True)
     versions_known(request, snapshot, entry)
+    if entry.revoked:  # left out for a reader who never installed them
+        key = module_key(entry.spec.address)
+        hidden = await withheld(request, "module", key, entry.revoked, admission.principal)
+        response = JsonBytesResponse(entry.versions_json(hidden))
+
+        def made(withheld: frozenset[str]) -> Made:
+            return MODULE_VERSIONS.kept_parts(JsonBytesResponse(entry.versions_json(withheld)))
+
+        # Kept, and made again for each reader from what they installed.
+        sent = (hidden, MODULE_VERSIONS.kept_parts(response))
+        readers = by_installs(request, "module", key, entry.revoked, made, sent)
+        return admission.keep(request, response, entry.spec.repo, readers)
     response = JsonBytesResponse(entry.versions_json())
     if not entry.versions.releases:  # whether none is known may change without a swap
         return response
@@ -61,7 +76,10 @@ async def download(request: Request) -> Response:
         versions_known(request, snapshot, entry)
         newest = ", ".join(r.version for r in entry.versions.releases[:5]) or "none"
         raise NotFound(f"{entry.spec.address} has no version {normalised(text)} (newest: {newest})")
-    admission.downloaded(request, "module", module_key(entry.spec.address), release.version)
+    key = module_key(entry.spec.address)
+    revoked = entry.revocation(release)
+    await refuse_revoked(request, "module", key, release.version, revoked, admission.principal)
+    admission.downloaded(request, "module", key, release.version)
     if (oci_location := await oci.module_location(request, entry, release)) is not None:
         return JSONResponse({"location": oci_location}, headers={"X-Terraform-Get": oci_location})
     # Terraform reads the header, OpenTofu the JSON body: send both, with the same value.
@@ -74,7 +92,7 @@ async def download(request: Request) -> Response:
         settings = world_of(request).catalog.oci
         if settings.enabled and settings.module_locations:
             return response  # OpenTofu 1.10+ is pointed elsewhere, by its User-Agent
-        return admission.keep(request, response, None)
+        return _kept(request, admission, response, revoked)
     location = entry.location(release)
     if not location.startswith("/"):
         return JSONResponse({"location": location}, headers={"X-Terraform-Get": location})
@@ -86,7 +104,16 @@ async def download(request: Request) -> Response:
     archive, suffix, folder = location.partition(".tar.gz")
     location = admission.sign(archive + suffix, f"{folder}?{checksum_query(digest)}")
     made = JSONResponse({"location": location}, headers={"X-Terraform-Get": location})
-    return admission.keep(request, made, None)
+    return _kept(request, admission, made, revoked)
+
+
+def _kept(
+    request: Request, admission: Admission[ModuleAddress, None], response: Response, revoked: object
+) -> Response:
+    """A download answer, kept unless it is of a revoked version and readers are told apart."""
+    if revoked is not None and world_of(request).gate.on:
+        return response
+    return admission.keep(request, response, None)
 
 
 class JsonBytesResponse(Response):

@@ -39,6 +39,7 @@ from gitreg.web.oci_answers import (
     registry_origin,
 )
 from gitreg.web.oci_repositories import ANONYMOUS_TOKEN, Refusal, Repository, admitted
+from gitreg.web.revocations import withheld
 from gitreg.web.state import state_of, world_of
 from gitreg.web.usage import count_download, module_key
 
@@ -250,10 +251,21 @@ async def _admitted(request: Request) -> Repository:
 
 
 async def _tags(request: Request, repository: Repository) -> list[str]:
+    hidden = await _withheld(request, repository)
     if repository.module is not None:
-        return packages.tags_of(repository.module)
+        tags = packages.tags_of(repository.module)
+        if not hidden:
+            return tags
+        module = repository.module
+
+        def shown(tag: str) -> bool:
+            release = packages.release_tagged(module, tag)
+            return release is None or release.version not in hidden
+
+        return [tag for tag in tags if shown(tag)]
     if repository.provider is not None:
-        return [version_tag(r.version) for r in repository.provider.releases]
+        releases = repository.provider.releases
+        return [version_tag(r.version) for r in releases if r.version not in hidden]
     assert repository.mirrored is not None
     mirror = world_of(request).side.mirror
     versions = await mirror_packages.versions(mirror, repository.mirrored)
@@ -270,11 +282,13 @@ async def _tagged(request: Request, repository: Repository, tag: str) -> Documen
         if release is None:
             return None
         module = repository.module
+        await _refuse_revoked(request, repository, release.version)
         return await state_of(request).packages.manifest(
             repository.name, module, release, _ledger(request, module)
         )
     version = tag.replace("_", "+")  # no version holds `_`: OpenTofu reads it back as `+`
     if repository.provider is not None:
+        await _refuse_revoked(request, repository, version)
         found = repository.provider.release(version)
         zips = provider_packages.hosted_zips(found) if found is not None else None
     else:
@@ -290,6 +304,35 @@ async def _tagged(request: Request, repository: Repository, tag: str) -> Documen
     if repository.mirrored is not None:
         state_of(request).packages.mirrored.remember(repository.name, made)
     return made.index
+
+
+async def _withheld(request: Request, repository: Repository) -> frozenset[str]:
+    """The revoked versions of a module or hosted provider its reader never installed, left out
+    of its tags and refused by tag, as modules.v1 and providers.v1 do."""
+    if repository.module is not None and repository.module.revoked:
+        key = module_key(repository.module.spec.address)
+        revoked = repository.module.revoked
+        return await withheld(request, "module", key, revoked, repository.principal)
+    if repository.provider is not None and (revoked := repository.provider.revoked()):
+        counted = repository.name.removeprefix(f"{PROVIDERS}/")
+        return await withheld(request, "provider", counted, revoked, repository.principal)
+    return frozenset()
+
+
+async def _refuse_revoked(request: Request, repository: Repository, version: str) -> None:
+    """A 404 MANIFEST_UNKNOWN saying why, when `version` is revoked and the reader never
+    installed it (OCI has no code for a version gone on purpose)."""
+    if version in await _withheld(request, repository):
+        module, provider = repository.module, repository.provider
+        reason = (
+            module.revocation(module.by_version[version])
+            if module is not None
+            else provider.revocation(version)
+            if provider is not None
+            else None
+        )
+        message = f"{repository.name} {version} is revoked: {(reason or '').rstrip('.')}."
+        raise Refusal(oci_error(404, "MANIFEST_UNKNOWN", message))
 
 
 async def _by_digest(

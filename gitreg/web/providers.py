@@ -18,6 +18,8 @@ from gitreg.tags import parse_version
 from gitreg.web import access
 from gitreg.web.files import zip_response
 from gitreg.web.hot_routes import PROVIDER_DOWNLOAD, PROVIDER_VERSIONS, admit
+from gitreg.web.kept import Made
+from gitreg.web.revocations import by_installs, refuse_revoked, withheld
 from gitreg.web.state import world_of
 
 FILES_PREFIX = "/v1/provider-files"
@@ -28,6 +30,25 @@ async def versions(request: Request) -> Response:
     address = _address(request)
     admission = await admit(request, PROVIDER_VERSIONS, address)
     entry = _entry(request, address)
+    revoked = entry.revoked()
+    if not revoked:
+        return admission.keep(request, _versions(entry), (address, entry))
+    counted = f"{address.namespace}/{address.type}"
+    hidden = await withheld(request, "provider", counted, revoked, admission.principal)
+
+    def made(withheld: frozenset[str]) -> Made:
+        return PROVIDER_VERSIONS.kept_parts(_versions(entry, withheld))
+
+    # Kept, and made again for each reader from what they installed.
+    response = _versions(entry, hidden)
+    sent = (hidden, PROVIDER_VERSIONS.kept_parts(response))
+    readers = by_installs(request, "provider", counted, revoked, made, sent)
+    return admission.keep(request, response, (address, entry), readers)
+
+
+def _versions(entry: ProviderEntry, withheld: frozenset[str] = frozenset()) -> Response:
+    """The `versions` answer, without the `withheld` versions (revoked ones the reader never
+    installed)."""
     listed = [
         {
             "version": r.version,
@@ -35,26 +56,29 @@ async def versions(request: Request) -> Response:
             "platforms": [{"os": p.os, "arch": p.arch} for p in r.packages],
         }
         for r in entry.releases
+        if r.version not in withheld
     ]
-    warnings = deprecation_warnings(entry.deprecation, [r.version for r in entry.releases])
+    versions = [r.version for r in entry.releases]
+    warnings = deprecation_warnings(entry.deprecation, versions)
+    # A revoked version is said to every reader: to one it is left out for, it says why.
+    warnings += deprecation_warnings(entry.revocation, versions, "revoked")
     # Terraform and OpenTofu print `warnings` at init, whichever version they pick: each says
     # which versions it is about.
-    response = JSONResponse({"versions": listed, **({"warnings": warnings} if warnings else {})})
-    return admission.keep(request, response, (address, entry))
+    return JSONResponse({"versions": listed, **({"warnings": warnings} if warnings else {})})
 
 
 def deprecation_warnings(
-    deprecation: Callable[[str], str | None], versions: list[str]
+    deprecation: Callable[[str], str | None], versions: list[str], said: str = "deprecated"
 ) -> list[str]:
     """One line per reason, naming the versions it deprecates, in the order they are listed;
-    `deprecation`: why a version is (ProviderEntry.deprecation)."""
+    `deprecation`: why a version is (ProviderEntry.deprecation), or is `said` (revoked)."""
     by_reason: dict[str, list[str]] = {}
     for version in versions:
         reason = deprecation(version)
         if reason is not None:
             by_reason.setdefault(reason, []).append(version)
     return [
-        f"{_versions_text(found)} {'is' if len(found) == 1 else 'are'} deprecated: {reason}"
+        f"{_versions_text(found)} {'is' if len(found) == 1 else 'are'} {said}: {reason}"
         for reason, found in by_reason.items()
     ]
 
@@ -83,6 +107,10 @@ async def download(request: Request) -> Response:
     base = _files_url(entry, release)
     private = access.is_private(request, entry.spec.namespace)
     counted = f"{address.namespace}/{address.type}"
+    revoked = entry.revocation(release.version)
+    await refuse_revoked(
+        request, "provider", counted, release.version, revoked, admission.principal
+    )
     admission.downloaded(request, "provider", counted, release.version)
 
     def url(name: str) -> str:
@@ -116,6 +144,8 @@ async def download(request: Request) -> Response:
             "packages": packages_of(release),
         }
     )
+    if revoked is not None and world_of(request).gate.on:  # each reader's answer is their own
+        return response
     return admission.keep(request, response, (address, entry))
 
 

@@ -28,6 +28,7 @@ from gitreg.web import access
 from gitreg.web.directory import directory_for
 from gitreg.web.modules import admitted, normalised, release_of, versions_known
 from gitreg.web.registry_json import Json, details_json, module_json, page_meta
+from gitreg.web.revocations import listed
 from gitreg.web.sbom import CONTENT_TYPE, sbom_bytes
 from gitreg.web.state import state_of, world_of
 from gitreg.web.usage import module_counts, module_key, module_totals, summary_answer
@@ -74,7 +75,7 @@ async def module_systems(request: Request) -> Response:
 async def latest(request: Request) -> Response:
     """GET /v1/modules/:namespace/:name/:system: the newest version, with its docs."""
     entry, principal = await _module(request)
-    release = newest(entry.versions.releases)
+    release = newest(await listed(request, entry, principal))
     if release is None:
         raise NotFound(f"{entry.spec.address} has no version yet")
     return JSONResponse(await _details(request, entry, release, principal))
@@ -98,8 +99,8 @@ async def bill_of_materials(request: Request) -> Response:
 
 async def download_latest(request: Request) -> Response:
     """GET /v1/modules/:namespace/:name/:system/download: to the newest version's download."""
-    entry, _ = await _module(request)
-    release = newest(entry.versions.releases)
+    entry, principal = await _module(request)
+    release = newest(await listed(request, entry, principal))
     if release is None:
         raise NotFound(f"{entry.spec.address} has no version yet")
     return RedirectResponse(
@@ -226,7 +227,7 @@ async def _details(
         times.get(release.commit),
         counts.summary.total,
     )
-    versions = [r.version for r in entry.versions.releases]
+    versions = [r.version for r in await listed(request, entry, principal)]
     return details_json(summary, docs, _systems(request, entry, principal), versions, counts)
 
 

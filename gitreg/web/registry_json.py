@@ -1,8 +1,8 @@
 """The registry API's JSON, in the shapes the public registry documents.
 
 Module objects, a version's root, submodules and examples, `meta` paging; with gitreg's own
-fields beside theirs: the tag and commit, a version's `deprecated` reason, inputs' and outputs'
-`sensitive`, `nullable`, `deprecated`, and files that did not parse."""
+fields beside theirs: the tag and commit, a version's `deprecated` or `revoked` reason, inputs'
+and outputs' `sensitive`, `nullable`, `deprecated`, and files that did not parse."""
 
 from __future__ import annotations
 
@@ -56,6 +56,9 @@ def module_json(
     reason = entry.deprecation(release)
     if reason is not None:  # still installable; said only of a version that is deprecated
         answer["deprecated"] = reason
+    revoked = entry.revocation(release)
+    if revoked is not None:  # installable only where it was installed before
+        answer["revoked"] = revoked
     return answer
 
 

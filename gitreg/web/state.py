@@ -31,6 +31,7 @@ from gitreg.oci.referrers import Attached, ModuleReferrers
 from gitreg.ops.metrics import CountedModules
 from gitreg.ops.readiness import ReadinessModules
 from gitreg.pacing import UNPACED, Budget
+from gitreg.usage.installed import InstalledBefore
 from gitreg.usage.tally import DownloadTally
 from gitreg.web import attachments
 from gitreg.web.held_archives import HeldArchives
@@ -76,6 +77,10 @@ class RegistryState:
     mirror_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (kind, outcome)
     started: float = field(default_factory=time.time)  # readiness counts a never-synced age from it
     kept: KeptAnswers = field(default_factory=KeptAnswers)  # the hot routes' answers, kept
+    installed: InstalledBefore = field(init=False)  # who installed what: what revocation asks
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "installed", InstalledBefore(self.downloads))
 
     @property
     def auth_counts(self) -> Counter[tuple[str, str]]:
