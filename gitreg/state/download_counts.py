@@ -84,8 +84,9 @@ class DownloadStore(Protocol):
     def by_version(self, kind: Kind, address: str) -> dict[str, int]:
         """An address's total downloads per version."""
 
-    def principals(self, kind: Kind, address: str) -> list[PrincipalCount]:
-        """Who downloaded an address's versions within the retention, most downloads first."""
+    def principals(self, kind: Kind, address: str, since: int = 0) -> list[PrincipalCount]:
+        """Who downloaded an address's versions within the retention (on day `since` or after),
+        most downloads first."""
 
     def downloaded(self, kind: Kind, address: str, version: str, principal: str) -> bool:
         """Whether `principal` downloaded `version` of `address` within the retention."""
