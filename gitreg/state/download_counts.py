@@ -19,6 +19,11 @@ def today(now: float | None = None) -> int:
     return int((time.time() if now is None else now) // DAY)
 
 
+def day_text(day: int) -> str:
+    """A day (days since 1970-01-01) as its date, `2026-12-06`."""
+    return time.strftime("%Y-%m-%d", time.gmtime(day * DAY))
+
+
 @dataclass(frozen=True, slots=True)
 class Download:
     """What one install is counted by. `address`: `NS/NAME/SYSTEM` of a module, `NS/TYPE` of a
@@ -63,6 +68,19 @@ class PrincipalCount:
     client_version: str
     count: int
     last_day: int
+
+
+def principal_json(counted: PrincipalCount) -> dict[str, str | int]:
+    """Who downloaded a version, with which client, how often, and the last day (UTC), as every
+    answer that shows it does."""
+    return {
+        "principal": counted.principal,
+        "version": counted.version,
+        "client": counted.client,
+        "client_version": counted.client_version,
+        "downloads": counted.count,
+        "last_day": day_text(counted.last_day),
+    }
 
 
 class DownloadStore(Protocol):
