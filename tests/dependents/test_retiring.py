@@ -1,0 +1,156 @@
+"""The retiring report over real HTTPS against the real app, and from `gitreg usage --retiring`:
+real Git repositories whose modules and consumers call each other, real downloads counted into
+the real SQLite store. A deprecated version downloaded and called is still used, with who
+downloaded and who calls it; one deprecated and unused is safe to remove; a namespace the
+reader cannot read tells it nothing, and its callers are counted, never named."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from gitreg.catalog.load import load_catalog
+from gitreg.process.tlscert import TlsMaterial
+from tests.support.dependents_world import OTHER, READER, write_world
+from tests.support.private_registry import bearer
+from tests.support.servers import RegistryServer, wait_until
+from tests.support.tls_clients import served_over_tls
+
+PLATFORM = "/v1/namespaces/platform/retiring"
+TERRAFORM = {"User-Agent": "Terraform/1.11.4"}
+
+
+def _write(root: Path) -> Path:
+    """The dependents' world, with platform/app/aws 1.0.0 deprecated too (no one calls or
+    downloads it), secret/team/aws 2.0.0 deprecated, and principals shown to identified readers."""
+    path = write_world(root)
+    text = path.read_text()
+    for tags, reason in (('"app/v{version}"', "app is folded into vpc"), ("", "team moves")):
+        old = f"tags: {tags}}}" if tags else f"repo: {root / 'team'}}}"
+        deprecated = f'deprecated: [{{versions: ">= 0.0.0", reason: "{reason}"}}]'
+        new = f"{old[:-1]}, {deprecated}}}"
+        assert old in text
+        text = text.replace(old, new)
+    path.write_text(text + "downloads: {show_principals: true}\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def served(
+    tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial
+) -> Iterator[tuple[RegistryServer, httpx.Client, Path]]:
+    path = _write(tmp_path_factory.mktemp("retiring"))
+    with served_over_tls(load_catalog(path), tls, timeout=20) as (server, client):
+
+        def complete() -> bool:
+            body = client.get(PLATFORM, headers=bearer(READER)).json()
+            return bool(body["index"]["complete"]) and bool(body["modules"])
+
+        wait_until(complete, 60, "the dependents index of every module and consumer")
+        for token in (READER, READER, OTHER):
+            got = client.get(
+                "/v1/modules/platform/vpc/aws/1.0.0/download",
+                headers={**bearer(token), **TERRAFORM},
+            )
+            assert got.status_code in (200, 204), got.text
+        server.state.downloads.write()  # the tally's batch, written now rather than in 2 s
+        yield server, client, path
+
+
+def _get(client: httpx.Client, path: str, token: str | None = None) -> dict[str, Any]:
+    answer = client.get(path, headers=bearer(token) if token else {})
+    assert answer.status_code == 200, answer.text
+    body: dict[str, Any] = answer.json()
+    return body
+
+
+def _versions(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f"{m['module']} {v['version']}": v for m in body["modules"] for v in m["versions"]}
+
+
+def test_a_deprecated_version_downloaded_and_called_is_still_used(
+    served: tuple[RegistryServer, httpx.Client, Path],
+) -> None:
+    _, client, root = served
+    body = _get(client, PLATFORM, READER)
+    assert body["namespace"] == "platform" and body["days"] == 30 and body["counting"]
+    assert body["still_used"] == 1
+    vpc = _versions(body)["platform/vpc/aws 1.0.0"]
+    assert (vpc["kind"], vpc["reason"]) == ("deprecated", "1.0 leaks routes: take 1.1")
+    assert vpc["downloads"] == 3
+    # platform is public: its installs are anonymous's, whichever token came with them.
+    assert [(p["principal"], p["client"], p["downloads"]) for p in vpc["downloaded_by"]] == [
+        ("anonymous", "terraform", 3)
+    ]
+    # Every caller whose constraint resolves to 1.0.0 today; the reader reads secret too.
+    assert sorted(c["caller"]["name"] for c in vpc["callers"]) == [
+        str(root.parent / "hush"),
+        str(root.parent / "live"),
+        "platform/dns/aws",
+    ]
+    assert vpc["hidden_callers"] == 0 and vpc["safe_to_remove"] is False
+    # 1.1.0 is not retired: not in the report.
+    assert "platform/vpc/aws 1.1.0" not in _versions(body)
+
+
+def test_a_deprecated_version_no_one_uses_is_safe_to_remove(
+    served: tuple[RegistryServer, httpx.Client, Path],
+) -> None:
+    _, client, _ = served
+    app = _versions(_get(client, PLATFORM, READER))["platform/app/aws 1.0.0"]
+    assert app["reason"] == "app is folded into vpc"
+    assert (app["downloads"], app["callers"], app["hidden_callers"]) == (0, [], 0)
+    assert app["safe_to_remove"] is True
+
+
+def test_a_reader_of_another_namespace_learns_nothing_of_it(
+    served: tuple[RegistryServer, httpx.Client, Path],
+) -> None:
+    _, client, _ = served
+    secret = _get(client, "/v1/namespaces/secret/retiring", READER)
+    assert list(_versions(secret)) == ["secret/team/aws 2.0.0"]
+    for token in (None, OTHER):
+        headers = bearer(token) if token else {}
+        there = client.get("/v1/namespaces/secret/retiring", headers=headers)
+        absent = client.get("/v1/namespaces/hidden/retiring", headers=headers)
+        assert there.status_code == absent.status_code == (401 if token is None else 403)
+        assert there.text == absent.text.replace("hidden", "secret")
+        body = _get(client, PLATFORM, token)
+        vpc = _versions(body)["platform/vpc/aws 1.0.0"]
+        # `hush` is secret's: counted, never named; so is everything else of secret.
+        assert vpc["hidden_callers"] == 1 and len(vpc["callers"]) == 2
+        every = client.get("/v1/retiring", headers=headers)
+        assert every.status_code == 200
+        assert [m["module"] for m in every.json()["modules"]] == [
+            "platform/app/aws",
+            "platform/vpc/aws",
+        ]
+        for answer in (json.dumps(body), every.text):
+            for word in ("secret", "hush", "team", "= 1.0.0"):
+                assert word not in answer, (token, word)
+    # Who downloaded: to identified readers alone, never to anyone at all.
+    anonymous = _versions(_get(client, PLATFORM))["platform/vpc/aws 1.0.0"]
+    assert anonymous["downloads"] == 3 and "downloaded_by" not in anonymous
+    assert client.get("/v1/namespaces/nowhere/retiring", headers=bearer(READER)).status_code == 403
+
+
+def test_days_are_bounded_and_a_bad_query_is_a_400(
+    served: tuple[RegistryServer, httpx.Client, Path],
+) -> None:
+    _, client, _ = served
+    assert _get(client, f"{PLATFORM}?days=1", READER)["days"] == 1
+    for query, said in (
+        ("days=0", "days must be a whole number from 1 to 400"),
+        ("days=401", "not '401'"),
+        ("days=ten", "not 'ten'"),
+        ("weeks=2", "unknown parameter 'weeks'"),
+    ):
+        answer = client.get(f"{PLATFORM}?{query}", headers=bearer(READER))
+        assert answer.status_code == 400 and said in answer.text, (query, answer.text)
+    bad = client.get("/v1/namespaces/no%20such/retiring", headers=bearer(READER))
+    assert bad.status_code == 400
