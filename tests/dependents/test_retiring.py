@@ -18,7 +18,7 @@ from gitreg.catalog.load import load_catalog
 from gitreg.process.tlscert import TlsMaterial
 from tests.support.dependents_world import OTHER, READER, write_world
 from tests.support.private_registry import bearer
-from tests.support.servers import RegistryServer, wait_until
+from tests.support.servers import RegistryServer, run_gitreg, wait_until
 from tests.support.tls_clients import served_over_tls
 
 PLATFORM = "/v1/namespaces/platform/retiring"
@@ -154,3 +154,52 @@ def test_days_are_bounded_and_a_bad_query_is_a_400(
         assert answer.status_code == 400 and said in answer.text, (query, answer.text)
     bad = client.get("/v1/namespaces/no%20such/retiring", headers=bearer(READER))
     assert bad.status_code == 400
+
+
+def test_the_command_reports_every_caller_and_exits_1_while_one_is_used(
+    served: tuple[RegistryServer, httpx.Client, Path],
+) -> None:
+    _, _, path = served
+    done = run_gitreg("usage", "--retiring", "platform", "--config", str(path))
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("platform: 2 retired versions, 1 still used (downloads since ")
+    assert lines[1:3] == [
+        "platform/app/aws 1.0.0 DEPRECATED: app is folded into vpc",
+        "  safe to remove: no download in 30 days, no caller",
+    ]
+    assert lines[3:5] == [
+        "platform/vpc/aws 1.0.0 DEPRECATED: 1.0 leaks routes: take 1.1",
+        "  downloads: 3",
+    ]
+    assert lines[5].startswith("    anonymous (terraform 1.11.4): 3, last 20")
+    assert "  callers: 3" in lines and any("hush" in line for line in lines)
+    as_json = run_gitreg("usage", "--retiring", "--json", "--days", "7", "--config", str(path))
+    assert as_json.returncode == 1, as_json.stderr
+    report = json.loads(as_json.stdout)
+    assert report["days"] == 7 and "namespace" not in report
+    assert list(_versions(report)) == [
+        "platform/app/aws 1.0.0",
+        "platform/vpc/aws 1.0.0",
+        "secret/team/aws 2.0.0",
+    ]
+
+
+def test_the_command_exits_0_when_nothing_retired_is_used_and_2_on_bad_usage(
+    served: tuple[RegistryServer, httpx.Client, Path],
+) -> None:
+    _, _, path = served
+    done = run_gitreg("usage", "--retiring", "secret", "--config", str(path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1:] == [
+        "secret/team/aws 2.0.0 DEPRECATED: team moves",
+        "  safe to remove: no download in 30 days, no caller",
+    ]
+    for wrong, said in (
+        (("--retiring", "nowhere"), "no module of this namespace"),
+        (("--retiring", "platform", "--days", "0"), "days must be a whole number"),
+        (("platform/vpc/aws", "--retiring"), "give either a module or --retiring"),
+        (("--days", "3"), "--days and --json go with --retiring"),
+    ):
+        refused = run_gitreg("usage", *wrong, "--config", str(path))
+        assert refused.returncode == 2 and said in refused.stderr, (wrong, refused.stderr)
