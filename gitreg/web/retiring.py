@@ -60,6 +60,23 @@ async def readable_report(request: Request) -> Response:
     return JSONResponse(report_json(await _report(request, entries, reader, days)))
 
 
+async def page_report(
+    request: Request, namespace: str, reader: Principal | None
+) -> RetiringReport | None:
+    """The report a namespace's page shows its reader (over DAYS days): None when nothing is
+    retired, the reader may not read the namespace, or the counts cannot be read now."""
+    if not access.may_read(request, reader)(namespace):
+        return None
+    world, folded = world_of(request), namespace.lower()
+    entries = [e for e in world.snapshot.index.entries() if e.spec.address.key[0] == folded]
+    days = report_days(None, world.catalog.downloads.retention)
+    try:
+        report = await _report(request, entries, reader, days)
+    except NotReadYet:
+        return None
+    return report if report.modules else None
+
+
 def _days(request: Request) -> int:
     for name in request.query_params:
         if name != "days":

@@ -156,6 +156,25 @@ def test_days_are_bounded_and_a_bad_query_is_a_400(
     assert bad.status_code == 400
 
 
+def test_the_namespace_page_shows_its_retired_versions(
+    served: tuple[RegistryServer, httpx.Client, Path],
+) -> None:
+    _, client, _ = served
+    page = client.get("/?namespace=platform", headers=bearer(READER))
+    assert page.status_code == 200
+    assert '<h2 id="retiring-heading">Retired versions</h2>' in page.text
+    assert '<a href="/modules/platform/vpc/aws/1.0.0">platform/vpc/aws 1.0.0</a>' in page.text
+    assert '<td class="count">3</td>' in page.text and "still used" in page.text
+    assert "safe to remove" in page.text and "in namespaces you may not read" not in page.text
+    for token in (None, OTHER):
+        page = client.get("/?namespace=platform", headers=bearer(token) if token else {})
+        assert page.status_code == 200
+        assert "(1 in namespaces you may not read)" in page.text
+        for word in ("secret", "hush", "team"):
+            assert word not in page.text, (token, word)
+    assert "Retired versions" not in client.get("/?namespace=secret&page=1").text
+
+
 def test_the_command_reports_every_caller_and_exits_1_while_one_is_used(
     served: tuple[RegistryServer, httpx.Client, Path],
 ) -> None:
