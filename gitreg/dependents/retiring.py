@@ -110,8 +110,8 @@ def report_days(given: str | None, retention: float) -> int:
     return int(given)
 
 
-# A module's downloads since the report's first day, by its counted key: who, which version,
-# which client, how often (a call of the download store).
+# A module's downloads since the report's first day: who, which version, which client, how
+# often (a call of the download store).
 RecentDownloads = Callable[[ModuleEntry], Sequence[PrincipalCount]]
 
 

@@ -214,6 +214,10 @@ def test_the_command_exits_0_when_nothing_retired_is_used_and_2_on_bad_usage(
         "secret/team/aws 2.0.0 DEPRECATED: team moves",
         "  safe to remove: no download in 30 days, no caller",
     ]
+    # Offline, the consumers are not read: their calls are unknown, so nothing is safe.
+    offline = run_gitreg("usage", "--retiring", "secret", "--offline", "--config", str(path))
+    assert offline.returncode == 0, offline.stderr
+    assert "callers may be missing" in offline.stdout and "safe to remove" not in offline.stdout
     for wrong, said in (
         (("--retiring", "nowhere"), "no module of this namespace"),
         (("--retiring", "platform", "--days", "0"), "days must be a whole number"),
