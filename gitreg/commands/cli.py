@@ -252,7 +252,18 @@ def _parser() -> argparse.ArgumentParser:
         "warning",
         frozenset({"git", "state"}),
     )
-    sub.add_argument("module", help="NAMESPACE/NAME/SYSTEM")
+    sub.add_argument("module", nargs="?", help="NAMESPACE/NAME/SYSTEM")
+    sub.add_argument(
+        "--retiring",
+        nargs="?",
+        const="",
+        metavar="NAMESPACE",
+        help="instead: each deprecated version of the namespace's modules (default: every"
+        " namespace), its downloads of the last days and its callers; exit status 1 when one is"
+        " still used",
+    )
+    sub.add_argument("--days", help="with --retiring: the days downloads are counted over (30)")
+    sub.add_argument("--json", action="store_true", help="with --retiring: the report as JSON")
     sub.add_argument("--offline", action="store_true", help="never fetch: read what is cached")
     sub.add_argument("--fetch", action="store_true", help="fetch every repository first")
     sub = command(

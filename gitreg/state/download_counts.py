@@ -19,6 +19,11 @@ def today(now: float | None = None) -> int:
     return int((time.time() if now is None else now) // DAY)
 
 
+def day_text(day: int) -> str:
+    """A day (days since 1970-01-01) as its date, `2026-12-06`."""
+    return time.strftime("%Y-%m-%d", time.gmtime(day * DAY))
+
+
 @dataclass(frozen=True, slots=True)
 class Download:
     """What one install is counted by. `address`: `NS/NAME/SYSTEM` of a module, `NS/TYPE` of a
@@ -65,6 +70,19 @@ class PrincipalCount:
     last_day: int
 
 
+def principal_json(counted: PrincipalCount) -> dict[str, str | int]:
+    """Who downloaded a version, with which client, how often, and the last day (UTC), as every
+    answer that shows it does."""
+    return {
+        "principal": counted.principal,
+        "version": counted.version,
+        "client": counted.client,
+        "client_version": counted.client_version,
+        "downloads": counted.count,
+        "last_day": day_text(counted.last_day),
+    }
+
+
 class DownloadStore(Protocol):
     """Where counts are kept. Every method blocks; a store out of reach (a full disk, a file
     that is locked, unwritable or corrupt, a database down) raises StateUnavailable."""
@@ -84,8 +102,9 @@ class DownloadStore(Protocol):
     def by_version(self, kind: Kind, address: str) -> dict[str, int]:
         """An address's total downloads per version."""
 
-    def principals(self, kind: Kind, address: str) -> list[PrincipalCount]:
-        """Who downloaded an address's versions within the retention, most downloads first."""
+    def principals(self, kind: Kind, address: str, since: int = 0) -> list[PrincipalCount]:
+        """Who downloaded an address's versions within the retention (on day `since` or after),
+        most downloads first."""
 
     def downloaded(self, kind: Kind, address: str, version: str, principal: str) -> bool:
         """Whether `principal` downloaded `version` of `address` within the retention."""

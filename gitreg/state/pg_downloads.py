@@ -90,14 +90,14 @@ class PostgresDownloads:
             ).fetchall()
         return {str(version): int(count) for version, count in rows}
 
-    def principals(self, kind: Kind, address: str) -> list[PrincipalCount]:
+    def principals(self, kind: Kind, address: str, since: int = 0) -> list[PrincipalCount]:
         with self.db.transaction() as conn:
             rows = conn.execute(
                 "SELECT principal, version, client, client_version, sum(count), max(day)"
-                " FROM gitreg_downloads WHERE kind = %s AND address = %s"
+                " FROM gitreg_downloads WHERE kind = %s AND address = %s AND day >= %s"
                 " GROUP BY principal, version, client, client_version"
                 " ORDER BY sum(count) DESC, principal, version",
-                (kind, address),
+                (kind, address, since),
             ).fetchall()
         return [PrincipalCount(p, v, c, cv, int(n), int(last)) for p, v, c, cv, n, last in rows]
 

@@ -116,14 +116,14 @@ class SqliteDownloads:
 
         return self._use(read)
 
-    def principals(self, kind: Kind, address: str) -> list[PrincipalCount]:
+    def principals(self, kind: Kind, address: str, since: int = 0) -> list[PrincipalCount]:
         def read(conn: sqlite3.Connection) -> list[PrincipalCount]:
             rows = conn.execute(
                 "SELECT principal, version, client, client_version, sum(count), max(day)"
-                " FROM downloads WHERE kind = ? AND address = ?"
+                " FROM downloads WHERE kind = ? AND address = ? AND day >= ?"
                 " GROUP BY principal, version, client, client_version"
                 " ORDER BY sum(count) DESC, principal, version",
-                (kind, address),
+                (kind, address, since),
             )
             return [PrincipalCount(*row) for row in rows]
 

@@ -32,6 +32,7 @@ from gitreg.web.error_pages import PAGE_KEY
 from gitreg.web.files import etag_matches
 from gitreg.web.frame import SECURITY_HEADERS, html
 from gitreg.web.modules import module_address, versions_known
+from gitreg.web.retiring import page_report
 from gitreg.web.state import state_of, world_of
 from gitreg.web.usage import module_counts
 
@@ -60,7 +61,10 @@ async def home(request: Request) -> Response:
     ask = HomeQuery.parse(request.query_params.multi_items())
     view = home_page(await directory_for(request), ask)
     reader = await access.reader_of(request)
-    return html(request, "home.html", page=view, reader=reader, query=ask.query)
+    retiring = None
+    if view.namespace and not ask.query and ask.page == 1:
+        retiring = await page_report(request, view.namespace, reader)
+    return html(request, "home.html", page=view, reader=reader, query=ask.query, retiring=retiring)
 
 
 @page

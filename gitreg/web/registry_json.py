@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 from gitreg.docs.model import FolderDocs, ModuleDocs, ProviderRequirement
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
-from gitreg.state.download_counts import DAY, PrincipalCount
+from gitreg.state.download_counts import principal_json
 from gitreg.web.usage import NO_COUNTS, ModuleCounts
 
 Json = dict[str, Any]
@@ -85,18 +85,6 @@ def details_json(
     if counts.principals is not None:
         answer["downloaded_by"] = [principal_json(p) for p in counts.principals]
     return answer
-
-
-def principal_json(counted: PrincipalCount) -> Json:
-    """Who downloaded a version, with which client, how often, and the last day (UTC)."""
-    return {
-        "principal": counted.principal,
-        "version": counted.version,
-        "client": counted.client,
-        "client_version": counted.client_version,
-        "downloads": counted.count,
-        "last_day": time.strftime("%Y-%m-%d", time.gmtime(counted.last_day * DAY)),
-    }
 
 
 def folder_json(folder: FolderDocs, name: str = "") -> Json:

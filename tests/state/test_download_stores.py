@@ -53,6 +53,14 @@ def test_batches_add_up_by_version_principal_client_and_day(store: DownloadStore
         PrincipalCount("ci", "1.1.0", "terraform", "1.11.4", 9, DAY - 10),
         PrincipalCount("ci", "1.0.0", "terraform", "1.11.4", 5, DAY),
     ]
+    # Since a day: the rows of that day and after, as the retiring report reads the last N days.
+    assert store.principals("module", "infra/vpc/aws", since=DAY - 10) == [
+        PrincipalCount("ci", "1.0.0", "terraform", "1.11.4", 5, DAY),
+        PrincipalCount("ci", "1.1.0", "terraform", "1.11.4", 4, DAY - 10),
+        PrincipalCount("alice", "1.0.0", "terraform", "1.11.4", 1, DAY),
+        PrincipalCount("ci", "1.0.0", "opentofu", "1.11.4", 1, DAY),
+    ]
+    assert store.principals("module", "infra/vpc/aws", since=DAY + 1) == []
     assert store.downloaded("module", "infra/vpc/aws", "1.0.0", "alice")
     assert not store.downloaded("module", "infra/vpc/aws", "1.1.0", "alice")
     assert not store.downloaded("provider", "infra/vpc/aws", "1.0.0", "alice")
