@@ -34,8 +34,8 @@ class Retirement:
 
 
 # Each way a module version is retired, asked in order: the first that answers is the one shown.
-# Revocation adds its line here, before deprecation: ("revoked", ModuleEntry.revocation),
 MODULE_RETIREMENTS: tuple[tuple[RetiredKind, Callable[[ModuleEntry, Release], str | None]], ...] = (
+    ("revoked", ModuleEntry.revocation),
     ("deprecated", ModuleEntry.deprecation),
 )
 

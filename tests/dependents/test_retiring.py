@@ -1,7 +1,7 @@
 """The retiring report over real HTTPS against the real app, and from `gitreg usage --retiring`:
 real Git repositories whose modules and consumers call each other, real downloads counted into
 the real SQLite store. A deprecated version downloaded and called is still used, with who
-downloaded and who calls it; one deprecated and unused is safe to remove; a namespace the
+downloaded and who calls it; one revoked and unused is safe to remove; a namespace the
 reader cannot read tells it nothing, and its callers are counted, never named."""
 
 from __future__ import annotations
@@ -26,14 +26,17 @@ TERRAFORM = {"User-Agent": "Terraform/1.11.4"}
 
 
 def _write(root: Path) -> Path:
-    """The dependents' world, with platform/app/aws 1.0.0 deprecated too (no one calls or
-    downloads it), secret/team/aws 2.0.0 deprecated, and principals shown to identified readers."""
+    """The dependents' world, with platform/app/aws 1.0.0 revoked (no one calls or downloads
+    it), secret/team/aws 2.0.0 deprecated, and principals shown to identified readers."""
     path = write_world(root)
     text = path.read_text()
-    for tags, reason in (('"app/v{version}"', "app is folded into vpc"), ("", "team moves")):
+    for tags, retired, reason in (
+        ('"app/v{version}"', "revoked", "app is folded into vpc"),
+        ("", "deprecated", "team moves"),
+    ):
         old = f"tags: {tags}}}" if tags else f"repo: {root / 'team'}}}"
-        deprecated = f'deprecated: [{{versions: ">= 0.0.0", reason: "{reason}"}}]'
-        new = f"{old[:-1]}, {deprecated}}}"
+        listed = f'{retired}: [{{versions: ">= 0.0.0", reason: "{reason}"}}]'
+        new = f"{old[:-1]}, {listed}}}"
         assert old in text
         text = text.replace(old, new)
     path.write_text(text + "downloads: {show_principals: true}\n")
@@ -98,12 +101,12 @@ def test_a_deprecated_version_downloaded_and_called_is_still_used(
     assert "platform/vpc/aws 1.1.0" not in _versions(body)
 
 
-def test_a_deprecated_version_no_one_uses_is_safe_to_remove(
+def test_a_revoked_version_no_one_uses_is_safe_to_remove(
     served: tuple[RegistryServer, httpx.Client, Path],
 ) -> None:
     _, client, _ = served
     app = _versions(_get(client, PLATFORM, READER))["platform/app/aws 1.0.0"]
-    assert app["reason"] == "app is folded into vpc"
+    assert (app["kind"], app["reason"]) == ("revoked", "app is folded into vpc")
     assert (app["downloads"], app["callers"], app["hidden_callers"]) == (0, [], 0)
     assert app["safe_to_remove"] is True
 
@@ -184,7 +187,7 @@ def test_the_command_reports_every_caller_and_exits_1_while_one_is_used(
     lines = done.stdout.splitlines()
     assert lines[0].startswith("platform: 2 retired versions, 1 still used (downloads since ")
     assert lines[1:3] == [
-        "platform/app/aws 1.0.0 DEPRECATED: app is folded into vpc",
+        "platform/app/aws 1.0.0 REVOKED: app is folded into vpc",
         "  safe to remove: no download in 30 days, no caller",
     ]
     assert lines[3:5] == [
