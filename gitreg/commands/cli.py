@@ -247,12 +247,17 @@ def _parser() -> argparse.ArgumentParser:
     sub = command(
         "usage",
         usage,
-        "show who calls a module: modules and consumers, their constraints and the version each"
-        " picks; exit status 1 when one would pick a deprecated version, 2 on a usage error",
+        "show who calls a module or uses a hosted provider: modules and consumers, their"
+        " constraints and the version each picks; exit status 1 when one would pick a deprecated"
+        " version, 2 on a usage error",
         "warning",
         frozenset({"git", "state"}),
     )
-    sub.add_argument("module", help="NAMESPACE/NAME/SYSTEM")
+    sub.add_argument(
+        "module",
+        metavar="ADDRESS",
+        help="a module NAMESPACE/NAME/SYSTEM or a provider NAMESPACE/TYPE",
+    )
     sub.add_argument("--offline", action="store_true", help="never fetch: read what is cached")
     sub.add_argument("--fetch", action="store_true", help="fetch every repository first")
     sub = command(

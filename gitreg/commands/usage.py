@@ -1,7 +1,9 @@
-"""`gitreg usage NS/NAME/SYSTEM`: who calls a module, with which constraint, at which version,
-and whether that version is deprecated; on the cache_dir a server uses, every caller named.
-Exit status: 0 when no caller would pick a deprecated version, 1 when one would, 2 when the
-module is not in the catalog. See docs/dependents.md."""
+"""`gitreg usage NS/NAME/SYSTEM` or `NS/TYPE`: who calls a module or uses a hosted provider.
+
+With which constraint, at which version, and whether that version is deprecated; on the
+cache_dir a server uses, every caller named. Exit status: 0 when no caller would pick a
+deprecated version, 1 when one would, 2 when the module or provider is not in the catalog.
+See docs/dependents.md."""
 
 from __future__ import annotations
 
@@ -13,22 +15,30 @@ from gitreg.catalog.model import Catalog
 from gitreg.dependents.answers import dependent_line
 from gitreg.dependents.consumers import ConsumerReads
 from gitreg.dependents.keeping import Dependents
+from gitreg.dependents.provider_answers import provider_dependent_line
 from gitreg.docs.service import DocsService
 from gitreg.docs.warming import warm
 from gitreg.git.location import RepoLocation
 from gitreg.modules.sync import ModuleSync
+from gitreg.providers.hosted import Providers
 from gitreg.sources.surveys import SourceSurveys
 
 
 def usage(catalog: Catalog, args: argparse.Namespace) -> int:
     parts = args.module.split("/")
-    if len(parts) != 3:
-        print(f"gitreg: {args.module}: give the module as NAMESPACE/NAME/SYSTEM", file=sys.stderr)
+    if len(parts) not in (2, 3):
+        print(
+            f"gitreg: {args.module}: give a module as NAMESPACE/NAME/SYSTEM"
+            " or a provider as NAMESPACE/TYPE",
+            file=sys.stderr,
+        )
         return 2
-    key = (parts[0].lower(), parts[1].lower(), parts[2].lower())
+    key = tuple(p.lower() for p in parts)
     served = SourceSurveys(catalog).served(catalog)
-    if not any(m.address.key == key for m in served.modules):
-        print(f"gitreg: {args.module}: no such module in {catalog.source}", file=sys.stderr)
+    known = [m.address.key for m in served.modules] + [p.key for p in served.providers]
+    if key not in known:
+        kind = "module" if len(parts) == 3 else "provider"
+        print(f"gitreg: {args.module}: no such {kind} in {catalog.source}", file=sys.stderr)
         return 2
     sync = ModuleSync(served)
     clones = sync.snapshot.clones
@@ -44,15 +54,20 @@ def usage(catalog: Catalog, args: argparse.Namespace) -> int:
         consumers = ConsumerReads()
         if not args.offline:
             consumers.read(served)
-        index = Dependents(docs, consumers).rebuild(snapshot)
+        providers = Providers(snapshot.catalog, sync)
+        providers.refresh()  # what cache_dir holds of forges' releases, as `gitreg list`
+        dependents = Dependents(docs, consumers, lambda: providers)
+        dependents.rebuild(snapshot)
     finally:
         docs.close()
         sync.shared.close()
+    index = dependents.current if len(parts) == 3 else dependents.providers
+    line = dependent_line if len(parts) == 3 else provider_dependent_line
     found = index.of(key)
     deprecated = sum(1 for d in found if d.deprecated)
     print(f"{args.module}: {len(found)} callers, {deprecated} on a deprecated version")
     for dependent in found:
-        print(dependent_line(dependent))
+        print(line(dependent))
     for problem in index.problems:
         where = f"{problem.repository} {problem.path}".strip()
         print(f"not read: {where}: {problem.message}", file=sys.stderr)
