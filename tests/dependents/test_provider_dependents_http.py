@@ -7,17 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
-from gitreg.catalog.load import load_catalog
 from gitreg.process.tlscert import TlsMaterial
+from tests.support.dependents_client import answered, served_until_indexed
 from tests.support.private_registry import bearer
 from tests.support.provider_dependents_world import HOST, OTHER, READER, write_provider_world
-from tests.support.servers import RegistryServer, run_gitreg, wait_until
-from tests.support.tls_clients import served_over_tls
+from tests.support.servers import RegistryServer, run_gitreg
 
 WIDGET = "/v1/providers/platform/widget/dependents"
 LOCK = ".terraform.lock.hcl"
@@ -31,28 +29,15 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def served(world: Path, tls: TlsMaterial) -> Iterator[tuple[RegistryServer, httpx.Client]]:
-    with served_over_tls(load_catalog(world), tls, timeout=20) as (server, client):
-
-        def complete() -> bool:
-            body = client.get(WIDGET, headers=bearer(READER)).json()
-            return bool(body["index"]["complete"]) and len(body["dependents"]) == 4
-
-        wait_until(complete, 60, "the provider dependents of every module and consumer")
-        yield server, client
-
-
-def _get(client: httpx.Client, path: str, token: str | None = None) -> dict[str, Any]:
-    answer = client.get(path, headers=bearer(token) if token else {})
-    assert answer.status_code == 200, answer.text
-    body: dict[str, Any] = answer.json()
-    return body
+    with served_until_indexed(world, tls, WIDGET, READER, 4) as served:
+        yield served
 
 
 def test_a_reader_of_every_namespace_sees_every_user(
     world: Path, served: tuple[RegistryServer, httpx.Client]
 ) -> None:
     _, client = served
-    body = _get(client, WIDGET, READER)
+    body = answered(client, WIDGET, READER)
     root = world.parent
     assert body["provider"] == "platform/widget"
     assert [
@@ -103,7 +88,7 @@ def test_a_provider_the_reader_cannot_read_answers_as_one_that_does_not_exist(
     served: tuple[RegistryServer, httpx.Client],
 ) -> None:
     _, client = served
-    gadget = _get(client, "/v1/providers/secret/gadget/dependents", READER)
+    gadget = answered(client, "/v1/providers/secret/gadget/dependents", READER)
     assert [(d["caller"]["path"], d["resolves_to"]) for d in gadget["dependents"]] == [
         ("stage/.terraform.lock.hcl", "1.0.0")
     ]

@@ -12,10 +12,9 @@ Readers: no token reads platform (public); READER reads secret too; OTHER reads 
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
-from tests.support.dependents_world import HOST, OTHER, READER
+from tests.support.dependents_world import HOST, OTHER, READER, consumers_and_readers
 from tests.support.gitrepo import GitRepo, module_files
 from tests.support.provider_releases import new_key, write_key, write_release
 
@@ -87,16 +86,6 @@ providers:
   - {{namespace: platform, type: widget, artifacts: widget,
       deprecated: [{{versions: "< 1.1.0", reason: "1.0 drops tags: take 1.1"}}]}}
   - {{namespace: secret, type: gadget, artifacts: gadget}}
-consumers:
-  - {{repo: {live.path}, namespace: platform}}
-  - {{repo: {hush.path}, namespace: secret}}
-auth:
-  public: [platform]
-  tokens:
-    - {{name: reader, token_sha256: "{hashlib.sha256(READER.encode()).hexdigest()}",
-        read: [secret]}}
-    - {{name: other, token_sha256: "{hashlib.sha256(OTHER.encode()).hexdigest()}",
-        read: [elsewhere]}}
-"""
+{consumers_and_readers(live.path, hush.path)}"""
     )
     return path
