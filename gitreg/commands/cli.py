@@ -253,11 +253,7 @@ def _parser() -> argparse.ArgumentParser:
         "warning",
         frozenset({"git", "state"}),
     )
-    sub.add_argument(
-        "module",
-        metavar="ADDRESS",
-        help="a module NAMESPACE/NAME/SYSTEM or a provider NAMESPACE/TYPE",
-    )
+    sub.add_argument("module", help="NAMESPACE/NAME/SYSTEM, or a hosted provider's NAMESPACE/TYPE")
     sub.add_argument("--offline", action="store_true", help="never fetch: read what is cached")
     sub.add_argument("--fetch", action="store_true", help="fetch every repository first")
     sub = command(
