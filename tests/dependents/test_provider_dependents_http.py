@@ -130,3 +130,25 @@ def test_usage_names_every_user_and_a_deprecated_pick_is_status_1(world: Path) -
     for wrong in ("platform/absent", "platform"):
         refused = run_gitreg("usage", wrong, "--config", str(world))
         assert refused.returncode == 2 and wrong in refused.stderr
+
+
+def test_the_provider_page_shows_who_uses_it_as_the_reader_may_see_them(
+    served: tuple[RegistryServer, httpx.Client],
+) -> None:
+    _, client = served
+    page = client.get("/providers/platform/widget", headers=bearer(READER))
+    assert page.status_code == 200
+    assert '<h2 id="used-by">Used by</h2>' in page.text
+    assert '<a href="/modules/secret/team/aws">secret/team/aws</a> 2.0.0' in page.text
+    assert "<code>prod/.terraform.lock.hcl</code>" in page.text
+    assert "used-by-hidden" not in page.text
+    for token in (None, OTHER):
+        page = client.get("/providers/platform/widget", headers=bearer(token) if token else {})
+        assert page.status_code == 200
+        assert '<a href="/modules/platform/net/aws">platform/net/aws</a> 1.0.0' in page.text
+        assert (
+            "And 2 users in namespaces you may not read, 1 of them on a deprecated version."
+            in page.text
+        )
+        for secret in ("secret", "hush", "team", "&gt;= 1.1.0", "&lt; 1.1.0"):
+            assert secret not in page.text, (token, secret)
