@@ -247,12 +247,15 @@ def _parser() -> argparse.ArgumentParser:
     sub = command(
         "usage",
         usage,
-        "show who calls a module: modules and consumers, their constraints and the version each"
-        " picks; exit status 1 when one would pick a deprecated version, 2 on a usage error",
+        "show who calls a module or uses a hosted provider: modules and consumers, their"
+        " constraints and the version each picks; exit status 1 when one would pick a deprecated"
+        " version, 2 on a usage error",
         "warning",
         frozenset({"git", "state"}),
     )
-    sub.add_argument("module", nargs="?", help="NAMESPACE/NAME/SYSTEM")
+    sub.add_argument(
+        "module", nargs="?", help="NAMESPACE/NAME/SYSTEM, or a hosted provider's NAMESPACE/TYPE"
+    )
     sub.add_argument(
         "--retiring",
         nargs="?",

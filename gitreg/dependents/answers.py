@@ -46,15 +46,17 @@ def dependent_json(dependent: Dependent) -> Json:
     }
 
 
-def dependent_line(dependent: Dependent) -> str:
-    """One dependent as `gitreg usage` prints it."""
+def dependent_line(dependent: Dependent, called: str = "") -> str:
+    """One dependent as `gitreg usage` prints it; `called`: what it calls, if not a module's
+    block (a provider's source)."""
     caller = dependent.caller
     where = f"{caller.name} {caller.version}".strip()
     if caller.path:
         where += f" ({caller.path})"
     wanted = dependent.constraint or "(no constraint)"
     picks = dependent.resolved or f"none: {dependent.unresolved}"
-    line = f"{where}: module {dependent.block!r} by {dependent.via} {wanted} -> {picks}"
+    called = called or f"module {dependent.block!r}"
+    line = f"{where}: {called} by {dependent.via} {wanted} -> {picks}"
     if dependent.deprecated:
         line += f" DEPRECATED: {dependent.deprecated}"
     return line

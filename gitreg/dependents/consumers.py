@@ -2,7 +2,8 @@
 
 Each repository of `consumers:` is fetched into a bare clone of its own (`cache_dir/consumers/`),
 then every `*.tf` file of every folder is read, and `.terraform/modules/modules.json` where one
-is committed (the version each call was installed at: preferred to its constraint). Bounded as
+is committed (the version each call was installed at: preferred to its constraint), and each
+committed `.terraform.lock.hcl` (the providers locked: provider_uses.py). Bounded as
 docs are; a file that does not parse is named, never the end of the read. A repository that
 cannot be read now keeps the calls it had. See docs/dependents.md."""
 
@@ -20,6 +21,7 @@ from pathlib import PurePosixPath
 from gitreg.catalog.consumers import ConsumerSpec
 from gitreg.catalog.model import Catalog
 from gitreg.dependents.index import Caller, CallSite, Problem
+from gitreg.dependents.provider_uses import ProviderUse, hcl_of, is_lock_file, locked_in
 from gitreg.docs import hcl
 from gitreg.docs.extract import module_call
 from gitreg.docs.model import ModuleCall
@@ -39,11 +41,16 @@ MODULES_JSON = ".terraform/modules/modules.json"
 
 @dataclass(frozen=True)
 class ConsumersRead:
-    """What one reading of every consumer found: its call sites, and what could not be read."""
+    """What one reading of every consumer found: its call sites, the providers its lock files
+    locked, and what could not be read."""
 
     sites: tuple[CallSite, ...] = ()
     problems: tuple[Problem, ...] = ()
     repositories: int = 0
+    uses: tuple[ProviderUse, ...] = ()
+
+
+Site = CallSite | ProviderUse  # what a consumer's read finds, by its caller
 
 
 class ConsumerReads:
@@ -52,15 +59,15 @@ class ConsumerReads:
     def __init__(self) -> None:
         self.current = ConsumersRead()
         self.readings = 0
-        self._entries: tuple[tuple[str, CallSite], ...] = ()  # each site with its entry's key path
+        self._entries: tuple[tuple[str, Site], ...] = ()  # each site with its entry's key path
 
     def read(self, catalog: Catalog) -> ConsumersRead:
         """Every consumer of `catalog` read now (paced work: fetches, then parsing). What
         cannot be listed or read now keeps the calls it had at the last reading."""
-        last: dict[tuple[str, str], list[CallSite]] = {}
+        last: dict[tuple[str, str], list[Site]] = {}
         for entry, site in self._entries:
             last.setdefault((entry, site.caller.name), []).append(site)
-        taken: list[tuple[str, CallSite]] = []
+        taken: list[tuple[str, Site]] = []
         problems: list[Problem] = []
         count = 0
         for spec in catalog.consumers:
@@ -84,7 +91,9 @@ class ConsumerReads:
                 taken += [(spec.key_path, site) for site in found]
                 problems += trouble
         self._entries = tuple(taken)
-        self.current = ConsumersRead(tuple(s for _, s in taken), tuple(problems), count)
+        sites = tuple(s for _, s in taken if isinstance(s, CallSite))
+        uses = tuple(s for _, s in taken if isinstance(s, ProviderUse))
+        self.current = ConsumersRead(sites, tuple(problems), count, uses)
         self.readings += 1
         return self.current
 
@@ -137,9 +146,9 @@ def _repositories(
 
 def read_repository(
     catalog: Catalog, spec: ConsumerSpec, location: RepoLocation
-) -> tuple[list[CallSite], list[Problem]]:
-    """One consumer's calls at its default branch (or `branch:`), and its files not read.
-    Raises SourceError when it cannot be fetched or read."""
+) -> tuple[list[Site], list[Problem]]:
+    """One consumer's calls and locked providers at its default branch (or `branch:`), and its
+    files not read. Raises SourceError when it cannot be fetched or read."""
     clone = BareClone(
         location,
         catalog.cache_dir / "consumers",
@@ -150,7 +159,9 @@ def read_repository(
     if ref is None:
         return [], []  # an empty repository
     commit, files = branch_files(clone.path, ref, _wanted)
-    return calls_in(files, spec.namespace, str(location), commit[:12])
+    sites, problems = calls_in(files, spec.namespace, str(location), commit[:12])
+    uses, trouble = locked_in(files, spec.namespace, str(location), commit[:12])
+    return [*sites, *uses], [*problems, *trouble]
 
 
 def calls_in(
@@ -190,12 +201,7 @@ def calls_in(
 
 
 def _module_calls(file: DocFile) -> list[ModuleCall]:
-    if file.data is None:
-        raise ValueError(file.why or "not read")
-    try:
-        body = hcl.parse(file.data.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise ValueError("not UTF-8 text") from None
+    body = hcl_of(file)
     return [module_call(name, block) for name, block in hcl.labelled(body, "module")]
 
 
@@ -220,8 +226,9 @@ def _modules_json(data: bytes | None) -> dict[str, str]:
 
 
 def _wanted(path: str) -> bool:
-    """The `*.tf` files outside `.terraform/` (downloaded code), and committed modules.json."""
+    """The `*.tf` files outside `.terraform/` (downloaded code), committed modules.json and
+    lock files."""
     parts = PurePosixPath(path).parts
     if ".terraform" in parts:
         return path == MODULES_JSON or path.endswith(f"/{MODULES_JSON}")
-    return path.endswith(".tf")
+    return path.endswith(".tf") or is_lock_file(path)

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Literal
+from typing import Literal, TypeVar
 
 from gitreg.dependents import resolution
 from gitreg.dependents.sources import Key, RegistrySources, Target, shown
@@ -19,7 +19,8 @@ from gitreg.modules.resolve import Release
 from gitreg.pacing import breathe
 
 CallerKind = Literal["module", "consumer"]
-Via = Literal["constraint", "ref", "modules.json"]
+Via = Literal["constraint", "ref", "modules.json", ".terraform.lock.hcl"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -86,11 +87,12 @@ Readable = Callable[[str], bool]
 
 
 class DependentsIndex:
-    """Callee key → its dependents. Never changed after it is built."""
+    """Callee key → its dependents: a module's `Key`, or a provider's (namespace, type). Never
+    changed after it is built."""
 
     def __init__(
         self,
-        by_callee: Mapping[Key, tuple[Dependent, ...]] | None = None,
+        by_callee: Mapping[tuple[str, ...], tuple[Dependent, ...]] | None = None,
         problems: tuple[Problem, ...] = (),
         *,
         pending: int = 0,
@@ -101,10 +103,10 @@ class DependentsIndex:
         self.pending = pending  # modules whose latest version's calls were not read yet
         self.built = built  # Unix seconds; 0: never built
 
-    def of(self, key: Key) -> tuple[Dependent, ...]:
+    def of(self, key: tuple[str, ...]) -> tuple[Dependent, ...]:
         return self._by_callee.get(key, ())
 
-    def seen_by(self, key: Key, readable: Readable) -> Seen:
+    def seen_by(self, key: tuple[str, ...], readable: Readable) -> Seen:
         named, hidden, hidden_deprecated = [], 0, 0
         for dependent in self.of(key):
             if readable(dependent.caller.namespace):
@@ -128,21 +130,31 @@ def module_sites(
     """Each module's latest version's calls (those the docs warming put in memory), and how
     many modules' are not there yet. The latest alone: an older version's calls are history,
     which its callers' own versions pin; and the warming reads the latest of every module."""
-    sites, pending = [], 0
+    found, pending = latest_reads(index, calls_of)
+    return [CallSite(caller, call) for caller, call in found], pending
+
+
+def latest_reads(
+    index: VersionIndex, read: Callable[[ModuleEntry, Release], Iterable[tuple[str, T]] | None]
+) -> tuple[list[tuple[Caller, T]], int]:
+    """What `read` finds in each module's latest version, by folder, each with the module as
+    its caller; and how many modules `read` has nothing for yet (None)."""
+    found: list[tuple[Caller, T]] = []
+    pending = 0
     for entry in index.entries():
         if not entry.versions.releases:
             continue
         latest = entry.versions.releases[0]
-        calls = calls_of(entry, latest)
-        if calls is None:
+        items = read(entry, latest)
+        if items is None:
             pending += 1
             continue
         address = entry.spec.address
-        for folder, call in calls:
+        for folder, item in items:
             caller = Caller("module", address.namespace, str(address), latest.version, folder)
-            sites.append(CallSite(caller, call))
+            found.append((caller, item))
         breathe()
-    return sites, pending
+    return found, pending
 
 
 def build(
@@ -167,7 +179,7 @@ def build(
                 continue
             dependent = _dependent(site, entry, target, constraints)
             found.setdefault(key, []).append(dependent)
-    ordered = {
+    ordered: dict[tuple[str, ...], tuple[Dependent, ...]] = {
         key: tuple(
             sorted(deps, key=lambda d: (d.caller.kind, d.caller.name, d.caller.path, d.block))
         )

@@ -1,7 +1,8 @@
 """The dependents index served, rebuilt whole off the event loop when its inputs change.
 
-Its inputs: the snapshot swapped, the docs warming read more modules, or the consumers were read
-again. Requests read `current`, one whole index; a rebuild is paced work (`pacing.paced`), at
+Its inputs: the snapshot swapped, the docs warming read more modules, the consumers were read
+again, or the hosted providers' versions changed. Requests read `current` (modules) and
+`providers` (hosted providers), each one whole index; a rebuild is paced work (`pacing.paced`), at
 most one at a time and one every `REBUILD_EVERY` seconds, while warming fills the docs."""
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Protocol
 
 from gitreg.dependents.consumers import ConsumerReads, ConsumersRead
 from gitreg.dependents.index import DependentsIndex, build, module_sites
+from gitreg.dependents.provider_index import HostedProviders, build_providers, hosted_versions
+from gitreg.dependents.provider_uses import module_uses
 from gitreg.dependents.resolution import Constraints
 from gitreg.dependents.sources import RegistrySources
 from gitreg.docs.service import DocsService
@@ -37,6 +40,7 @@ class _Inputs:
     read: ConsumersRead
     loads: int
     forgotten: int
+    hosted: tuple[tuple[object, ...], ...] = ()  # provider_index.hosted_versions
 
     def same(self, other: _Inputs | None) -> bool:
         return (
@@ -44,6 +48,7 @@ class _Inputs:
             and self.snapshot is other.snapshot
             and self.read is other.read
             and (self.loads, self.forgotten) == (other.loads, other.forgotten)
+            and self.hosted == other.hosted
         )
 
 
@@ -53,12 +58,20 @@ class Snapshots(Protocol):
 
 
 class Dependents:
-    """The current dependents index, and the consumers' reads it is built with."""
+    """The current dependents indexes, of modules and of hosted providers (`hosted`: those
+    served now), and the consumers' reads they are built with."""
 
-    def __init__(self, docs: DocsService, consumers: ConsumerReads) -> None:
+    def __init__(
+        self,
+        docs: DocsService,
+        consumers: ConsumerReads,
+        hosted: Callable[[], HostedProviders] | None = None,
+    ) -> None:
         self.docs = docs
         self.consumers = consumers
+        self.hosted = hosted
         self.current = DependentsIndex()
+        self.providers = DependentsIndex()
         self.rebuilds = 0
         self._constraints = Constraints()  # what every rebuild parses alike, parsed once
         self._built_from: _Inputs | None = None
@@ -70,12 +83,24 @@ class Dependents:
         read = self.consumers.current
         sites = [*sites, *read.sites]
         index = build(snapshot.index, sources, sites, read.problems, pending, self._constraints)
+        if self.hosted is not None:
+            uses, pending = module_uses(snapshot.index, self.docs.provider_requirements)
+            self.providers = build_providers(
+                self.hosted(),
+                sources.hosts,
+                [*uses, *read.uses],
+                read.problems,
+                pending,
+                self._constraints,
+            )
         self.current = index
         self.rebuilds += 1
         return index
 
     def _inputs(self, snapshot: RegistrySnapshot) -> _Inputs:
-        return _Inputs(snapshot, self.consumers.current, self.docs.loads, self.docs.forgotten)
+        hosted = hosted_versions(self.hosted()) if self.hosted is not None else ()
+        read = self.consumers.current
+        return _Inputs(snapshot, read, self.docs.loads, self.docs.forgotten, hosted)
 
     async def keep(
         self,

@@ -7,6 +7,7 @@ recorded at the caller's last `terraform init`."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 
 import semver
 
@@ -39,17 +40,41 @@ class Constraints:
             release = entry.by_version.get(exact)
             if release is not None:
                 return release, ""
-        for release in entry.versions.releases:  # newest first
-            version = self._version(release.version)
+        releases = entry.versions.releases
+        at = self._newest_admitted(parsed, (r.version for r in releases))
+        if at is not None:
+            return releases[at], ""
+        if not releases:
+            return None, "the module has no version yet"
+        return None, f"no published version meets {constraint!r}"
+
+    def newest(self, versions: Sequence[str], constraint: str) -> tuple[str, str]:
+        """The newest of `versions` (newest first) that `constraint` admits, as `by_constraint`
+        picks a release (a provider's versions); "" and why when none."""
+        parsed = self._constraint(constraint)
+        if isinstance(parsed, str):
+            return "", parsed
+        at = self._newest_admitted(parsed, versions)
+        if at is not None:
+            return versions[at], ""
+        if not versions:
+            return "", "no version is published yet"
+        return "", f"no published version meets {constraint!r}"
+
+    def _newest_admitted(
+        self, parsed: VersionConstraint | None, versions: Iterable[str]
+    ) -> int | None:
+        """The position of the first of `versions` (newest first) `parsed` admits: a
+        prerelease only when a clause names it exactly, as Terraform picks."""
+        for at, text in enumerate(versions):
+            version = self._version(text)
             if version is None:
                 continue
             if version.prerelease is not None and not _named_exactly(parsed, version.prerelease):
                 continue
             if parsed is None or parsed.admits(version):
-                return release, ""
-        if not entry.versions.releases:
-            return None, "the module has no version yet"
-        return None, f"no published version meets {constraint!r}"
+                return at
+        return None
 
     def _constraint(self, text: str) -> VersionConstraint | str | None:
         if not text.strip():

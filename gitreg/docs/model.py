@@ -100,3 +100,12 @@ class ModuleDocs:
             for call in folder.module_calls
             if not call.source.startswith(("./", "../"))
         )
+
+    def requirements(self) -> tuple[tuple[str, ProviderRequirement], ...]:
+        """The `required_providers` entries of its root and submodules, each with its folder:
+        the providers the module needs (its examples' are no dependents, as for `calls`)."""
+        return tuple(
+            (folder.path, required)
+            for folder in (self.root, *self.submodules)
+            for required in folder.providers
+        )

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from gitreg.docs.cache import DocsCache
 from gitreg.docs.extract import module_docs
-from gitreg.docs.model import ModuleCall, ModuleDocs
+from gitreg.docs.model import ModuleCall, ModuleDocs, ProviderRequirement
 from gitreg.errors import SourceError
 from gitreg.git.trees import commit_times, doc_files
 from gitreg.modules.index import ModuleEntry
@@ -36,6 +36,7 @@ DESCRIPTIONS_REMEMBERED = 200_000  # descriptions: every module's latest, with r
 # (clone path, commit, folder): what the docs of a version depend on, and nothing else.
 Key = tuple[str, str, str]
 Calls = tuple[tuple[str, ModuleCall], ...]  # (folder, `module` block): `ModuleDocs.calls`
+Requirements = tuple[tuple[str, ProviderRequirement], ...]  # `ModuleDocs.requirements`
 
 
 class DocsService:
@@ -54,6 +55,7 @@ class DocsService:
         self._times: dict[tuple[str, str], int] = {}
         self._descriptions: dict[Key, str] = {}
         self._calls: dict[Key, Calls] = {}  # kept with the descriptions, forgotten with them
+        self._requirements: dict[Key, Requirements] = {}  # kept and forgotten with the calls
         self.loads = 0  # docs read into memory, built or from disk: the dependents follow it
         self.forgotten = 0  # times the descriptions were forgotten (the warming then sees all)
         self._closed = False
@@ -88,6 +90,12 @@ class DocsService:
         with self._lock:
             return self._calls.get(_key(entry, release))
 
+    def provider_requirements(self, entry: ModuleEntry, release: Release) -> Requirements | None:
+        """The `required_providers` of `release`, if its docs were read since start-up (as its
+        calls); never waits."""
+        with self._lock:
+            return self._requirements.get(_key(entry, release))
+
     def request(self, entry: ModuleEntry, release: Release) -> Future[ModuleDocs]:
         """The build (or disk read) of `release`'s docs, started unless one is under way."""
         key = _key(entry, release)
@@ -98,6 +106,7 @@ class DocsService:
                 self._descriptions.setdefault(key, docs.root.description)
                 if key not in self._calls:
                     self._calls[key] = docs.calls()
+                    self._requirements[key] = docs.requirements()
                     self.loads += 1
                 done: Future[ModuleDocs] = Future()
                 done.set_result(docs)
@@ -175,9 +184,11 @@ class DocsService:
             if len(self._descriptions) >= DESCRIPTIONS_REMEMBERED:
                 self._descriptions.clear()  # bounded; the warming after the next swap refills it
                 self._calls.clear()
+                self._requirements.clear()
                 self.forgotten += 1
             self._descriptions[key] = docs.root.description
             self._calls[key] = docs.calls()
+            self._requirements[key] = docs.requirements()
             self.loads += 1
             self._memory[key] = docs
             self._memory.move_to_end(key)

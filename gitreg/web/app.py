@@ -199,6 +199,7 @@ def create_app(
         Route(f"{_MODULE}/{{version}}/provenance", provenance.provenance),
         Route(PUBLIC_KEY_PATH, provenance.public_key),
         Route(f"{_PROVIDER}/versions", provider_routes.versions),
+        Route(f"{_PROVIDER}/dependents", dependents.provider_answer),
         Route(f"{_PROVIDER}/{{version}}/download/{{os}}/{{arch}}", provider_routes.download),
         Route(
             f"{FILES_PREFIX}/{{namespace}}/{{type}}/{{version}}/{{file}}",

@@ -186,7 +186,10 @@ async def provider(request: Request) -> Response:
     view = provider_page(
         hostname, entry, providers.public_keys(), release, _opened_at(request), login
     )
-    return html(request, "provider.html", page=view, reader=await access.reader_of(request))
+    reader = await access.reader_of(request)
+    readable = access.may_read(request, reader)
+    used_by = state_of(request).dependents.providers.seen_by(entry.spec.key, readable)
+    return html(request, "provider.html", page=view, used_by=used_by, reader=reader)
 
 
 def _chosen_version(request: Request) -> str | None:

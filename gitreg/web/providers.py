@@ -27,9 +27,9 @@ _IMMUTABLE = "public, max-age=31536000, immutable"
 
 
 async def versions(request: Request) -> Response:
-    address = _address(request)
+    address = provider_address_of(request)
     admission = await admit(request, PROVIDER_VERSIONS, address)
-    entry = _entry(request, address)
+    entry = hosted_entry(request, address)
     revoked = entry.revoked()
     if not revoked:
         return admission.keep(request, _versions(entry), (address, entry))
@@ -90,9 +90,9 @@ def _versions_text(versions: list[str]) -> str:
 
 
 async def download(request: Request) -> Response:
-    address = _address(request)
+    address = provider_address_of(request)
     admission = await admit(request, PROVIDER_DOWNLOAD, address)
-    entry = _entry(request, address)
+    entry = hosted_entry(request, address)
     release = _release(entry, request.path_params["version"])
     os_name, arch = request.path_params["os"], request.path_params["arch"]
     problem = platform_problem(os_name, arch)
@@ -164,9 +164,9 @@ def packages_of(release: ProviderRelease) -> dict[str, dict[str, object]]:
 
 async def files(request: Request) -> Response:
     """A release's zip, SHA256SUMS or SHA256SUMS.sig, with Content-Length, ETag and HEAD."""
-    address = _address(request)
+    address = provider_address_of(request)
     private = await access.admit_download(request, f"provider {address}", address.namespace)
-    entry = _entry(request, address)
+    entry = hosted_entry(request, address)
     release = _release(entry, request.path_params["version"])
     name = request.path_params["file"]
     caching = access.PRIVATE_CACHING if private else _IMMUTABLE
@@ -201,14 +201,14 @@ def _files_url(entry: ProviderEntry, release: ProviderRelease) -> str:
     return f"{FILES_PREFIX}/" + "/".join(quote(p, safe="") for p in parts)
 
 
-def _address(request: Request) -> ProviderAddress:
+def provider_address_of(request: Request) -> ProviderAddress:
     try:
         return ProviderAddress.of(request.path_params["namespace"], request.path_params["type"])
     except ValueError as exc:
         raise ClientError(str(exc)) from exc
 
 
-def _entry(request: Request, address: ProviderAddress) -> ProviderEntry:
+def hosted_entry(request: Request, address: ProviderAddress) -> ProviderEntry:
     """The provider's entry, once the request is admitted to its namespace (before the lookup:
     a client outside it learns nothing of what it holds)."""
     providers = world_of(request).side.providers

@@ -125,7 +125,7 @@ class RegistryState:
             HeldArchives(catalog.archives.memory_budget),
             ModuleReferrers(packages, attached, docs.commit_time),
             DownloadTally(sync.shared.download_store(), lambda: current.world.catalog.downloads),
-            Dependents(docs, ConsumerReads()),
+            Dependents(docs, ConsumerReads(), lambda: current.world.side.providers),
         )
 
 

@@ -12,12 +12,11 @@ from typing import Any
 import httpx
 import pytest
 
-from gitreg.catalog.load import load_catalog
 from gitreg.process.tlscert import TlsMaterial
+from tests.support.dependents_client import answered, served_until_indexed
 from tests.support.dependents_world import OTHER, READER, write_world
 from tests.support.private_registry import bearer
-from tests.support.servers import RegistryServer, wait_until
-from tests.support.tls_clients import served_over_tls
+from tests.support.servers import RegistryServer
 
 VPC = "/v1/modules/platform/vpc/aws/dependents"
 
@@ -27,21 +26,8 @@ def served(
     tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial
 ) -> Iterator[tuple[RegistryServer, httpx.Client]]:
     path = write_world(tmp_path_factory.mktemp("dependents"))
-    with served_over_tls(load_catalog(path), tls, timeout=20) as (server, client):
-
-        def complete() -> bool:
-            body = client.get(VPC, headers=bearer(READER)).json()
-            return bool(body["index"]["complete"]) and len(body["dependents"]) == 5
-
-        wait_until(complete, 60, "the dependents index of every module and consumer")
-        yield server, client
-
-
-def _get(client: httpx.Client, path: str, token: str | None = None) -> dict[str, Any]:
-    answer = client.get(path, headers=bearer(token) if token else {})
-    assert answer.status_code == 200, answer.text
-    body: dict[str, Any] = answer.json()
-    return body
+    with served_until_indexed(path, tls, VPC, READER, 5) as served:
+        yield served
 
 
 def _calls(body: dict[str, Any]) -> list[tuple[str, str, str, str | None, bool]]:
@@ -61,7 +47,7 @@ def test_a_reader_of_every_namespace_sees_every_caller(
     served: tuple[RegistryServer, httpx.Client],
 ) -> None:
     _, client = served
-    body = _get(client, VPC, READER)
+    body = answered(client, VPC, READER)
     root = Path(served[0].state.current.world.catalog.source).parent
     assert _calls(body) == [
         (str(root / "hush"), "main.tf", "= 1.0.0", "1.0.0", True),

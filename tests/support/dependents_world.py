@@ -83,9 +83,17 @@ modules:
   - {{namespace: platform, name: dns, system: aws, repo: {mono.path}, path: modules/dns,
       tags: "dns/v{{version}}"}}
   - {{namespace: secret, name: team, system: aws, repo: {team.path}}}
-consumers:
-  - {{repo: {live.path}, namespace: platform}}
-  - {{repo: {hush.path}, namespace: secret}}
+{consumers_and_readers(live.path, hush.path)}"""
+    )
+    return path
+
+
+def consumers_and_readers(live: Path, hush: Path) -> str:
+    """registry.yaml's `consumers:` (`live` in platform, `hush` in secret) and `auth:` (no token
+    reads platform, READER reads secret too, OTHER reads elsewhere)."""
+    return f"""consumers:
+  - {{repo: {live}, namespace: platform}}
+  - {{repo: {hush}, namespace: secret}}
 auth:
   public: [platform]
   tokens:
@@ -94,5 +102,3 @@ auth:
     - {{name: other, token_sha256: "{hashlib.sha256(OTHER.encode()).hexdigest()}",
         read: [elsewhere]}}
 """
-    )
-    return path
