@@ -7,12 +7,16 @@ path and line. See docs/reference/configuration.md."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from gitreg.catalog import yamldoc
 from gitreg.catalog.auth_settings import AuthSettings, GitCheck, OidcIssuer, TokenSpec
 from gitreg.catalog.login import LoginSection, issuer_problem
 from gitreg.catalog.secrets import SecretRef
+
+_Value = TypeVar("_Value")
 
 TOKEN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _PATTERN = re.compile(r"[A-Za-z0-9_*?-]{1,64}")
@@ -92,6 +96,27 @@ class AuthSection(LoginSection):
                     f"must be a namespace or a pattern of them (platform, team-*, *), not {item!r}",
                 )
         return tuple(result)
+
+    def namespace_entries(
+        self,
+        top: yamldoc.Mapping,
+        key: str,
+        keys: tuple[str, ...],
+        read: Callable[[yamldoc.Mapping, str], _Value | None],
+    ) -> list[tuple[tuple[str, ...], _Value]]:
+        """A top-level list of `- {namespaces: [platform, team-*], KEYS...}` (as
+        `require_signed_tags` and `publish_when` are): each entry's patterns and its value, as
+        `read` makes it from the entry and its key path (None: refused, and said why)."""
+        found = []
+        for where, line, item in self.items(top, key):
+            m = self.mapping(item, where, line, ("namespaces", *keys), ("namespaces",))
+            if m is None:
+                continue
+            patterns = self.patterns(m, "namespaces", where)
+            value = read(m, where)
+            if patterns and value is not None:
+                found.append((patterns, value))
+        return found
 
     def tokens(self, m: yamldoc.Mapping, names: dict[str, str]) -> tuple[TokenSpec, ...]:
         result: list[TokenSpec] = []

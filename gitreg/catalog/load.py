@@ -20,6 +20,7 @@ from gitreg.catalog.model import Catalog
 from gitreg.catalog.module_entries import ModuleEntries
 from gitreg.catalog.oci import OciSection
 from gitreg.catalog.provenance import ProvenanceSection
+from gitreg.catalog.publish_when import namespace_publish_when
 from gitreg.catalog.secrets import SECRET_USES, SecretUse
 from gitreg.catalog.settings import (
     ArchiveSettings,
@@ -131,6 +132,7 @@ class _Reader(
                 "mcp",
                 "oci",
                 "require_signed_tags",
+                "publish_when",
                 "provenance",
                 "downloads",
             },
@@ -214,6 +216,7 @@ class _Reader(
             oci=self.oci(top),
             downloads=self.downloads(top),
             signed_tags=namespace_tag_signers(self, top),
+            publish_when=namespace_publish_when(self, top),
             provenance=self.provenance(top),
         )
         # Once auth: is read: who reads each module decides what its archive may hold.

@@ -56,6 +56,23 @@ class NamespaceTagSigners:
 
 
 @dataclass(frozen=True)
+class PublishWhen:
+    """`publish_when`: what a module's new version waits for before it is served. `min_age`
+    (seconds; 0: none) counts from its tag's creation: the tagger date of an annotated tag,
+    else when gitreg first saw the tag."""
+
+    min_age: float = 0.0
+
+
+@dataclass(frozen=True)
+class NamespacePublishWhen:
+    """An entry of the top-level `publish_when`: the namespaces whose modules it holds."""
+
+    namespaces: tuple[str, ...]
+    rule: PublishWhen
+
+
+@dataclass(frozen=True)
 class ModuleSpec:
     address: ModuleAddress
     repo: RepoLocation
@@ -79,6 +96,8 @@ class ModuleSpec:
     deprecated: tuple[Deprecation, ...] = ()
     # Its own, its source's or its namespace's `require_signed_tags`; None: tags need no signature.
     signed_tags: TagSigners | None = None
+    # Its own, its source's or its namespace's `publish_when`; None: served once seen.
+    publish_when: PublishWhen | None = None
 
 
 SourceKind = Literal["gitlab", "gitea", "github", "bitbucket", "folder"]
@@ -114,6 +133,7 @@ class SourceSpec:
     webhook_secret: SecretRef | None = None
     clone_hosts: tuple[tuple[str, int | None], ...] = ()  # host, port (None: the scheme's own)
     signed_tags: TagSigners | None = None
+    publish_when: PublishWhen | None = None
     line: int = field(default=0, compare=False)  # of its entry in registry.yaml; 0: not known
 
     def __str__(self) -> str:

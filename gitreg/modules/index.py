@@ -9,6 +9,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from gitreg.catalog.specs import ModuleSpec, deprecation_of
+from gitreg.modules.cooldown import PendingRelease
 from gitreg.modules.downloads import download_location
 from gitreg.modules.resolve import ModuleVersions, Release
 from gitreg.modules.tag_policy import TagChange
@@ -20,6 +21,8 @@ class ModuleEntry:
     clone_path: Path
     versions: ModuleVersions
     changes: tuple[TagChange, ...] = ()  # published tags that moved or were deleted
+    # Versions `publish_when` holds back, due soonest first: in no list, no download.
+    pending: tuple[PendingRelease, ...] = ()
     by_version: Mapping[str, Release] = field(init=False)
     # The answers of modules.v1 as bytes, made on the first request that wants each and kept
     # with the entry (a swap brings new entries, so they never outlive what they say): the
