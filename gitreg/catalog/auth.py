@@ -21,7 +21,9 @@ _Value = TypeVar("_Value")
 TOKEN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _PATTERN = re.compile(r"[A-Za-z0-9_*?-]{1,64}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-_TOKEN_KEYS = {"name", "token_sha256", "token_env", "token_file", "read", "mirror", "ops"}
+_TOKEN_KEYS = {
+    *("name", "token_sha256", "token_env", "token_file", "read", "mirror", "ops", "preview")
+}
 _GIT_KEYS = {
     "check",
     "username",
@@ -153,6 +155,7 @@ class AuthSection(LoginSection):
                 read=self.patterns(t, "read", path),
                 mirror=self.flag(t, "mirror", path, False),
                 ops=self.flag(t, "ops", path, False),
+                preview=self.flag(t, "preview", path, False),
             )
             if self.problems_at(path):
                 continue

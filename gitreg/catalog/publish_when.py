@@ -13,7 +13,7 @@ from gitreg.catalog.auth import AuthSection
 from gitreg.catalog.specs import NamespacePublishWhen, PublishWhen
 
 KEY = "publish_when"
-_RULE_KEYS = ("min_age",)
+_RULE_KEYS = ("min_age", "warn_after")
 
 
 def publish_when(reader: yamldoc.Reader, m: yamldoc.Mapping, path: str) -> PublishWhen | None:
@@ -35,4 +35,5 @@ def _rule(reader: yamldoc.Reader, m: yamldoc.Mapping, where: str) -> PublishWhen
         reader.problem(where, m.line, "give min_age: how old a version must be, like 2d or 12h")
         return None
     # 0 is allowed: a namespace's rule turned off for one module or source.
-    return PublishWhen(min_age=reader.duration(m, "min_age", where, 0.0, zero_is_off=True))
+    min_age = reader.duration(m, "min_age", where, 0.0, zero_is_off=True)
+    return PublishWhen(min_age, reader.duration(m, "warn_after", where, 0.0, zero_is_off=True))

@@ -59,9 +59,11 @@ class NamespaceTagSigners:
 class PublishWhen:
     """`publish_when`: what a module's new version waits for before it is served. `min_age`
     (seconds; 0: none) counts from its tag's creation: the tagger date of an annotated tag,
-    else when gitreg first saw the tag."""
+    else when gitreg first saw the tag. `warn_after` (seconds; 0: never): a version pending
+    longer is a warning in `/v1/status`."""
 
     min_age: float = 0.0
+    warn_after: float = 0.0
 
 
 @dataclass(frozen=True)

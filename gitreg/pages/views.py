@@ -91,6 +91,8 @@ class ModulePage:
     siblings: tuple[Sibling, ...]
     repository_examples: tuple[FolderDocs, ...]  # paths in the repository
     used_by: Seen  # who calls the module: named where the reader may read them, else counted
+    # Versions publish_when holds back: (version, tag, when it publishes), due soonest first.
+    pending: tuple[tuple[str, str, int], ...] = ()
 
 
 def module_url(entry: ModuleEntry) -> str:
@@ -167,6 +169,7 @@ def module_page(
             entry.spec, docs.repository_examples if docs is not None else ()
         ),
         used_by=situation.used_by,
+        pending=tuple((p.release.version, p.release.tag, int(p.due)) for p in entry.pending),
     )
 
 

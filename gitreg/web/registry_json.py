@@ -84,6 +84,25 @@ def details_json(
     return answer
 
 
+def pending_json(entry: ModuleEntry) -> Json:
+    """`{"pending": [...]}`: the versions `publish_when` holds back, each with when its age
+    counts from and when it is published; {} when none is (the answer is as before)."""
+    if not entry.pending:
+        return {}
+    return {
+        "pending": [
+            {
+                "version": p.release.version,
+                "tag": p.release.tag,
+                "commit": p.release.commit,
+                "since": _timestamp(int(p.since)),
+                "publishes_at": _timestamp(int(p.due)),
+            }
+            for p in entry.pending
+        ]
+    }
+
+
 def principal_json(counted: PrincipalCount) -> Json:
     """Who downloaded a version, with which client, how often, and the last day (UTC)."""
     return {
