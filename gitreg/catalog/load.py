@@ -12,6 +12,7 @@ from typing import Any, cast
 import yaml
 
 from gitreg.catalog import yamldoc, yamltree
+from gitreg.catalog.approvals import read_approvals
 from gitreg.catalog.archive_scopes import ArchiveScopes
 from gitreg.catalog.auth import AuthSection
 from gitreg.catalog.consumers import ConsumersSection
@@ -217,6 +218,7 @@ class _Reader(
             downloads=self.downloads(top),
             signed_tags=namespace_tag_signers(self, top),
             publish_when=namespace_publish_when(self, top),
+            approvals=read_approvals(self, self.base),
             provenance=self.provenance(top),
         )
         # Once auth: is read: who reads each module decides what its archive may hold.

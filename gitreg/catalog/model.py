@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
+from gitreg.catalog.approvals import Approval
 from gitreg.catalog.auth_settings import AuthSettings
 from gitreg.catalog.consumers import ConsumerSpec
 from gitreg.catalog.mirror_settings import MirrorSettings
@@ -65,6 +66,7 @@ class Catalog:
     provenance: ProvenanceSettings | None = None  # None: no provenance signed
     # The top-level `publish_when`: applied to each module without one of its own.
     publish_when: tuple[NamespacePublishWhen, ...] = ()
+    approvals: tuple[Approval, ...] = ()  # approvals.yaml's, beside registry.yaml
 
     def __post_init__(self) -> None:
         signers = [(NamespaceScope(r.namespaces), r.signers) for r in self.signed_tags]
@@ -72,6 +74,12 @@ class Catalog:
         if signers or rules:
             scoped = tuple(_scoped(m, signers, rules) for m in self.modules)
             object.__setattr__(self, "modules", scoped)
+        if self.approvals:
+            approved = tuple(
+                replace(m, approvals=own) if (own := _approvals(self.approvals, m)) else m
+                for m in self.modules
+            )
+            object.__setattr__(self, "modules", approved)
 
     @property
     def repositories(self) -> list[RepoLocation]:
@@ -90,6 +98,10 @@ class Catalog:
         """The credential with the longest matching URL prefix."""
         matching = [c for c in self.credentials if url.startswith(c.url)]
         return max(matching, key=lambda c: len(c.url), default=None)
+
+
+def _approvals(approvals: tuple[Approval, ...], m: ModuleSpec) -> tuple[Approval, ...]:
+    return tuple(a for a in approvals if a.module == m.address.key)
 
 
 def _scoped(

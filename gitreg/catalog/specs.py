@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from gitreg.address import ModuleAddress
+from gitreg.catalog.approvals import Approval
 from gitreg.catalog.secrets import SecretRef
 from gitreg.git.location import RepoLocation
 from gitreg.git.tag_signatures import SignatureKind
@@ -100,6 +101,8 @@ class ModuleSpec:
     signed_tags: TagSigners | None = None
     # Its own, its source's or its namespace's `publish_when`; None: served once seen.
     publish_when: PublishWhen | None = None
+    # approvals.yaml's entries for this module: versions published before their cooldown ends.
+    approvals: tuple[Approval, ...] = ()
 
 
 SourceKind = Literal["gitlab", "gitea", "github", "bitbucket", "folder"]

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import NamedTuple
 
+from gitreg.catalog.approvals import approval_of
 from gitreg.catalog.specs import ModuleSpec
 from gitreg.modules.resolve import ModuleVersions, Release
 from gitreg.state.ledger import Published
@@ -48,6 +49,9 @@ def held_back(
         recorded = ledger.get(release.tag)
         if recorded is not None and not recorded.pending:
             served.append(release)
+            continue
+        if approval_of(spec.approvals, release.version) is not None:
+            served.append(release)  # approved in approvals.yaml: published before its time
             continue
         seen = recorded.first_seen if recorded is not None else now
         since = tagged.get(release.tag, seen)

@@ -120,6 +120,8 @@ def _modules(snapshot: RegistrySnapshot) -> list[str]:
                 f"  {release.version:<24} tag {release.tag:<28} commit {release.commit[:12]}"
                 + signed
             )
+        for approval in spec.approvals:
+            lines.append(f"  {approval.version:<24} {approval}")
         for held in entry.pending:
             release, due = held.release, iso(held.due)
             lines.append(f"  {release.version:<24} tag {release.tag:<28} pending until {due}")

@@ -9,6 +9,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gitreg.catalog.approvals import approval_of
 from gitreg.catalog.specs import ModuleSpec
 from gitreg.dependents.index import NO_ONE, Seen
 from gitreg.docs.model import FolderDocs, ModuleDocs, ParseProblem, ProviderRequirement
@@ -34,6 +35,7 @@ class ReleaseRow:
     date: int | None  # the commit's committer time (unix), when known
     deprecated: str = ""  # why this version is deprecated; "" when it is not
     prerelease: bool = False  # 1.2.0-rc.1: a constraint never picks it, only its exact version
+    approved: str = ""  # approvals.yaml's word, when published before its cooldown ended
 
 
 @dataclass(frozen=True)
@@ -131,8 +133,10 @@ def module_page(
             times.get(r.commit),
             entry.deprecation(r) or "",
             prerelease(r.version),
+            str(approval or ""),
         )
         for r in entry.versions.releases
+        for approval in (approval_of(entry.spec.approvals, r.version),)
     )
     return ModulePage(
         address=f"{a.namespace}/{a.name}/{a.system}",

@@ -12,6 +12,7 @@ from posixpath import basename
 from typing import Any
 from urllib.parse import urlencode
 
+from gitreg.catalog.approvals import approval_of
 from gitreg.docs.model import FolderDocs, ModuleDocs, ProviderRequirement
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
@@ -56,6 +57,9 @@ def module_json(
     reason = entry.deprecation(release)
     if reason is not None:  # still installable; said only of a version that is deprecated
         answer["deprecated"] = reason
+    approval = approval_of(entry.spec.approvals, release.version)
+    if approval is not None:  # published before its cooldown ended, by approvals.yaml
+        answer["approved"] = {"by": approval.by, "at": approval.at, "reason": approval.reason}
     return answer
 
 
