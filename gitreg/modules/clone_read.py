@@ -75,12 +75,6 @@ def read_clone(
                         # Another replica saw these tags first, at other commits: its win.
                         entries = _entries(snapshot, location, clone, view, tags, agreed)
                         entries = hold_back(entries, in_ledger)
-            due = _due(entries, in_ledger) - waiting
-            if due and pending is None:
-                # Served now (its time came, or min_age was shortened): published for good.
-                with suppress(StateUnavailable):
-                    in_ledger = ledger.publish(due)
-                    recorded = {tag: p.commit for tag, p in in_ledger.items()}
                     clone.keep(
                         {
                             tag: agreed[tag]
@@ -88,6 +82,12 @@ def read_clone(
                             if tag in agreed and view.has_commit(agreed[tag])
                         }
                     )
+            due = _due(entries, in_ledger) - waiting
+            if due and pending is None:
+                # Served now (its time came, or min_age was shortened): published for good.
+                with suppress(StateUnavailable):
+                    in_ledger = ledger.publish(due)
+                    recorded = {tag: p.commit for tag, p in in_ledger.items()}
         return CloneRead(tuple(tags), entries, pending, ledger.version(), recorded)
     except SourceError:
         raise

@@ -8,8 +8,9 @@ from pathlib import Path
 import httpx
 
 from gitreg.catalog.load import load_catalog
+from gitreg.git.clone import PUBLISHED_REFS
 from tests.support.clock import Clock
-from tests.support.gitrepo import GitRepo, module_files
+from tests.support.gitrepo import GitRepo, git, module_files
 from tests.support.servers import RegistryServer, wait_until
 
 TAGGED = 1_700_000_000.0  # the tagger date of the helper's annotated tags
@@ -47,6 +48,10 @@ def test_young_versions_wait_then_publish_and_stay_published(tmp_path: Path) -> 
         entry = server.sync.snapshot.index.get("infra", "vpc", "aws")
         assert entry is not None
         assert [(p.release.version, p.due) for p in entry.pending] == [("1.1.0", TAGGED + 5 * HOUR)]
+        # Recorded tags, the pending one too, are held in the clone as published ones are.
+        held = server.sync.snapshot.clones[entry.spec.repo].path
+        refs = git(held, "for-each-ref", "--format=%(refname)", PUBLISHED_REFS).split()
+        assert refs == [f"{PUBLISHED_REFS}v1.0.0", f"{PUBLISHED_REFS}v1.1.0"]
         clock.now = TAGGED + 5 * HOUR  # its time comes: no push, no poll
         wait_until(lambda: _versions(client) == ["1.1.0", "1.0.0"], what="v1.1.0 published")
         assert client.get("/v1/modules/infra/vpc/aws/1.1.0/download").status_code == 200
