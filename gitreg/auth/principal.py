@@ -14,13 +14,15 @@ Access = Literal["read", "mirror", "ops"]
 @dataclass(frozen=True)
 class Principal:
     """A client we know. `name` is what logs and metrics show: never the token itself.
-    `git`: the client's token may also open a module whose own repository accepts it."""
+    `git`: the client's token may also open a module whose own repository accepts it.
+    `preview`: it sees the versions `publish_when` holds back, in what it may read."""
 
     name: str
     read: NamespaceScope = NamespaceScope()
     mirror: bool = False
     ops: bool = False
     git: bool = False
+    preview: bool = False
 
     def may(self, access: Access, namespace: str | None = None) -> bool:
         if access == "mirror":

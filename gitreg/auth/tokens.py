@@ -141,7 +141,8 @@ class StaticTokens:
             value = _digest_of(spec)
             if value is None:
                 continue
-            principal = Principal(spec.name, NamespaceScope(spec.read), spec.mirror, spec.ops)
+            read = NamespaceScope(spec.read)
+            principal = Principal(spec.name, read, spec.mirror, spec.ops, preview=spec.preview)
             table[value] = (value, principal)
         self._table = table
         files = [s.source.file for s in self._specs if s.source and s.source.file]

@@ -7,6 +7,8 @@ path and line. See docs/reference/configuration.md."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from gitreg.catalog import yamldoc
@@ -14,10 +16,14 @@ from gitreg.catalog.auth_settings import AuthSettings, GitCheck, OidcIssuer, Tok
 from gitreg.catalog.login import LoginSection, issuer_problem
 from gitreg.catalog.secrets import SecretRef
 
+_Value = TypeVar("_Value")
+
 TOKEN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _PATTERN = re.compile(r"[A-Za-z0-9_*?-]{1,64}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-_TOKEN_KEYS = {"name", "token_sha256", "token_env", "token_file", "read", "mirror", "ops"}
+_TOKEN_KEYS = {
+    *("name", "token_sha256", "token_env", "token_file", "read", "mirror", "ops", "preview")
+}
 _GIT_KEYS = {
     "check",
     "username",
@@ -93,6 +99,27 @@ class AuthSection(LoginSection):
                 )
         return tuple(result)
 
+    def namespace_entries(
+        self,
+        top: yamldoc.Mapping,
+        key: str,
+        keys: tuple[str, ...],
+        read: Callable[[yamldoc.Mapping, str], _Value | None],
+    ) -> list[tuple[tuple[str, ...], _Value]]:
+        """A top-level list of `- {namespaces: [platform, team-*], KEYS...}` (as
+        `require_signed_tags` and `publish_when` are): each entry's patterns and its value, as
+        `read` makes it from the entry and its key path (None: refused, and said why)."""
+        found = []
+        for where, line, item in self.items(top, key):
+            m = self.mapping(item, where, line, ("namespaces", *keys), ("namespaces",))
+            if m is None:
+                continue
+            patterns = self.patterns(m, "namespaces", where)
+            value = read(m, where)
+            if patterns and value is not None:
+                found.append((patterns, value))
+        return found
+
     def tokens(self, m: yamldoc.Mapping, names: dict[str, str]) -> tuple[TokenSpec, ...]:
         result: list[TokenSpec] = []
         digests: dict[str, str] = {}
@@ -128,6 +155,7 @@ class AuthSection(LoginSection):
                 read=self.patterns(t, "read", path),
                 mirror=self.flag(t, "mirror", path, False),
                 ops=self.flag(t, "ops", path, False),
+                preview=self.flag(t, "preview", path, False),
             )
             if self.problems_at(path):
                 continue

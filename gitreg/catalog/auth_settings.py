@@ -22,6 +22,7 @@ class TokenSpec:
     read: tuple[str, ...] = ()
     mirror: bool = False  # may use the provider network mirror
     ops: bool = False  # may read /v1/status and /metrics
+    preview: bool = False  # sees the versions publish_when holds back (a team's own CI)
 
 
 # The forms of the tokens forges issue, as they document them: GitLab's prefixed tokens

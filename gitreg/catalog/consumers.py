@@ -16,7 +16,7 @@ from gitreg.git.location import RepoLocation
 # What a source's entry holds that means nothing for a consumer (it publishes no version).
 _NOT_FOR_CONSUMERS = (
     *("tags", "moved_tags", "deleted_tags", "webhook", "require_signed_tags"),
-    *("on_removed", "allow_namespaces"),
+    *("on_removed", "allow_namespaces", "publish_when"),
 )
 _REPO_KEYS = ("repo", "namespace", "branch", "interval")
 

@@ -12,6 +12,7 @@ from typing import Any, cast
 import yaml
 
 from gitreg.catalog import yamldoc, yamltree
+from gitreg.catalog.approvals import read_approvals
 from gitreg.catalog.archive_scopes import ArchiveScopes
 from gitreg.catalog.auth import AuthSection
 from gitreg.catalog.consumers import ConsumersSection
@@ -20,6 +21,7 @@ from gitreg.catalog.model import Catalog
 from gitreg.catalog.module_entries import ModuleEntries
 from gitreg.catalog.oci import OciSection
 from gitreg.catalog.provenance import ProvenanceSection
+from gitreg.catalog.publish_when import namespace_publish_when
 from gitreg.catalog.secrets import SECRET_USES, SecretUse
 from gitreg.catalog.settings import (
     ArchiveSettings,
@@ -131,6 +133,7 @@ class _Reader(
                 "mcp",
                 "oci",
                 "require_signed_tags",
+                "publish_when",
                 "provenance",
                 "downloads",
             },
@@ -214,6 +217,8 @@ class _Reader(
             oci=self.oci(top),
             downloads=self.downloads(top),
             signed_tags=namespace_tag_signers(self, top),
+            publish_when=namespace_publish_when(self, top),
+            approvals=read_approvals(self, self.base),
             provenance=self.provenance(top),
         )
         # Once auth: is read: who reads each module decides what its archive may hold.

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
+from gitreg.catalog.approvals import Approval
 from gitreg.catalog.auth_settings import AuthSettings
 from gitreg.catalog.consumers import ConsumerSpec
 from gitreg.catalog.mirror_settings import MirrorSettings
@@ -26,8 +28,10 @@ from gitreg.catalog.settings import (
 )
 from gitreg.catalog.specs import (
     ModuleSpec,
+    NamespacePublishWhen,
     NamespaceTagSigners,
     ProviderSpec,
+    PublishWhen,
     SourceSpec,
     TagSigners,
 )
@@ -60,15 +64,22 @@ class Catalog:
     # The top-level `require_signed_tags`: applied to each module without one of its own.
     signed_tags: tuple[NamespaceTagSigners, ...] = ()
     provenance: ProvenanceSettings | None = None  # None: no provenance signed
+    # The top-level `publish_when`: applied to each module without one of its own.
+    publish_when: tuple[NamespacePublishWhen, ...] = ()
+    approvals: tuple[Approval, ...] = ()  # approvals.yaml's, beside registry.yaml
 
     def __post_init__(self) -> None:
-        if self.signed_tags and any(m.signed_tags is None for m in self.modules):
-            scopes = [(NamespaceScope(r.namespaces), r.signers) for r in self.signed_tags]
-            held = tuple(
-                m if m.signed_tags else replace(m, signed_tags=_first(scopes, m.address.namespace))
+        signers = [(NamespaceScope(r.namespaces), r.signers) for r in self.signed_tags]
+        rules = [(NamespaceScope(r.namespaces), r.rule) for r in self.publish_when]
+        if signers or rules:
+            scoped = tuple(_scoped(m, signers, rules) for m in self.modules)
+            object.__setattr__(self, "modules", scoped)
+        if self.approvals:
+            approved = tuple(
+                replace(m, approvals=own) if (own := _approvals(self.approvals, m)) else m
                 for m in self.modules
             )
-            object.__setattr__(self, "modules", held)
+            object.__setattr__(self, "modules", approved)
 
     @property
     def repositories(self) -> list[RepoLocation]:
@@ -89,5 +100,28 @@ class Catalog:
         return max(matching, key=lambda c: len(c.url), default=None)
 
 
-def _first(scopes: list[tuple[NamespaceScope, TagSigners]], namespace: str) -> TagSigners | None:
-    return next((signers for scope, signers in scopes if scope.covers(namespace)), None)
+def _approvals(approvals: tuple[Approval, ...], m: ModuleSpec) -> tuple[Approval, ...]:
+    return tuple(a for a in approvals if a.module == m.address.key)
+
+
+def _scoped(
+    m: ModuleSpec,
+    signers: list[tuple[NamespaceScope, TagSigners]],
+    rules: list[tuple[NamespaceScope, PublishWhen]],
+) -> ModuleSpec:
+    """`m` with its namespace's signers and publish_when where it has none of its own."""
+    if m.signed_tags is not None and m.publish_when is not None:
+        return m
+    namespace = m.address.namespace
+    return replace(
+        m,
+        signed_tags=m.signed_tags or _first(signers, namespace),
+        publish_when=m.publish_when or _first(rules, namespace),
+    )
+
+
+_Rule = TypeVar("_Rule", TagSigners, PublishWhen)
+
+
+def _first(scopes: list[tuple[NamespaceScope, _Rule]], namespace: str) -> _Rule | None:
+    return next((value for scope, value in scopes if scope.covers(namespace)), None)

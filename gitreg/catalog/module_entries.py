@@ -16,6 +16,7 @@ from gitreg.catalog import yamldoc
 from gitreg.catalog.auth_settings import AuthSettings
 from gitreg.catalog.deprecations import deprecations
 from gitreg.catalog.providers import ProviderSections
+from gitreg.catalog.publish_when import publish_when
 from gitreg.catalog.secrets import SecretRef
 from gitreg.catalog.specs import (
     ArchiveScope,
@@ -24,6 +25,7 @@ from gitreg.catalog.specs import (
     ForgeReleases,
     ModuleSpec,
     MovedPolicy,
+    PublishWhen,
     TagSigners,
 )
 from gitreg.catalog.tag_signers import tag_signers
@@ -37,7 +39,7 @@ MODULE_KEYS = frozenset(
         *("namespace", "name", "system", "repo", "path", "tags", "download", "git_url"),
         *("archive", "moved_tags", "deleted_tags", "webhook", "deprecated"),
         "revoked",
-        "require_signed_tags",
+        *("require_signed_tags", "publish_when"),
     }
 )
 
@@ -62,6 +64,7 @@ class EntryDefaults:
     no_releases: str = "this source has no releases API"
     cache_dir: Path = Path("/nonexistent")
     signed_tags: TagSigners | None = None  # the source's: a repository's file cannot choose
+    publish_when: PublishWhen | None = None  # the source's, likewise
     allowed: frozenset[str] = frozenset(
         {
             *("namespace", "name", "system", "path", "tags", "archive"),
@@ -120,12 +123,14 @@ class ModuleEntries(ProviderSections):
             deprecated = deprecations(self, m, path)
             revoked = deprecations(self, m, path, "revoked")
             signed_tags = None if defaults else tag_signers(self, m, path)
+            rule = None if defaults else publish_when(self, m, path)
             if defaults:
                 templates = templates if "tags" in m else defaults.tags
                 moved = moved if "moved_tags" in m else defaults.moved_tags
                 deleted = deleted if "deleted_tags" in m else defaults.deleted_tags
                 secret = defaults.webhook_secret
                 signed_tags = defaults.signed_tags
+                rule = defaults.publish_when
             if address is None or repo is None:
                 self.left_out(path, line)
             else:
@@ -143,6 +148,7 @@ class ModuleEntries(ProviderSections):
                     deprecated=deprecated,
                     revoked=revoked,
                     signed_tags=signed_tags,
+                    publish_when=rule,
                 )
                 rival = secret_holders.get(repo)
                 if secret and rival and rival.webhook_secret != secret:

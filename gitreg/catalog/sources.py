@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from gitreg.address import name_problem
 from gitreg.catalog import yamldoc
 from gitreg.catalog.module_entries import ModuleEntries
+from gitreg.catalog.publish_when import publish_when
 from gitreg.catalog.secrets import SecretRef
 from gitreg.catalog.specs import (
     SOURCE_KINDS,
@@ -43,6 +44,7 @@ _REQUIRED: dict[SourceKind, tuple[str, ...]] = {
 _COMMON_KEYS = (
     *("include", "exclude", "topics", "namespace", "allow_namespaces", "interval"),
     *("on_removed", "tags", "moved_tags", "deleted_tags", "webhook", "require_signed_tags"),
+    "publish_when",
 )
 _FORGE_KEYS = ("token_env", "token_file", "clone", "clone_hosts")
 GITHUB_API = "https://api.github.com"
@@ -110,6 +112,7 @@ class SourcesSection(ModuleEntries):
             webhook_secret=self.secret(m, "webhook", where),
             clone_hosts=self._clone_hosts(m, where),
             signed_tags=tag_signers(self, m, where),
+            publish_when=publish_when(self, m, where),
         )
         return spec if place and scope and namespace else None
 

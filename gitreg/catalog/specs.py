@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from gitreg.address import ModuleAddress
+from gitreg.catalog.approvals import Approval
 from gitreg.catalog.secrets import SecretRef
 from gitreg.git.location import RepoLocation
 from gitreg.git.tag_signatures import SignatureKind
@@ -57,6 +58,25 @@ class NamespaceTagSigners:
 
 
 @dataclass(frozen=True)
+class PublishWhen:
+    """`publish_when`: what a module's new version waits for before it is served. `min_age`
+    (seconds; 0: none) counts from its tag's creation: the tagger date of an annotated tag,
+    else when gitreg first saw the tag. `warn_after` (seconds; 0: never): a version pending
+    longer is a warning in `/v1/status`."""
+
+    min_age: float = 0.0
+    warn_after: float = 0.0
+
+
+@dataclass(frozen=True)
+class NamespacePublishWhen:
+    """An entry of the top-level `publish_when`: the namespaces whose modules it holds."""
+
+    namespaces: tuple[str, ...]
+    rule: PublishWhen
+
+
+@dataclass(frozen=True)
 class ModuleSpec:
     address: ModuleAddress
     repo: RepoLocation
@@ -81,6 +101,10 @@ class ModuleSpec:
     revoked: tuple[Deprecation, ...] = ()  # installed only by who installed them before
     # Its own, its source's or its namespace's `require_signed_tags`; None: tags need no signature.
     signed_tags: TagSigners | None = None
+    # Its own, its source's or its namespace's `publish_when`; None: served once seen.
+    publish_when: PublishWhen | None = None
+    # approvals.yaml's entries for this module: versions published before their cooldown ends.
+    approvals: tuple[Approval, ...] = ()
 
 
 SourceKind = Literal["gitlab", "gitea", "github", "bitbucket", "folder"]
@@ -116,6 +140,7 @@ class SourceSpec:
     webhook_secret: SecretRef | None = None
     clone_hosts: tuple[tuple[str, int | None], ...] = ()  # host, port (None: the scheme's own)
     signed_tags: TagSigners | None = None
+    publish_when: PublishWhen | None = None
     line: int = field(default=0, compare=False)  # of its entry in registry.yaml; 0: not known
 
     def __str__(self) -> str:

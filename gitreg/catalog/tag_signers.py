@@ -8,6 +8,7 @@ path and the line at fault."""
 from __future__ import annotations
 
 import hashlib
+from functools import partial
 
 from gitreg.catalog import yamldoc
 from gitreg.catalog.auth import AuthSection
@@ -30,16 +31,9 @@ def namespace_tag_signers(
     reader: AuthSection, top: yamldoc.Mapping
 ) -> tuple[NamespaceTagSigners, ...]:
     """The top-level list: `- {namespaces: [platform, team-*], allowed_signers: FILE}`."""
-    found = []
-    for where, line, item in reader.items(top, KEY):
-        m = reader.mapping(item, where, line, ("namespaces", *_FILE_KEYS), ("namespaces",))
-        if m is None:
-            continue
-        patterns = reader.patterns(m, "namespaces", where)
-        signers = _signers(reader, m, where)
-        if patterns and signers:
-            found.append(NamespaceTagSigners(tuple(patterns), signers))
-    return tuple(found)
+    read = partial(_signers, reader)
+    found = reader.namespace_entries(top, KEY, tuple(_FILE_KEYS), read)
+    return tuple(NamespaceTagSigners(patterns, signers) for patterns, signers in found)
 
 
 def _signers(reader: yamldoc.Reader, m: yamldoc.Mapping, where: str) -> TagSigners | None:

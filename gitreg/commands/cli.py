@@ -62,6 +62,12 @@ def accept(catalog: Catalog, args: argparse.Namespace) -> int:
     return run(catalog, args)
 
 
+def approve(catalog: Catalog, args: argparse.Namespace) -> int:
+    from gitreg.commands.approve import approve as run
+
+    return run(catalog, args)
+
+
 def verify(catalog: Catalog, args: argparse.Namespace) -> int:
     from gitreg.commands.verify import verify as run
 
@@ -278,6 +284,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("module", help="NAMESPACE/NAME/SYSTEM")
     sub.add_argument("version", help="the version whose tag moved")
+    sub = command(
+        "approve",
+        approve,
+        "approve a version pending under publish_when: appended to approvals.yaml, beside"
+        " registry.yaml, for review; it publishes once the registry reads the file",
+        "warning",
+        frozenset(),
+    )
+    sub.add_argument("module", help="NAMESPACE/NAME/SYSTEM")
+    sub.add_argument("version", help="the pending version")
+    sub.add_argument("--by", help="who approves (default: the user running the command)")
+    sub.add_argument("--reason", help="why it may skip the cooldown")
     sub = command(
         "verify",
         verify,

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 
+from gitreg.freshness.cooldowns import CHECK_EVERY, publish_when_due
 from gitreg.freshness.live import LiveCatalog
 from gitreg.freshness.poller import Poller
 from gitreg.freshness.release_reads import ReleaseReads
@@ -63,6 +64,7 @@ class BackgroundWork:
         self.poller = Poller(sync, budget=budget)  # run by the one that fetches
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped = False
+        self.cooldown_every = CHECK_EVERY  # seconds at most between looks for versions due
 
     def start(self) -> None:
         """Poll the repositories, watch the local ones, the provider folders and registry.yaml
@@ -78,6 +80,8 @@ class BackgroundWork:
             self._tasks.append(asyncio.create_task(watch_repositories(sync, self.syncs)))
             # The sources too, at their interval; a webhook's survey runs where it arrived.
             self._tasks.append(asyncio.create_task(survey_sources(self.surveys)))
+            every = lambda: self.cooldown_every  # noqa: E731 (a test may shorten it)
+            self._tasks.append(asyncio.create_task(publish_when_due(sync, self.syncs, every)))
         if self.worker is not None:
             self._tasks.append(asyncio.create_task(follow_shared_cache(sync, self.syncs)))
             self._tasks.append(asyncio.create_task(follow_shared_surveys(self.live)))

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from watchfiles import awatch
 
+from gitreg.catalog.approvals import FILE as APPROVALS
 from gitreg.freshness.sync_queue import SyncQueue
 from gitreg.git.location import RepoLocation
 from gitreg.modules.snapshot import RegistrySnapshot
@@ -80,10 +81,10 @@ async def watch_catalog(path: Path, reload: Callable[[], Awaitable[object]]) -> 
     """Call `reload` whenever registry.yaml is written (editors often replace it: watch its
     folder), or its folder's `..data` link is swapped (a Kubernetes ConfigMap updated); runs
     until cancelled."""
-    target = str(path)
+    targets = {str(path), str(path.parent / APPROVALS)}  # approvals.yaml is read with it
 
     def concerns(_change: object, changed: str) -> bool:
-        return changed == target or os.path.basename(changed) == "..data"
+        return changed in targets or os.path.basename(changed) == "..data"
 
     async for _ in awatch(path.parent, watch_filter=concerns, recursive=False, step=100):
         await reload()

@@ -196,19 +196,30 @@ def _subtree(repo: Repo, tree: Tree, name: bytes) -> Tree | None:
 
 def commit_times(clone_path: Path, commits: Iterable[str]) -> dict[str, int]:
     """Each commit's committer time (Unix seconds); commits not in the clone are left out."""
+    return _times(clone_path, commits, tags=False)
+
+
+def tagger_times(clone_path: Path, objects: Iterable[str]) -> dict[str, int]:
+    """Each annotated tag object's tagger time (Unix seconds); other objects are left out."""
+    return _times(clone_path, objects, tags=True)
+
+
+def _times(clone_path: Path, objects: Iterable[str], *, tags: bool) -> dict[str, int]:
     times: dict[str, int] = {}
     try:
         repo = Repo(str(clone_path))
     except NotGitRepository:
-        return times  # no clone yet: no commit is known
+        return times  # no clone yet: no object is known
     with repo:
-        for commit in commits:
+        for sha in objects:
             try:
-                obj = repo[commit.encode()]
+                obj = repo[sha.encode()]
             except (KeyError, ValueError):
                 continue
-            if isinstance(obj, Commit):
-                times[commit] = int(obj.commit_time)
+            if tags and isinstance(obj, Tag):
+                times[sha] = int(obj.tag_time)
+            elif not tags and isinstance(obj, Commit):
+                times[sha] = int(obj.commit_time)
     return times
 
 

@@ -7,7 +7,8 @@ docs/how-it-works/internals.md."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -15,12 +16,14 @@ from gitreg.catalog.declaration import DECLARATION, VERSION_FILE_MOST, version_d
 from gitreg.errors import SourceError, StateUnavailable
 from gitreg.git.clone import BareClone, CloneView, TagRef
 from gitreg.git.location import RepoLocation
-from gitreg.git.trees import root_files
+from gitreg.git.trees import root_files, tagger_times
+from gitreg.modules.cooldown import held, held_back
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import ModuleVersions, resolve_versions
 from gitreg.modules.signed_tags import held_to_signers
 from gitreg.modules.snapshot import RegistrySnapshot, unread_entry
 from gitreg.modules.tag_policy import effective_tags
+from gitreg.state.ledger import Published
 
 
 @dataclass(frozen=True)
@@ -36,27 +39,34 @@ class CloneRead:
     published: Mapping[str, str] | None = None
 
 
-def read_clone(snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone) -> CloneRead:
-    """The clone's tags and the entries they make for `snapshot`'s modules of `location`.
-    SourceError when it cannot be read: a corrupt clone is one repository's fault, and must not
-    stop the others."""
+def read_clone(
+    snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone, now: float
+) -> CloneRead:
+    """The clone's tags and the entries they make for `snapshot`'s modules of `location`, with
+    the versions `publish_when` holds back at `now` left pending. SourceError when it cannot be
+    read: a corrupt clone is one repository's fault, and must not stop the others."""
     try:
         tags = clone.tags()
         ledger = snapshot.ledgers[location]
-        published = {tag: p.commit for tag, p in ledger.read().items()}
+        in_ledger = ledger.read()
+        published = {tag: p.commit for tag, p in in_ledger.items()}
         pending = None
         recorded: dict[str, str] | None = None
+        hold_back = _held_at(snapshot, location, clone, tags, now)
         with clone.open() as view:
             entries = _entries(snapshot, location, clone, view, tags, published)
+            entries = hold_back(entries, in_ledger)
             new = {
                 r.tag: r.commit
                 for e in entries
-                for r in e.versions.releases
+                for r in (*e.versions.releases, *(p.release for p in e.pending))
                 if r.tag not in published
             }
+            waiting = {p.release.tag for e in entries for p in e.pending}
             if new:
                 try:
-                    agreed = recorded = {tag: p.commit for tag, p in ledger.record(new).items()}
+                    in_ledger = ledger.record(new, waiting, now)
+                    agreed = recorded = {tag: p.commit for tag, p in in_ledger.items()}
                 except StateUnavailable as exc:
                     pending = f"{exc}; {len(new)} new tags wait for it"
                     entries = [_without(e, new) for e in entries]
@@ -64,6 +74,7 @@ def read_clone(snapshot: RegistrySnapshot, location: RepoLocation, clone: BareCl
                     if any(agreed.get(tag) != commit for tag, commit in new.items()):
                         # Another replica saw these tags first, at other commits: its win.
                         entries = _entries(snapshot, location, clone, view, tags, agreed)
+                        entries = hold_back(entries, in_ledger)
                     clone.keep(
                         {
                             tag: agreed[tag]
@@ -71,11 +82,54 @@ def read_clone(snapshot: RegistrySnapshot, location: RepoLocation, clone: BareCl
                             if tag in agreed and view.has_commit(agreed[tag])
                         }
                     )
+            due = _due(entries, in_ledger) - waiting
+            if due and pending is None:
+                # Served now (its time came, or min_age was shortened): published for good.
+                with suppress(StateUnavailable):
+                    in_ledger = ledger.publish(due)
+                    recorded = {tag: p.commit for tag, p in in_ledger.items()}
         return CloneRead(tuple(tags), entries, pending, ledger.version(), recorded)
     except SourceError:
         raise
     except Exception as exc:
         raise SourceError(f"cannot read the clone of {clone.location}: {exc!r}") from exc
+
+
+Held = Callable[[list[ModuleEntry], Mapping[str, Published]], list[ModuleEntry]]
+
+
+def _held_at(
+    snapshot: RegistrySnapshot,
+    location: RepoLocation,
+    clone: BareClone,
+    tags: list[TagRef],
+    now: float,
+) -> Held:
+    """What holds back the entries of `location` at `now`: nothing without `publish_when`."""
+    if not any(held(spec) for spec in snapshot.specs[location]):
+        return lambda entries, ledger: entries
+    objects = _tag_objects(clone, tags)
+    annotated = tagger_times(clone.path, {o for o, _ in objects.values() if o})
+    tagged = {name: float(annotated[o]) for name, (o, _) in objects.items() if o in annotated}
+
+    def hold(entries: list[ModuleEntry], ledger: Mapping[str, Published]) -> list[ModuleEntry]:
+        made = []
+        for e in entries:
+            versions, pending = held_back(e.spec, e.versions, ledger, tagged, now)
+            made.append(ModuleEntry(e.spec, e.clone_path, versions, e.changes, pending))
+        return made
+
+    return hold
+
+
+def _due(entries: list[ModuleEntry], ledger: Mapping[str, Published]) -> set[str]:
+    """The tags served whose ledger entry still says pending."""
+    return {
+        r.tag
+        for e in entries
+        for r in e.versions.releases
+        if (p := ledger.get(r.tag)) is not None and p.pending
+    }
 
 
 def unread(snapshot: RegistrySnapshot, location: RepoLocation, clone: BareClone) -> CloneRead:
@@ -136,6 +190,6 @@ def _declared(versions: ModuleVersions, declared: dict[str, str]) -> ModuleVersi
 def _without(entry: ModuleEntry, tags: dict[str, str]) -> ModuleEntry:
     """The entry without the releases of `tags` (not published yet)."""
     releases = tuple(r for r in entry.versions.releases if r.tag not in tags)
-    return ModuleEntry(
-        entry.spec, entry.clone_path, replace(entry.versions, releases=releases), entry.changes
-    )
+    pending = tuple(p for p in entry.pending if p.release.tag not in tags)
+    versions = replace(entry.versions, releases=releases)
+    return ModuleEntry(entry.spec, entry.clone_path, versions, entry.changes, pending)

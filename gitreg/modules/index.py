@@ -8,10 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+import semver
+
 from gitreg.catalog.specs import ModuleSpec, deprecation_of
+from gitreg.modules.cooldown import PendingRelease
 from gitreg.modules.downloads import download_location
 from gitreg.modules.resolve import ModuleVersions, Release
 from gitreg.modules.tag_policy import TagChange
+from gitreg.tags import version_sort_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +24,8 @@ class ModuleEntry:
     clone_path: Path
     versions: ModuleVersions
     changes: tuple[TagChange, ...] = ()  # published tags that moved or were deleted
+    # Versions `publish_when` holds back, due soonest first: in no list, no download.
+    pending: tuple[PendingRelease, ...] = ()
     by_version: Mapping[str, Release] = field(init=False)
     # The versions listed that are revoked: empty for almost every module, whose answers are
     # then the same for every reader.
@@ -88,8 +94,25 @@ class ModuleEntry:
             body = self._bodies[release.version] = _json({"location": text})
         return body, location
 
-    def serves_commit(self, commit: str) -> bool:
-        return any(r.commit == commit for r in self.versions.releases)
+    def serves_commit(self, commit: str, preview: bool = False) -> bool:
+        """Whether a version served holds `commit`; with `preview`, a version held back too."""
+        if any(r.commit == commit for r in self.versions.releases):
+            return True
+        return preview and any(p.release.commit == commit for p in self.pending)
+
+    def preview_json(self) -> bytes:
+        """The `versions` answer a `preview` token is given: the versions held back too."""
+        held = [p.release for p in self.pending]
+        releases = sorted((*self.versions.releases, *held), key=_sort_key, reverse=True)
+        return _json({"modules": [{"versions": [{"version": r.version} for r in releases]}]})
+
+    def pending_release(self, version: str) -> Release | None:
+        """The version held back as `version`, or None."""
+        return next((p.release for p in self.pending if p.release.version == version), None)
+
+
+def _sort_key(release: Release) -> tuple[semver.Version, str]:
+    return version_sort_key(semver.Version.parse(release.version))
 
 
 def _json(value: object) -> bytes:

@@ -22,6 +22,7 @@ from typing import Any
 
 from gitreg.catalog.specs import ModuleSpec
 from gitreg.git.clone import TagRef
+from gitreg.modules.cooldown import held
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import IgnoredTag, ModuleVersions, Release
 from gitreg.modules.tag_policy import TagChange
@@ -52,7 +53,9 @@ def reading(spec: ModuleSpec) -> list[str]:
     templates = [part for t in spec.tags for part in (t.prefix, t.suffix)]
     read = [spec.path, spec.moved_tags, spec.deleted_tags, *templates]
     signers = spec.signed_tags
-    return [*read, f"signed:{signers.kind}:{signers.digest}"] if signers else read
+    read = [*read, f"signed:{signers.kind}:{signers.digest}"] if signers else read
+    # A clone with versions held back is never noted: no line read without it serves it.
+    return [*read, "publish_when"] if held(spec) else read
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,16 @@ from gitreg.atomic import write_atomically
 from gitreg.git.location import RepoLocation
 
 Mechanism = Literal[
-    "startup", "poll", "watch", "webhook", "fresh-read", "on-demand", "reload", "cli", "peer"
+    "startup",
+    "poll",
+    "watch",
+    "webhook",
+    "fresh-read",
+    "on-demand",
+    "reload",
+    "cli",
+    "peer",
+    "cooldown",
 ]
 
 

@@ -1,13 +1,10 @@
-"""The module side of the registry: the snapshot requests read, and the sync service that
-replaces it.
+"""The module side of the registry: the snapshot requests read, and the sync that replaces it.
 
 Every change goes through `sync_repo`, whatever triggered it (start-up, polling, watching, a
-webhook, a fresh read, a client asking for a version we lack, a catalog reload): it fetches one
-repository, reads its tags through the module policies, and swaps in a new RegistrySnapshot
-whole (one assignment under a lock). A request reads the snapshot once and sees one
-consistent world; each repository's RepoStatus is kept beside it, in `ModuleSync.status`.
-Its users ask it through narrow protocols of their own (`SyncQueue`'s `RepositorySync`, ...).
-"""
+webhook, a fresh read, a client asking for a version we lack, a reload, a version's cooldown
+ending): it fetches one repository, reads its tags through the module policies, and swaps in a
+new RegistrySnapshot whole. Each repository's RepoStatus is kept beside it, in `status`; users
+ask it through narrow protocols of their own (`SyncQueue`'s `RepositorySync`, ...)."""
 
 from __future__ import annotations
 
@@ -27,6 +24,7 @@ from gitreg.git.clone import BareClone, TagRef, move_old_clones
 from gitreg.git.location import RepoLocation
 from gitreg.modules.change_log import log_changes, served
 from gitreg.modules.clone_read import CloneRead, read_clone, unread
+from gitreg.modules.cooldown import held
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.index_keeper import IndexKeeper, fingerprint_holding
 from gitreg.modules.next_catalog import NextCatalog
@@ -59,10 +57,9 @@ class ModuleSync:
     ) -> None:
         """`on_swap`: called after each snapshot swap, once the new one is served (a server
         refreezes its heap: gitreg.process.heap). `cell`: what holds the snapshot served, and those
-        that replace it (a server's world: gitreg.world), holding one of `catalog` already;
-        by default, a cell of its own. `reads`: where each read of a repository is
-        noted, for the persisted index (a server's). `budget`: the process's CPU budget, which
-        runs the clone reads of background threads (a server's)."""
+        that replace it (a server's world: gitreg.world), holding one of `catalog` already; by
+        default, a cell of its own. `reads`: where each read of a repository is noted, for the
+        persisted index (a server's). `budget`: the process's CPU budget (a server's)."""
         move_old_clones(catalog.cache_dir)
         self._on_swap = on_swap
         self.reads = reads
@@ -75,6 +72,7 @@ class ModuleSync:
         self._locks_lock = threading.Lock()
         self._sync_locks: dict[RepoLocation, threading.Lock] = {}
         self.on_demand = OnDemand()  # refreshes a client's cache miss may cause
+        self.clock: Callable[[], float] = time.time  # when versions publish_when holds are due
         self._ledger_seen: dict[RepoLocation, object] = {}
         if cell is None:
             cell = OwnSnapshot(RegistrySnapshot.serving(catalog, ledger_for=self.shared.ledger))
@@ -341,15 +339,17 @@ class ModuleSync:
         last read (after a start from the index, the start-up fetch reads no clone whose tags
         did not change), and each read noted for the index's next write."""
         ledger = snapshot.ledgers[location]
-        # Taken before the read: a ref moved or a tag published meanwhile makes them differ.
-        refs = clone.refs_digest() if self.reads is not None else None
+        # Taken before the read: a ref moved or a tag published meanwhile makes them differ. A
+        # clone with versions held back is always read (they are due by the clock, not refs).
+        keep = self.reads is not None and not any(map(held, snapshot.specs[location]))
+        refs = clone.refs_digest() if keep else None
         ledger_read = ledger.fingerprint() if self.reads is not None else None
         if self.reads is not None and refs and ledger_read:
             again = self.reads.read_again(location, ReadFrom(refs, ledger_read), snapshot)
             if again is not None:
                 self._ledger_seen[location] = ledger.version()
                 return CloneRead(again[0], list(again[1]), None, ledger.version())
-        found = self.budget.run(partial(read_clone, snapshot, location, clone))
+        found = self.budget.run(partial(read_clone, snapshot, location, clone, self.clock()))
         self._ledger_seen[location] = found.ledger_version
         if self.reads is not None and refs and ledger_read and found.pending is None:
             if found.published:

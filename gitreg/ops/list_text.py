@@ -13,7 +13,7 @@ from gitreg.catalog.secrets import SecretRef
 from gitreg.modules.resolve import unmatched_text
 from gitreg.modules.snapshot import RegistrySnapshot
 from gitreg.modules.status import StatusBoard
-from gitreg.ops.reports import ModuleStatuses, repository_reports
+from gitreg.ops.reports import ModuleStatuses, iso, repository_reports
 from gitreg.ops.source_reports import SourceReport, source_lines
 from gitreg.providers.hosted import Providers
 
@@ -120,6 +120,11 @@ def _modules(snapshot: RegistrySnapshot) -> list[str]:
                 f"  {release.version:<24} tag {release.tag:<28} commit {release.commit[:12]}"
                 + signed
             )
+        for approval in spec.approvals:
+            lines.append(f"  {approval.version:<24} {approval}")
+        for held in entry.pending:
+            release, due = held.release, iso(held.due)
+            lines.append(f"  {release.version:<24} tag {release.tag:<28} pending until {due}")
         for ignored in entry.versions.ignored:
             lines.append(f"  ignored tag {ignored.tag}: {ignored.reason}")
         for change in entry.changes:

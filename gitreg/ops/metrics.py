@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple, Protocol
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -34,6 +34,8 @@ class CountedModules(Protocol):
     @property
     def sync_counts(self) -> Counter[tuple[str, str]]: ...
 
+    clock: Callable[[], float]  # by which versions held back come due
+
 
 class ModuleCollector(Collector):
     """The module side's metrics (versions, tag changes, each repository's syncs), and the
@@ -62,6 +64,7 @@ class ModuleCollector(Collector):
                 changes.add_metric([module, kind, action], n)
         yield versions
         yield changes
+        yield from _pending(snapshot, modules.clock())
         up = GaugeMetricFamily(
             "gitreg_repository_up",
             "1 when the last sync of the repository worked",
@@ -305,6 +308,28 @@ class DownloadCollector(Collector):
         yield GaugeMetricFamily(
             "gitreg_downloads_pending", "Installs counted, not yet written", value=status.pending
         )
+
+
+def _pending(snapshot: RegistrySnapshot, now: float) -> Iterator[Metric]:
+    """Versions held back by publish_when, and the oldest one's age, per module: none at all
+    (not even the families' help) in a registry without any."""
+    held = [entry for entry in snapshot.index.entries() if entry.pending]
+    if not held:
+        return
+    pending = GaugeMetricFamily(
+        "gitreg_module_versions_pending", "Versions publish_when holds back", labels=["module"]
+    )
+    oldest = GaugeMetricFamily(
+        "gitreg_module_pending_age_seconds",
+        "Age of the oldest version publish_when holds back",
+        labels=["module"],
+    )
+    for entry in held:
+        module = str(entry.spec.address)
+        pending.add_metric([module], len(entry.pending))
+        oldest.add_metric([module], max(0.0, now - min(p.since for p in entry.pending)))
+    yield pending
+    yield oldest
 
 
 def exposition(

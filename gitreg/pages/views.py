@@ -9,6 +9,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gitreg.catalog.approvals import approval_of
 from gitreg.catalog.specs import ModuleSpec
 from gitreg.dependents.index import NO_ONE, Seen
 from gitreg.docs.model import FolderDocs, ModuleDocs, ParseProblem, ProviderRequirement
@@ -35,6 +36,7 @@ class ReleaseRow:
     deprecated: str = ""  # why this version is deprecated; "" when it is not
     prerelease: bool = False  # 1.2.0-rc.1: a constraint never picks it, only its exact version
     revoked: str = ""  # why this version is revoked; "" when it is not
+    approved: str = ""  # approvals.yaml's word, when published before its cooldown ended
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,8 @@ class ModulePage:
     repository_examples: tuple[FolderDocs, ...]  # paths in the repository
     used_by: Seen  # who calls the module: named where the reader may read them, else counted
     revoked: str = ""  # why this version is revoked: it installs only where it was installed
+    # Versions publish_when holds back: (version, tag, when it publishes), due soonest first.
+    pending: tuple[tuple[str, str, int], ...] = ()
 
 
 def module_url(entry: ModuleEntry) -> str:
@@ -132,8 +136,10 @@ def module_page(
             entry.deprecation(r) or "",
             prerelease(r.version),
             entry.revocation(r) or "",
+            str(approval or ""),
         )
         for r in entry.versions.releases
+        for approval in (approval_of(entry.spec.approvals, r.version),)
     )
     return ModulePage(
         address=f"{a.namespace}/{a.name}/{a.system}",
@@ -171,6 +177,7 @@ def module_page(
         ),
         used_by=situation.used_by,
         revoked=entry.revocation(release) or "",
+        pending=tuple((p.release.version, p.release.tag, int(p.due)) for p in entry.pending),
     )
 
 

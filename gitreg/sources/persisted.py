@@ -200,6 +200,7 @@ def _read(stored: dict[str, Any], spec: SourceSpec, cache_dir: Path) -> Survey:
             deleted_tags=cast(DeletedPolicy, m["deleted_tags"]),
             webhook_secret=spec.webhook_secret,
             signed_tags=spec.signed_tags,
+            publish_when=spec.publish_when,
             deprecated=_read_deprecated(m.get("deprecated", [])),
             revoked=_read_deprecated(m.get("revoked", [])),
         )

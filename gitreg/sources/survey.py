@@ -310,6 +310,7 @@ def _made_of(
         no_releases=releases if isinstance(releases, str) else "",
         cache_dir=cache_dir,
         signed_tags=spec.signed_tags,
+        publish_when=spec.publish_when,
     )
     text = read(found, location)
     if text is not None:
@@ -333,5 +334,6 @@ def _made_of(
         deleted_tags=spec.deleted_tags,
         webhook_secret=spec.webhook_secret,
         signed_tags=spec.signed_tags,
+        publish_when=spec.publish_when,
     )
     return (module,), (), ()

@@ -15,8 +15,8 @@ import fcntl
 import hashlib
 import json
 import time
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -28,8 +28,12 @@ _DIGESTS = ".digests.json"  # beside `NAME.json`, the ledger: `NAME.digests.json
 
 @dataclass(frozen=True)
 class Published:
+    """A tag as the ledger holds it: its commit, when gitreg first saw it, and whether it waits
+    under `publish_when` (`pending`); once published, a tag never waits again."""
+
     commit: str
     first_seen: float
+    pending: bool = False
 
 
 class TagLedger(Protocol):
@@ -48,9 +52,16 @@ class TagLedger(Protocol):
 
     def read(self) -> dict[str, Published]: ...
 
-    def record(self, tags: Mapping[str, str]) -> dict[str, Published]:
-        """Add the tags not yet in the ledger (tag → commit); return the whole ledger, whose
+    def record(
+        self, tags: Mapping[str, str], pending: Collection[str] = (), now: float | None = None
+    ) -> dict[str, Published]:
+        """Add the tags not yet in the ledger (tag → commit), first seen `now` (by default, the
+        time), those in `pending` as waiting under `publish_when`; return the whole ledger, whose
         commits for those tags may be another writer's, who was first."""
+        ...
+
+    def publish(self, tags: Collection[str]) -> dict[str, Published]:
+        """Mark `tags` published (no longer pending), for good; return the whole ledger."""
         ...
 
     def accept(self, tag: str, commit: str) -> None:
@@ -69,7 +80,10 @@ class TagLedger(Protocol):
 
 def published_digest(published: Mapping[str, Published]) -> str:
     """A digest of a ledger's published tags and their commits."""
-    text = "".join(f"{tag} {p.commit}\n" for tag, p in sorted(published.items()))
+    text = "".join(
+        f"{tag} {p.commit}{' pending' if p.pending else ''}\n"
+        for tag, p in sorted(published.items())
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -98,15 +112,30 @@ class DiskLedger:
     def read(self) -> dict[str, Published]:
         data = _json_of(self.path, "the ledger")
         return {
-            tag: Published(e["commit"], e["first_seen"]) for tag, e in data.get("tags", {}).items()
+            tag: Published(e["commit"], e["first_seen"], bool(e.get("pending")))
+            for tag, e in data.get("tags", {}).items()
         }
 
-    def record(self, tags: Mapping[str, str]) -> dict[str, Published]:
+    def record(
+        self, tags: Mapping[str, str], pending: Collection[str] = (), now: float | None = None
+    ) -> dict[str, Published]:
         with self._locked():
             published = self.read()
-            new = {t: Published(c, time.time()) for t, c in tags.items() if t not in published}
+            now = time.time() if now is None else now
+            new = {
+                t: Published(c, now, t in pending) for t, c in tags.items() if t not in published
+            }
             if new:
                 published.update(new)
+                self._write(published)
+            return published
+
+    def publish(self, tags: Collection[str]) -> dict[str, Published]:
+        with self._locked():
+            published = self.read()
+            due = [t for t in tags if t in published and published[t].pending]
+            if due:
+                published.update((t, replace(published[t], pending=False)) for t in due)
                 self._write(published)
             return published
 
@@ -152,12 +181,17 @@ class DiskLedger:
     def _write(self, published: Mapping[str, Published]) -> None:
         body = {
             "tags": {
-                t: {"commit": p.commit, "first_seen": p.first_seen}
+                # "pending" only while true: a ledger without publish_when reads as before.
+                t: {"commit": p.commit, "first_seen": p.first_seen, **_pending(p)}
                 for t, p in sorted(published.items())
             }
         }
         # "folder": a published commit must outlive a crash of the machine.
         write_atomically(self.path, json.dumps(body, indent=1).encode(), sync="folder")
+
+
+def _pending(p: Published) -> dict[str, bool]:
+    return {"pending": True} if p.pending else {}
 
 
 def recorded_digests(folder: Path) -> dict[str, dict[str, str]]:

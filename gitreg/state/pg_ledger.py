@@ -8,7 +8,7 @@ Archives' digests likewise: the first replica to record one decides it for all."
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import psycopg
@@ -30,7 +30,8 @@ class PostgresLedger:
         try:
             with self.db.transaction() as conn:
                 row = conn.execute(
-                    "SELECT count(*), coalesce(max(first_seen), 0) FROM gitreg_published"
+                    "SELECT count(*), coalesce(max(first_seen), 0),"
+                    " count(*) FILTER (WHERE pending) FROM gitreg_published"
                     " WHERE repository = %s",
                     (self.repository,),
                 ).fetchone()
@@ -48,15 +49,29 @@ class PostgresLedger:
         except StateUnavailable:
             return self.confirmed.read()
 
-    def record(self, tags: Mapping[str, str]) -> dict[str, Published]:
-        now = time.time()
+    def record(
+        self, tags: Mapping[str, str], pending: Collection[str] = (), now: float | None = None
+    ) -> dict[str, Published]:
+        now = time.time() if now is None else now
+        rows = [(self.repository, t, c, now, t in pending) for t, c in sorted(tags.items())]
         with self.db.transaction() as conn:
             with conn.cursor() as cursor:
                 cursor.executemany(
-                    "INSERT INTO gitreg_published (repository, tag, commit_id, first_seen)"
-                    " VALUES (%s, %s, %s, %s) ON CONFLICT (repository, tag) DO NOTHING",
-                    [(self.repository, tag, commit, now) for tag, commit in sorted(tags.items())],
+                    "INSERT INTO gitreg_published (repository, tag, commit_id, first_seen, pending)"
+                    " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (repository, tag) DO NOTHING",
+                    rows,
                 )
+            published = self._select(conn)
+        self.confirmed.replace(published)
+        return published
+
+    def publish(self, tags: Collection[str]) -> dict[str, Published]:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "UPDATE gitreg_published SET pending = false"
+                " WHERE repository = %s AND tag = ANY(%s) AND pending",
+                (self.repository, sorted(tags)),
+            )
             published = self._select(conn)
         self.confirmed.replace(published)
         return published
@@ -117,10 +132,11 @@ class PostgresLedger:
 
     def _select(self, conn: psycopg.Connection[Any]) -> dict[str, Published]:
         rows = conn.execute(
-            "SELECT tag, commit_id, first_seen FROM gitreg_published WHERE repository = %s",
+            "SELECT tag, commit_id, first_seen, pending FROM gitreg_published"
+            " WHERE repository = %s",
             (self.repository,),
         ).fetchall()
-        return {tag: Published(commit, first_seen) for tag, commit, first_seen in rows}
+        return {tag: Published(c, seen, bool(pending)) for tag, c, seen, pending in rows}
 
 
 def all_digests(settings: PostgresSettings) -> list[tuple[str, str, str]]:

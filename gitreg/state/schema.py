@@ -114,6 +114,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (kind, address, version)
         )""",
     ),
+    (
+        # A tag recorded while `publish_when` holds it back: served once it is published
+        # (pending false), and never held back again. Rows recorded before were published.
+        "ALTER TABLE gitreg_published ADD COLUMN pending boolean NOT NULL DEFAULT false",
+    ),
 )
 
 

@@ -122,6 +122,18 @@ class _ModuleVersions(_ModuleRoute[RepoLocation]):
     def current(self, answer: KeptAnswer[RepoLocation], serving: Serving, world: World) -> bool:
         return not serving.fresh_reads.due(answer.witness)
 
+    def made(
+        self,
+        answer: KeptAnswer[RepoLocation],
+        scope: Scope,
+        serving: Serving,
+        gate: Gatekeeper,
+        principal: Principal | None,
+    ) -> Made | None:
+        if principal is not None and principal.preview:
+            return None  # a preview token sees versions held back: its handler answers it
+        return super().made(answer, scope, serving, gate, principal)
+
 
 class _ModuleDownload(_ModuleRoute[None]):
     """modules.v1 `download`: an open namespace's, or a private one's archive URL, signed for

@@ -27,7 +27,7 @@ from gitreg.web import access
 from gitreg.web.directory import directory_for
 from gitreg.web.modules import normalised, release_of
 from gitreg.web.providers import deprecation_warnings
-from gitreg.web.registry_json import Json, details_json, module_json
+from gitreg.web.registry_json import Json, details_json, module_json, pending_json
 from gitreg.web.revocations import listed
 from gitreg.web.state import state_of, world_of
 from gitreg.web.usage import module_counts
@@ -93,6 +93,7 @@ async def module_details(request: Request, module_id: str) -> Answer:
     summary = module_json(entry, release, docs.root.description, source, None, total)
     versions = [r.version for r in await listed(request, entry, reader)]
     data = details_json(summary, docs, [entry.spec.address.system], versions, counts)
+    data |= pending_json(entry)
     data["root"]["readme"] = docs.root.readme[:_README_MOST]
     data["usage"] = _usage(request, entry, release, docs)
     markdown = _details_markdown(request, entry, release, docs)
@@ -120,6 +121,9 @@ def _details_markdown(
     latest = latest_release(entry.versions.releases)
     if latest and latest.version != release.version:
         out += [f"The latest version is {latest.version}.", ""]
+    for held in pending_json(entry).get("pending", ()):
+        at = held["publishes_at"]
+        out += [f"Version {held['version']} is pending: it publishes at {at}.", ""]
     out += ["## Usage", "", "```hcl", _usage(request, entry, release, docs), "```", ""]
     out += _folder_markdown(docs.root, "##")
     for title, folders in (("Submodules", docs.submodules), ("Examples", docs.examples)):

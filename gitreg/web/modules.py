@@ -44,6 +44,8 @@ async def versions(request: Request) -> Response:
     if fresh.due(entry.spec.repo):  # a tag pushed a moment ago is listed without a webhook
         await fresh.check(entry.spec.repo)
         snapshot, entry = _read(request, address, synced=True)
+    if entry.pending and _preview(admission.principal):  # never kept: others see fewer
+        return JsonBytesResponse(entry.preview_json(), (b"cache-control", b"private"))
     versions_known(request, snapshot, entry)
     if entry.revoked:  # left out for a reader who never installed them
         key = module_key(entry.spec.address)
@@ -69,6 +71,8 @@ async def download(request: Request) -> Response:
     snapshot, entry = _read(request, address)
     text = request.path_params["version"]
     release = release_of(entry, text)
+    if release is None and _preview(admission.principal):
+        release = entry.pending_release(normalised(text))
     if release is None and await _refreshed_on_miss(request, entry):
         snapshot, entry = _read(request, address, synced=True)
         release = release_of(entry, text)
@@ -146,7 +150,8 @@ async def archive(request: Request) -> Response:
     if not match:
         raise ClientError(f"{file!r} is not an archive name (<commit>.tar.gz)")
     key = archive_key(entry.spec, match["commit"])
-    if f"{key.name}.tar.gz" != file or not entry.serves_commit(key.commit):
+    # A signed URL or a token (`private`) may name a version held back: a preview token's.
+    if f"{key.name}.tar.gz" != file or not entry.serves_commit(key.commit, private):
         raise NotFound(f"{entry.spec.address} has no archive {file}")
     name = key.name
     etag = f'"{name}"'
@@ -191,6 +196,10 @@ async def admitted(
     address = module_address(request)
     principal = await access.admit_all(request, (module_target(request, address),))
     return (*_read(request, address), principal)
+
+
+def _preview(principal: Principal | None) -> bool:
+    return principal is not None and principal.preview
 
 
 def module_address(request: Request) -> ModuleAddress:

@@ -27,7 +27,13 @@ from gitreg.modules.resolve import Release
 from gitreg.web import access
 from gitreg.web.directory import directory_for
 from gitreg.web.modules import admitted, normalised, release_of, versions_known
-from gitreg.web.registry_json import Json, details_json, module_json, page_meta
+from gitreg.web.registry_json import (
+    Json,
+    details_json,
+    module_json,
+    page_meta,
+    pending_json,
+)
 from gitreg.web.revocations import listed
 from gitreg.web.sbom import CONTENT_TYPE, sbom_bytes
 from gitreg.web.state import state_of, world_of
@@ -228,7 +234,8 @@ async def _details(
         counts.summary.total,
     )
     versions = [r.version for r in await listed(request, entry, principal)]
-    return details_json(summary, docs, _systems(request, entry, principal), versions, counts)
+    systems = _systems(request, entry, principal)
+    return details_json(summary, docs, systems, versions, counts) | pending_json(entry)
 
 
 def _release(entry: ModuleEntry, text: str) -> Release:

@@ -12,6 +12,7 @@ from posixpath import basename
 from typing import Any
 from urllib.parse import urlencode
 
+from gitreg.catalog.approvals import approval_of
 from gitreg.docs.model import FolderDocs, ModuleDocs, ProviderRequirement
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
@@ -59,6 +60,9 @@ def module_json(
     revoked = entry.revocation(release)
     if revoked is not None:  # installable only where it was installed before
         answer["revoked"] = revoked
+    approval = approval_of(entry.spec.approvals, release.version)
+    if approval is not None:  # published before its cooldown ended, by approvals.yaml
+        answer["approved"] = {"by": approval.by, "at": approval.at, "reason": approval.reason}
     return answer
 
 
@@ -85,6 +89,25 @@ def details_json(
     if counts.principals is not None:
         answer["downloaded_by"] = [principal_json(p) for p in counts.principals]
     return answer
+
+
+def pending_json(entry: ModuleEntry) -> Json:
+    """`{"pending": [...]}`: the versions `publish_when` holds back, each with when its age
+    counts from and when it is published; {} when none is (the answer is as before)."""
+    if not entry.pending:
+        return {}
+    return {
+        "pending": [
+            {
+                "version": p.release.version,
+                "tag": p.release.tag,
+                "commit": p.release.commit,
+                "since": _timestamp(int(p.since)),
+                "publishes_at": _timestamp(int(p.due)),
+            }
+            for p in entry.pending
+        ]
+    }
 
 
 def folder_json(folder: FolderDocs, name: str = "") -> Json:

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from gitreg.ops.metrics import ProviderCollector, ServingMemory, exposition
+from gitreg.ops.pending_reports import pending_reports
 from gitreg.ops.provider_reports import origin_reports, provider_reports
 from gitreg.ops.readiness import readiness
 from gitreg.ops.reports import repository_reports
@@ -63,6 +64,10 @@ async def status(request: Request) -> JSONResponse:
             },
             # Installs counted in this process; a store out of reach loses counts, not requests.
             "downloads": asdict(state.downloads.status()),
+            # Versions publish_when holds back; one waiting past its warn_after carries a warning.
+            "pending_versions": [
+                asdict(r) for r in pending_reports(world_of(request).snapshot, modules.clock())
+            ],
         }
     )
 

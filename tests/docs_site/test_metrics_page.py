@@ -23,6 +23,8 @@ def scraped(tmp_path_factory: pytest.TempPathFactory, tls: TlsMaterial) -> Itera
     root = tmp_path_factory.mktemp("metrics")
     repo = GitRepo(root / "vpc")
     repo.release("v1.0.0", module_files("1.0.0"))
+    young = GitRepo(root / "dns")  # its version pending for years: the pending metrics show
+    young.release("v1.0.0", module_files("1.0.0"))
     (root / "srv").mkdir()
     (root / "registry.yaml").write_text(f"""
 cache_dir: cache
@@ -30,6 +32,8 @@ sources:
   - folder: {{path: srv, glob: "terraform-*", namespace: local}}
 modules:
   - {{namespace: infra, name: vpc, system: aws, repo: {repo.path}}}
+  - {{namespace: infra, name: dns, system: aws, repo: {young.path},
+     publish_when: {{min_age: 3650d}}}}
 mirror: {{read_through: true}}
 """)
     catalog = load_catalog(root / "registry.yaml")

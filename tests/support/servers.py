@@ -137,14 +137,18 @@ class RegistryServer:
         port: int | None = None,
         budget: Budget = UNPACED,
         attached: Attached | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         """`refresh`: run the background work (polling, watching); with `fetch_first` False, the
         server starts from what its clones hold, fetching nothing; with None, it starts as
         `gitreg serve` does: answering at once, the clones read, then fetched, meanwhile;
         `access_log`: a line per request (`gitreg.access`); `on_swap`: the ModuleSync's; `port`:
         the one to listen on (by default, a free one); `budget`: the CPU budget `serve` would
-        hand its background work; `attached`: what module versions carry as OCI referrers."""
-        self.state = serving_state(catalog, fetch_first, on_swap, fresh_wait, budget, attached)
+        hand its background work; `attached`: what module versions carry as OCI referrers;
+        `clock`: the module sync's, by which versions held back by publish_when come due."""
+        self.state = serving_state(
+            catalog, fetch_first, on_swap, fresh_wait, budget, attached, clock
+        )
         self.sync = self.state.background.sync  # the ModuleSync itself: handlers see `modules`
         start = fetch_first is None
         self.app = create_app(self.state, background=refresh, start=start, access_log=access_log)

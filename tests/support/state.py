@@ -21,12 +21,16 @@ def serving_state(
     fresh_wait: float | None = None,
     budget: Budget = UNPACED,
     attached: Attached | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> RegistryState:
     """`fetch`: None reads nothing (the app's lifespan reads it, as `serve` does: create_app's
     `start`). `fresh_wait`: how long a fresh read waits for its repository (FreshReads' own
     default without it). `budget`: the process's CPU budget, as `serve` hands it. `attached`:
-    what module versions carry as OCI referrers, instead of the registry's own producers."""
+    what module versions carry as OCI referrers, instead of the registry's own producers.
+    `clock`: the module sync's, by which versions `publish_when` holds back come due."""
     current, sync = open_world(catalog, on_swap=on_swap, budget=budget)
+    if clock is not None:
+        sync.clock = clock
     if fetch is None:
         return RegistryState.build(current, sync, budget=budget, attached=attached)
     if fetch:
