@@ -375,6 +375,11 @@ def open_repo(path: Path) -> Iterator[Repo]:
         yield repo
     finally:
         repo.close()
+        # A Repo is a reference cycle (its refs container logs through one of its methods)
+        # holding every tag ref it read: left to the collector, which is off during the
+        # start-up's reads and paced work, then frozen with what they kept. Parted, its
+        # parts are freed as it is dropped.
+        vars(repo).clear()
 
 
 def _why(exc: Exception) -> str:

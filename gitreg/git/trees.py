@@ -198,17 +198,16 @@ def commit_times(clone_path: Path, commits: Iterable[str]) -> dict[str, int]:
     """Each commit's committer time (Unix seconds); commits not in the clone are left out."""
     times: dict[str, int] = {}
     try:
-        repo = Repo(str(clone_path))
+        with open_repo(clone_path) as repo:
+            for commit in commits:
+                try:
+                    obj = repo[commit.encode()]
+                except (KeyError, ValueError):
+                    continue
+                if isinstance(obj, Commit):
+                    times[commit] = int(obj.commit_time)
     except NotGitRepository:
-        return times  # no clone yet: no commit is known
-    with repo:
-        for commit in commits:
-            try:
-                obj = repo[commit.encode()]
-            except (KeyError, ValueError):
-                continue
-            if isinstance(obj, Commit):
-                times[commit] = int(obj.commit_time)
+        pass  # no clone yet: no commit is known
     return times
 
 
