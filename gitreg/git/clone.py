@@ -14,6 +14,7 @@ import hashlib
 import logging
 import os
 import shlex
+import sys
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -209,7 +210,8 @@ class BareClone:
                     except KeyError:
                         peeled[sha] = None
                         complete = False  # a missing object may arrive with the next fetch
-                result.append(TagRef(name.decode("utf-8", "replace"), peeled[sha]))
+                # Tag names repeat from one repository to the next (`v1.2.0`): one string each.
+                result.append(TagRef(sys.intern(name.decode("utf-8", "replace")), peeled[sha]))
             self._peeled = (digest, tuple(result)) if complete else None
             return result
 
