@@ -13,6 +13,7 @@ from typing import Any
 
 import hcl2
 from hcl2.parser import parser as hcl2_parser
+from hcl2.rules.abstract import LarkElement, LarkRule
 from hcl2.utils import SerializationOptions
 
 # Heredocs converted to strings (with `<<-` indentation removed, as Terraform does); comments
@@ -35,10 +36,28 @@ def parse(text: str) -> dict[str, Any]:
     with _parser_lock:  # built once (a quarter of a second), not by each first build at once
         hcl2_parser()
     try:
-        parsed: dict[str, Any] = hcl2.loads(text, serialization_options=_OPTIONS)
+        tree = hcl2.parses(text)
     except Exception as exc:  # lark raises a family of its own, and the odd ValueError
         raise HclSyntaxError(_syntax_message(exc)) from None
+    try:
+        parsed: dict[str, Any] = hcl2.serialize(tree, serialization_options=_OPTIONS)
+    except Exception as exc:
+        raise HclSyntaxError(_syntax_message(exc)) from None
+    finally:
+        _unlink(tree)
     return parsed
+
+
+def _unlink(tree: LarkElement) -> None:
+    """Each node of python-hcl2's tree parted from its parent: each child points back at its
+    parent, so a whole tree is cyclic garbage that only the collector frees, and the collector
+    is off during paced work (`gitreg.pacing`); parted, the tree is freed as soon as dropped."""
+    todo: list[LarkElement] = [tree]
+    while todo:
+        node = todo.pop()
+        node.set_parent(None)  # type: ignore[arg-type]
+        if isinstance(node, LarkRule):
+            todo.extend(child for child in node.children if isinstance(child, LarkElement))
 
 
 def _syntax_message(exc: Exception) -> str:

@@ -11,6 +11,7 @@ See docs/how-it-works/internals.md."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
@@ -26,6 +27,8 @@ log = logging.getLogger(__name__)
 
 CHECK_EVERY = 1.0  # seconds between looks at which snapshot is served
 AT_ONCE = 1  # warming builds at a time: parsing holds the GIL, which requests need too
+COLLECTOR_LOOK = 0.2  # seconds between looks at whether the cyclic collector is back on
+COLLECTOR_WAIT_MOST = 60.0  # seconds a build waits for it, at most
 
 Sleep = Callable[[float], Awaitable[None]]
 Owe = Callable[[float], float]  # CPU seconds spent → seconds of rest that pay them back
@@ -137,6 +140,7 @@ async def _warm_each(
     async def one_by_one() -> None:
         nonlocal loaded
         for entry, release in todo:
+            await _collector_on(sleep)
             # What the docs' threads spent meanwhile: this build's (or disk read's), and any
             # a page asked for at the same moment (counted too: the budget errs on the safe side).
             before = docs.spent
@@ -151,3 +155,14 @@ async def _warm_each(
 
     await asyncio.gather(*(one_by_one() for _ in range(at_once)))
     return loaded
+
+
+async def _collector_on(sleep: Sleep) -> None:
+    """Back once the cyclic collector is on, or after COLLECTOR_WAIT_MOST. A build's garbage
+    (dulwich's reference cycles) is freed by the collector alone; while the start-up or paced
+    work holds it off, what they leave is frozen with what they kept (`gitreg.process.heap`),
+    so a warming from an empty cache kept the garbage of thousands of builds."""
+    waited = 0.0
+    while not gc.isenabled() and waited < COLLECTOR_WAIT_MOST:
+        await sleep(COLLECTOR_LOOK)
+        waited += COLLECTOR_LOOK

@@ -14,6 +14,7 @@ import hashlib
 import logging
 import os
 import shlex
+import sys
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -209,7 +210,8 @@ class BareClone:
                     except KeyError:
                         peeled[sha] = None
                         complete = False  # a missing object may arrive with the next fetch
-                result.append(TagRef(name.decode("utf-8", "replace"), peeled[sha]))
+                # Tag names repeat from one repository to the next (`v1.2.0`): one string each.
+                result.append(TagRef(sys.intern(name.decode("utf-8", "replace")), peeled[sha]))
             self._peeled = (digest, tuple(result)) if complete else None
             return result
 
@@ -375,6 +377,11 @@ def open_repo(path: Path) -> Iterator[Repo]:
         yield repo
     finally:
         repo.close()
+        # A Repo is a reference cycle (its refs container logs through one of its methods)
+        # holding every tag ref it read: left to the collector, which is off during the
+        # start-up's reads and paced work, then frozen with what they kept. Parted, its
+        # parts are freed as it is dropped.
+        vars(repo).clear()
 
 
 def _why(exc: Exception) -> str:

@@ -207,19 +207,18 @@ def tagger_times(clone_path: Path, objects: Iterable[str]) -> dict[str, int]:
 def _times(clone_path: Path, objects: Iterable[str], *, tags: bool) -> dict[str, int]:
     times: dict[str, int] = {}
     try:
-        repo = Repo(str(clone_path))
+        with open_repo(clone_path) as repo:
+            for sha in objects:
+                try:
+                    obj = repo[sha.encode()]
+                except (KeyError, ValueError):
+                    continue
+                if tags and isinstance(obj, Tag):
+                    times[sha] = int(obj.tag_time)
+                elif not tags and isinstance(obj, Commit):
+                    times[sha] = int(obj.commit_time)
     except NotGitRepository:
-        return times  # no clone yet: no object is known
-    with repo:
-        for sha in objects:
-            try:
-                obj = repo[sha.encode()]
-            except (KeyError, ValueError):
-                continue
-            if tags and isinstance(obj, Tag):
-                times[sha] = int(obj.tag_time)
-            elif not tags and isinstance(obj, Commit):
-                times[sha] = int(obj.commit_time)
+        pass  # no clone yet: no object is known
     return times
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -80,7 +81,10 @@ def resolve_versions(
             IgnoredTag(loser.tag.name, f"same version {key} as tag {winner.tag.name}, which wins")
         )
     ordered = sorted(chosen.values(), key=lambda c: version_sort_key(c.version), reverse=True)
-    releases = tuple(Release(str(c.version), c.tag.name, c.tag.commit or "") for c in ordered)
+    # Versions repeat from one module to the next (every module of a release train has 1.2.0):
+    # one string each, as the persisted index's are (modules/persisted.py), not one a module.
+    made = (Release(sys.intern(str(c.version)), c.tag.name, c.tag.commit or "") for c in ordered)
+    releases = tuple(made)
     return ModuleVersions(releases, tuple(sorted(ignored, key=lambda i: i.tag)), unmatched)
 
 

@@ -5,6 +5,7 @@ concurrent asks, and warmed after a swap for the lists that read `known`."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import shutil
 import threading
 from collections.abc import Callable
@@ -15,7 +16,7 @@ import pytest
 from gitreg.docs.cache import FORMAT
 from gitreg.docs.model import ModuleDocs
 from gitreg.docs.service import DocsService
-from gitreg.docs.warming import keep_warm, warm
+from gitreg.docs.warming import COLLECTOR_LOOK, keep_warm, warm
 from gitreg.errors import SourceError
 from gitreg.modules.index import ModuleEntry
 from gitreg.modules.resolve import Release
@@ -164,6 +165,21 @@ def test_a_commit_the_clone_lacks_is_a_source_error_and_not_cached(
     assert not list((tmp_path / "cache" / "docs").rglob("*.json"))
 
 
+def _synced_modules(
+    tmp_path: Path, write_catalog: WriteCatalog, names: tuple[str, ...]
+) -> ModuleSync:
+    """A module of each name, a repository each, its one release's README "Module NAME.",
+    read."""
+    lines = []
+    for name in names:
+        repo = GitRepo(tmp_path / name)
+        repo.release("v1.0.0", {"README.md": f"Module {name}.\n"})
+        lines.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {repo.path}}}\n")
+    sync = ModuleSync(write_catalog("modules:\n" + "".join(lines)))
+    sync.refresh()
+    return sync
+
+
 def test_warming_puts_each_latest_version_in_memory(
     tmp_path: Path, write_catalog: WriteCatalog
 ) -> None:
@@ -191,13 +207,7 @@ def test_warming_rests_for_what_its_cpu_costs_in_the_background_budget(
     """At 10,000 modules, warming would hold the GIL for minutes on end: after each module, the
     CPU it took on the docs' thread is counted in the background's budget (`owe`), and the
     warming rests for what that says is due."""
-    lines = []
-    for name in ("one", "two", "three"):
-        repo = GitRepo(tmp_path / name)
-        repo.release("v1.0.0", {"README.md": f"Module {name}.\n"})
-        lines.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {repo.path}}}\n")
-    sync = ModuleSync(write_catalog("modules:\n" + "".join(lines)))
-    sync.refresh()
+    sync = _synced_modules(tmp_path, write_catalog, ("one", "two", "three"))
     service = DocsService(tmp_path / "cache")
     owed: list[float] = []
     rests: list[float] = []
@@ -219,19 +229,38 @@ def test_warming_rests_for_what_its_cpu_costs_in_the_background_budget(
     assert len(owed) == 3 and len(rests) == 3  # nothing to warm: nothing owed, no rest
 
 
+def test_warming_builds_nothing_while_the_collector_is_off(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    """A build leaves reference cycles (dulwich's) that only the collector frees; while the
+    start-up or paced work holds it off, the heap is frozen with them at its end. So the
+    warming waits, looking again every COLLECTOR_LOOK seconds, and builds once it is on."""
+    sync = _synced_modules(tmp_path, write_catalog, ("one", "two"))
+    service = DocsService(tmp_path / "cache")
+    builds_at_each_look: list[int] = []
+
+    async def sleep(seconds: float) -> None:
+        assert seconds == COLLECTOR_LOOK
+        builds_at_each_look.append(service.builds)
+        if len(builds_at_each_look) == 3:
+            gc.enable()  # the paced work is over
+
+    gc.disable()
+    try:
+        loaded = asyncio.run(warm(service, sync.snapshot.index.entries(), sleep=sleep))
+    finally:
+        gc.enable()
+    assert loaded == 2 and service.builds == 2
+    assert builds_at_each_look == [0, 0, 0]  # nothing built while it was off
+
+
 def test_keep_warm_keeps_every_description_and_only_some_whole_docs(
     tmp_path: Path, write_catalog: WriteCatalog
 ) -> None:
     """Whole docs are tens of kilobytes: memory keeps the last few (`remembered`), and a
     description, a line of text, for every module, so 10,000 modules cost megabytes, not
     hundreds of them."""
-    lines = []
-    for name in ("one", "two", "three"):
-        repo = GitRepo(tmp_path / name)
-        repo.release("v1.0.0", {"README.md": f"Module {name}.\n"})
-        lines.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {repo.path}}}\n")
-    sync = ModuleSync(write_catalog("modules:\n" + "".join(lines)))
-    sync.refresh()
+    sync = _synced_modules(tmp_path, write_catalog, ("one", "two", "three"))
     service = DocsService(tmp_path / "cache", remembered=1)  # whole docs: room for one
     entries = sync.snapshot.index.entries()
 

@@ -4,6 +4,7 @@ release's tree and tag object."""
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 from pathlib import Path
@@ -132,3 +133,32 @@ def test_a_release_is_read_as_its_tree_and_annotated_tag_object(tmp_path: Path) 
     assert release_objects(repo.path / ".git", "v1.0.0", first) == (tree, "")
     with pytest.raises(SourceError, match="missing from the clone"):
         release_objects(repo.path / ".git", "v1.0.0", "0" * 40)
+
+
+def test_a_read_leaves_nothing_for_the_collector(tmp_path: Path) -> None:
+    """A dulwich Repo is a reference cycle holding the refs it read: left to the collector,
+    the start-up's reads and a cold docs warming (the collector off) kept every one of them.
+    Parted as it closes, nothing of a read waits for the collector (the repository packed, as
+    clones are, and its refs too)."""
+    repo = GitRepo(tmp_path / "repo")
+    commits = [
+        repo.release(f"v1.{n}.0", {"main.tf": f'output "n" {{ value = {n} }}\n'}) for n in range(3)
+    ]
+    git(repo.path, "gc", "-q")
+    read = [
+        commit_times(repo.path / ".git", commits),
+        doc_files(repo.path / ".git", commits[0], ""),
+    ]
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        assert commit_times(repo.path / ".git", commits) == read[0]
+        assert doc_files(repo.path / ".git", commits[0], "") == read[1]
+        gc.collect()
+        left = {type(o).__name__ for o in gc.garbage}
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert not left & {"Repo", "DiskRefsContainer", "DiskObjectStore"}

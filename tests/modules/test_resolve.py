@@ -198,3 +198,21 @@ def test_changes_are_logged_once(
         f"a/logged/x: new version 1.1.0 (tag v1.1.0, commit {git(repo.path, 'rev-parse', 'HEAD')[:12]}; poll)"
     ]
     assert [r.levelno for r in caplog.records] == [logging.INFO]  # a change while serving
+
+
+def test_versions_and_tag_names_are_one_string_each_across_repositories(
+    tmp_path: Path, write_catalog: WriteCatalog
+) -> None:
+    """Every module of a release train has 1.2.0, every repository a `v1.2.0`: read from the
+    clones, as from the persisted index, they are one string each, not one a module."""
+    lines = []
+    for name in ("one", "two"):
+        repo = GitRepo(tmp_path / name)
+        repo.release("v1.2.0", module_files("1.2.0"))
+        lines.append(f"  - {{namespace: a, name: {name}, system: aws, repo: {repo.path}}}\n")
+    index = _synced(write_catalog, "".join(lines)).snapshot.index
+    one, two = (index.get("a", name, "aws") for name in ("one", "two"))
+    assert one is not None and two is not None
+    first, second = one.versions.releases[0], two.versions.releases[0]
+    assert first.version == "1.2.0" and first.version is second.version
+    assert first.tag == "v1.2.0" and first.tag is second.tag
