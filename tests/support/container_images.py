@@ -17,7 +17,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import tomllib
 import uuid
 from collections.abc import Iterator
@@ -91,15 +90,20 @@ def _locked(root: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-_UNUSED = 86_400.0  # seconds since its last use after which another key's leftovers go
+_OTHERS_KEPT = 2  # other keys' leftovers kept, the most recently used: other checkouts' suites
 
 
 def _prune(root: Path, prefix: str, keep: Path) -> None:
-    """Remove what an older key left (a changed package list, a changed pyproject.toml) once
-    unused for a day: a suite of another checkout beside this one may be building from it."""
-    for old in root.glob(f"{prefix}*"):
-        if old != keep and time.time() - old.stat().st_mtime > _UNUSED:
-            shutil.rmtree(old) if old.is_dir() else old.unlink()
+    """Remove what older keys left (a changed package list, a changed pyproject.toml), but the
+    most recently used few: a suite of another checkout beside this one may be building from
+    one (each use touches it)."""
+    others = sorted(
+        (old for old in root.glob(f"{prefix}*") if old != keep),
+        key=lambda old: old.stat().st_mtime,
+        reverse=True,
+    )
+    for old in others[_OTHERS_KEPT:]:
+        shutil.rmtree(old) if old.is_dir() else old.unlink()
 
 
 def image_exists(name: str) -> bool:
@@ -163,7 +167,7 @@ def wheelhouse(repo: Path) -> Path:
     folder = root / f"wheels-{_key(dependencies, build_requires, IMAGE_PYTHON)}"
     with _locked(root):
         if folder.is_dir():
-            os.utime(folder)  # used: not another key's to prune for a day
+            os.utime(folder)  # used: among the last another key's suite prunes
             return folder
         _prune(root, "wheels-", keep=folder)
         partial = root / f"partial-{folder.name}"
