@@ -20,9 +20,12 @@ def attached(archives: ArchiveCache, docs: DocsService) -> Attached:
     """Each version's provenance (when registry.yaml sets `provenance.key`), then its bill."""
 
     async def provenance(version: AttachedTo) -> bytes | None:
-        return await provenance_of(
-            archives, version.catalog, version.ledger, version.entry, version.release
-        )
+        try:
+            return await provenance_of(
+                archives, version.catalog, version.ledger, version.entry, version.release
+            )
+        except ArchiveTooLarge:  # never served, so nothing to attest: the bill alone refers
+            return None
 
     async def bill(version: AttachedTo) -> bytes | None:
         entry, release = version.entry, version.release

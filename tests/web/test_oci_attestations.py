@@ -82,3 +82,12 @@ def test_the_same_digests_after_a_restart(tmp_path: Path) -> None:
         built.unlink()
     again, _ = _served(registry)
     assert [r["digest"] for r in again] == [r["digest"] for r in first]
+
+
+def test_an_archive_over_a_limit_has_the_bill_alone(tmp_path: Path) -> None:
+    """A version whose archive an `archives:` limit refuses is attested by nothing, and its
+    referrers still list (not a 413): its bill names no digest."""
+    extra = OCI + "archives: {max_entries: 2}\n"
+    referrers, got = _served(signing_registry(tmp_path, extra=extra))
+    assert [r["artifactType"] for r in referrers] == [CYCLONEDX]
+    assert "hashes" not in json.loads(got[CYCLONEDX])["metadata"]["component"]
